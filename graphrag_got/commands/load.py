@@ -1,0 +1,90 @@
+"""`graphrag-got load EXTRACTION_JSON [--batch-size N]` and `graphrag-got stats`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..config import Settings
+from ..errors import ExtractionFileError
+
+
+def register(sub: "argparse._SubParsersAction") -> None:
+    p = sub.add_parser(
+        "load",
+        help="write an extraction.json into Neo4j (batched, idempotent, incremental per document)",
+    )
+    p.add_argument("extraction", metavar="EXTRACTION_JSON", help="the file written by `graphrag-got extract`")
+    p.add_argument("--batch-size", type=int, default=None, help="rows per UNWIND batch (default: GRAPHRAG_BATCH_SIZE)")
+    p.set_defaults(func=run)
+
+    s = sub.add_parser("stats", help="counts of the loaded graph and its consistency checks against the ontology")
+    s.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    s.set_defaults(func=run_stats)
+
+
+def _connect_and_ontology(settings: Settings):  # type: ignore[no-untyped-def]
+    from ..graphdb import connect
+    from ..ontology import Ontology
+
+    return connect(settings), Ontology.from_file(settings.ontology_path)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    from ..load import load_extraction
+
+    if not Path(args.extraction).is_file():  # say so before asking for a server
+        raise ExtractionFileError(f"{args.extraction}: extraction file not found; run `graphrag-got extract` first.")
+    if args.batch_size is not None:
+        settings = settings.with_overrides(batch_size=args.batch_size)
+    driver, ontology = _connect_and_ontology(settings)
+    with driver:
+        s = load_extraction(driver, settings, args.extraction, ontology, progress=print)
+    print(
+        f"documents: {s.documents_added} added, {s.documents_updated} updated, "
+        f"{s.documents_unchanged} unchanged, {s.documents_pruned} pruned"
+    )
+    print(
+        f"written: {s.chunks_written} chunks, {s.entities_written} entities, {s.relations_written} relations "
+        f"(directed), {s.mentions_written} mentions"
+    )
+    print(f"pruned: {s.relations_pruned} relations, {s.entities_pruned} entities")
+    if s.entities_refused or s.relations_refused:
+        reasons = ", ".join(f"{k}={v}" for k, v in sorted(s.refused_by_reason.items()))
+        print(f"refused (not in the current ontology): {s.entities_refused} entities, {s.relations_refused} relations ({reasons})")
+        for line in s.refused_examples[:5]:
+            print(f"  {line}")
+    if s.properties_dropped:
+        print(f"properties not declared in the ontology, dropped: {s.properties_dropped}")
+    if s.relations_unmatched:
+        print(f"warning: {s.relations_unmatched} relation rows found no end entity")
+    print(f"{s.batches} batch(es) in {s.seconds:.2f} s")
+    return 0
+
+
+def run_stats(args: argparse.Namespace, settings: Settings) -> int:
+    from ..load import graph_stats
+
+    driver, ontology = _connect_and_ontology(settings)
+    with driver:
+        st = graph_stats(driver, settings, ontology)
+    if args.json:
+        print(json.dumps(st, indent=2, ensure_ascii=False))
+        return 0
+    print(f"documents: {st['documents']}  chunks: {st['chunks']}  entities: {st['entities']}  "
+          f"entity relations: {st['entity_relations']}")  # fmt: skip
+    print("nodes by label:")
+    for label, n in sorted(st["nodes_by_label"].items()):
+        print(f"  {label:<24} {n}")
+    print("relations by type:")
+    for rtype, n in sorted(st["relations_by_type"].items()):
+        print(f"  {rtype:<24} {n}")
+    print(f"symmetric relations missing a direction: {st['missing_symmetric']}")
+    for k, n in st["missing_symmetric_by_type"].items():
+        print(f"  {k}: {n}")
+    print(f"relations violating the ontology: {st['violations']}")
+    for k, n in st["violations_by_type"].items():
+        print(f"  {k}: {n}")
+    print(f"orphan entities (no relation): {st['orphan_entities']}")
+    return 1 if st["missing_symmetric"] or st["violations"] else 0

@@ -1,0 +1,76 @@
+"""`graphrag-got ontology check|show|schema`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..config import Settings
+from ..errors import OntologyError
+from ..ontology import Ontology
+from ..schema import extraction_schema
+
+
+def register(sub: "argparse._SubParsersAction") -> None:
+    p = sub.add_parser("ontology", help="check, show or print the schema of an ontology")
+    osub = p.add_subparsers(dest="ontology_command", metavar="ACTION", required=True)
+    c = osub.add_parser("check", help="validate an ontology file (exit 0 when valid, 1 with every problem)")
+    c.add_argument("file", nargs="?", help="ontology file (default: the configured one)")
+    c.set_defaults(func=run_check)
+    s = osub.add_parser("show", help="readable summary (the same text the extraction prompt uses)")
+    s.add_argument("file", nargs="?")
+    s.set_defaults(func=run_show)
+    j = osub.add_parser("schema", help="print the JSON schema the LLM output is constrained by")
+    j.add_argument("file", nargs="?")
+    j.add_argument("--file-schema", action="store_true", help="print the JSON Schema of ontology files instead")
+    j.set_defaults(func=run_schema)
+    i = osub.add_parser("import", help="convert another ontology format into ours")
+    i.add_argument("--from", dest="source_format", choices=["text2kgbench"], required=True)
+    i.add_argument("file", help="the ontology file to convert")
+    i.add_argument("-o", "--output", required=True, help="where to write our ontology JSON")
+    i.set_defaults(func=run_import)
+
+
+def _load(args: argparse.Namespace, settings: Settings) -> Ontology:
+    return Ontology.from_file(Path(args.file) if args.file else settings.ontology_path)
+
+
+def run_check(args: argparse.Namespace, settings: Settings) -> int:
+    onto = _load(args, settings)
+    print(f"{onto.source}: valid ontology: {len(onto.classes)} classes, {len(onto.relations)} relations "
+          f"({sum(r.symmetric for r in onto.relations)} symmetric), "
+          f"{len(onto.relation_attributes)} relation attribute(s); hash {onto.hash[:12]}")
+    return 0
+
+
+def run_show(args: argparse.Namespace, settings: Settings) -> int:
+    print(_load(args, settings).describe())
+    return 0
+
+
+def run_schema(args: argparse.Namespace, settings: Settings) -> int:
+    if args.file_schema:
+        from ..ontology import file_schema
+
+        print(json.dumps(file_schema(), indent=2, ensure_ascii=False))
+        return 0
+    onto = _load(args, settings)
+    print(json.dumps(extraction_schema(onto, settings.max_entities, settings.max_relations), indent=2,
+                     ensure_ascii=False))
+    return 0
+
+
+def run_import(args: argparse.Namespace, settings: Settings) -> int:
+    from ..importers.text2kgbench import import_text2kgbench, write_ontology
+
+    data, label_map = import_text2kgbench(args.file)
+    try:
+        onto = Ontology.from_dict(data, source=args.output)
+    except OntologyError as exc:
+        raise OntologyError(f"the converted ontology is not valid (a bug in the importer):\n{exc}") from None
+    write_ontology(data, args.output)
+    renamed = sum(1 for k, v in label_map.items() if k != v)
+    print(f"wrote {args.output}: {len(onto.classes)} classes, {len(onto.relations)} relations "
+          f"({renamed} labels renamed to identifiers)")
+    return 0

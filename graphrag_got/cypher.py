@@ -1,0 +1,356 @@
+"""Every Cypher string of the project, built by small functions.
+
+Rules (see docs/contributing.md):
+
+* Labels and relationship types are the only things spliced into the text. They come from the
+  validated ontology (or are fixed names of the graph model) and always pass through
+  :func:`escape_name`, which accepts plain identifiers only and backtick-quotes them.
+* Every other value (names, keys, properties, ids, texts) is a query parameter.
+* Every write takes its data as ``UNWIND $rows AS row`` so callers send batches, never one
+  statement per row.
+
+Sections: identifiers, schema, documents and chunks, entities and relations, incremental
+updates and pruning, statistics, maintenance. Later modules (communities, search) add their
+own sections at the end.
+"""
+
+from __future__ import annotations
+
+import re
+
+# ---------------------------------------------------------------------------------------------
+# Identifiers
+# ---------------------------------------------------------------------------------------------
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+#: Labels and relationship types of the graph model itself (not from the ontology).
+ENTITY = "Entity"
+DOCUMENT = "Document"
+CHUNK = "Chunk"
+HAS_CHUNK = "HAS_CHUNK"
+MENTIONS = "MENTIONS"
+
+
+def escape_name(name: str) -> str:
+    """Return ``name`` backtick-quoted for use as a label or relationship type.
+
+    Only plain identifiers (``^[A-Za-z_][A-Za-z0-9_]*$``) are accepted, so a label can never
+    carry Cypher syntax; anything else raises ``ValueError``. The backtick doubling is a second
+    line of defence and keeps the function correct if the rule above is ever relaxed.
+    """
+    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+        raise ValueError(
+            f"{name!r} is not a valid label or relationship type: "
+            "use letters, digits and '_' only, not starting with a digit"
+        )
+    return "`" + name.replace("`", "``") + "`"
+
+
+# ---------------------------------------------------------------------------------------------
+# Schema: constraints and indexes (all idempotent)
+# ---------------------------------------------------------------------------------------------
+
+
+def create_constraints(class_labels: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """Statements creating the constraints/indexes the loader relies on (``IF NOT EXISTS``).
+
+    ``Entity.uid`` unique is what makes ``MERGE``/``MATCH`` by uid an index seek. One ``key``
+    index per class label lets queries like ``MATCH (p:Personaje {key: $k})`` seek too.
+    """
+    statements = [
+        "CREATE CONSTRAINT entity_uid IF NOT EXISTS FOR (e:Entity) REQUIRE e.uid IS UNIQUE",
+        "CREATE INDEX entity_key IF NOT EXISTS FOR (e:Entity) ON (e.key)",
+        "CREATE CONSTRAINT document_id IF NOT EXISTS FOR (d:Document) REQUIRE d.id IS UNIQUE",
+        "CREATE CONSTRAINT chunk_id IF NOT EXISTS FOR (c:Chunk) REQUIRE c.id IS UNIQUE",
+        "CREATE INDEX chunk_document_id IF NOT EXISTS FOR (c:Chunk) ON (c.document_id)",
+    ]
+    for label in class_labels:
+        index_name = escape_name(f"class_key_{label}")
+        statements.append(f"CREATE INDEX {index_name} IF NOT EXISTS FOR (n:{escape_name(label)}) ON (n.key)")
+    return statements
+
+
+def await_indexes() -> str:
+    """Wait until freshly created indexes are online (procedure call, no data)."""
+    return "CALL db.awaitIndexes(300)"
+
+
+# ---------------------------------------------------------------------------------------------
+# Documents and chunks
+# ---------------------------------------------------------------------------------------------
+
+
+def existing_documents() -> str:
+    """Every loaded document with its content hash (null while a load of it is unfinished)."""
+    return "MATCH (d:Document) RETURN d.id AS id, d.hash AS hash"
+
+
+def merge_documents() -> str:
+    """Rows ``{id, path, metadata}``. The hash is removed here and set by
+    :func:`finalize_documents` once everything of the document is written, so an interrupted
+    load is detected (hash mismatch) and redone on the next run."""
+    return (
+        "UNWIND $rows AS row\n"
+        "MERGE (d:Document {id: row.id})\n"
+        "SET d.path = row.path, d.metadata = row.metadata\n"
+        "REMOVE d.hash"
+    )
+
+
+def finalize_documents() -> str:
+    """Rows ``{id, hash}``: mark documents as completely loaded."""
+    return "UNWIND $rows AS row\nMATCH (d:Document {id: row.id})\nSET d.hash = row.hash"
+
+
+def merge_chunks() -> str:
+    """Rows ``{id, document_id, index, start, end, hash, text, heading}``."""
+    return (
+        "UNWIND $rows AS row\n"
+        "MATCH (d:Document {id: row.document_id})\n"
+        "MERGE (c:Chunk {id: row.id})\n"
+        "SET c.document_id = row.document_id, c.index = row.index, c.start = row.start,\n"
+        "    c.end = row.end, c.hash = row.hash, c.text = row.text, c.heading = row.heading\n"
+        "MERGE (d)-[:HAS_CHUNK]->(c)"
+    )
+
+
+def merge_mentions() -> str:
+    """Rows ``{chunk_id, uid}``: ``(:Chunk)-[:MENTIONS]->(:Entity)``."""
+    return (
+        "UNWIND $rows AS row\n"
+        "MATCH (c:Chunk {id: row.chunk_id})\n"
+        "MATCH (e:Entity {uid: row.uid})\n"
+        "MERGE (c)-[:MENTIONS]->(e)"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Entities and relations
+# ---------------------------------------------------------------------------------------------
+
+
+def _union(target: str, field: str) -> str:
+    """Cypher expression: ``target.field`` plus the row's items it does not hold yet."""
+    return f"coalesce({target}.{field}, []) + [x IN row.{field} WHERE NOT x IN coalesce({target}.{field}, [])]"
+
+
+def merge_entities(label: str) -> str:
+    """Rows ``{uid, key, name, type, properties, chunk_ids, doc_ids}`` of one ontology class.
+
+    ``properties`` holds no nulls (the caller drops them) and is merged with ``+=``, so values
+    from earlier loads stay. The display name is the first one seen. ``key`` and ``type`` are
+    set after ``+=``; the loader also drops model field names from ``properties``.
+    """
+    lab = escape_name(label)
+    return (
+        "UNWIND $rows AS row\n"
+        "MERGE (e:Entity {uid: row.uid})\n"
+        "ON CREATE SET e.name = row.name, e.chunk_ids = row.chunk_ids, e.doc_ids = row.doc_ids\n"
+        "ON MATCH SET e.name = coalesce(e.name, row.name),\n"
+        f"    e.chunk_ids = {_union('e', 'chunk_ids')},\n"
+        f"    e.doc_ids = {_union('e', 'doc_ids')}\n"
+        f"SET e:{lab}, e += row.properties, e.key = row.key, e.type = row.type"
+    )
+
+
+def merge_relations(rel_type: str) -> str:
+    """Rows ``{start, end, momento, symmetric, chunk_ids, doc_ids}`` of one relationship type.
+
+    Both ends are matched by ``Entity.uid`` (unique-constraint seek); the relationship is merged
+    on (start, type, end, momento) with ``momento`` never null (``""`` when absent). Returns
+    ``written``: rows whose two ends existed.
+    """
+    rel = escape_name(rel_type)
+    return (
+        "UNWIND $rows AS row\n"
+        "MATCH (a:Entity {uid: row.start})\n"
+        "MATCH (b:Entity {uid: row.end})\n"
+        f"MERGE (a)-[r:{rel} {{momento: row.momento}}]->(b)\n"
+        "ON CREATE SET r.symmetric = row.symmetric, r.chunk_ids = row.chunk_ids, r.doc_ids = row.doc_ids\n"
+        "ON MATCH SET r.symmetric = row.symmetric,\n"
+        f"    r.chunk_ids = {_union('r', 'chunk_ids')},\n"
+        f"    r.doc_ids = {_union('r', 'doc_ids')}\n"
+        "RETURN count(r) AS written"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Incremental updates and pruning
+# ---------------------------------------------------------------------------------------------
+
+
+def chunks_of_documents() -> str:
+    """Ids of the chunks of documents ``$doc_ids`` (read)."""
+    return "MATCH (c:Chunk) WHERE c.document_id IN $doc_ids RETURN c.id AS id"
+
+
+def entities_of_documents() -> str:
+    """Entities supported by any of ``$doc_ids`` (read): element id and provenance lists."""
+    return (
+        "MATCH (e:Entity) WHERE any(d IN coalesce(e.doc_ids, []) WHERE d IN $doc_ids)\n"
+        "RETURN elementId(e) AS id, e.chunk_ids AS chunk_ids, e.doc_ids AS doc_ids"
+    )
+
+
+def relations_of_documents() -> str:
+    """Entity-to-entity relationships supported by any of ``$doc_ids`` (read)."""
+    return (
+        "MATCH (:Entity)-[r]->(:Entity) WHERE any(d IN coalesce(r.doc_ids, []) WHERE d IN $doc_ids)\n"
+        "RETURN elementId(r) AS id, r.chunk_ids AS chunk_ids, r.doc_ids AS doc_ids"
+    )
+
+
+def set_entity_provenance() -> str:
+    """Rows ``{id, chunk_ids, doc_ids}``: replace an entity's provenance lists (by element id)."""
+    return (
+        "UNWIND $rows AS row\n"
+        "MATCH (e:Entity) WHERE elementId(e) = row.id\n"
+        "SET e.chunk_ids = row.chunk_ids, e.doc_ids = row.doc_ids"
+    )
+
+
+def set_relation_provenance() -> str:
+    """Rows ``{id, chunk_ids, doc_ids}``: replace a relationship's provenance lists."""
+    return (
+        "UNWIND $rows AS row\n"
+        "MATCH ()-[r]->() WHERE elementId(r) = row.id\n"
+        "SET r.chunk_ids = row.chunk_ids, r.doc_ids = row.doc_ids"
+    )
+
+
+def delete_chunks() -> str:
+    """Rows ``{id}``: delete chunks with their ``HAS_CHUNK``/``MENTIONS`` relationships."""
+    return "UNWIND $rows AS row\nMATCH (c:Chunk {id: row.id})\nDETACH DELETE c"
+
+
+def delete_documents() -> str:
+    """Rows ``{id}``: delete documents (their chunks are deleted first by :func:`delete_chunks`)."""
+    return "UNWIND $rows AS row\nMATCH (d:Document {id: row.id})\nDETACH DELETE d"
+
+
+def prune_relations() -> str:
+    """Rows ``{id}``: delete those relationships that no chunk supports any more."""
+    return (
+        "UNWIND $rows AS row\n"
+        "MATCH ()-[r]->() WHERE elementId(r) = row.id AND size(coalesce(r.chunk_ids, [])) = 0\n"
+        "DELETE r"
+    )
+
+
+def prune_entities() -> str:
+    """Rows ``{id}``: delete those entities that no chunk supports and no relation connects."""
+    return (
+        "UNWIND $rows AS row\n"
+        "MATCH (e:Entity) WHERE elementId(e) = row.id AND size(coalesce(e.chunk_ids, [])) = 0\n"
+        "  AND NOT EXISTS { (e)--(:Entity) }\n"
+        "DETACH DELETE e"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Statistics (read only)
+# ---------------------------------------------------------------------------------------------
+
+
+def count_nodes_by_label() -> str:
+    return "MATCH (n) UNWIND labels(n) AS label RETURN label, count(*) AS count ORDER BY label"
+
+
+def count_relations_by_type() -> str:
+    return "MATCH ()-[r]->() RETURN type(r) AS type, count(*) AS count ORDER BY type"
+
+
+def count_label(label: str) -> str:
+    """Count of one label (answered from the count store)."""
+    return f"MATCH (n:{escape_name(label)}) RETURN count(n) AS count"
+
+
+def missing_symmetric_directions() -> str:
+    """Per type in ``$types`` (the symmetric ones): relationships whose reverse (same type and
+    momento) is missing."""
+    return (
+        "MATCH (a:Entity)-[r]->(b:Entity) WHERE type(r) IN $types\n"
+        "  AND NOT EXISTS { MATCH (b)-[r2]->(a) WHERE type(r2) = type(r) AND r2.momento = r.momento }\n"
+        "RETURN type(r) AS type, count(*) AS count ORDER BY type"
+    )
+
+
+def ontology_violations() -> str:
+    """Entity-to-entity relationships breaking ``$rules`` (list of ``{type, domain, range,
+    symmetric}``): unknown type, or end labels outside domain/range (a symmetric relationship may
+    match them either way round). Returns per (type, reason) counts."""
+    return (
+        "MATCH (a:Entity)-[r]->(b:Entity)\n"
+        "WITH a, r, b, [x IN $rules WHERE x.type = type(r)] AS matching\n"
+        "WITH r, CASE\n"
+        "  WHEN size(matching) = 0 THEN 'unknown_type'\n"
+        "  WHEN any(l IN labels(a) WHERE l IN matching[0].domain)\n"
+        "       AND any(l IN labels(b) WHERE l IN matching[0].range) THEN null\n"
+        "  WHEN matching[0].symmetric AND any(l IN labels(b) WHERE l IN matching[0].domain)\n"
+        "       AND any(l IN labels(a) WHERE l IN matching[0].range) THEN null\n"
+        "  ELSE 'domain_range' END AS reason\n"
+        "WHERE reason IS NOT NULL\n"
+        "RETURN type(r) AS type, reason, count(*) AS count ORDER BY type, reason"
+    )
+
+
+def orphan_entities() -> str:
+    """Entities with no relationship to another entity."""
+    return "MATCH (e:Entity) WHERE NOT EXISTS { (e)--(:Entity) } RETURN count(e) AS count"
+
+
+# ---------------------------------------------------------------------------------------------
+# Maintenance
+# ---------------------------------------------------------------------------------------------
+
+
+def delete_all_in_batches(batch: int = 10000) -> str:
+    """Delete every node and relationship in batches. Needs an auto-commit (implicit)
+    transaction: ``CALL ... IN TRANSACTIONS`` is refused inside an explicit one."""
+    if not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"batch must be a positive integer, got {batch!r}")
+    return f"MATCH (n) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF {batch} ROWS"
+
+
+# ---------------------------------------------------------------------------------------------
+# viz (read only; used by graphrag_got.viz.graph_from_neo4j)
+# ---------------------------------------------------------------------------------------------
+
+
+def viz_entities() -> str:
+    """The ``$limit`` best connected entities (most distinct entity neighbours; a symmetric relation,
+    stored both ways, counts once), of community ``$community`` (a string) unless it is null.
+
+    ``communityId`` is compared as a string so the CLI's ``--community 3`` matches ints and strings.
+    """
+    return (
+        "MATCH (e:Entity) "
+        "WHERE $community IS NULL OR toString(e.communityId) = $community "
+        "WITH e, COUNT { MATCH (e)--(o:Entity) RETURN DISTINCT o } AS degree "
+        "ORDER BY degree DESC, e.uid "
+        "LIMIT $limit "
+        "RETURN e.uid AS uid, e.name AS name, e.type AS type, e.communityId AS communityId, "
+        "properties(e) AS properties"
+    )
+
+
+def viz_relations() -> str:
+    """Relations among the entities ``$uids``; a symmetric relation (stored both ways) is returned once."""
+    return (
+        "MATCH (a:Entity)-[r]->(b:Entity) "
+        "WHERE a.uid IN $uids AND b.uid IN $uids "
+        "AND (coalesce(r.symmetric, false) = false OR a.uid <= b.uid) "
+        "RETURN a.uid AS source, b.uid AS target, type(r) AS type, r.momento AS momento, "
+        "coalesce(r.symmetric, false) AS symmetric "
+        "ORDER BY source, type, target "
+        "LIMIT $limit"
+    )
+
+
+def viz_community_titles() -> str:
+    """Titles of the communities ``$ids`` (ids as strings) for the legend."""
+    return (
+        "MATCH (c:Community) WHERE toString(c.id) IN $ids "
+        "RETURN toString(c.id) AS id, c.title AS title"
+    )

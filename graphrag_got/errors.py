@@ -1,0 +1,56 @@
+"""One exception root for the package; every message says what is wrong and what to do next."""
+
+from __future__ import annotations
+
+
+class GraphragGotError(Exception):
+    """Root of every error this package raises on purpose. The CLI prints these without a traceback."""
+
+
+class ConfigError(GraphragGotError):
+    """A setting (environment, .env or argument) has a bad value."""
+
+
+class OntologyError(GraphragGotError):
+    """The ontology file is missing, not JSON, or breaks a rule.
+
+    ``problems`` holds one ``(json_path, message)`` pair per problem found, so callers can show all of
+    them at once instead of stopping at the first.
+    """
+
+    def __init__(self, message: str, problems: list[tuple[str, str]] | None = None, path: str | None = None):
+        self.problems = problems or []
+        self.path = path
+        super().__init__(message)
+
+
+class CorpusError(GraphragGotError):
+    """A corpus file cannot be read or chunked."""
+
+
+class LLMError(GraphragGotError):
+    """The language model cannot be reached, loaded or configured."""
+
+
+class ExtractionError(GraphragGotError):
+    """Extraction cannot proceed (not raised for one bad model answer: those are audited and skipped)."""
+
+
+class ExtractionFileError(GraphragGotError):
+    """An extraction.json file is missing or malformed."""
+
+
+class Neo4jError(GraphragGotError):
+    """Neo4j is unreachable, refuses the credentials, or a write failed."""
+
+
+class Neo4jServerError(Neo4jError):
+    """The embedded Neo4j server could not be fetched, started or stopped."""
+
+
+class ModelInstallError(GraphragGotError):
+    """The embedded GGUF model could not be downloaded, assembled or verified."""
+
+
+class SearchError(GraphragGotError):
+    """A local or global question could not be answered."""

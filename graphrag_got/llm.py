@@ -1,0 +1,339 @@
+"""Chat models (Ollama, in-process llama.cpp, replay) and getting JSON out of them reliably.
+
+Every provider is a LangChain chat model. We ask for raw text constrained by a JSON schema
+(Ollama's ``format``, llama.cpp's ``response_format``) rather than ``with_structured_output``:
+the raw answer must be kept for the cache, the audit and ``--revalidate``, and per-item validation
+happens in :mod:`graphrag_got.validate`, not in the parser.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, TypeVar
+
+import json_repair
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
+
+from .config import Settings
+from .errors import LLMError
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class LLMOutputError(LLMError):
+    """The model's answer could not be turned into the expected JSON, even after repair and a retry."""
+
+    def __init__(self, message: str, raw_responses: list[str]):
+        super().__init__(message)
+        self.raw_responses = raw_responses
+
+
+@dataclass
+class Attempt:
+    """What it took to get one JSON answer: every raw response, and whether repair was needed."""
+
+    raw_responses: list[str] = field(default_factory=list)
+    repaired: bool = False
+    retried: bool = False
+    errors: list[str] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tokens_estimated: bool = False
+
+
+# ---------------------------------------------------------------------------- replay provider
+class ReplayChatModel(BaseChatModel):
+    """Answers from recorded responses, so saved output of any model can be validated without it.
+
+    ``responses`` maps a key (a chunk hash or chunk id, passed as the ``replay_key`` call argument)
+    to the successive raw answers recorded for it; ``fallback`` answers calls without a key, in order.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    responses: dict[str, list[str]] = {}
+    fallback: list[str] = []
+    source: str = "<memory>"
+    _used: dict[str, int] = PrivateAttr(default_factory=dict)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "replay"
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "ReplayChatModel":
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise LLMError(f"{p}: replay file not found (set GRAPHRAG_REPLAY_FILE or --replay-file)") from None
+        except json.JSONDecodeError as exc:
+            raise LLMError(f"{p}:{exc.lineno}:{exc.colno}: replay file is not valid JSON: {exc.msg}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("responses"), list):
+            raise LLMError(f"{p}: a replay file is an object with a 'responses' list "
+                           "(write one with `graphrag-got extract --export-replay FILE`)")
+        responses: dict[str, list[str]] = {}
+        for i, rec in enumerate(data["responses"]):
+            if not isinstance(rec, dict) or not isinstance(rec.get("responses"), list):
+                raise LLMError(f"{p}: $.responses[{i}] must be an object with a 'responses' list of strings")
+            for key in (rec.get("chunk_hash"), rec.get("chunk_id")):
+                if key:
+                    responses[str(key)] = [str(r) for r in rec["responses"]]
+        return cls(responses=responses, fallback=[str(x) for x in data.get("fallback", [])], source=str(p))
+
+    def _next(self, key: str | None) -> str:
+        with self._lock:
+            slot = key if key is not None else "\0fallback"
+            n = self._used.get(slot, 0)
+            self._used[slot] = n + 1
+        seq = self.responses.get(key, []) if key is not None else self.fallback
+        if n < len(seq):
+            return seq[n]
+        if key is not None and key not in self.responses:
+            raise LLMError(f"replay file {self.source} has no recorded response for chunk {key}")
+        if key is not None:  # recorded, but fewer answers than calls: repeat the last one
+            return seq[-1]
+        raise LLMError(f"replay file {self.source} has no more fallback responses")
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        text = self._next(kwargs.get("replay_key"))
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+# ---------------------------------------------------------------------------- building models
+_LLAMA_CACHE: dict[tuple[Any, ...], BaseChatModel] = {}
+_LLAMA_LOCK = threading.Lock()  # llama.cpp contexts are not thread-safe: one call at a time
+
+
+def ollama_available(settings: Settings, timeout: float = 1.5) -> tuple[bool, list[str]]:
+    """Whether an Ollama server answers at ``settings.ollama_base_url``, and which models it has."""
+    url = settings.ollama_base_url.rstrip("/") + "/api/tags"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (configured URL)
+            data = json.loads(resp.read().decode("utf-8"))
+    except (urllib.error.URLError, OSError, ValueError):
+        return False, []
+    return True, [m.get("name", "") for m in data.get("models", [])]
+
+
+def resolve_provider(settings: Settings) -> str:
+    """``auto`` means Ollama when it answers and has the configured model, else embedded llama.cpp."""
+    if settings.llm_provider != "auto":
+        return settings.llm_provider
+    if settings.replay_file:
+        return "replay"
+    up, models = ollama_available(settings)
+    if up and _has_model(models, settings.ollama_model):
+        return "ollama"
+    return "llamacpp"
+
+
+def _has_model(models: list[str], wanted: str) -> bool:
+    return wanted in models or (":" not in wanted and f"{wanted}:latest" in models)
+
+
+def model_label(settings: Settings, provider: str | None = None) -> str:
+    """A stable name of the model in use (part of the cache key)."""
+    provider = provider or resolve_provider(settings)
+    if provider == "ollama":
+        return f"ollama:{settings.ollama_model}"
+    if provider == "llamacpp":
+        return f"llamacpp:{Path(settings.llamacpp_model).name}"
+    return f"replay:{Path(str(settings.replay_file)).name}"
+
+
+def get_chat_model(settings: Settings, provider: str | None = None) -> BaseChatModel:
+    provider = provider or resolve_provider(settings)
+    if provider == "ollama":
+        return _ollama(settings)
+    if provider == "llamacpp":
+        return _llamacpp(settings)
+    if provider == "replay":
+        if not settings.replay_file:
+            raise LLMError("provider 'replay' needs a file: set GRAPHRAG_REPLAY_FILE or pass --replay-file")
+        return ReplayChatModel.from_file(settings.replay_file)
+    raise LLMError(f"unknown LLM provider {provider!r}: use auto, ollama, llamacpp or replay")
+
+
+def _ollama(settings: Settings) -> BaseChatModel:
+    from langchain_ollama import ChatOllama
+
+    up, models = ollama_available(settings)
+    if not up:
+        raise LLMError(f"Ollama does not answer at {settings.ollama_base_url}. Start it (`ollama serve` or "
+                       "`docker compose up -d ollama`), or use the embedded model: GRAPHRAG_LLM_PROVIDER=llamacpp")
+    if not _has_model(models, settings.ollama_model):
+        raise LLMError(f"Ollama has no model {settings.ollama_model!r} (it has: {', '.join(models) or 'none'}). "
+                       f"Run `ollama pull {settings.ollama_model}` or set GRAPHRAG_OLLAMA_MODEL.")
+    return ChatOllama(model=settings.ollama_model, base_url=settings.ollama_base_url, temperature=0,
+                      num_predict=settings.llm_max_tokens, num_ctx=max(settings.llamacpp_n_ctx, 4096),
+                      client_kwargs={"timeout": settings.llm_timeout_s})
+
+
+def _llamacpp(settings: Settings) -> BaseChatModel:
+    from .model_store import resolve_model_path
+
+    path = resolve_model_path(settings)
+    key = (str(path), settings.llamacpp_n_ctx, settings.llamacpp_threads, settings.llm_max_tokens)
+    with _LLAMA_LOCK:
+        if key in _LLAMA_CACHE:
+            return _LLAMA_CACHE[key]
+        try:
+            from langchain_community.chat_models import ChatLlamaCpp
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise LLMError(f"cannot import ChatLlamaCpp ({exc}); install langchain-community") from None
+        try:
+            import llama_cpp  # noqa: F401
+        except ImportError:
+            raise LLMError("llama-cpp-python is not installed: run `pip install -e '.[llamacpp]'` "
+                           "(builds from source, a few minutes) or use Ollama") from None
+        import os
+
+        # Settings from shared/notes/offline-llm.md: ChatLlamaCpp's own defaults override Qwen's rope
+        # base and add a repeat penalty, which made the 1.5B model return almost nothing.
+        chat = ChatLlamaCpp(
+            model_path=str(path), n_ctx=settings.llamacpp_n_ctx, n_batch=512,
+            n_threads=settings.llamacpp_threads or max(1, os.cpu_count() or 1),
+            temperature=0.0, max_tokens=settings.llm_max_tokens, rope_freq_base=0.0, rope_freq_scale=0.0,
+            repeat_penalty=1.0, verbose=False, seed=0,
+        )
+        _LLAMA_CACHE[key] = chat
+        return chat
+
+
+# ---------------------------------------------------------------------------- calling models
+def _is_llamacpp(chat: BaseChatModel) -> bool:
+    return type(chat).__name__ == "ChatLlamaCpp"
+
+
+def _constraint_kwargs(chat: BaseChatModel, schema: dict[str, Any] | None) -> dict[str, Any]:
+    if schema is None:
+        return {}
+    name = type(chat).__name__
+    if name == "ChatOllama":
+        return {"format": schema}
+    if name == "ChatLlamaCpp":
+        # llama-cpp-python ignores {"type": "json_schema"}; only json_object + schema constrains.
+        return {"response_format": {"type": "json_object", "schema": schema}}
+    return {}
+
+
+def _invoke(chat: BaseChatModel, messages: list[BaseMessage], attempt: Attempt | None, **kwargs: Any) -> str:
+    if not isinstance(chat, ReplayChatModel):
+        kwargs.pop("replay_key", None)
+    try:
+        if _is_llamacpp(chat):
+            with _LLAMA_LOCK:
+                msg = chat.invoke(messages, **kwargs)
+        else:
+            msg = chat.invoke(messages, **kwargs)
+    except LLMError:
+        raise
+    except Exception as exc:  # provider errors vary (httpx, ollama.ResponseError, llama_cpp ValueError)
+        raise LLMError(f"the model call failed: {type(exc).__name__}: {exc}") from exc
+    text = msg.content if isinstance(msg.content, str) else json.dumps(msg.content)
+    if attempt is not None:
+        usage = getattr(msg, "usage_metadata", None) or {}
+        if usage.get("input_tokens") is not None:
+            attempt.input_tokens += int(usage.get("input_tokens") or 0)
+            attempt.output_tokens += int(usage.get("output_tokens") or 0)
+        else:  # provider gives no counts: estimate ~4 characters a token, and say so
+            attempt.input_tokens += sum(len(str(m.content)) for m in messages) // 4
+            attempt.output_tokens += len(text) // 4
+            attempt.tokens_estimated = True
+    return text
+
+
+def complete_text(chat: BaseChatModel, system: str, user: str, attempt: Attempt | None = None) -> str:
+    """A plain-text answer."""
+    return _invoke(chat, [SystemMessage(content=system), HumanMessage(content=user)], attempt).strip()
+
+
+_FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n?(.*?)\n?```\s*$", re.DOTALL)
+
+
+def parse_json_text(text: str) -> tuple[Any, bool]:
+    """Parse a model's JSON answer: strip Markdown fences, then repair if plain parsing fails.
+
+    Returns ``(value, repaired)``. Raises ``ValueError`` when nothing usable is there.
+    """
+    body = text.strip()
+    m = _FENCE.match(body)
+    if m:
+        body = m.group(1).strip()
+    try:
+        return json.loads(body), False
+    except json.JSONDecodeError as exc:
+        first_error = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    # json_repair closes truncated arrays/objects and fixes quotes/commas; what it cannot fix
+    # comes back as "" or a non-container, which we refuse.
+    start = min([i for i in (body.find("{"), body.find("[")) if i >= 0], default=-1)
+    if start < 0:
+        raise ValueError(f"no JSON object in the answer ({first_error})")
+    repaired = json_repair.loads(body[start:])
+    if not isinstance(repaired, (dict, list)) or repaired in ({}, []):
+        raise ValueError(f"invalid JSON that could not be repaired ({first_error})")
+    return repaired, True
+
+
+def complete_json(chat: BaseChatModel, system: str, user: str, model: type[T] | None = None,
+                  schema: dict[str, Any] | None = None, replay_key: str | None = None,
+                  retries: int = 1) -> tuple[T | Any, Attempt]:
+    """A JSON answer validated by ``model`` (any JSON object when None), with repair and retries.
+
+    Decoding is constrained by ``schema`` (or the model's schema) where the provider supports it.
+    After a bad answer, the model is asked once more with the error spelled out.
+    Raises :class:`LLMOutputError` carrying every raw response when all attempts fail.
+    """
+    from .schema import llm_schema
+
+    if schema is None and model is not None:
+        schema = llm_schema(model)
+    attempt = Attempt()
+    messages: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=user)]
+    kwargs = {**_constraint_kwargs(chat, schema), "replay_key": replay_key}
+    for i in range(retries + 1):
+        text = _invoke(chat, messages, attempt, **kwargs)
+        attempt.raw_responses.append(text)
+        try:
+            value, repaired = parse_json_text(text)
+            if model is not None:
+                value = model.model_validate(value)
+            elif not isinstance(value, dict):
+                raise ValueError(f"expected a JSON object, got {type(value).__name__}")
+            attempt.repaired = attempt.repaired or repaired
+            return value, attempt
+        except (ValueError, ValidationError) as exc:
+            error = _short_error(exc)
+            attempt.errors.append(error)
+            if i < retries:
+                attempt.retried = True
+                messages = messages + [
+                    AIMessage(content=text),
+                    HumanMessage(content=f"That answer was not valid: {error}. Answer again with only the "
+                                         "JSON object, complete and valid, nothing else."),
+                ]
+    raise LLMOutputError(f"no valid JSON after {retries + 1} attempt(s): {attempt.errors[-1]}", attempt.raw_responses)
+
+
+def _short_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        parts = [f"{'.'.join(str(p) for p in e['loc']) or 'root'}: {e['msg']}" for e in exc.errors()[:5]]
+        return "; ".join(parts)
+    return str(exc)
+
+
+def iter_providers() -> Iterator[str]:
+    yield from ("ollama", "llamacpp", "replay")

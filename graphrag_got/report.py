@@ -1,0 +1,1001 @@
+"""The discarded-relations report: what the validator refused, grouped so a user can tell whether the
+text, the model or the ontology is at fault.
+
+The report is built from the extraction data (``extraction.json`` or the same dict), never from log
+lines. :func:`build_report` returns a :class:`Report` (plain dataclasses); the renderers
+:func:`to_markdown`, :func:`to_html`, :func:`to_csv` and :func:`to_json` turn it into text, and
+:func:`write_report` writes the chosen formats atomically.
+
+Everything taken from a rejection (names, types, relation names, messages, model output) is
+untrusted: it may be missing, not a string, very long, or contain markup. Renderers escape it for
+their format (HTML entities; Markdown backslash escapes; CSV formula prefixes neutralised).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import difflib
+import html
+import io
+import json
+import os
+import re
+import tempfile
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from .errors import ConfigError, ExtractionFileError
+from .normalize import normalize_name
+from .ontology import Ontology
+
+EXTRACTION_FORMAT_PREFIX = "graphrag_got.extraction/"
+FORMATS = ("md", "html", "csv", "json")
+REPORT_BASENAME = "discarded_report"
+CSV_COLUMNS = (
+    "kind", "reason", "relation", "subject", "subject_type", "object", "object_type", "momento",
+    "chunk_id", "document_id", "message",
+)
+# Which end of a triple a relation reason blames: its type is the "offending type" of the group.
+_SUBJECT_REASONS = {"domain_violation", "subject_type_mismatch", "subject_not_extracted"}
+_OBJECT_REASONS = {"range_violation", "object_type_mismatch", "object_not_extracted"}
+_DISPLAY_MAX = 200  # longest untrusted field shown in md/html (CSV and JSON keep full values)
+
+
+# ============================================================================ model
+@dataclass
+class Excerpt:
+    """Source text around the names of a rejected item; ``highlights`` are ``[start, end)`` offsets."""
+
+    text: str
+    highlights: list[tuple[int, int]] = field(default_factory=list)
+    truncated: bool = False
+
+
+@dataclass
+class RelationExample:
+    subject: str
+    subject_type: str
+    relation: str
+    object: str
+    object_type: str
+    momento: str
+    chunk_id: str
+    document_id: str
+    message: str
+    excerpt: Excerpt | None = None
+
+
+@dataclass
+class RelationGroup:
+    """All relation rejections sharing (relation, reason, offending type)."""
+
+    relation: str
+    reason: str
+    offending_type: str | None
+    offending_end: str | None  # "subject" | "object" | None
+    count: int
+    examples: list[RelationExample]
+    type_pairs: list[tuple[str, str]]  # distinct (subject_type, object_type) seen in the group
+    suggestion: str | None = None
+
+
+@dataclass
+class EntityExample:
+    """An entity (``name``, ``entity_type``) or, for a relation attribute, a triple (``name`` is the
+    subject, ``object`` and ``relation`` are set)."""
+
+    name: str
+    entity_type: str
+    relation: str
+    object: str
+    property: str
+    value: str
+    chunk_id: str
+    document_id: str
+    message: str
+    excerpt: Excerpt | None = None
+
+
+@dataclass
+class EntityGroup:
+    """All entity/property rejections sharing (kind, class or relation, reason, property).
+
+    ``relation`` is set (and ``entity_type`` is None) for relation attributes (``momento``...)."""
+
+    kind: str
+    entity_type: str | None
+    relation: str | None
+    reason: str
+    property: str | None
+    count: int
+    examples: list[EntityExample]
+    values: list[str]  # distinct offending values (invalid_enum_value)
+    allowed_values: list[str]
+    suggestion: str | None = None
+
+
+@dataclass
+class FailedChunk:
+    chunk_id: str
+    document_id: str
+    error: str
+    raw_responses: int
+    raw_excerpt: str  # start of the last raw model answer
+    excerpt: Excerpt | None = None
+
+
+@dataclass
+class Totals:
+    kept_relations: int  # aggregated relations in the extraction (one per distinct fact)
+    refused_relations: int  # raw refused triples
+    refusal_rate: float  # refused / (kept + refused), 0.0 when both are 0
+    kept_entities: int
+    refused_entities: int
+    chunks: int
+    failed_chunks: int
+
+
+@dataclass
+class Row:
+    """One rejection, flat: a row of the CSV."""
+
+    kind: str
+    reason: str
+    relation: str
+    subject: str
+    subject_type: str
+    object: str
+    object_type: str
+    momento: str
+    chunk_id: str
+    document_id: str
+    message: str
+
+
+@dataclass
+class Report:
+    source: str
+    ontology_path: str | None
+    totals: Totals
+    relation_reasons: dict[str, int]
+    entity_reasons: dict[str, int]
+    relation_groups: list[RelationGroup]
+    entity_groups: list[EntityGroup]
+    failed_chunks: list[FailedChunk]
+    rows: list[Row]
+    min_repeat: int
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# ============================================================================ loading
+def load_extraction(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """Read and shape-check an extraction; returns ``(data, source label)``.
+
+    Raises :class:`ExtractionFileError` naming the file and the problem.
+    """
+    if isinstance(source, Mapping):
+        data, label = dict(source), "<dict>"
+    else:
+        path = Path(source)
+        label = str(path)
+        if not path.exists():
+            raise ExtractionFileError(
+                f"{path}: extraction file not found. Run `graphrag-got extract` first, or pass the path "
+                "of an existing extraction.json."
+            )
+        if not path.is_file():
+            raise ExtractionFileError(f"{path}: is not a file; pass the path of an extraction.json.")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ExtractionFileError(f"{path}: cannot be read ({exc}).") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ExtractionFileError(
+                f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}). The file may be truncated; "
+                "run `graphrag-got extract` again to rewrite it."
+            ) from None
+    if not isinstance(data, dict):
+        raise ExtractionFileError(
+            f"{label}: the top level is a JSON {type(data).__name__}, expected an object with "
+            f"'format': '{EXTRACTION_FORMAT_PREFIX}1'."
+        )
+    fmt = data.get("format")
+    if not isinstance(fmt, str) or not fmt.startswith(EXTRACTION_FORMAT_PREFIX):
+        raise ExtractionFileError(
+            f"{label}: $.format is {json.dumps(fmt, ensure_ascii=False)}, expected "
+            f"'{EXTRACTION_FORMAT_PREFIX}1': this is not an extraction file written by graphrag_got."
+        )
+    for key in ("chunks", "entities", "relations", "relaciones_descartadas", "entidades_descartadas", "failed_chunks"):
+        if key in data and data[key] is not None and not isinstance(data[key], list):
+            raise ExtractionFileError(f"{label}: $.{key} is a JSON {type(data[key]).__name__}, expected a list.")
+    if "counts" in data and data["counts"] is not None and not isinstance(data["counts"], dict):
+        raise ExtractionFileError(f"{label}: $.counts is a JSON {type(data['counts']).__name__}, expected an object.")
+    return data, label
+
+
+def _resolve_ontology(ontology: Ontology | str | Path | Mapping[str, Any] | None,
+                      data: Mapping[str, Any], notes: list[str]) -> Ontology | None:
+    """An explicit ontology must load (its errors propagate); the one named in the extraction is
+    optional: the report still works without it, only the ontology-based hints are missing."""
+    if isinstance(ontology, Ontology):
+        return ontology
+    if isinstance(ontology, Mapping):
+        return Ontology.from_dict(dict(ontology))
+    if ontology is not None:
+        return Ontology.from_file(ontology)
+    meta = data.get("ontology")
+    path = meta.get("path") if isinstance(meta, Mapping) else None
+    if not isinstance(path, str) or not path:
+        notes.append("No ontology given and none named in the extraction: suggestions do not name other relations.")
+        return None
+    try:
+        return Ontology.from_file(path)
+    except Exception as exc:  # noqa: BLE001 - any failure only costs the hints; say so in the report
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        notes.append(f"Ontology {path} could not be loaded ({first}); suggestions do not name other relations.")
+        return None
+
+
+# ============================================================================ building
+def _s(value: Any) -> str:
+    """Untrusted value -> display string (None -> "", non-strings as compact JSON)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _fold_char(ch: str) -> str:
+    base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c)).casefold()
+    return base if len(base) == 1 else ch.casefold() if len(ch.casefold()) == 1 else ch
+
+
+def _fold(text: str) -> str:
+    """Lower case and accents stripped, one output char per input char (offsets stay valid)."""
+    return "".join(_fold_char(ch) for ch in text)
+
+
+_WS = re.compile(r"\s+")
+
+
+def make_excerpt(text: str, names: Iterable[str], *, max_chars: int = 320, context: int = 90) -> Excerpt:
+    """Whitespace-collapsed ``text`` with every occurrence of ``names`` highlighted (case and accent
+    insensitive). Long texts are cut to windows of ``context`` chars around the first occurrence of
+    each name, joined by ``…``; without any occurrence, the start of the text."""
+    flat = _WS.sub(" ", text).strip()
+    folded = _fold(flat)
+    spans: list[tuple[int, int]] = []
+    firsts: list[tuple[int, int]] = []
+    for name in names:
+        needle = _fold(_WS.sub(" ", name).strip())
+        if not needle:
+            continue
+        start = folded.find(needle)
+        if start >= 0:
+            firsts.append((start, start + len(needle)))
+        while start >= 0:
+            spans.append((start, start + len(needle)))
+            start = folded.find(needle, start + len(needle))
+    spans = _merge(spans)
+    if len(flat) <= max_chars:
+        return Excerpt(flat, spans, False)
+    if not firsts:
+        return Excerpt(flat[:max_chars].rstrip() + " …", [], True)
+    windows = _merge([(max(0, a - context), min(len(flat), b + context)) for a, b in sorted(firsts)])
+    parts: list[str] = []
+    out_spans: list[tuple[int, int]] = []
+    pos = 0
+    for i, (ws, we) in enumerate(windows):
+        sep = "… " if (i == 0 and ws > 0) else (" … " if i > 0 else "")
+        parts.append(sep)
+        pos += len(sep)
+        for a, b in spans:
+            if a >= ws and b <= we:
+                out_spans.append((pos + a - ws, pos + b - ws))
+        parts.append(flat[ws:we])
+        pos += we - ws
+    if windows[-1][1] < len(flat):
+        parts.append(" …")
+    return Excerpt("".join(parts), out_spans, True)
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _record(raw: Any) -> dict[str, Any]:
+    """A rejection record; a record that is not an object is shown as a malformed one."""
+    if isinstance(raw, dict):
+        return raw
+    return {"reason": "malformed", "message": "rejection record is not an object", "item": raw}
+
+
+def build_report(
+    extraction: str | Path | Mapping[str, Any],
+    ontology: Ontology | str | Path | Mapping[str, Any] | None = None,
+    *,
+    max_examples: int = 3,
+    min_repeat: int = 2,
+    excerpt_chars: int = 320,
+) -> Report:
+    """Build the report model.
+
+    ``ontology``: an :class:`Ontology`, a path or a dict; ``None`` uses the path recorded in the
+    extraction when it loads (hints that name other relations need it). ``min_repeat``: a group gets
+    a suggestion when it has at least this many rejections.
+    """
+    data, label = load_extraction(extraction)
+    notes: list[str] = []
+    onto = _resolve_ontology(ontology, data, notes)
+    onto_path = onto.source if onto is not None else None
+    chunk_text = {
+        _s(c.get("id")): _s(c.get("text")) for c in (data.get("chunks") or []) if isinstance(c, dict)
+    }
+    entity_types: dict[str, set[str]] = {}
+    for ent in data.get("entities") or []:
+        if isinstance(ent, dict):
+            key = _fold(_WS.sub(" ", _s(ent.get("name"))).strip())
+            entity_types.setdefault(key, set()).add(_s(ent.get("type")))
+
+    def excerpt_for(chunk_id: str, names: Sequence[str]) -> Excerpt | None:
+        if chunk_id not in chunk_text:
+            return None
+        return make_excerpt(chunk_text[chunk_id], names, max_chars=excerpt_chars)
+
+    rows: list[Row] = []
+    # ---- relations
+    rel_records = [_record(r) for r in data.get("relaciones_descartadas") or []]
+    rel_reasons: Counter[str] = Counter()
+    rel_buckets: dict[tuple[str, str, str | None], list[dict[str, Any]]] = {}
+    for rec in rel_records:
+        reason = _s(rec.get("reason")) or "unknown"
+        item = _as_dict(rec.get("item"))
+        rel_reasons[reason] += 1
+        key = (_s(item.get("relation")), reason, _offending_type(reason, item, onto)[0])
+        rel_buckets.setdefault(key, []).append(rec)
+        rows.append(Row(
+            kind=_s(rec.get("kind")) or "relation", reason=reason, relation=_s(item.get("relation")),
+            subject=_s(item.get("subject")), subject_type=_s(item.get("subject_type")),
+            object=_s(item.get("object")), object_type=_s(item.get("object_type")), momento=_momento(item),
+            chunk_id=_s(rec.get("chunk_id")), document_id=_s(rec.get("document_id")),
+            message=_s(rec.get("message")) or (_s(rec.get("item")) if not isinstance(rec.get("item"), dict) else ""),
+        ))
+    relation_groups: list[RelationGroup] = []
+    for (rel, reason, off_type), recs in rel_buckets.items():
+        items = [_as_dict(r.get("item")) for r in recs]
+        examples = []
+        for rec, item in list(zip(recs, items))[:max_examples]:
+            chunk_id = _s(rec.get("chunk_id"))
+            examples.append(RelationExample(
+                subject=_s(item.get("subject")), subject_type=_s(item.get("subject_type")),
+                relation=_s(item.get("relation")), object=_s(item.get("object")),
+                object_type=_s(item.get("object_type")), momento=_momento(item),
+                chunk_id=chunk_id, document_id=_s(rec.get("document_id")), message=_s(rec.get("message")),
+                excerpt=excerpt_for(chunk_id, [_s(item.get("subject")), _s(item.get("object"))]),
+            ))
+        pairs = list(dict.fromkeys((_s(i.get("subject_type")), _s(i.get("object_type"))) for i in items))
+        group = RelationGroup(
+            relation=rel, reason=reason, offending_type=off_type,
+            offending_end=_offending_type(reason, items[0], onto)[1] if items else None,
+            count=len(recs), examples=examples, type_pairs=pairs,
+        )
+        if group.count >= min_repeat:
+            group.suggestion = _relation_suggestion(group, items, onto, onto_path, entity_types)
+        relation_groups.append(group)
+    relation_groups.sort(key=lambda g: (-g.count, g.relation, g.reason, g.offending_type or ""))
+
+    # ---- entities and properties
+    ent_records = [_record(r) for r in data.get("entidades_descartadas") or []]
+    ent_reasons: Counter[str] = Counter()
+    EntKey = tuple[str, str | None, str | None, str, str | None]
+    ent_buckets: dict[EntKey, list[tuple[dict[str, Any], str, str]]] = {}
+    for rec in ent_records:
+        reason = _s(rec.get("reason")) or "unknown"
+        kind = _s(rec.get("kind")) or "entity"
+        item = _as_dict(rec.get("item"))
+        ent_reasons[reason] += 1
+        on_relation = "relation" in item  # a relation attribute: the item is the whole raw triple
+        etype = None if on_relation else (_s(item.get("type")) or None)
+        rel = (_s(item.get("relation")) or None) if on_relation else None
+        for prop, value in _offending_properties(reason, item, etype, on_relation, onto):
+            ent_buckets.setdefault((kind, etype, rel, reason, prop), []).append((rec, prop or "", value))
+        rows.append(Row(
+            kind=kind, reason=reason, relation=_s(item.get("relation")),
+            subject=_s(item.get("subject") if on_relation else item.get("name")),
+            subject_type=_s(item.get("subject_type") if on_relation else item.get("type")),
+            object=_s(item.get("object")), object_type=_s(item.get("object_type")), momento=_momento(item),
+            chunk_id=_s(rec.get("chunk_id")), document_id=_s(rec.get("document_id")),
+            message=_s(rec.get("message")) or (_s(rec.get("item")) if not isinstance(rec.get("item"), dict) else ""),
+        ))
+    entity_groups: list[EntityGroup] = []
+    for (kind, etype, rel, reason, prop), entries in ent_buckets.items():
+        examples = []
+        for rec, p, value in entries[:max_examples]:
+            item = _as_dict(rec.get("item"))
+            name = _s(item.get("subject") if rel else item.get("name"))
+            obj = _s(item.get("object")) if rel else ""
+            chunk_id = _s(rec.get("chunk_id"))
+            examples.append(EntityExample(
+                name=name, entity_type=_s(item.get("subject_type") if rel else item.get("type")),
+                relation=rel or "", object=obj, property=p, value=value, chunk_id=chunk_id,
+                document_id=_s(rec.get("document_id")), message=_s(rec.get("message")),
+                excerpt=excerpt_for(chunk_id, [n for n in (name, obj, value if len(value) >= 3 else "") if n]),
+            ))
+        values = list(dict.fromkeys(v for _, _, v in entries if v))
+        allowed = _allowed_values(onto, etype, rel, prop)
+        group = EntityGroup(kind=kind, entity_type=etype, relation=rel, reason=reason, property=prop,
+                            count=len(entries), examples=examples, values=values, allowed_values=allowed)
+        if group.count >= min_repeat:
+            group.suggestion = _entity_suggestion(group, onto, onto_path)
+        entity_groups.append(group)
+    entity_groups.sort(key=lambda g: (-g.count, g.entity_type or g.relation or "", g.reason, g.property or ""))
+
+    # ---- failed chunks
+    failed: list[FailedChunk] = []
+    for fc in data.get("failed_chunks") or []:
+        fc = fc if isinstance(fc, dict) else {"error": _s(fc)}
+        raws = fc.get("raw_responses")
+        raws = raws if isinstance(raws, list) else ([raws] if raws else [])
+        last = _s(raws[-1]) if raws else ""
+        chunk_id = _s(fc.get("chunk_id"))
+        failed.append(FailedChunk(
+            chunk_id=chunk_id, document_id=_s(fc.get("document_id")), error=_s(fc.get("error")),
+            raw_responses=len(raws), raw_excerpt=(last[:400] + " …") if len(last) > 400 else last,
+            excerpt=excerpt_for(chunk_id, []),
+        ))
+
+    counts = _as_dict(data.get("counts"))
+    kept_rel = _int(counts.get("relations"), len(data.get("relations") or []))
+    kept_ent = _int(counts.get("entities"), len(data.get("entities") or []))
+    refused = len(rel_records)
+    totals = Totals(
+        kept_relations=kept_rel, refused_relations=refused,
+        refusal_rate=round(refused / (kept_rel + refused), 4) if (kept_rel + refused) else 0.0,
+        kept_entities=kept_ent, refused_entities=len(ent_records),
+        chunks=_int(counts.get("chunks"), len(data.get("chunks") or [])), failed_chunks=len(failed),
+    )
+    return Report(
+        source=label, ontology_path=onto_path, totals=totals,
+        relation_reasons=dict(rel_reasons.most_common()), entity_reasons=dict(ent_reasons.most_common()),
+        relation_groups=relation_groups, entity_groups=entity_groups, failed_chunks=failed, rows=rows,
+        min_repeat=min_repeat, notes=notes,
+    )
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+
+
+def _offending_type(reason: str, item: Mapping[str, Any], onto: Ontology | None) -> tuple[str | None, str | None]:
+    """(type, end) that a relation rejection blames."""
+    if reason in _SUBJECT_REASONS:
+        return _s(item.get("subject_type")) or None, "subject"
+    if reason in _OBJECT_REASONS:
+        return _s(item.get("object_type")) or None, "object"
+    if reason == "unknown_class":
+        for end in ("subject", "object"):
+            t = _s(item.get(f"{end}_type"))
+            if onto is None or t not in onto.classes:
+                return t or None, end
+    return None, None
+
+
+# Keys of a raw entity / raw triple that are not properties / attributes (as the validator reads them).
+_ENTITY_KEYS = frozenset({"name", "type", "properties"})
+_TRIPLE_KEYS = frozenset({"relation", "subject", "subject_type", "object", "object_type", "attributes"})
+
+
+def _momento(item: Mapping[str, Any]) -> str:
+    if item.get("momento") is not None:
+        return _s(item.get("momento"))
+    return _s(_as_dict(item.get("attributes")).get("momento"))
+
+
+def _given(item: Mapping[str, Any], on_relation: bool) -> dict[str, Any]:
+    """Properties (entity) or attributes (triple) of a raw item: top-level extra keys plus the nested
+    ``properties`` / ``attributes`` object, as the validator reads them."""
+    skip = _TRIPLE_KEYS if on_relation else _ENTITY_KEYS
+    given = {k: v for k, v in item.items() if k not in skip}
+    nested = item.get("attributes" if on_relation else "properties")
+    if isinstance(nested, dict):
+        given.update(nested)
+    return given
+
+
+def _offending_properties(reason: str, item: Mapping[str, Any], etype: str | None, on_relation: bool,
+                          onto: Ontology | None) -> list[tuple[str | None, str]]:
+    """(property, value) pairs an entity/property rejection is about; ``[(None, "")]`` when unknown.
+
+    The validator records a property rejection as ``{"name", "type", <property>: <value>}`` and an
+    attribute rejection as the whole raw triple; the ontology tells which key broke the rule.
+    """
+    if reason not in ("invalid_enum_value", "unknown_property", "unknown_attribute", "missing_required_property"):
+        return [(None, "")]
+    given = {k: v for k, v in _given(item, on_relation).items() if v not in (None, "")}
+    specs: Mapping[str, Any] | None = None
+    if onto is not None:
+        if on_relation:
+            specs = onto.relation_attributes
+        elif etype in onto.classes:
+            specs = onto.classes[etype].properties
+    if reason == "missing_required_property":
+        if specs is None:
+            return [(None, "")]
+        return [(p, "") for p, spec in specs.items() if spec.required and p not in given] or [(None, "")]
+    if specs is None:
+        found = list(given.items())
+    elif reason == "invalid_enum_value":
+        found = [(p, v) for p, v in given.items() if p in specs and specs[p].kind == "enum"
+                 and normalize_name(_s(v)) not in {normalize_name(x) for x in specs[p].values}]
+    else:  # unknown_property / unknown_attribute
+        found = [(p, v) for p, v in given.items() if p not in specs]
+    return [(p, _s(v)) for p, v in found] or [(None, "")]
+
+
+def _allowed_values(onto: Ontology | None, etype: str | None, relation: str | None, prop: str | None) -> list[str]:
+    if onto is None or not prop:
+        return []
+    spec = None
+    if relation:
+        spec = onto.relation_attributes.get(prop)
+    elif etype and etype in onto.classes:
+        spec = onto.classes[etype].properties.get(prop)
+    return list(spec.values) if spec is not None and spec.kind == "enum" else []
+
+
+# ============================================================================ suggestions
+def _names(items: Sequence[str]) -> str:
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " or " + items[-1]
+
+
+def _accepting(onto: Ontology, pairs: Iterable[tuple[str, str]], exclude: str, end: str | None,
+               offending: str | None) -> list[str]:
+    """Relations (ontology order) that accept one of the type pairs; with a missing end, those that
+    accept the offending type at its end."""
+    wanted: set[str] = set()
+    for s, o in pairs:
+        if s and o:
+            wanted.update(onto.relations_accepting(s, o))
+        elif offending and end == "object":
+            wanted.update(r.name for r in onto.relations if offending in r.range)
+        elif offending and end == "subject":
+            wanted.update(r.name for r in onto.relations if offending in r.domain)
+    return [r.name for r in onto.relations if r.name in wanted and r.name != exclude]
+
+
+def _relation_suggestion(g: RelationGroup, items: Sequence[Mapping[str, Any]], onto: Ontology | None,
+                         onto_path: str | None, entity_types: Mapping[str, set[str]]) -> str | None:
+    where = f"in {onto_path}" if onto_path else "in the ontology"
+    n = f"{g.count}x"
+    rel = g.relation or "(no relation name)"
+    t = g.offending_type or "(no type)"
+    pairs_txt = ", ".join(f"{s or '?'} → {o or '?'}" for s, o in g.type_pairs[:4])
+    if g.reason in ("range_violation", "domain_violation"):
+        which = "range" if g.reason == "range_violation" else "domain"
+        end = "object" if which == "range" else "subject"
+        text = f"{rel} refused {n} with {end} type {t}: widen its {which} to include {t} {where}"
+        if onto is not None:
+            others = _accepting(onto, g.type_pairs, rel, g.offending_end, g.offending_type)
+            if others:
+                text += f", or the text means another relation (e.g. {_names(others[:4])}, which accept {pairs_txt})"
+            else:
+                text += f"; no existing relation accepts {pairs_txt}, so if the text says this, the ontology lacks it"
+        return text + "."
+    if g.reason == "unknown_relation":
+        text = f"The model used relation {rel} {n}, which the ontology does not define: add it {where} if the text needs it"
+        if onto is not None:
+            names = [r.name for r in onto.relations]
+            close = difflib.get_close_matches(rel.upper(), names, n=2, cutoff=0.7)
+            fitting = _accepting(onto, g.type_pairs, rel, None, None)
+            hints = []
+            if close:
+                hints.append(f"the closest existing name is {_names(close)}")
+            if fitting:
+                hints.append(f"relations that accept {pairs_txt}: {', '.join(fitting[:5])}")
+            if hints:
+                text += ", or the model meant an existing one (" + "; ".join(hints) + ")"
+        return text + "."
+    if g.reason in ("subject_not_extracted", "object_not_extracted"):
+        end = "subject" if g.reason.startswith("subject") else "object"
+        return (f"{rel} refused {n} because the model named {'a subject' if end == 'subject' else 'an object'} it did not extract as an entity: the text "
+                "and the ontology are probably fine; a bigger model or a prompt that insists on extracting "
+                "every entity a relation uses should fix it.")
+    if g.reason in ("subject_type_mismatch", "object_type_mismatch"):
+        end = "subject" if g.reason.startswith("subject") else "object"
+        seen: set[str] = set()
+        for it in items:
+            seen |= entity_types.get(_fold(_WS.sub(" ", _s(it.get(end))).strip()), set())
+        seen.discard(t)
+        extracted = f" while the entity was extracted as {_names(sorted(x for x in seen if x))}" if seen else ""
+        return (f"{rel} refused {n}: the triple types its {end} as {t}{extracted}. The model is inconsistent "
+                f"about the class; make the class comments {where} tell these classes apart, or use a bigger model.")
+    if g.reason == "unknown_class":
+        text = f"The model used class {t} {n} in {rel} triples, which the ontology does not have: add it {where} if the text needs it"
+        if onto is not None:
+            close = difflib.get_close_matches(t, list(onto.classes), n=2, cutoff=0.5)
+            if close:
+                text += f", or it means {_names(close)}"
+        return text + "."
+    if g.reason == "self_relation":
+        return f"{rel} refused {n} because subject and object are the same entity: a model mistake, not an ontology gap."
+    if g.reason in ("malformed", "empty_name"):
+        return (f"{n} triples came out incomplete ({g.reason}): the model's output, not the text or the ontology; "
+                "try a bigger model or a shorter chunk size.")
+    return None
+
+
+def _entity_suggestion(g: EntityGroup, onto: Ontology | None, onto_path: str | None) -> str | None:
+    where = f"in {onto_path}" if onto_path else "in the ontology"
+    n = f"{g.count}x"
+    cls = g.entity_type or g.relation or "(no class)"
+    prop = g.property or "(unnamed property)"
+    if g.reason == "invalid_enum_value":
+        vals = ", ".join(repr(v) for v in g.values) or "(values not recorded)"
+        text = f"{cls}.{prop} got {vals} ({n})"
+        if g.allowed_values:
+            text += f"; allowed: {', '.join(g.allowed_values)}"
+            close = {v: difflib.get_close_matches(v, g.allowed_values, n=1, cutoff=0.4) for v in g.values}
+            close_txt = ", ".join(f"{v!r} ~ {c[0]}" for v, c in close.items() if c)
+            text += f". Add the value(s) to the enum {where} if they are legitimate"
+            if close_txt:
+                text += f", or they are the model's wording for an allowed one ({close_txt})"
+        return text + "."
+    if g.reason == "unknown_property":
+        return f"The model wrote property {prop} on {cls} {n}: add it to {cls} {where} if you want it kept."
+    if g.reason == "missing_required_property":
+        return (f"{cls} lacked required property {prop} {n}: if the text often does not say it, make it optional "
+                f"{where}; otherwise a bigger model may fill it.")
+    if g.reason == "unknown_attribute":
+        return f"The model wrote relation attribute {prop} {n}: add it to atributos_de_relacion {where} if you want it kept."
+    if g.reason == "unknown_class":
+        text = f"The model used class {cls} {n}, which the ontology does not have: add it {where} if the text needs it"
+        if onto is not None and g.entity_type:
+            close = difflib.get_close_matches(g.entity_type, list(onto.classes), n=2, cutoff=0.5)
+            if close:
+                text += f", or it means {_names(close)}"
+        return text + "."
+    if g.reason in ("malformed", "empty_name"):
+        return (f"{n} entities came out incomplete ({g.reason}): the model's output, not the text or the ontology; "
+                "try a bigger model.")
+    return None
+
+
+# ============================================================================ renderers
+def _clip(s: str, n: int = _DISPLAY_MAX) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+# Characters that start Markdown markup mid-line. "_" is escaped only at a word edge (GFM ignores
+# intra-word underscores), so identifiers like range_violation stay readable in the raw file.
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z]))")
+
+
+def _md(value: Any, clip: int = _DISPLAY_MAX, *, strip: bool = True) -> str:
+    """Untrusted text for Markdown: one line, markup backslash-escaped, HTML made inert."""
+    s = _WS.sub(" ", _s(value))
+    s = _clip(s.strip() if strip else s, clip)
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _MD_SPECIAL.sub(r"\\\1", s)
+    return "\\" + s if s[:1] in ("#", "+", "-", "=") else s
+
+
+def _md_excerpt(ex: Excerpt) -> str:
+    out, pos = [], 0
+    for a, b in ex.highlights:
+        out.append(_md(ex.text[pos:a], 10**6, strip=False))
+        out.append("**" + _md(ex.text[a:b], 10**6, strip=False) + "**")
+        pos = b
+    out.append(_md(ex.text[pos:], 10**6, strip=False))
+    return "".join(out)
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.1f}%"
+
+
+def _group_title(g: RelationGroup) -> str:
+    t = f" · {g.offending_end} type {g.offending_type}" if g.offending_type else ""
+    return f"{g.relation or '(no relation)'} · {g.reason}{t}"
+
+
+def _entity_title(g: EntityGroup) -> str:
+    parts = [g.entity_type or (f"relation {g.relation}" if g.relation else "(no class)"), g.reason]
+    if g.property:
+        parts.append(f"property {g.property}")
+    return f"{g.kind}: " + " · ".join(parts)
+
+
+def to_markdown(report: Report) -> str:
+    t = report.totals
+    L: list[str] = ["# Discarded relations report", ""]
+    L.append(f"Extraction: {_md(report.source, 500)}" + (f" · ontology: {_md(report.ontology_path, 500)}" if report.ontology_path else ""))
+    L.append("")
+    for note in report.notes:
+        L.append(f"> {_md(note, 10**6)}")
+        L.append("")
+    L += ["## Summary", "", "| | count |", "|---|---:|",
+          f"| relations kept | {t.kept_relations} |", f"| relations refused | {t.refused_relations} |",
+          f"| refusal rate | {_pct(t.refusal_rate)} |", f"| entities kept | {t.kept_entities} |",
+          f"| entity/property rejections | {t.refused_entities} |", f"| chunks | {t.chunks} |",
+          f"| failed chunks | {t.failed_chunks} |", ""]
+    for title, reasons in (("Relation rejections by reason", report.relation_reasons),
+                           ("Entity/property rejections by reason", report.entity_reasons)):
+        if reasons:
+            L += [f"### {title}", "", "| reason | count |", "|---|---:|"]
+            L += [f"| {_md(r)} | {c} |" for r, c in reasons.items()]
+            L.append("")
+    L += ["## Refused relations", ""]
+    if not report.relation_groups:
+        L += ["No relation was refused.", ""]
+    for g in report.relation_groups:
+        L += [f"### {_md(_group_title(g))} — {g.count}x", ""]
+        if g.suggestion:
+            L += [f"**Suggestion:** {_md(g.suggestion, 10**6)}", ""]
+        for ex in g.examples:
+            triple = (f"({_md(ex.subject)} : {_md(ex.subject_type)}) -\\[{_md(ex.relation)}\\]→ "
+                      f"({_md(ex.object)} : {_md(ex.object_type)})")
+            if not any((ex.subject, ex.subject_type, ex.relation, ex.object, ex.object_type)):
+                triple = "(no usable triple)"
+            if ex.momento:
+                triple += f" · momento: {_md(ex.momento)}"
+            L.append(f"- {triple}  ")
+            L.append(f"  chunk {_md(ex.chunk_id)} · {_md(ex.message)}  ")
+            if ex.excerpt is not None:
+                L.append(f"  > {_md_excerpt(ex.excerpt)}")
+        if g.count > len(g.examples):
+            L.append(f"- … and {g.count - len(g.examples)} more (see the CSV)")
+        L.append("")
+    L += ["## Refused entities and properties", ""]
+    if not report.entity_groups:
+        L += ["No entity or property was refused.", ""]
+    for eg in report.entity_groups:
+        L += [f"### {_md(_entity_title(eg))} — {eg.count}x", ""]
+        if eg.suggestion:
+            L += [f"**Suggestion:** {_md(eg.suggestion, 10**6)}", ""]
+        for ee in eg.examples:
+            val = f" = {_md(ee.value)}" if ee.value else ""
+            prop = f" · {_md(ee.property)}{val}" if ee.property else ""
+            who = (f"({_md(ee.name)}) -\\[{_md(ee.relation)}\\]→ ({_md(ee.object)})" if ee.relation
+                   else f"{_md(ee.name)} : {_md(ee.entity_type)}")
+            L.append(f"- {who}{prop} · chunk {_md(ee.chunk_id)} · {_md(ee.message)}  ")
+            if ee.excerpt is not None:
+                L.append(f"  > {_md_excerpt(ee.excerpt)}")
+        if eg.count > len(eg.examples):
+            L.append(f"- … and {eg.count - len(eg.examples)} more (see the CSV)")
+        L.append("")
+    L += ["## Failed chunks", ""]
+    if not report.failed_chunks:
+        L += ["Every chunk gave a usable answer.", ""]
+    for fc in report.failed_chunks:
+        L.append(f"- chunk {_md(fc.chunk_id)} ({_md(fc.document_id)}): {_md(fc.error)} · {fc.raw_responses} raw answer(s)  ")
+        if fc.raw_excerpt:
+            L.append(f"  last answer: {_md(fc.raw_excerpt, 400)}  ")
+        if fc.excerpt is not None:
+            L.append(f"  > {_md_excerpt(fc.excerpt)}")
+    L.append("")
+    return "\n".join(L)
+
+
+def _h(value: Any, clip: int = _DISPLAY_MAX) -> str:
+    return html.escape(_clip(_s(value), clip), quote=True)
+
+
+def _html_excerpt(ex: Excerpt) -> str:
+    out, pos = [], 0
+    for a, b in ex.highlights:
+        out.append(html.escape(ex.text[pos:a]))
+        out.append("<mark>" + html.escape(ex.text[a:b]) + "</mark>")
+        pos = b
+    out.append(html.escape(ex.text[pos:]))
+    return "".join(out)
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#222}
+h1{font-size:1.6rem}h2{margin-top:2rem;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:left;vertical-align:top}
+td.n,th.n{text-align:right}details{border:1px solid #ddd;border-radius:6px;margin:.5rem 0;padding:.4rem .8rem}
+summary{cursor:pointer;font-weight:600}.count{background:#b33;color:#fff;border-radius:10px;padding:0 .5rem;margin-left:.4rem}
+.sugg{background:#fff7d6;border-left:4px solid #e0b000;padding:.4rem .6rem;margin:.5rem 0}
+.ex{margin:.6rem 0;padding-left:.6rem;border-left:3px solid #ccd}.triple{font-family:ui-monospace,monospace}
+blockquote{margin:.3rem 0;color:#444;background:#f6f6f6;padding:.3rem .6rem}mark{background:#ffe066}
+.muted{color:#777;font-size:.9em}pre{white-space:pre-wrap;background:#f6f6f6;padding:.4rem}
+"""
+
+
+def to_html(report: Report) -> str:
+    t = report.totals
+    P: list[str] = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+                    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+                    # No scripts, no fetches: only the inline style may apply (defence in depth).
+                    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
+                    "<title>Discarded relations report</title>", f"<style>{_CSS}</style></head><body>",
+                    "<h1>Discarded relations report</h1>",
+                    f'<p class="muted">Extraction: {_h(report.source, 500)}'
+                    + (f" · ontology: {_h(report.ontology_path, 500)}" if report.ontology_path else "") + "</p>"]
+    for note in report.notes:
+        P.append(f'<p class="sugg">{_h(note, 10**6)}</p>')
+    P.append("<h2>Summary</h2><table><tbody>")
+    for label, val in (("relations kept", t.kept_relations), ("relations refused", t.refused_relations),
+                       ("refusal rate", _pct(t.refusal_rate)), ("entities kept", t.kept_entities),
+                       ("entity/property rejections", t.refused_entities), ("chunks", t.chunks),
+                       ("failed chunks", t.failed_chunks)):
+        P.append(f'<tr><th>{label}</th><td class="n">{_h(val)}</td></tr>')
+    P.append("</tbody></table>")
+    for title, reasons in (("Relation rejections by reason", report.relation_reasons),
+                           ("Entity/property rejections by reason", report.entity_reasons)):
+        if reasons:
+            P.append(f'<h3>{title}</h3><table><thead><tr><th>reason</th><th class="n">count</th></tr></thead><tbody>')
+            P += [f'<tr><td>{_h(r)}</td><td class="n">{c}</td></tr>' for r, c in reasons.items()]
+            P.append("</tbody></table>")
+    if report.relation_groups:
+        P.append('<h3>Groups</h3><table><thead><tr><th>relation</th><th>reason</th><th>offending type</th>'
+                 '<th class="n">count</th></tr></thead><tbody>')
+        for g in report.relation_groups:
+            P.append(f"<tr><td>{_h(g.relation or '(no relation)')}</td><td>{_h(g.reason)}</td><td>{_h(g.offending_type or '')}</td>"
+                     f'<td class="n">{g.count}</td></tr>')
+        P.append("</tbody></table>")
+
+    P.append("<h2>Refused relations</h2>")
+    if not report.relation_groups:
+        P.append("<p>No relation was refused.</p>")
+    for g in report.relation_groups:
+        P.append(f'<details><summary>{_h(_group_title(g), 500)}<span class="count">{g.count}</span></summary>')
+        if g.suggestion:
+            P.append(f'<p class="sugg">{_h(g.suggestion, 10**6)}</p>')
+        for ex in g.examples:
+            mom = f" · momento: {_h(ex.momento)}" if ex.momento else ""
+            P.append('<div class="ex"><div class="triple">'
+                     f"({_h(ex.subject)} : {_h(ex.subject_type)}) -[{_h(ex.relation)}]-&gt; "
+                     f"({_h(ex.object)} : {_h(ex.object_type)}){mom}</div>"
+                     f'<div class="muted">chunk {_h(ex.chunk_id)} · {_h(ex.message, 500)}</div>')
+            if ex.excerpt is not None:
+                P.append(f"<blockquote>{_html_excerpt(ex.excerpt)}</blockquote>")
+            P.append("</div>")
+        if g.count > len(g.examples):
+            P.append(f'<p class="muted">… and {g.count - len(g.examples)} more (see the CSV)</p>')
+        P.append("</details>")
+
+    P.append("<h2>Refused entities and properties</h2>")
+    if not report.entity_groups:
+        P.append("<p>No entity or property was refused.</p>")
+    for eg in report.entity_groups:
+        P.append(f'<details><summary>{_h(_entity_title(eg), 500)}<span class="count">{eg.count}</span></summary>')
+        if eg.suggestion:
+            P.append(f'<p class="sugg">{_h(eg.suggestion, 10**6)}</p>')
+        for ee in eg.examples:
+            prop = f" · {_h(ee.property)}" + (f" = {_h(ee.value)}" if ee.value else "") if ee.property else ""
+            who = (f"({_h(ee.name)}) -[{_h(ee.relation)}]-&gt; ({_h(ee.object)})" if ee.relation
+                   else f"{_h(ee.name)} : {_h(ee.entity_type)}")
+            P.append(f'<div class="ex"><div class="triple">{who}{prop}</div>'
+                     f'<div class="muted">chunk {_h(ee.chunk_id)} · {_h(ee.message, 500)}</div>')
+            if ee.excerpt is not None:
+                P.append(f"<blockquote>{_html_excerpt(ee.excerpt)}</blockquote>")
+            P.append("</div>")
+        if eg.count > len(eg.examples):
+            P.append(f'<p class="muted">… and {eg.count - len(eg.examples)} more (see the CSV)</p>')
+        P.append("</details>")
+
+    P.append("<h2>Failed chunks</h2>")
+    if not report.failed_chunks:
+        P.append("<p>Every chunk gave a usable answer.</p>")
+    for fc in report.failed_chunks:
+        P.append(f'<details><summary>chunk {_h(fc.chunk_id)} · {_h(fc.error, 120)}</summary>'
+                 f'<p class="muted">document {_h(fc.document_id)} · {fc.raw_responses} raw answer(s)</p>'
+                 f"<p>{_h(fc.error, 2000)}</p>")
+        if fc.raw_excerpt:
+            P.append(f"<pre>{_h(fc.raw_excerpt, 1000)}</pre>")
+        if fc.excerpt is not None:
+            P.append(f"<blockquote>{_html_excerpt(fc.excerpt)}</blockquote>")
+        P.append("</details>")
+    P.append("</body></html>")
+    return "\n".join(P) + "\n"
+
+
+def _csv_cell(value: str) -> str:
+    # A cell starting with = + - @ (or tab/CR) is run as a formula by spreadsheets; model output is
+    # untrusted, so such cells get a leading apostrophe (the usual neutralisation).
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+def to_csv(report: Report) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for row in report.rows:
+        writer.writerow([_csv_cell(getattr(row, c)) for c in CSV_COLUMNS])
+    return buf.getvalue()
+
+
+def to_json(report: Report) -> str:
+    return json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n"
+
+
+_RENDERERS = {"md": to_markdown, "html": to_html, "csv": to_csv, "json": to_json}
+
+
+# ============================================================================ writing
+def _write_atomic(path: Path, text: str) -> None:
+    """Temp file in the same folder + rename: readers see the old file or the new one, never half."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def parse_formats(formats: str | Iterable[str]) -> tuple[str, ...]:
+    """``"md,html"`` or an iterable -> validated, de-duplicated formats."""
+    items = formats.split(",") if isinstance(formats, str) else list(formats)
+    out = tuple(dict.fromkeys(f.strip().lower().lstrip(".") for f in items if f and f.strip()))
+    bad = [f for f in out if f not in _RENDERERS]
+    if bad or not out:
+        raise ConfigError(
+            f"unknown report format(s): {', '.join(bad) or '(none given)'}; choose from {', '.join(FORMATS)}"
+        )
+    return out
+
+
+def write_report(
+    extraction: str | Path | Mapping[str, Any],
+    out_dir: str | Path,
+    formats: str | Iterable[str] = FORMATS,
+    ontology: Ontology | str | Path | Mapping[str, Any] | None = None,
+    *,
+    max_examples: int = 3,
+    min_repeat: int = 2,
+    report: Report | None = None,
+) -> dict[str, Path]:
+    """Build the report (unless ``report`` is given) and write ``discarded_report.<fmt>`` files
+    into ``out_dir``; returns ``{format: path}``."""
+    fmts = parse_formats(formats)
+    if report is None:
+        report = build_report(extraction, ontology, max_examples=max_examples, min_repeat=min_repeat)
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{out}: cannot create the report folder ({exc}); pass another --out-dir.") from None
+    written: dict[str, Path] = {}
+    for fmt in fmts:
+        path = out / f"{REPORT_BASENAME}.{fmt}"
+        try:
+            _write_atomic(path, _RENDERERS[fmt](report))
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot write the report ({exc}); pass another --out-dir.") from None
+        written[fmt] = path
+    return written

@@ -1,0 +1,91 @@
+"""Shared fixtures: a real Neo4j for the tests that need one (never a mock).
+
+``neo4j_settings`` reuses the server answering at NEO4J_URI (embedded, Docker, any) or starts the
+embedded one under ``settings.home`` and, in that case only, stops it when the session ends.
+Tests that use these fixtures are marked ``neo4j`` automatically: ``pytest -m "not neo4j"`` skips
+them.
+
+Warning: ``clean_graph`` empties the database it is pointed at (Community has a single one). To keep
+a development graph, run the tests against another port and home, e.g.
+``NEO4J_URI=bolt://127.0.0.1:7688 GRAPHRAG_HOME=/tmp/graphrag-test pytest``.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+import pytest
+
+from graphrag_got.config import Settings
+
+NEO4J_FIXTURES = {"neo4j_server_info", "neo4j_settings", "neo4j_driver", "clean_graph", "wipe_graph"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if NEO4J_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.neo4j)
+
+
+@pytest.fixture(scope="session")
+def neo4j_server_info():  # type: ignore[no-untyped-def]
+    """The ServerInfo of the server the session uses (``started`` tells whether we started it)."""
+    from graphrag_got import neo4j_server
+    from graphrag_got.errors import Neo4jError
+
+    settings = Settings.load()
+    try:
+        info = neo4j_server.ensure_running(settings)
+    except Neo4jError as exc:
+        pytest.fail(f"no Neo4j for the tests: {exc}\n(deselect these tests with -m 'not neo4j')", pytrace=False)
+    yield info
+    if info.started:
+        neo4j_server.stop(settings)
+
+
+@pytest.fixture(scope="session")
+def neo4j_settings(neo4j_server_info) -> Settings:  # type: ignore[no-untyped-def]
+    """Settings whose NEO4J_URI answers (see module docstring)."""
+    return Settings.load()
+
+
+@pytest.fixture(scope="session")
+def neo4j_driver(neo4j_settings: Settings):  # type: ignore[no-untyped-def]
+    from graphrag_got.graphdb import connect
+
+    driver = connect(neo4j_settings)
+    yield driver
+    driver.close()
+
+
+def _quote(name: str) -> str:
+    """Backtick-quote a schema name read back from the server (not user input)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _wipe(driver, settings: Settings) -> None:  # type: ignore[no-untyped-def]
+    """Delete every node and relationship, every constraint, every index but the built-in lookups.
+
+    Test-only Cypher, kept here rather than in graphrag_got.cypher: the package never wipes a graph.
+    Auto-commit session (not execute_query) because CALL ... IN TRANSACTIONS needs one.
+    """
+    with driver.session(database=settings.neo4j_database) as session:
+        for rec in list(session.run("SHOW CONSTRAINTS YIELD name")):
+            session.run(f"DROP CONSTRAINT {_quote(rec['name'])} IF EXISTS").consume()
+        for rec in list(session.run("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP'")):
+            session.run(f"DROP INDEX {_quote(rec['name'])} IF EXISTS").consume()
+        session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
+
+
+@pytest.fixture(scope="session")
+def wipe_graph(neo4j_driver, neo4j_settings: Settings) -> Callable[[], None]:  # type: ignore[no-untyped-def]
+    """A function that empties the test database (nodes, relationships, constraints, indexes)."""
+    return lambda: _wipe(neo4j_driver, neo4j_settings)
+
+
+@pytest.fixture()
+def clean_graph(neo4j_driver, wipe_graph: Callable[[], None]) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    """An empty database before the test and again after it; yields the driver."""
+    wipe_graph()
+    yield neo4j_driver
+    wipe_graph()

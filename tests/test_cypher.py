@@ -1,0 +1,149 @@
+"""Query builders of graphrag_got.cypher (no server needed)."""
+
+from __future__ import annotations
+
+import inspect
+import re
+
+import pytest
+
+from graphrag_got import cypher
+
+HOSTILE_NAMES = [
+    "",
+    "1Personaje",
+    "Per sonaje",
+    "Personaje`",
+    "Personaje` ) DETACH DELETE n //",
+    "A`B",
+    "Personaje}) MATCH (n) DETACH DELETE n",
+    "x//comment",
+    "Personaje\n",
+    "Ñandú",
+    "日本語",
+    "a-b",
+    "a.b",
+    "$param",
+    None,
+    42,
+]
+
+
+def test_escape_name_quotes_plain_identifiers() -> None:
+    assert cypher.escape_name("Personaje") == "`Personaje`"
+    assert cypher.escape_name("CASADO_CON") == "`CASADO_CON`"
+    assert cypher.escape_name("_x9") == "`_x9`"
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_escape_name_rejects_anything_else(name: object) -> None:
+    with pytest.raises(ValueError, match="not a valid label"):
+        cypher.escape_name(name)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_builders_refuse_hostile_labels_and_types(name: object) -> None:
+    for build in (cypher.merge_entities, cypher.merge_relations, cypher.count_label):
+        with pytest.raises(ValueError):
+            build(name)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        cypher.create_constraints([name])  # type: ignore[list-item]
+
+
+def test_label_and_type_come_from_the_argument() -> None:
+    q = cypher.merge_entities("CasaNoble")
+    assert "SET e:`CasaNoble`" in q
+    assert "MERGE (e:Entity {uid: row.uid})" in q
+    r = cypher.merge_relations("LEAL_A")
+    assert "[r:`LEAL_A` {momento: row.momento}]" in r
+    assert "MATCH (a:Entity {uid: row.start})" in r and "MATCH (b:Entity {uid: row.end})" in r
+    # The only backticked names are the ones passed in.
+    assert re.findall(r"`[^`]*`", q) == ["`CasaNoble`"]
+    assert re.findall(r"`[^`]*`", r) == ["`LEAL_A`"]
+
+
+def test_entity_merge_accumulates_without_nulls_or_duplicates() -> None:
+    q = cypher.merge_entities("Personaje")
+    assert "e += row.properties" in q
+    # model fields set after the property map, so a property can never overwrite them
+    assert q.index("e += row.properties") < q.index("e.key = row.key")
+    assert "coalesce(e.name, row.name)" in q  # first display name kept
+    assert "WHERE NOT x IN coalesce(e.chunk_ids, [])" in q
+    assert "WHERE NOT x IN coalesce(e.doc_ids, [])" in q
+
+
+def test_relation_merge_unions_provenance() -> None:
+    r = cypher.merge_relations("CASADO_CON")
+    assert "WHERE NOT x IN coalesce(r.chunk_ids, [])" in r
+    assert "WHERE NOT x IN coalesce(r.doc_ids, [])" in r
+
+
+def _write_builders() -> list[str]:
+    """Every write query the module builds (sample labels for parameterized builders)."""
+    return [
+        cypher.merge_documents(),
+        cypher.finalize_documents(),
+        cypher.merge_chunks(),
+        cypher.merge_mentions(),
+        cypher.merge_entities("Personaje"),
+        cypher.merge_relations("CASADO_CON"),
+        cypher.set_entity_provenance(),
+        cypher.set_relation_provenance(),
+        cypher.delete_chunks(),
+        cypher.delete_documents(),
+        cypher.prune_relations(),
+        cypher.prune_entities(),
+    ]
+
+
+def test_every_batched_write_unwinds_rows() -> None:
+    for q in _write_builders():
+        assert q.startswith("UNWIND $rows AS row\n"), q
+        assert re.search(r"\b(MERGE|SET|DELETE|CREATE|REMOVE)\b", q), q
+
+
+def test_no_value_is_spliced_into_the_text() -> None:
+    """Values reach queries as parameters: no string literals except fixed reason codes."""
+    for q in _write_builders():
+        assert "'" not in q and '"' not in q, q
+    for name, fn in inspect.getmembers(cypher, inspect.isfunction):
+        if fn.__module__ != cypher.__name__ or name.startswith("_"):
+            continue
+        params = inspect.signature(fn).parameters
+        # builders take only labels/types (escaped) or fixed numbers, never free values
+        assert set(params) <= {"label", "rel_type", "class_labels", "batch", "name"}, name
+
+
+def test_read_queries_are_read_only() -> None:
+    for q in (
+        cypher.existing_documents(),
+        cypher.chunks_of_documents(),
+        cypher.entities_of_documents(),
+        cypher.relations_of_documents(),
+        cypher.count_nodes_by_label(),
+        cypher.count_relations_by_type(),
+        cypher.count_label("Personaje"),
+        cypher.missing_symmetric_directions(),
+        cypher.ontology_violations(),
+        cypher.orphan_entities(),
+    ):
+        assert not re.search(r"\b(MERGE|CREATE|SET|DELETE|REMOVE)\b", q), q
+
+
+def test_constraints_are_idempotent_and_cover_the_model() -> None:
+    stmts = cypher.create_constraints(["Personaje", "CasaNoble"])
+    assert all("IF NOT EXISTS" in s for s in stmts)
+    joined = "\n".join(stmts)
+    assert "REQUIRE e.uid IS UNIQUE" in joined
+    assert "FOR (e:Entity) ON (e.key)" in joined
+    assert "REQUIRE d.id IS UNIQUE" in joined
+    assert "REQUIRE c.id IS UNIQUE" in joined
+    assert "FOR (n:`Personaje`) ON (n.key)" in joined
+    assert "FOR (n:`CasaNoble`) ON (n.key)" in joined
+
+
+def test_delete_all_batch_must_be_a_positive_int() -> None:
+    assert "IN TRANSACTIONS OF 500 ROWS" in cypher.delete_all_in_batches(500)
+    for bad in (0, -1, "10 ROWS} MATCH (n) DELETE n //", 1.5):
+        with pytest.raises(ValueError):
+            cypher.delete_all_in_batches(bad)  # type: ignore[arg-type]
