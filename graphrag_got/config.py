@@ -42,6 +42,7 @@ class Settings(BaseModel):
     ollama_base_url: str = "http://localhost:11434"
     ollama_model: str = "qwen2.5:7b-instruct"
     llamacpp_model: str = "qwen2.5-coder-1.5b"  # a name from graphrag_got.model_store, or a .gguf path
+    models_path: Path | None = Field(None, description="where embedded models live (default <home>/models)")
     llamacpp_n_ctx: int = Field(4096, ge=512)
     llamacpp_threads: int | None = None
     llm_max_tokens: int = Field(1536, ge=64)
@@ -96,7 +97,7 @@ class Settings(BaseModel):
 
     @property
     def models_dir(self) -> Path:
-        return self.home / "models"
+        return self.models_path or self.home / "models"
 
 
 # Field name -> environment variable. Neo4j's names follow the neo4j / langchain-neo4j convention.
@@ -112,6 +113,7 @@ ENV: dict[str, str] = {
     "ollama_base_url": "OLLAMA_BASE_URL",
     "ollama_model": "GRAPHRAG_OLLAMA_MODEL",
     "llamacpp_model": "GRAPHRAG_LLAMACPP_MODEL",
+    "models_path": "GRAPHRAG_MODELS_DIR",
     "llamacpp_n_ctx": "GRAPHRAG_LLAMACPP_N_CTX",
     "llamacpp_threads": "GRAPHRAG_LLAMACPP_THREADS",
     "llm_max_tokens": "GRAPHRAG_LLM_MAX_TOKENS",

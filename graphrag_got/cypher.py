@@ -354,3 +354,188 @@ def viz_community_titles() -> str:
         "MATCH (c:Community) WHERE toString(c.id) IN $ids "
         "RETURN toString(c.id) AS id, c.title AS title"
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# communities (used by graphrag_got.communities)
+# ---------------------------------------------------------------------------------------------
+
+COMMUNITY = "Community"
+IN_COMMUNITY = "IN_COMMUNITY"
+
+
+def community_entities() -> str:
+    """Every entity (read): uid, name, type, properties. Isolated ones included (they become singletons)."""
+    return (
+        "MATCH (e:Entity)\n"
+        "RETURN e.uid AS uid, e.name AS name, e.type AS type, properties(e) AS properties ORDER BY uid"
+    )
+
+
+def community_relations() -> str:
+    """Entity-to-entity relationships of the ontology types ``$types`` (read), with their support.
+
+    A symmetric relation is stored in both directions; the caller counts it once.
+    """
+    return (
+        "MATCH (a:Entity)-[r]->(b:Entity) WHERE type(r) IN $types\n"
+        "RETURN a.uid AS start, b.uid AS end, type(r) AS type, coalesce(r.momento, '') AS momento,\n"
+        "       coalesce(r.symmetric, false) AS symmetric, size(coalesce(r.chunk_ids, [])) AS support"
+    )
+
+
+def community_constraint() -> str:
+    return "CREATE CONSTRAINT community_id IF NOT EXISTS FOR (c:Community) REQUIRE c.id IS UNIQUE"
+
+
+def existing_community_summaries() -> str:
+    """Summaries already stored, by the content hash they were written for (read)."""
+    return (
+        "MATCH (c:Community) WHERE c.summary IS NOT NULL AND c.content_hash IS NOT NULL\n"
+        "RETURN c.content_hash AS content_hash, c.summary_key AS summary_key, c.title AS title, c.summary AS summary"
+    )
+
+
+def delete_communities() -> str:
+    """Remove every ``:Community`` node with its ``IN_COMMUNITY`` relationships."""
+    return "MATCH (c:Community) DETACH DELETE c"
+
+
+def clear_entity_communities() -> str:
+    return (
+        "MATCH (e:Entity) WHERE e.communityId IS NOT NULL OR e.communityLevel IS NOT NULL\n"
+        "REMOVE e.communityId, e.communityLevel"
+    )
+
+
+def create_communities() -> str:
+    """Rows ``{id, level, resolution, size, members_hash, content_hash, title, summary, summary_key}``."""
+    return (
+        "UNWIND $rows AS row\n"
+        "CREATE (c:Community {id: row.id, level: row.level, resolution: row.resolution, size: row.size,\n"
+        "  members_hash: row.members_hash, content_hash: row.content_hash, title: row.title,\n"
+        "  summary: row.summary, summary_key: row.summary_key})"
+    )
+
+
+def link_community_members() -> str:
+    """Rows ``{uid, id, level}``: ``(:Entity)-[:IN_COMMUNITY]->(:Community)`` and ``Entity.communityId``."""
+    return (
+        "UNWIND $rows AS row\n"
+        "MATCH (e:Entity {uid: row.uid})\n"
+        "MATCH (c:Community {id: row.id})\n"
+        "SET e.communityId = row.id, e.communityLevel = row.level\n"
+        "MERGE (e)-[:IN_COMMUNITY]->(c)"
+    )
+
+
+def communities_with_members() -> str:
+    """Every community with its members (uid, name, type, properties) (read)."""
+    return (
+        "MATCH (c:Community)\n"
+        "OPTIONAL MATCH (e:Entity)-[:IN_COMMUNITY]->(c)\n"
+        "WITH c, e ORDER BY e.uid\n"
+        "RETURN c.id AS id, c.level AS level, c.size AS size, c.members_hash AS members_hash,\n"
+        "       c.content_hash AS content_hash, c.title AS title, c.summary AS summary,\n"
+        "       c.summary_key AS summary_key, c.resolution AS resolution,\n"
+        "       collect({uid: e.uid, name: e.name, type: e.type, properties: properties(e)}) AS members\n"
+        "ORDER BY id"
+    )
+
+
+def set_community_summaries() -> str:
+    """Rows ``{id, title, summary, summary_key}``."""
+    return (
+        "UNWIND $rows AS row\n"
+        "MATCH (c:Community {id: row.id})\n"
+        "SET c.title = row.title, c.summary = row.summary, c.summary_key = row.summary_key"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# search (read only; used by graphrag_got.search.local and graphrag_got.search.global_)
+# ---------------------------------------------------------------------------------------------
+
+#: Upper bound of the hop count accepted by :func:`local_neighborhood` (Settings.local_hops has le=4).
+MAX_HOPS = 4
+
+
+def search_entity_catalog() -> str:
+    """Every entity's uid, key, name and type: the vocabulary the anchor matcher works on."""
+    return "MATCH (e:Entity) RETURN e.uid AS uid, e.key AS key, e.name AS name, e.type AS type ORDER BY uid"
+
+
+def local_neighborhood(hops: int) -> str:
+    """Relationships on paths of 1..``hops`` ontology relations from the anchors ``$anchors`` (uids).
+
+    ``hops`` is spliced into the text as an integer literal (Cypher does not take a parameter as a
+    variable-length bound), so it is checked here to be a plain int in 1..MAX_HOPS. Relationship
+    types are restricted to ``$types`` (the ontology's), which keeps HAS_CHUNK, MENTIONS and
+    IN_COMMUNITY out. At most ``$path_limit`` paths are expanded, so a hub cannot explode the
+    result; each relationship is returned once with ``dist`` = its smallest position (1-based)
+    on a path from an anchor, best first (nearest, then most supported), at most ``$limit`` rows.
+    """
+    if isinstance(hops, bool) or not isinstance(hops, int) or not 1 <= hops <= MAX_HOPS:
+        raise ValueError(f"hops must be an integer from 1 to {MAX_HOPS}, got {hops!r}")
+    return (
+        "MATCH (a:Entity) WHERE a.uid IN $anchors\n"
+        f"MATCH p = (a)-[rels*1..{hops}]-(:Entity)\n"
+        "WHERE all(r IN rels WHERE type(r) IN $types)\n"
+        "WITH p LIMIT $path_limit\n"
+        "UNWIND range(0, length(p) - 1) AS i\n"
+        "WITH relationships(p)[i] AS r, i + 1 AS dist\n"
+        "WITH r, min(dist) AS dist\n"
+        "WITH r, dist, startNode(r) AS s, endNode(r) AS o\n"
+        "RETURN s.uid AS start, s.name AS start_name, o.uid AS end, o.name AS end_name, type(r) AS type,\n"
+        "       coalesce(r.momento, '') AS momento, coalesce(r.symmetric, false) AS symmetric,\n"
+        "       coalesce(r.chunk_ids, []) AS chunk_ids, dist\n"
+        "ORDER BY dist ASC, size(chunk_ids) DESC, start, type, end\n"
+        "LIMIT $limit"
+    )
+
+
+def local_direct_facts() -> str:
+    """The anchors' own relationships (types ``$types``), most supported first, at most ``$limit``:
+    guarantees the 1-hop facts even when :func:`local_neighborhood` hit its path limit."""
+    return (
+        "MATCH (s:Entity)-[r]->(o:Entity)\n"
+        "WHERE (s.uid IN $anchors OR o.uid IN $anchors) AND type(r) IN $types\n"
+        "RETURN s.uid AS start, s.name AS start_name, o.uid AS end, o.name AS end_name, type(r) AS type,\n"
+        "       coalesce(r.momento, '') AS momento, coalesce(r.symmetric, false) AS symmetric,\n"
+        "       coalesce(r.chunk_ids, []) AS chunk_ids, 1 AS dist\n"
+        "ORDER BY size(chunk_ids) DESC, start, type, end\n"
+        "LIMIT $limit"
+    )
+
+
+def local_momento_facts() -> str:
+    """Relationships (types ``$types``) whose ``momento`` names one of ``$names`` (lower-case
+    anchor names), e.g. "en la Boda Roja" for the anchor Boda Roja; most supported first."""
+    return (
+        "MATCH (s:Entity)-[r]->(o:Entity)\n"
+        "WHERE type(r) IN $types AND r.momento <> ''\n"
+        "  AND any(n IN $names WHERE toLower(r.momento) CONTAINS n)\n"
+        "RETURN s.uid AS start, s.name AS start_name, o.uid AS end, o.name AS end_name, type(r) AS type,\n"
+        "       coalesce(r.momento, '') AS momento, coalesce(r.symmetric, false) AS symmetric,\n"
+        "       coalesce(r.chunk_ids, []) AS chunk_ids, 2 AS dist\n"
+        "ORDER BY size(chunk_ids) DESC, start, type, end\n"
+        "LIMIT $limit"
+    )
+
+
+def chunk_texts() -> str:
+    """Texts of the chunks ``$ids``."""
+    return "MATCH (c:Chunk) WHERE c.id IN $ids RETURN c.id AS id, c.text AS text"
+
+
+def community_summaries() -> str:
+    """Communities with a summary, with up to ``$members`` member names (read)."""
+    return (
+        "MATCH (c:Community) WHERE c.summary IS NOT NULL\n"
+        "OPTIONAL MATCH (e:Entity)-[:IN_COMMUNITY]->(c)\n"
+        "WITH c, e ORDER BY e.name\n"
+        "WITH c, collect(e.name) AS names\n"
+        "RETURN c.id AS id, c.title AS title, c.summary AS summary, c.size AS size,\n"
+        "       names[0..$members] AS members\n"
+        "ORDER BY id"
+    )

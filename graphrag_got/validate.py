@@ -267,8 +267,10 @@ class Validator:
                                             f"the answer must be a JSON object, got {type(raw).__name__}",
                                             _as_item(raw), chunk_id, document_id))
             return out
-        entities = raw.get("entities") or []
-        relations = raw.get("relations") or []
+        entities = raw.get("entities")
+        relations = raw.get("relations")
+        entities = [] if entities is None else entities
+        relations = [] if relations is None else relations
         for name, value in (("entities", entities), ("relations", relations)):
             if not isinstance(value, list):
                 out.rejections.append(Rejection("entity" if name == "entities" else "relation", Reason.MALFORMED,

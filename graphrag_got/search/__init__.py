@@ -1,0 +1,16 @@
+"""Questions over the graph: local (entity neighbourhoods) and global (community summaries).
+
+    from graphrag_got.search import local_search, global_search
+    res = local_search(driver, settings, "¿Cómo se conocieron Jon Snow y Daenerys?", chat=chat)
+    res = global_search(driver, settings, "¿Qué bandos hay en la guerra?", chat=chat)
+"""
+
+from __future__ import annotations
+
+from .global_ import CommunityRating, GlobalResult, global_search
+from .local import Anchor, Excerpt, Fact, LocalResult, Match, find_anchors, local_search, match_entities
+
+__all__ = [
+    "Anchor", "CommunityRating", "Excerpt", "Fact", "GlobalResult", "LocalResult", "Match",
+    "find_anchors", "global_search", "local_search", "match_entities",
+]  # fmt: skip

@@ -1,0 +1,96 @@
+"""The real embedded llama.cpp model, end to end through the code path users run.
+
+Asserts on form and on what the validator does, never on what the model wrote. Runs the small
+model (GRAPHRAG_TEST_MODEL, default qwen2.5-coder-0.5b) with tight array bounds to stay quick.
+Skipped when the model or llama-cpp-python is missing, unless GRAPHRAG_REQUIRE_LLM=1 (as in CI),
+where a missing model is a failure.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from graphrag_got.config import Settings
+from graphrag_got.extract import run_extraction
+from graphrag_got.model_store import is_installed
+from graphrag_got.ontology import Ontology
+from graphrag_got.schema import extraction_schema
+from graphrag_got.validate import Validator
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = os.environ.get("GRAPHRAG_TEST_MODEL", "qwen2.5-coder-0.5b")
+
+pytestmark = pytest.mark.llm
+
+
+@pytest.fixture(scope="module")
+def llm_settings(tmp_path_factory) -> Settings:
+    base = Settings.load()
+    missing = []
+    if importlib.util.find_spec("llama_cpp") is None:
+        missing.append("llama-cpp-python is not installed")
+    elif not is_installed(MODEL, base):
+        missing.append(f"model {MODEL} is not installed (graphrag-got model install {MODEL})")
+    if missing:
+        if os.environ.get("GRAPHRAG_REQUIRE_LLM") == "1":
+            pytest.fail("; ".join(missing))
+        pytest.skip("; ".join(missing))
+    tmp = tmp_path_factory.mktemp("llm")
+    return base.with_overrides(llm_provider="llamacpp", llamacpp_model=MODEL, out_dir=tmp / "out",
+                               models_path=base.models_dir.resolve(),
+                               home=tmp / "home", max_entities=5, max_relations=4, llm_max_tokens=600,
+                               llamacpp_n_ctx=3072)
+
+
+def test_real_model_extraction_validates_and_audit_is_consistent(llm_settings, tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    paragraph = (ROOT / "corpus" / "got.txt").read_text(encoding="utf-8").split("\n\n")[0]
+    (corpus / "one.txt").write_text(paragraph + "\n", encoding="utf-8")
+    onto = Ontology.from_file(ROOT / "ontology" / "got.json")
+
+    summary = run_extraction(llm_settings, onto, corpus)
+    assert summary.chunks == 1 and summary.cache_hits == 0 and summary.llm_calls in (1, 2)
+    data = json.loads(summary.out_path.read_text(encoding="utf-8"))
+
+    # form: the answer was usable, or the failure is recorded with the raw text
+    assert data["counts"]["chunks_extracted"] + data["counts"]["chunks_failed"] == 1
+    if data["failed_chunks"]:
+        assert data["failed_chunks"][0]["raw_responses"]
+    else:
+        # every kept relation passes the validator again, and its ends are kept entities
+        validator = Validator(onto)
+        uids = {e["uid"] for e in data["entities"]}
+        for e in data["entities"]:
+            assert e["type"] in onto.classes and e["name"].strip()
+        for r in data["relations"]:
+            rel = onto.relation(r["relation"])
+            assert rel is not None and rel.accepts(r["subject_type"], r["object_type"])
+            assert f"{r['subject_type']}|{r['subject_key']}" in uids and f"{r['object_type']}|{r['object_key']}" in uids
+            again = validator.validate({"entities": [{"type": r["subject_type"], "name": r["subject"]},
+                                                     {"type": r["object_type"], "name": r["object"]}],
+                                        "relations": [{k: r[k] for k in ("relation", "subject", "subject_type",
+                                                                          "object", "object_type", "momento")}]})
+            assert not again.rejections
+        # the stored raw answer was produced under the schema: it parses and obeys the bounds
+        cache_files = list((llm_settings.cache_dir / "extract").rglob("*.json"))
+        (record,) = [json.loads(p.read_text(encoding="utf-8")) for p in cache_files]
+        if not record.get("repaired"):
+            jsonschema.validate(record["parsed"], extraction_schema(onto, 5, 4))
+    # the audit is consistent with the counts
+    c = data["counts"]
+    assert c["relations"] == len(data["relations"])
+    assert c["rejected_relations"] == len(data["relaciones_descartadas"])
+    assert sum(c["by_reason"].values()) == len(data["relaciones_descartadas"]) + len(data["entidades_descartadas"])
+    for rej in data["relaciones_descartadas"]:
+        assert rej["chunk_id"] == data["chunks"][0]["id"] and rej["message"]
+
+    # a rerun pays no LLM call
+    again = run_extraction(llm_settings, onto, corpus)
+    assert again.llm_calls == 0 and again.cache_hits == 1
