@@ -314,8 +314,20 @@ def write_communities(driver: neo4j.Driver, settings: Settings, communities: lis
 
 
 class CommunitySummary(BaseModel):
-    title: str = Field(min_length=1, max_length=120, description="a short name for the group")
-    summary: str = Field(min_length=1, max_length=1500, description="3-6 sentences on who they are and what links them")
+    title: str = Field(min_length=1, description="a short name for the group")
+    summary: str = Field(min_length=1, description="3-6 sentences on who they are and what links them")
+
+
+#: The decoding constraint, written out: ``schema.llm_schema`` drops every key named "title" (it
+#: also removes the *property* called title), and length bounds make llama.cpp's grammar
+#: explode (it segfaulted on maxLength 1500), so the lengths are checked in code instead.
+SUMMARY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"title": {"type": "string"}, "summary": {"type": "string"}},
+    "required": ["title", "summary"],
+}
+MAX_TITLE_CHARS = 120
+MAX_SUMMARY_CHARS = 2000
 
 
 SYSTEM_PROMPT = (
@@ -326,6 +338,11 @@ SYSTEM_PROMPT = (
     "words (e.g. its faction, house or main event); the summary, 3-6 sentences, says who its key "
     "members are, how they are related (alliances, betrayals, marriages, wars, rule) and when."
 )
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
 def summary_key(content_hash: str, label: str) -> str:
@@ -420,7 +437,8 @@ def summarize_communities(
         def one(rec: dict[str, Any], text: str, key: str) -> tuple[Any, ...]:
             """(rec, key, summary or None, attempt or None, error or None, calls made)"""
             try:
-                obj, attempt = complete_json(chat, SYSTEM_PROMPT, f"COMMUNITY {rec['id']}\n{text}", CommunitySummary)
+                obj, attempt = complete_json(chat, SYSTEM_PROMPT, f"COMMUNITY {rec['id']}\n{text}",
+                                             CommunitySummary, schema=SUMMARY_SCHEMA)
                 return rec, key, obj, attempt, None, len(attempt.raw_responses)
             except LLMOutputError as exc:
                 return rec, key, None, None, str(exc), len(exc.raw_responses)
@@ -442,7 +460,8 @@ def summarize_communities(
                         res.failed.append({"id": rec["id"], "error": error})
                     else:
                         res.generated += 1
-                        record = {"title": obj.title.strip(), "summary": obj.summary.strip(), "model": label,
+                        record = {"title": _clip(obj.title, MAX_TITLE_CHARS),
+                                  "summary": _clip(obj.summary, MAX_SUMMARY_CHARS), "model": label,
                                   "prompt_version": PROMPT_VERSION, "community": rec["id"],
                                   "raw_responses": attempt.raw_responses if attempt else []}  # fmt: skip
                         write_json_atomic(cache_dir / f"{key}.json", record)

@@ -183,6 +183,9 @@ def read_extraction(extraction: dict[str, Any] | str | Path) -> tuple[_Extractio
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
+            if err["type"] == "missing":
+                problems.append((_json_path(err["loc"]), "field required"))
+                continue
             value = repr(err.get("input"))
             value = value if len(value) <= 80 else value[:77] + "..."
             problems.append((_json_path(err["loc"]), f"{err['msg']} (got {value})"))
@@ -484,7 +487,11 @@ def load_extraction(
     summary.relations_refused = sum(v for k, v in plan.refused.items() if not k.startswith("entity_"))
 
     try:
-        session = driver.session(database=settings.neo4j_database)
+        # The loader's queries are fixed and tested; server notifications such as "property `hash`
+        # does not exist yet" on a fresh database would only be noise in the command's output.
+        session = driver.session(
+            database=settings.neo4j_database, notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF
+        )
     except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
         raise Neo4jError(f"cannot open a Neo4j session: {exc}") from exc
     with session:
@@ -596,7 +603,9 @@ def graph_stats(driver: neo4j.Driver, settings: Settings, ontology: Any) -> dict
 
     def read(query: str, **params: Any) -> list[neo4j.Record]:
         try:
-            with driver.session(database=settings.neo4j_database) as s:
+            with driver.session(
+                database=settings.neo4j_database, notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF
+            ) as s:
                 return s.execute_read(lambda tx: list(tx.run(query, **params)))
         except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
             raise Neo4jError(f"reading graph statistics failed: {exc}") from exc

@@ -104,7 +104,8 @@ def allowed_classes(value: str, onto: Ontology, use_shape: bool = True) -> tuple
     for cls in onto.classes:
         kind = literal_kind(cls)
         if sh == "number":
-            ok = kind in _NUMBER_KINDS | _STRING_KINDS or (kind in _DATE_KINDS and re.fullmatch(r"\d{3,4}", value.strip().strip('"')) is not None)
+            year_like = re.fullmatch(r"\d{3,4}", value.strip().strip('"')) is not None
+            ok = kind in _NUMBER_KINDS | _STRING_KINDS or (kind in _DATE_KINDS and year_like)
         elif sh == "date":
             ok = kind in _DATE_KINDS | _STRING_KINDS
         else:  # text: anything but a number/date literal

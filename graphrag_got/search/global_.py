@@ -42,6 +42,13 @@ class MapAnswer(BaseModel):
     extract: str = Field(description="what this community says that helps answer, in 1-3 sentences; empty if nothing")
 
 
+#: Written out: plain types only, the 0-10 range is checked by MapAnswer (and retried once).
+MAP_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"relevance": {"type": "integer"}, "extract": {"type": "string"}},
+    "required": ["relevance", "extract"],
+}
+
 MAP_PROMPT = (
     "You rate how useful one summary of a group of related entities (a community of a knowledge graph) "
     "is for answering a question, and extract what helps. Use only the summary. "
@@ -124,7 +131,8 @@ def global_search(
         user = (f"QUESTION: {question}\n\nCOMMUNITY {row['id']}: {row['title'] or ''}\n"
                 f"MEMBERS: {members}\nSUMMARY: {row['summary']}")  # fmt: skip
         try:
-            obj, attempt = complete_json(chat, MAP_PROMPT, user, MapAnswer, replay_key=f"community:{row['id']}")
+            obj, attempt = complete_json(chat, MAP_PROMPT, user, MapAnswer, schema=MAP_SCHEMA,
+                                          replay_key=f"community:{row['id']}")
             with lock:
                 res._count(attempt, len(attempt.raw_responses))
             rating.relevance, rating.extract = obj.relevance, obj.extract.strip()

@@ -205,10 +205,12 @@ def match_entities(text: str, catalog: list[dict[str, Any]], source: str = "ques
     for m in re.finditer(r"\w+", q):
         if not any(consumed[m.start() : m.end()]) and len(m.group()) >= 4 and m.group() not in STOPWORDS:
             tokens.append(m.group())
+    # A key word can be matched alone when it is distinctive: 5+ letters, or the first word of the
+    # key (a given name like "robb"); a short later word ("gris" of "gusano gris") is too common.
     by_word: dict[str, list[dict[str, Any]]] = {}
     for k, ents in keys.items():
-        for w in set(k.split()):
-            if len(w) >= 4 and w not in STOPWORDS:
+        for i, w in enumerate(k.split()):
+            if (len(w) >= 5 or (i == 0 and len(w) >= 4)) and w not in STOPWORDS:
                 by_word.setdefault(w, []).extend(ents)
     used: set[str] = set()
 
@@ -250,8 +252,15 @@ def match_entities(text: str, catalog: list[dict[str, Any]], source: str = "ques
 
 
 class AnchorNames(BaseModel):
-    entities: list[str] = Field(default_factory=list, max_length=10,
-                                description="names of the characters, houses, places, organizations and events the question is about")  # fmt: skip
+    entities: list[str] = Field(default_factory=list, description="names the question is about")
+
+
+#: Written out, no maxItems (bounded repetitions blow up llama.cpp grammars); cut to MAX_ANCHORS in code.
+ANCHOR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"entities": {"type": "array", "items": {"type": "string"}}},
+    "required": ["entities"],
+}
 
 
 ANCHOR_PROMPT = (
@@ -406,9 +415,9 @@ def local_search(
     if answer and llm_anchors:
         chat = chat or _chat(settings)
         try:
-            obj, attempt = complete_json(chat, ANCHOR_PROMPT, f"QUESTION: {question}", AnchorNames)
+            obj, attempt = complete_json(chat, ANCHOR_PROMPT, f"QUESTION: {question}", AnchorNames, schema=ANCHOR_SCHEMA)
             res._count(attempt, len(attempt.raw_responses))
-            llm_names = [n for n in obj.entities if isinstance(n, str) and n.strip()]
+            llm_names = [n for n in obj.entities if isinstance(n, str) and n.strip()][:MAX_ANCHORS]
         except LLMOutputError as exc:
             res.llm_calls += len(exc.raw_responses)
             res.llm_errors.append(f"anchor extraction: {exc}")

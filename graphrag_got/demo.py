@@ -1,0 +1,167 @@
+"""The whole job in one call: ontology check -> extract -> report -> load -> communities -> questions.
+
+Used by ``graphrag-got demo`` (README's first command) and usable from Python. Every step is the
+same function the individual commands call, so the demo proves the pipeline rather than a special
+path. Each step is idempotent and cached: a rerun on an unchanged corpus makes no LLM call.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from .config import Settings
+from .ontology import Ontology
+
+LOCAL_QUESTION = "¿Cómo se conocieron Jon Snow y Daenerys?"
+GLOBAL_QUESTION = "¿Cuáles son las principales facciones en conflicto y qué las mueve?"
+
+
+@dataclass
+class DemoResult:
+    timings: dict[str, float] = field(default_factory=dict)
+    paths: dict[str, Path] = field(default_factory=dict)
+    llm_calls: dict[str, int] = field(default_factory=dict)
+    facts: dict[str, Any] = field(default_factory=dict)
+    answers: dict[str, str] = field(default_factory=dict)
+
+
+def run_demo(settings: Settings, *, local_question: str = LOCAL_QUESTION, global_question: str = GLOBAL_QUESTION,
+             say: Callable[[str], None] | None = None) -> DemoResult:
+    say = say or (lambda s: print(s, flush=True))
+    res = DemoResult()
+
+    def step(name: str) -> "_Step":
+        return _Step(name, res, say)
+
+    with step("ontology"):
+        onto = Ontology.from_file(settings.ontology_path)
+        say(f"  {onto.source}: {len(onto.classes)} classes, {len(onto.relations)} relations")
+
+    from .llm import resolve_provider
+
+    provider = resolve_provider(settings)
+    if provider == "llamacpp":
+        with step("model"):
+            from .model_store import REGISTRY, install_model, is_installed
+
+            name = settings.llamacpp_model
+            if name in REGISTRY and not is_installed(name, settings):
+                install_model(name, settings, progress=lambda s: say(f"  {s}"))
+            say(f"  LLM: embedded llama.cpp, {name}")
+    else:
+        say(f"LLM: {provider}")
+
+    with step("neo4j"):
+        from .neo4j_server import ensure_running
+
+        info = ensure_running(settings)
+        say(f"  Neo4j at {settings.neo4j_uri}" + (f" (embedded, pid {info.pid})" if getattr(info, "pid", None) else ""))
+
+    with step("extract"):
+        from .extract import run_extraction
+
+        ex = run_extraction(settings, onto)
+        for line in ex.lines():
+            say("  " + line)
+        res.paths["extraction"] = ex.out_path
+        res.llm_calls["extract"] = ex.llm_calls
+
+    with step("report"):
+        from .report import write_report
+
+        written = write_report(ex.out_path, settings.out_dir, ontology=onto)
+        for fmt, p in written.items():
+            res.paths[f"report.{fmt}"] = Path(p)
+        say(f"  discarded-relations report: {written.get('html') or next(iter(written.values()))}")
+
+    from .graphdb import connect
+
+    driver = connect(settings)
+    try:
+        with step("load"):
+            from .load import load_extraction
+
+            ls = load_extraction(driver, settings, ex.out_path, onto)
+            say(f"  documents +{ls.documents_added} ~{ls.documents_updated} ={ls.documents_unchanged} "
+                f"-{ls.documents_pruned}; entities written {ls.entities_written}, relationships written "
+                f"{ls.relations_written}; refused {ls.relations_refused}")
+
+        with step("communities"):
+            from .communities import detect_communities, read_entity_graph, summarize_communities, write_communities
+
+            eg = read_entity_graph(driver, settings, onto)
+            comms = detect_communities(eg, settings.community_resolution, settings.community_seed)
+            write_communities(driver, settings, comms)
+            sizes = sorted((len(c.members) for c in comms), reverse=True)
+            say(f"  {len(comms)} communities (largest {sizes[0] if sizes else 0}, "
+                f"singletons {sum(1 for s in sizes if s == 1)})")
+            sm = summarize_communities(driver, settings, ontology=onto)
+            res.llm_calls["communities"] = sm.llm_calls
+            est = " (estimated)" if sm.tokens_estimated else ""
+            say(f"  summaries: {sm.generated} new, {sm.cached + sm.unchanged} reused, {len(sm.failed)} failed; "
+                f"{sm.llm_calls} LLM calls, tokens in/out {sm.input_tokens}/{sm.output_tokens}{est}")
+            if sm.export_path:
+                res.paths["communities"] = Path(sm.export_path)
+
+        with step("ask local"):
+            from .search.local import local_search
+
+            lr = local_search(driver, settings, local_question, ontology=onto)
+            res.llm_calls["ask local"] = lr.llm_calls
+            res.facts["local"] = lr.context_lines
+            res.answers["local"] = lr.answer or ""
+            say(f"  Q: {local_question}")
+            say(f"  anchors: {', '.join(a.name for a in lr.anchors) or 'none'}; facts in context: {len(lr.facts)}")
+            for line in lr.context_lines[:8]:
+                say(f"    - {line}")
+            say(f"  A: {lr.answer}")
+
+        with step("ask global"):
+            from .search.global_ import global_search
+
+            gr = global_search(driver, settings, global_question)
+            res.llm_calls["ask global"] = gr.llm_calls
+            res.answers["global"] = gr.answer or ""
+            say(f"  Q: {global_question}")
+            say(f"  communities rated {len(gr.ratings)}, kept {len(gr.kept)} (threshold {gr.threshold})")
+            say(f"  A: {gr.answer}")
+
+        with step("viz"):
+            from .viz import graph_from_neo4j, render_html
+
+            nodes, edges, titles = graph_from_neo4j(driver, settings)
+            out = settings.out_dir / "graph.html"
+            render_html(nodes, edges, out, "graphrag_got: Juego de Tronos", legend_labels=titles or None)
+            res.paths["graph"] = out
+            say(f"  {len(nodes)} nodes, {len(edges)} edges -> {out}")
+    finally:
+        driver.close()
+
+    say("")
+    say("done. Written:")
+    for name, p in res.paths.items():
+        say(f"  {name:<14} {p}")
+    say("timings: " + ", ".join(f"{k} {v:.1f}s" for k, v in res.timings.items()))
+    total_calls = sum(res.llm_calls.values())
+    say(f"LLM calls: {total_calls}" + (" (everything was cached)" if total_calls == 0 else
+                                      " (" + ", ".join(f"{k} {v}" for k, v in res.llm_calls.items()) + ")"))
+    return res
+
+
+class _Step:
+    def __init__(self, name: str, res: DemoResult, say: Callable[[str], None]):
+        self.name, self.res, self.say = name, res, say
+
+    def __enter__(self) -> "_Step":
+        self.t0 = time.monotonic()
+        self.say(f"== {self.name}")
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        self.res.timings[self.name] = time.monotonic() - self.t0
+        if exc_type is not None and exc_type is not KeyboardInterrupt:
+            print(f"step '{self.name}' failed after {self.res.timings[self.name]:.1f}s", file=sys.stderr)
