@@ -58,7 +58,7 @@ class Settings(BaseModel):
     neo4j_password: str = "graphrag-got"
     neo4j_database: str = "neo4j"
     neo4j_version: str = "5.26.30"
-    batch_size: int = Field(1000, ge=1)
+    batch_size: int = Field(5000, ge=1)
 
     # --- communities and search -------------------------------------------------------------
     community_resolution: float = Field(1.0, gt=0)

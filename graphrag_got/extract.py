@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -27,6 +25,7 @@ from langchain_core.language_models import BaseChatModel
 from .chunking import Chunk, ChunkedDocument, read_corpus
 from .config import Settings
 from .errors import ExtractionError, LLMError
+from .files import write_json_atomic
 from .llm import LLMOutputError, complete_json, get_chat_model, model_label, resolve_provider
 from .ontology import Ontology
 from .schema import extraction_schema
@@ -102,19 +101,6 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
         return None  # a torn or missing entry is a cache miss, never an error
     return data if isinstance(data, dict) else None
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False, indent=1)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # ---------------------------------------------------------------------------- progress

@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, TypeVar
+from typing import Any, TypeVar
 
 import json_repair
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -333,7 +333,3 @@ def _short_error(exc: Exception) -> str:
         parts = [f"{'.'.join(str(p) for p in e['loc']) or 'root'}: {e['msg']}" for e in exc.errors()[:5]]
         return "; ".join(parts)
     return str(exc)
-
-
-def iter_providers() -> Iterator[str]:
-    yield from ("ollama", "llamacpp", "replay")

@@ -25,7 +25,7 @@ import gc
 import json
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -314,7 +314,7 @@ def _plan(ext: _Extraction, onto: _OntologyView) -> _Plan:
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterable[None]:
+def _gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while building hundreds of thousands of small objects
     (none of them cyclic): its repeated full scans made parsing and planning ~4x slower."""
     was_enabled = gc.isenabled()

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlsplit
 
+from .files import write_text_atomic
 from .config import Settings
 from .errors import Neo4jServerError
 
@@ -52,7 +53,7 @@ JVM_FLAGS = [
     "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
     "--enable-native-access=ALL-UNNAMED",
 ]
-PAGECACHE = "128m"
+PAGECACHE = "512m"
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 MIN_JAVA = 17
 LOG_TAIL_LINES = 40
@@ -293,12 +294,6 @@ def _read_pid(settings: Settings) -> int | None:
     return None
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
 def _log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
     try:
         with path.open(errors="replace") as fh:
@@ -404,7 +399,7 @@ def start(settings: Settings, wait_s: float = 180) -> ServerInfo:
             except OSError as exc:
                 raise Neo4jServerError(f"cannot run {java}: {exc}") from None
         _CHILDREN[proc.pid] = proc
-        _write_atomic(pid_path(settings), f"{proc.pid}\n")
+        write_text_atomic(pid_path(settings), f"{proc.pid}\n")
         return _wait_ready(settings, proc.pid, proc, t0, wait_s, jars, started=True)
 
 

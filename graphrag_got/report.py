@@ -19,15 +19,14 @@ import difflib
 import html
 import io
 import json
-import os
 import re
-import tempfile
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from .files import write_text_atomic
 from .errors import ConfigError, ExtractionFileError
 from .normalize import normalize_name
 from .ontology import Ontology
@@ -941,23 +940,6 @@ _RENDERERS = {"md": to_markdown, "html": to_html, "csv": to_csv, "json": to_json
 
 
 # ============================================================================ writing
-def _write_atomic(path: Path, text: str) -> None:
-    """Temp file in the same folder + rename: readers see the old file or the new one, never half."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
 def parse_formats(formats: str | Iterable[str]) -> tuple[str, ...]:
     """``"md,html"`` or an iterable -> validated, de-duplicated formats."""
     items = formats.split(",") if isinstance(formats, str) else list(formats)
@@ -994,7 +976,7 @@ def write_report(
     for fmt in fmts:
         path = out / f"{REPORT_BASENAME}.{fmt}"
         try:
-            _write_atomic(path, _RENDERERS[fmt](report))
+            write_text_atomic(path, _RENDERERS[fmt](report))
         except OSError as exc:
             raise ConfigError(f"{path}: cannot write the report ({exc}); pass another --out-dir.") from None
         written[fmt] = path

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import html
 import math
-import os
 import re
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -33,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
+from .files import write_text_atomic
 from .normalize import entity_uid
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -334,17 +333,7 @@ def render_html(
         nodes="\n".join(node_svg),
         script=_SCRIPT,
     )
-    out = Path(out_path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(page)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return out
+    return write_text_atomic(out_path, page)
 
 
 _TEMPLATE = """<!DOCTYPE html>

@@ -20,15 +20,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from graphrag_got.files import write_text_atomic  # noqa: E402
 from graphrag_got.chunking import chunk_text, read_text  # noqa: E402
 from graphrag_got.normalize import entity_uid, normalize_name  # noqa: E402
 
@@ -527,18 +526,6 @@ def render(data: dict[str, Any]) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-def write_atomic(path: Path, content: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(content)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only compare with the checked-in file")
@@ -553,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"{OUT} is up to date")
         return 0
-    write_atomic(out, content)
+    write_text_atomic(out, content)
     counts = data["counts"]
     print(f"wrote {OUT}: {counts['chunks']} chunks, {counts['entities']} entities, {counts['relations']} relations")
     return 0

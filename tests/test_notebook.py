@@ -71,6 +71,9 @@ def test_walkthrough_notebook_runs_end_to_end(neo4j_settings: Settings, clean_gr
         "GRAPHRAG_MAX_ENTITIES": "5",
         "GRAPHRAG_MAX_RELATIONS": "5",
         "GRAPHRAG_LLM_MAX_TOKENS": "400",
+        # one thread: on a busy shared machine llama.cpp's threads spin-wait on each other (minutes
+        # per chunk with 2 threads and a load of 6, where one thread stays steady); override if idle
+        "GRAPHRAG_LLAMACPP_THREADS": os.environ.get("GRAPHRAG_LLAMACPP_THREADS", "1"),
         "GRAPHRAG_CORPUS": str(corpus),
         "GRAPHRAG_HOME": str(tmp_path / "home"),
         "GRAPHRAG_NOTEBOOK_DIR": str(work),
@@ -82,7 +85,8 @@ def test_walkthrough_notebook_runs_end_to_end(neo4j_settings: Settings, clean_gr
     if os.environ.get("GRAPHRAG_REQUIRE_LLM"):
         env["GRAPHRAG_REQUIRE_LLM"] = os.environ["GRAPHRAG_REQUIRE_LLM"]
 
-    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+    timeout = int(os.environ.get("GRAPHRAG_NOTEBOOK_CELL_TIMEOUT", "600"))  # seconds per cell
+    client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3",
                                      resources={"metadata": {"path": str(run_dir)}})
     try:
         client.execute(env=env)

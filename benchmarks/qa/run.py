@@ -36,7 +36,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ if str(ROOT) not in sys.path:
 
 import neo4j  # noqa: E402
 
+from graphrag_got.files import write_text_atomic  # noqa: E402
 from graphrag_got import cypher  # noqa: E402
 from graphrag_got import communities as cm  # noqa: E402
 from graphrag_got.config import Settings  # noqa: E402
@@ -451,18 +451,6 @@ def markdown(local: list[LocalRow], glob: list[GlobalRow], meta: dict[str, Any],
     if singles:
         lines.append(f"\nSingletons ({len(singles)}): {', '.join(sorted(singles))}")
     return "\n".join(lines) + "\n"
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # ---------------------------------------------------------------------------------------------

@@ -17,12 +17,12 @@ Text2KGBench: Mihindukulasooriya, Tiwari, Enguix, Lata (ISWC 2023), data CC BY-S
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
+
+from graphrag_got.files import write_text_atomic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import scorer  # noqa: E402
@@ -124,18 +124,6 @@ def markdown(rows: list[dict], tolerance: float) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=default_data_dir(), help="Text2KGBench data folder")
@@ -153,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     text = markdown(rows, args.tolerance)
     print(text)
-    write_atomic(args.out, text)
+    write_text_atomic(args.out, text)
     print(f"wrote {args.out}")
     worst = max(abs(r["ours"][m] - r["published"][m]) for r in rows for m in scorer.METRICS)
     if worst > args.tolerance:

@@ -46,12 +46,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import unicodedata
 from pathlib import Path
 from typing import Any
 
 from graphrag_got.errors import OntologyError
+from graphrag_got.files import write_json_atomic
 
 RESERVED_CLASSES = frozenset({"Entity", "Document", "Chunk", "Community"})
 RESERVED_RELATIONS = frozenset({"HAS_CHUNK", "MENTIONS", "IN_COMMUNITY"})
@@ -263,15 +263,4 @@ def import_text2kgbench(path: str | os.PathLike[str]) -> tuple[dict[str, Any], d
 
 def write_ontology(ontology: dict[str, Any], out_path: str | os.PathLike[str]) -> Path:
     """Write ``ontology`` as pretty JSON, atomically (temp file in the same folder, then rename)."""
-    out = Path(out_path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(ontology, fh, ensure_ascii=False, indent=2)
-            fh.write("\n")
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return out
+    return write_json_atomic(out_path, ontology, indent=2)
