@@ -391,7 +391,7 @@ def summarize_communities(
     ``force`` ignores the summaries on the nodes (the disk cache still answers).
     A community whose answer stays invalid is reported in ``failed`` and left without a summary.
     """
-    from .extract import write_json_atomic
+    from .files import write_json_atomic
 
     t0 = time.perf_counter()
     out = progress or (lambda s: print(s, file=sys.stderr, flush=True))

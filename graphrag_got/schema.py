@@ -106,7 +106,13 @@ def llm_schema(model: type[BaseModel]) -> dict[str, Any]:
             if "$ref" in node:
                 target = node["$ref"].rsplit("/", 1)[-1]
                 return inline(copy.deepcopy(defs[target]))
-            return {k: inline(v) for k, v in node.items() if k not in {"title", "discriminator"}}
+            out = {}
+            for k, v in node.items():
+                if k in {"title", "discriminator"}:
+                    continue
+                # "properties" maps field names (which may be called "title") to schemas
+                out[k] = {name: inline(sub) for name, sub in v.items()} if k == "properties" else inline(v)
+            return out
         if isinstance(node, list):
             return [inline(v) for v in node]
         return node

@@ -83,3 +83,18 @@ def test_property_names_that_clash_with_pydantic_are_safe():
                                "relaciones": [{"nombre": "R", "dominio": "A", "rango": "A"}]})
     m = entity_models(onto)["A"].model_validate({"type": "A", "name": "x", "schema": "s", "model_config": "c"})
     assert m.model_dump(by_alias=True)["schema"] == "s"
+
+
+def test_llm_schema_keeps_a_field_named_title():
+    from pydantic import BaseModel
+
+    from graphrag_got.schema import llm_schema
+
+    class Summary(BaseModel):
+        title: str
+        summary: str
+
+    schema = llm_schema(Summary)
+    assert set(schema["properties"]) == {"title", "summary"}
+    assert "title" not in schema["properties"]["title"]  # the keyword is dropped, the field is kept
+    assert schema["required"] == ["title", "summary"]
