@@ -48,8 +48,8 @@ class Settings(BaseModel):
     llm_max_tokens: int = Field(1536, ge=64)
     llm_timeout_s: float = Field(600.0, gt=0)
     replay_file: Path | None = None
-    max_entities: int = Field(15, ge=1, description="maxItems of the entity array in the schema")
-    max_relations: int = Field(15, ge=1, description="maxItems of the relation array in the schema")
+    max_entities: int = Field(12, ge=1, description="maxItems of the entity array in the schema")
+    max_relations: int = Field(12, ge=1, description="maxItems of the relation array in the schema")
     concurrency: int = Field(1, ge=1)
 
     # --- Neo4j -----------------------------------------------------------------------------

@@ -281,8 +281,11 @@ wrote: with few chunks or a small model, the edits may change nothing.
 """)
 
 code("""
-re_orig = run_extraction(settings, onto, out_path=OUT / "revalidated_original.json", revalidate=True)
-re_edit = run_extraction(settings, edited, out_path=OUT / "revalidated_edited.json", revalidate=True)
+quiet = lambda line: None  # noqa: E731  (no per-chunk progress lines: this takes well under a second)
+re_orig = run_extraction(settings, onto, out_path=OUT / "revalidated_original.json", revalidate=True,
+                         progress_out=quiet)
+re_edit = run_extraction(settings, edited, out_path=OUT / "revalidated_edited.json", revalidate=True,
+                         progress_out=quiet)
 assert re_orig.llm_calls == 0 and re_edit.llm_calls == 0
 data_orig = json.loads(re_orig.out_path.read_text(encoding="utf-8"))
 data_edit = json.loads(re_edit.out_path.read_text(encoding="utf-8"))
@@ -393,8 +396,9 @@ else:
 md("""
 ### Drawing it
 
-networkx + matplotlib: nodes labelled by name and coloured by class, edges labelled by relation. The
-figure is also saved as `community.png` in the scratch folder.
+networkx + matplotlib: nodes labelled by name and coloured by class, edges labelled by relation
+(symmetric ones marked "sym."; the arrow then only shows the stored order). The figure is also
+saved as `community.png` in the scratch folder.
 """)
 
 code("""
@@ -414,7 +418,7 @@ def draw_entities(eg, uids, title, max_nodes=40):
     for r in eg.relations:
         if r.start in keep and r.end in keep and r.start != r.end:
             g.add_edge(r.start, r.end)
-            labels_on_edge.setdefault((r.start, r.end), []).append(r.type)
+            labels_on_edge.setdefault((r.start, r.end), []).append(r.type + (" (sym.)" if r.symmetric else ""))
     fig, ax = plt.subplots(figsize=(11, 7.5))
     ax.set_title(title, fontsize=13)
     ax.axis("off")
@@ -432,7 +436,7 @@ def draw_entities(eg, uids, title, max_nodes=40):
     nx.draw_networkx_labels(g, pos, ax=ax, font_size=9,
                             labels={u: eg.entities[u]["name"] for u in g.nodes},
                             bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.75))
-    nx.draw_networkx_edge_labels(g, pos, ax=ax, font_size=7, font_color="#444444",
+    nx.draw_networkx_edge_labels(g, pos, ax=ax, font_size=8, font_color="#444444",
                                  edge_labels={e: "\\n".join(t) for e, t in labels_on_edge.items()},
                                  bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.7))
     ax.legend(handles=[Line2D([0], [0], marker="o", ls="", markersize=11, color=color[c], label=c) for c in classes],
@@ -468,8 +472,8 @@ nodes, edges, titles = graph_from_neo4j(driver, settings)
 graph_html = render_html(nodes, edges, OUT / "graph.html", "graphrag_got walkthrough", legend_labels=titles or None)
 print(f"{len(nodes)} nodes, {len(edges)} edges -> {graph_html}")
 page = graph_html.read_text(encoding="utf-8")
-display(HTML(f'<iframe srcdoc="{html_lib.escape(page, quote=True)}" '
-             f'style="width:100%;height:560px;border:1px solid #ccc"></iframe>'))
+display(HTML(f'<div><iframe srcdoc="{html_lib.escape(page, quote=True)}" '
+             f'style="width:100%;height:560px;border:1px solid #ccc"></iframe></div>'))
 """)
 
 # --------------------------------------------------------------------------------------------------
