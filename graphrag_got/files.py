@@ -13,17 +13,33 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write ``text`` to a temp file beside ``path``, then rename it over ``path`` (atomic on POSIX)."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
+    umask = _umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, out)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return out
+
+
+def _umask() -> int:
+    """The process umask, read without changing it (``os.umask`` would race with other threads).
+
+    mkstemp creates 0600 files; written files get the usual 0666 minus the umask instead.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    return 0o022
 
 
 def write_json_atomic(path: str | Path, data: Any, indent: int | None = 1) -> Path:

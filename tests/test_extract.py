@@ -178,3 +178,19 @@ def test_cli_extract_without_replay_file_is_a_clear_error(corpus, tmp_path, caps
                  "extract", str(corpus)])
     assert code == 1
     assert "replay" in capsys.readouterr().err
+
+
+def test_written_files_get_ordinary_permissions(tmp_path):
+    import os
+    import stat
+
+    from graphrag_got.files import write_json_atomic
+
+    old = os.umask(0o022)
+    try:
+        path = write_json_atomic(tmp_path / "x.json", {"a": 1})
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert json.loads(path.read_text()) == {"a": 1}
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
