@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 import sys
 import threading
 import time
@@ -49,9 +50,10 @@ from pydantic import BaseModel, Field
 from . import cypher
 from .config import Settings
 from .errors import GraphragGotError, LLMError, Neo4jError
-from .llm import Attempt, LLMOutputError, complete_json
+from .llm import LLMOutputError, complete_json
 
-PROMPT_VERSION = "community-v1"
+PROMPT_VERSION = "community-v2"
+SUMMARY_MAX_TOKENS = 450  # a 3-6 sentence summary fits; a model stuck repeating itself is cut off
 LEVEL = 0
 #: Fields of an entity node that are graph bookkeeping, not ontology properties.
 BOOKKEEPING = frozenset({"uid", "key", "name", "type", "chunk_ids", "doc_ids", "communityId", "communityLevel"})
@@ -340,6 +342,18 @@ SYSTEM_PROMPT = (
 )
 
 
+def drop_repeated_sentences(text: str) -> str:
+    """Keep the first occurrence of each sentence: small models loop on the same sentence."""
+    seen: set[str] = set()
+    kept: list[str] = []
+    for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
+        key = " ".join(sentence.lower().split())
+        if key and key not in seen:
+            seen.add(key)
+            kept.append(sentence)
+    return " ".join(kept)
+
+
 def _clip(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
@@ -438,7 +452,8 @@ def summarize_communities(
             """(rec, key, summary or None, attempt or None, error or None, calls made)"""
             try:
                 obj, attempt = complete_json(chat, SYSTEM_PROMPT, f"COMMUNITY {rec['id']}\n{text}",
-                                             CommunitySummary, schema=SUMMARY_SCHEMA)
+                                             CommunitySummary, schema=SUMMARY_SCHEMA,
+                                             max_tokens=SUMMARY_MAX_TOKENS)
                 return rec, key, obj, attempt, None, len(attempt.raw_responses)
             except LLMOutputError as exc:
                 return rec, key, None, None, str(exc), len(exc.raw_responses)
@@ -461,7 +476,7 @@ def summarize_communities(
                     else:
                         res.generated += 1
                         record = {"title": _clip(obj.title, MAX_TITLE_CHARS),
-                                  "summary": _clip(obj.summary, MAX_SUMMARY_CHARS), "model": label,
+                                  "summary": _clip(drop_repeated_sentences(obj.summary), MAX_SUMMARY_CHARS), "model": label,
                                   "prompt_version": PROMPT_VERSION, "community": rec["id"],
                                   "raw_responses": attempt.raw_responses if attempt else []}  # fmt: skip
                         write_json_atomic(cache_dir / f"{key}.json", record)

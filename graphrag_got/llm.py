@@ -230,9 +230,25 @@ def _constraint_kwargs(chat: BaseChatModel, schema: dict[str, Any] | None) -> di
     return {}
 
 
-def _invoke(chat: BaseChatModel, messages: list[BaseMessage], attempt: Attempt | None, **kwargs: Any) -> str:
+def _length_kwargs(chat: BaseChatModel, max_tokens: int | None) -> dict[str, Any]:
+    """Cap one call's answer length (small models can repeat a sentence until they run out of tokens)."""
+    if max_tokens is None:
+        return {}
+    name = type(chat).__name__
+    if name == "ChatLlamaCpp":
+        return {"max_tokens": max_tokens}
+    if name == "ChatOllama":
+        # `options` replaces the model's options wholesale, so repeat the ones we set
+        return {"options": {"temperature": 0, "num_ctx": getattr(chat, "num_ctx", None) or 4096,
+                            "num_predict": max_tokens}}
+    return {}
+
+
+def _invoke(chat: BaseChatModel, messages: list[BaseMessage], attempt: Attempt | None,
+            max_tokens: int | None = None, **kwargs: Any) -> str:
     if not isinstance(chat, ReplayChatModel):
         kwargs.pop("replay_key", None)
+    kwargs.update(_length_kwargs(chat, max_tokens))
     try:
         if _is_llamacpp(chat):
             with _LLAMA_LOCK:
@@ -256,9 +272,10 @@ def _invoke(chat: BaseChatModel, messages: list[BaseMessage], attempt: Attempt |
     return text
 
 
-def complete_text(chat: BaseChatModel, system: str, user: str, attempt: Attempt | None = None) -> str:
-    """A plain-text answer."""
-    return _invoke(chat, [SystemMessage(content=system), HumanMessage(content=user)], attempt).strip()
+def complete_text(chat: BaseChatModel, system: str, user: str, attempt: Attempt | None = None,
+                  max_tokens: int | None = None) -> str:
+    """A plain-text answer (at most ``max_tokens`` long when given)."""
+    return _invoke(chat, [SystemMessage(content=system), HumanMessage(content=user)], attempt, max_tokens).strip()
 
 
 _FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n?(.*?)\n?```\s*$", re.DOTALL)
@@ -290,7 +307,7 @@ def parse_json_text(text: str) -> tuple[Any, bool]:
 
 def complete_json(chat: BaseChatModel, system: str, user: str, model: type[T] | None = None,
                   schema: dict[str, Any] | None = None, replay_key: str | None = None,
-                  retries: int = 1) -> tuple[T | Any, Attempt]:
+                  retries: int = 1, max_tokens: int | None = None) -> tuple[T | Any, Attempt]:
     """A JSON answer validated by ``model`` (any JSON object when None), with repair and retries.
 
     Decoding is constrained by ``schema`` (or the model's schema) where the provider supports it.
@@ -305,7 +322,7 @@ def complete_json(chat: BaseChatModel, system: str, user: str, model: type[T] | 
     messages: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=user)]
     kwargs = {**_constraint_kwargs(chat, schema), "replay_key": replay_key}
     for i in range(retries + 1):
-        text = _invoke(chat, messages, attempt, **kwargs)
+        text = _invoke(chat, messages, attempt, max_tokens, **kwargs)
         attempt.raw_responses.append(text)
         try:
             value, repaired = parse_json_text(text)

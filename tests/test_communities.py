@@ -182,3 +182,10 @@ def test_summarize_reports_a_failing_community_and_goes_on(got) -> None:  # type
     chat2, counter2 = fake_chat([SUMMARY])
     res2 = cm.summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", progress=lambda s: None)
     assert (counter2.calls, res2.generated, res2.failed) == (1, 1, [])
+
+
+def test_repeated_sentences_are_dropped_from_summaries():
+    from graphrag_got.communities import drop_repeated_sentences
+
+    text = "La Casa Stark lidera el Norte. Jon Snow es su rey.  La casa stark lidera el Norte. Jon Snow es su rey."
+    assert drop_repeated_sentences(text) == "La Casa Stark lidera el Norte. Jon Snow es su rey."

@@ -37,6 +37,10 @@ NOTHING_RELEVANT_ANSWER = (
 )
 
 
+MAP_MAX_TOKENS = 300  # a relevance score and a short extract
+REDUCE_MAX_TOKENS = 800
+
+
 class MapAnswer(BaseModel):
     relevance: int = Field(ge=0, le=10, description="0 = unrelated, 10 = answers the question directly")
     extract: str = Field(description="what this community says that helps answer, in 1-3 sentences; empty if nothing")
@@ -132,7 +136,7 @@ def global_search(
                 f"MEMBERS: {members}\nSUMMARY: {row['summary']}")  # fmt: skip
         try:
             obj, attempt = complete_json(chat, MAP_PROMPT, user, MapAnswer, schema=MAP_SCHEMA,
-                                          replay_key=f"community:{row['id']}")
+                                          replay_key=f"community:{row['id']}", max_tokens=MAP_MAX_TOKENS)
             with lock:
                 res._count(attempt, len(attempt.raw_responses))
             rating.relevance, rating.extract = obj.relevance, obj.extract.strip()
@@ -159,7 +163,7 @@ def global_search(
     user = f"QUESTION: {question}\n\nEXTRACTS:\n\n" + "\n\n".join(blocks) + "\n\nAnswer from these extracts only."
     attempt = Attempt()
     try:
-        res.answer = complete_text(chat, REDUCE_PROMPT, user, attempt)
+        res.answer = complete_text(chat, REDUCE_PROMPT, user, attempt, max_tokens=REDUCE_MAX_TOKENS)
     finally:
         res._count(attempt, 1)
     return res

@@ -45,6 +45,8 @@ PATH_LIMIT = 5000  # paths expanded at most per neighbourhood query (hub guard)
 MAX_EXCERPTS = 3
 EXCERPT_CHARS = 400
 FUZZY_CUTOFF = 0.82
+ANCHOR_MAX_TOKENS = 150  # a short list of names
+ANSWER_MAX_TOKENS = 600
 
 NO_ANCHOR_ANSWER = (
     "No anchor found: the question names no entity of the graph, so there is nothing to answer from. "
@@ -415,7 +417,8 @@ def local_search(
     if answer and llm_anchors:
         chat = chat or _chat(settings)
         try:
-            obj, attempt = complete_json(chat, ANCHOR_PROMPT, f"QUESTION: {question}", AnchorNames, schema=ANCHOR_SCHEMA)
+            obj, attempt = complete_json(chat, ANCHOR_PROMPT, f"QUESTION: {question}", AnchorNames, schema=ANCHOR_SCHEMA,
+                                         max_tokens=ANCHOR_MAX_TOKENS)
             res._count(attempt, len(attempt.raw_responses))
             llm_names = [n for n in obj.entities if isinstance(n, str) and n.strip()][:MAX_ANCHORS]
         except LLMOutputError as exc:
@@ -442,7 +445,7 @@ def local_search(
     attempt = Attempt()
     user = f"QUESTION: {question}\n\n{res.context_text()}\n\nAnswer the question from this context only."
     try:
-        res.answer = complete_text(chat, ANSWER_PROMPT, user, attempt)
+        res.answer = complete_text(chat, ANSWER_PROMPT, user, attempt, max_tokens=ANSWER_MAX_TOKENS)
     finally:
         res._count(attempt, 1)
     return res
