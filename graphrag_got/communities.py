@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import re
 import sys
 import threading
 import time
@@ -50,7 +49,7 @@ from pydantic import BaseModel, Field
 from . import cypher
 from .config import Settings
 from .errors import GraphragGotError, LLMError, Neo4jError
-from .llm import LLMOutputError, complete_json
+from .llm import LLMOutputError, complete_json, drop_repeated_sentences
 
 PROMPT_VERSION = "community-v2"
 SUMMARY_MAX_TOKENS = 450  # a 3-6 sentence summary fits; a model stuck repeating itself is cut off
@@ -340,18 +339,6 @@ SYSTEM_PROMPT = (
     "words (e.g. its faction, house or main event); the summary, 3-6 sentences, says who its key "
     "members are, how they are related (alliances, betrayals, marriages, wars, rule) and when."
 )
-
-
-def drop_repeated_sentences(text: str) -> str:
-    """Keep the first occurrence of each sentence: small models loop on the same sentence."""
-    seen: set[str] = set()
-    kept: list[str] = []
-    for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
-        key = " ".join(sentence.lower().split())
-        if key and key not in seen:
-            seen.add(key)
-            kept.append(sentence)
-    return " ".join(kept)
 
 
 def _clip(text: str, limit: int) -> str:

@@ -274,8 +274,23 @@ def _invoke(chat: BaseChatModel, messages: list[BaseMessage], attempt: Attempt |
 
 def complete_text(chat: BaseChatModel, system: str, user: str, attempt: Attempt | None = None,
                   max_tokens: int | None = None) -> str:
-    """A plain-text answer (at most ``max_tokens`` long when given)."""
-    return _invoke(chat, [SystemMessage(content=system), HumanMessage(content=user)], attempt, max_tokens).strip()
+    """A plain-text answer (at most ``max_tokens`` long when given), without repeated sentences."""
+    # Free text may take a mild repetition penalty (JSON may not: it repeats keys by design).
+    extra = {"repeat_penalty": 1.1} if _is_llamacpp(chat) else {}
+    text = _invoke(chat, [SystemMessage(content=system), HumanMessage(content=user)], attempt, max_tokens, **extra)
+    return drop_repeated_sentences(text.strip())
+
+
+def drop_repeated_sentences(text: str) -> str:
+    """Keep the first occurrence of each sentence: small models loop on the same sentence."""
+    seen: set[str] = set()
+    kept: list[str] = []
+    for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
+        key = " ".join(sentence.lower().split())
+        if key and key not in seen:
+            seen.add(key)
+            kept.append(sentence)
+    return " ".join(kept)
 
 
 _FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n?(.*?)\n?```\s*$", re.DOTALL)

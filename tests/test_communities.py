@@ -185,7 +185,7 @@ def test_summarize_reports_a_failing_community_and_goes_on(got) -> None:  # type
 
 
 def test_repeated_sentences_are_dropped_from_summaries():
-    from graphrag_got.communities import drop_repeated_sentences
+    from graphrag_got.llm import drop_repeated_sentences
 
     text = "La Casa Stark lidera el Norte. Jon Snow es su rey.  La casa stark lidera el Norte. Jon Snow es su rey."
     assert drop_repeated_sentences(text) == "La Casa Stark lidera el Norte. Jon Snow es su rey."
