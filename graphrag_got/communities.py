@@ -29,13 +29,12 @@ Design choices:
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +48,8 @@ from pydantic import BaseModel, Field
 from . import cypher
 from .config import Settings
 from .errors import GraphragGotError, LLMError, Neo4jError
-from .llm import LLMOutputError, complete_json, drop_repeated_sentences
+from .graphdb import read_all, session
+from .llm import LLMOutputError, LLMUsage, complete_json, drop_repeated_sentences
 
 PROMPT_VERSION = "community-v2"
 SUMMARY_MAX_TOKENS = 450  # a 3-6 sentence summary fits; a model stuck repeating itself is cut off
@@ -83,27 +83,6 @@ class EntityGraph:
     entities: dict[str, dict[str, Any]]  # uid -> {uid, name, type, properties}
     relations: list[Rel]  # deduplicated: a symmetric relation appears once, ends in uid order
     graph: nx.Graph  # undirected, weighted (see module docstring)
-
-
-@contextlib.contextmanager
-def session(driver: neo4j.Driver, settings: Settings, *, write: bool = False) -> Iterator[neo4j.Session]:
-    """A session on settings.neo4j_database, read-only unless ``write``. Server notifications are
-    off: "property key does not exist" warnings on a graph without communities yet are noise."""
-    mode = neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS
-    try:
-        with driver.session(database=settings.neo4j_database, default_access_mode=mode,
-                            notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF) as s:  # fmt: skip
-            yield s
-    except (neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.SessionExpired) as exc:
-        raise Neo4jError(f"lost the connection to Neo4j at {settings.neo4j_uri}: {exc}") from exc
-    except neo4j.exceptions.Neo4jError as exc:
-        raise Neo4jError(f"Neo4j {'write' if write else 'read'} failed: {exc.code}: {exc.message}") from exc
-
-
-def read_all(driver: neo4j.Driver, settings: Settings, query: str, **params: Any) -> list[dict[str, Any]]:
-    """Records of one read query, run in a read-only session as a read transaction."""
-    with session(driver, settings) as s:
-        return s.execute_read(lambda tx: [r.data() for r in tx.run(query, **params)])
 
 
 def relation_types(ontology: Any) -> list[str]:
@@ -351,7 +330,7 @@ def summary_key(content_hash: str, label: str) -> str:
 
 
 @dataclass
-class SummarizeResult:
+class SummarizeResult(LLMUsage):
     communities: int = 0
     eligible: int = 0  # non-singletons
     generated: int = 0
@@ -359,10 +338,6 @@ class SummarizeResult:
     unchanged: int = 0
     singletons_skipped: int = 0
     failed: list[dict[str, Any]] = field(default_factory=list)
-    llm_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    tokens_estimated: bool = False
     export_path: str | None = None
     seconds: float = 0.0
 
@@ -453,11 +428,7 @@ def summarize_communities(
                 rec, key, obj, attempt, error, calls = fut.result()
                 with lock:
                     done += 1
-                    res.llm_calls += calls
-                    if attempt is not None:
-                        res.input_tokens += attempt.input_tokens
-                        res.output_tokens += attempt.output_tokens
-                        res.tokens_estimated = res.tokens_estimated or attempt.tokens_estimated
+                    res.count(attempt, calls)
                     if obj is None:
                         res.failed.append({"id": rec["id"], "error": error})
                     else:
@@ -507,6 +478,6 @@ def stored_communities(driver: neo4j.Driver, settings: Settings) -> list[dict[st
 __all__ = [
     "Community", "CommunitySummary", "EntityGraph", "Rel", "SummarizeResult", "SweepRow",
     "community_content", "dedupe_relations", "detect_communities", "export_communities", "fact_line",
-    "read_all", "read_entity_graph", "relation_types", "session", "stored_communities", "summarize_communities", "sweep",
+    "read_entity_graph", "relation_types", "stored_communities", "summarize_communities", "sweep",
     "write_communities",
 ]  # fmt: skip

@@ -337,22 +337,3 @@ def replay_document(chunks: list[Chunk], records: dict[str, dict[str, Any]], mod
         "responses": [{"chunk_id": c.id, "chunk_hash": c.hash, "responses": records[c.id].get("raw_responses", [])}
                       for c in chunks if c.id in records],
     }
-
-
-def load_extraction_file(path: str | Path) -> dict[str, Any]:
-    """Read an extraction.json with clear errors (used by load, report, communities)."""
-    from .errors import ExtractionFileError
-
-    p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ExtractionFileError(f"{p}: extraction file not found; run `graphrag-got extract` first") from None
-    except json.JSONDecodeError as exc:
-        raise ExtractionFileError(f"{p}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise ExtractionFileError(f"{p}: not an extraction file (expected \"format\": \"{FORMAT}\")")
-    for key in ("documents", "chunks", "entities", "relations"):
-        if not isinstance(data.get(key), list):
-            raise ExtractionFileError(f"{p}: $.{key} must be a list")
-    return data

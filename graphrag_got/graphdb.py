@@ -120,14 +120,32 @@ def write_query(driver: neo4j.Driver, settings: Settings, query: str,
 
 
 @contextlib.contextmanager
-def read_session(driver: neo4j.Driver, settings: Settings) -> Iterator[neo4j.Session]:
+def session(driver: neo4j.Driver, settings: Settings, *, write: bool = False) -> Iterator[neo4j.Session]:
+    """A session on settings.neo4j_database, read-only unless ``write``; driver errors become one
+    clear Neo4jError. Server notifications are off: "property key does not exist" warnings on a
+    graph without communities yet are noise."""
+    mode = neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS
+    try:
+        with driver.session(database=settings.neo4j_database, default_access_mode=mode,
+                            notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF) as s:
+            yield s
+    except (nx.ServiceUnavailable, nx.SessionExpired) as exc:
+        raise Neo4jError(f"lost the connection to Neo4j at {settings.neo4j_uri}: {exc}. {START_HINT}") from exc
+    except nx.Neo4jError as exc:
+        raise Neo4jError(f"Neo4j {'write' if write else 'read'} failed: {exc.code}: {exc.message}") from exc
+
+
+def read_session(driver: neo4j.Driver, settings: Settings) -> contextlib.AbstractContextManager[neo4j.Session]:
     """A read-only session on settings.neo4j_database (writes in it fail on the server)."""
-    with driver.session(database=settings.neo4j_database, default_access_mode=neo4j.READ_ACCESS) as session:
-        yield session
+    return session(driver, settings)
 
 
-@contextlib.contextmanager
-def write_session(driver: neo4j.Driver, settings: Settings) -> Iterator[neo4j.Session]:
+def write_session(driver: neo4j.Driver, settings: Settings) -> contextlib.AbstractContextManager[neo4j.Session]:
     """A read-write session on settings.neo4j_database, e.g. for `CALL {...} IN TRANSACTIONS`."""
-    with driver.session(database=settings.neo4j_database, default_access_mode=neo4j.WRITE_ACCESS) as session:
-        yield session
+    return session(driver, settings, write=True)
+
+
+def read_all(driver: neo4j.Driver, settings: Settings, query: str, **params: Any) -> list[dict[str, Any]]:
+    """Records of one read query as dicts, run as a read transaction in a read-only session."""
+    with session(driver, settings) as s:
+        return s.execute_read(lambda tx: [r.data() for r in tx.run(query, **params)])

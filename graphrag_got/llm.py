@@ -51,6 +51,23 @@ class Attempt:
     tokens_estimated: bool = False
 
 
+@dataclass(kw_only=True)
+class LLMUsage:
+    """Calls and tokens spent by one operation; results that call the model inherit it."""
+
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tokens_estimated: bool = False
+
+    def count(self, attempt: Attempt | None, calls: int) -> None:
+        self.llm_calls += calls
+        if attempt is not None:
+            self.input_tokens += attempt.input_tokens
+            self.output_tokens += attempt.output_tokens
+            self.tokens_estimated = self.tokens_estimated or attempt.tokens_estimated
+
+
 # ---------------------------------------------------------------------------- replay provider
 class ReplayChatModel(BaseChatModel):
     """Answers from recorded responses, so saved output of any model can be validated without it.

@@ -12,6 +12,7 @@ a development graph, run the tests against another port and home, e.g.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
@@ -81,6 +82,20 @@ def _wipe(driver, settings: Settings) -> None:  # type: ignore[no-untyped-def]
 def wipe_graph(neo4j_driver, neo4j_settings: Settings) -> Callable[[], None]:  # type: ignore[no-untyped-def]
     """A function that empties the test database (nodes, relationships, constraints, indexes)."""
     return lambda: _wipe(neo4j_driver, neo4j_settings)
+
+
+@pytest.fixture(scope="module")
+def gold_graph(neo4j_driver, neo4j_settings: Settings, wipe_graph: Callable[[], None]):  # type: ignore[no-untyped-def]
+    """The hand-curated GoT extraction (tests/data/got_extraction.json), loaded once per test module."""
+    from graphrag_got.load import load_extraction
+    from graphrag_got.ontology import Ontology
+
+    root = Path(__file__).resolve().parents[1]
+    wipe_graph()
+    load_extraction(neo4j_driver, neo4j_settings, root / "tests" / "data" / "got_extraction.json",
+                    Ontology.from_file(root / "ontology" / "got.json"))
+    yield neo4j_driver
+    wipe_graph()
 
 
 @pytest.fixture()

@@ -11,8 +11,8 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from graphrag_got import communities as cm
+from graphrag_got import graphdb
 from graphrag_got import cypher
-from graphrag_got.load import load_extraction
 from graphrag_got.ontology import Ontology
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,27 +38,18 @@ def fake_chat(responses: list[str]) -> tuple[FakeListChatModel, CallCounter]:
     return FakeListChatModel(responses=responses, callbacks=[counter]), counter
 
 
-@pytest.fixture(scope="module")
-def loaded(neo4j_driver, neo4j_settings, wipe_graph):  # type: ignore[no-untyped-def]
-    """The gold GoT extraction, loaded once for the module (the tests only change communities)."""
-    wipe_graph()
-    load_extraction(neo4j_driver, neo4j_settings, GOLD, ONTO)
-    yield neo4j_driver
-    wipe_graph()
-
-
 @pytest.fixture()
-def got(loaded, neo4j_settings, tmp_path):  # type: ignore[no-untyped-def]
+def got(gold_graph, neo4j_settings, tmp_path):  # type: ignore[no-untyped-def]
     """No communities yet; settings with caches and outputs under tmp_path."""
     settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", concurrency=1)
-    with cm.session(loaded, settings, write=True) as s:
+    with graphdb.session(gold_graph, settings, write=True) as s:
         s.run(cypher.delete_communities()).consume()
         s.run(cypher.clear_entity_communities()).consume()
-    return loaded, settings
+    return gold_graph, settings
 
 
 def _stored(driver, settings) -> dict[int, set[str]]:  # type: ignore[no-untyped-def]
-    rows = cm.read_all(driver, settings, "MATCH (e:Entity)-[:IN_COMMUNITY]->(c:Community) "
+    rows = graphdb.read_all(driver, settings, "MATCH (e:Entity)-[:IN_COMMUNITY]->(c:Community) "
                                          "RETURN c.id AS id, c.size AS size, collect(e.uid) AS uids, "
                                          "collect(e.communityId) AS cids")  # fmt: skip
     for r in rows:
@@ -98,9 +89,9 @@ def test_detect_is_deterministic_and_written(got) -> None:  # type: ignore[no-un
     # rerun replaces instead of adding: same nodes, every entity in exactly one community
     cm.write_communities(driver, settings, second)
     assert _stored(driver, settings) == stored
-    n = cm.read_all(driver, settings, "MATCH (c:Community) RETURN count(c) AS n")[0]["n"]
+    n = graphdb.read_all(driver, settings, "MATCH (c:Community) RETURN count(c) AS n")[0]["n"]
     assert n == len(first)
-    per_entity = cm.read_all(driver, settings, "MATCH (e:Entity) RETURN COUNT { (e)-[:IN_COMMUNITY]->() } AS k")
+    per_entity = graphdb.read_all(driver, settings, "MATCH (e:Entity) RETURN COUNT { (e)-[:IN_COMMUNITY]->() } AS k")
     assert {r["k"] for r in per_entity} == {1}
     # a different resolution replaces the previous communities
     more = cm.detect_communities(eg, resolution=2.0, seed=42)
@@ -122,7 +113,7 @@ def test_sweep_values_are_sane_and_write_nothing(got) -> None:  # type: ignore[n
     assert rows[0].communities <= rows[-1].communities  # higher resolution: more communities
     assert rows[1].modularity > 0.3  # the GoT graph has clear factions
     assert rows[1].communities == len(cm.detect_communities(eg, 1.0, 42))
-    assert cm.read_all(driver, settings, "MATCH (c:Community) RETURN count(c) AS n")[0]["n"] == 0
+    assert graphdb.read_all(driver, settings, "MATCH (c:Community) RETURN count(c) AS n")[0]["n"] == 0
 
 
 def test_summarize_calls_once_per_community_then_never(got) -> None:  # type: ignore[no-untyped-def]

@@ -8,9 +8,7 @@ where a missing model is a failure.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 from pathlib import Path
 
 import jsonschema
@@ -18,13 +16,13 @@ import pytest
 
 from graphrag_got.config import Settings
 from graphrag_got.extract import run_extraction
-from graphrag_got.model_store import is_installed
 from graphrag_got.ontology import Ontology
 from graphrag_got.schema import extraction_schema
 from graphrag_got.validate import Validator
+from support import TEST_MODEL, require_embedded_model
 
 ROOT = Path(__file__).resolve().parents[1]
-MODEL = os.environ.get("GRAPHRAG_TEST_MODEL", "qwen2.5-coder-0.5b")
+MODEL = TEST_MODEL
 
 pytestmark = pytest.mark.llm
 
@@ -32,15 +30,7 @@ pytestmark = pytest.mark.llm
 @pytest.fixture(scope="module")
 def llm_settings(tmp_path_factory) -> Settings:
     base = Settings.load()
-    missing = []
-    if importlib.util.find_spec("llama_cpp") is None:
-        missing.append("llama-cpp-python is not installed")
-    elif not is_installed(MODEL, base):
-        missing.append(f"model {MODEL} is not installed (graphrag-got model install {MODEL})")
-    if missing:
-        if os.environ.get("GRAPHRAG_REQUIRE_LLM") == "1":
-            pytest.fail("; ".join(missing))
-        pytest.skip("; ".join(missing))
+    require_embedded_model(base, MODEL)
     tmp = tmp_path_factory.mktemp("llm")
     return base.with_overrides(llm_provider="llamacpp", llamacpp_model=MODEL, out_dir=tmp / "out",
                                models_path=base.models_dir.resolve(),

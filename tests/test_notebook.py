@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from graphrag_got.config import Settings
-from graphrag_got.model_store import is_installed
+from support import TEST_MODEL, require_embedded_model
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -26,26 +26,14 @@ from nbclient.exceptions import CellExecutionError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "walkthrough.ipynb"
-MODEL = os.environ.get("GRAPHRAG_TEST_MODEL", "qwen2.5-coder-0.5b")
+MODEL = TEST_MODEL
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.llm]
 
 
-def _require_model(base: Settings) -> None:
-    missing = []
-    if importlib.util.find_spec("llama_cpp") is None:
-        missing.append("llama-cpp-python is not installed")
-    elif not is_installed(MODEL, base):
-        missing.append(f"model {MODEL} is not installed (graphrag-got model install {MODEL})")
-    if missing:
-        if os.environ.get("GRAPHRAG_REQUIRE_LLM") == "1":
-            pytest.fail("; ".join(missing))
-        pytest.skip("; ".join(missing))
-
-
 def test_walkthrough_notebook_runs_end_to_end(neo4j_settings: Settings, clean_graph, tmp_path: Path) -> None:
     base = Settings.load()
-    _require_model(base)
+    require_embedded_model(base, MODEL)
     # the committed notebook is what scripts/make_notebook.py generates, and carries no outputs
     nb = nbformat.read(NOTEBOOK, as_version=4)
     spec = importlib.util.spec_from_file_location("make_notebook", ROOT / "scripts" / "make_notebook.py")

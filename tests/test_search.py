@@ -11,10 +11,10 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from graphrag_got import communities as cm
+from graphrag_got import graphdb
 from graphrag_got import cypher
 from graphrag_got.errors import SearchError
 from graphrag_got.llm import ReplayChatModel
-from graphrag_got.load import load_extraction
 from graphrag_got.ontology import Ontology
 from graphrag_got.search import global_search, local_search
 from graphrag_got.search.global_ import NOTHING_RELEVANT_ANSWER
@@ -37,18 +37,10 @@ class CallCounter(BaseCallbackHandler):
         self.prompts.append("\n".join(str(m.content) for batch in messages for m in batch))
 
 
-@pytest.fixture(scope="module")
-def loaded(neo4j_driver, neo4j_settings, wipe_graph):  # type: ignore[no-untyped-def]
-    wipe_graph()
-    load_extraction(neo4j_driver, neo4j_settings, GOLD, ONTO)
-    yield neo4j_driver
-    wipe_graph()
-
-
 @pytest.fixture()
-def got(loaded, neo4j_settings, tmp_path):  # type: ignore[no-untyped-def]
+def got(gold_graph, neo4j_settings, tmp_path):  # type: ignore[no-untyped-def]
     settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out")
-    return loaded, settings
+    return gold_graph, settings
 
 
 def _facts(res) -> set[tuple[str, str, str]]:  # type: ignore[no-untyped-def]
@@ -202,7 +194,7 @@ def test_global_nothing_relevant_makes_no_reduce_call(summarized) -> None:  # ty
 
 def test_global_needs_summaries(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    with cm.session(driver, settings, write=True) as s:
+    with graphdb.session(driver, settings, write=True) as s:
         s.run(cypher.delete_communities()).consume()
     with pytest.raises(SearchError, match="communities summarize"):
         global_search(driver, settings, "¿Qué bandos hay?", chat=FakeListChatModel(responses=["{}"]))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -19,15 +18,13 @@ from graphrag_got.errors import OntologyError
 from graphrag_got.importers import import_text2kgbench, write_ontology
 from graphrag_got.importers.text2kgbench import class_identifier, relation_identifier
 from graphrag_got.ontology import Ontology
+from support import TEXT2KGBENCH_DATA, needs_text2kgbench
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH_DIR = REPO / "benchmarks" / "text2kgbench"
-DATA = Path(os.environ.get("TEXT2KGBENCH_DIR") or REPO.parent / "shared" / "data" / "text2kgbench")
+DATA = TEXT2KGBENCH_DATA
 WEBNLG = DATA / "dbpedia_webnlg"
-needs_data = pytest.mark.skipif(
-    not WEBNLG.is_dir(),
-    reason=f"Text2KGBench data not found at {DATA} (set TEXT2KGBENCH_DIR to the folder holding dbpedia_webnlg/)",
-)
+needs_data = needs_text2kgbench
 
 
 def _load(name: str, path: Path):

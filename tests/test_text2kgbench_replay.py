@@ -7,7 +7,6 @@ Enguix, Lata; ISWC 2023; CC BY-SA 4.0); skipped when they are not there.
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 
@@ -15,16 +14,14 @@ import pytest
 
 from graphrag_got.importers import import_text2kgbench
 from graphrag_got.ontology import Ontology
+from support import TEXT2KGBENCH_DATA, needs_text2kgbench
 from graphrag_got.validate import Reason
 
 REPO = Path(__file__).resolve().parents[1]
 BENCH_DIR = REPO / "benchmarks" / "text2kgbench"
-DATA = Path(os.environ.get("TEXT2KGBENCH_DIR") or REPO.parent / "shared" / "data" / "text2kgbench")
+DATA = TEXT2KGBENCH_DATA
 WEBNLG = DATA / "dbpedia_webnlg"
-pytestmark = pytest.mark.skipif(
-    not WEBNLG.is_dir(),
-    reason=f"Text2KGBench data not found at {DATA} (set TEXT2KGBENCH_DIR to the folder holding dbpedia_webnlg/)",
-)
+pytestmark = needs_text2kgbench
 ONTOLOGY = "10_comicscharacter"  # the smallest test set: keeps this test fast
 
 

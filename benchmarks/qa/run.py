@@ -51,6 +51,7 @@ import neo4j  # noqa: E402
 from graphrag_got.files import write_text_atomic  # noqa: E402
 from graphrag_got import cypher  # noqa: E402
 from graphrag_got import communities as cm  # noqa: E402
+from graphrag_got import graphdb  # noqa: E402
 from graphrag_got.config import Settings  # noqa: E402
 from graphrag_got.errors import GraphragGotError  # noqa: E402
 from graphrag_got.extract import write_json_atomic  # noqa: E402
@@ -502,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
             local = run_local(driver, settings, questions, onto, HOPS, count)
             local_s = time.perf_counter() - t0
             comms = detect_and_write(driver, settings, onto)
-            names = {e["uid"]: e["name"] for e in cm.read_all(driver, settings, cypher.search_entity_catalog())}
+            names = {e["uid"]: e["name"] for e in graphdb.read_all(driver, settings, cypher.search_entity_catalog())}
             chat, llm_label = None, None
             if args.llm:
                 from graphrag_got.llm import get_chat_model, model_label

@@ -24,10 +24,10 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
 from .. import cypher
-from ..communities import read_all
+from ..graphdb import read_all
 from ..config import Settings
 from ..errors import LLMError, SearchError
-from ..llm import Attempt, LLMOutputError, complete_json, complete_text
+from ..llm import Attempt, LLMOutputError, LLMUsage, complete_json, complete_text, get_chat_model
 
 MAX_MEMBERS_SHOWN = 15
 
@@ -80,15 +80,11 @@ class CommunityRating:
 
 
 @dataclass
-class GlobalResult:
+class GlobalResult(LLMUsage):
     question: str
     threshold: int
     ratings: list[CommunityRating] = field(default_factory=list)  # every mapped community, by id
     answer: str | None = None
-    llm_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    tokens_estimated: bool = False
 
     @property
     def kept(self) -> list[CommunityRating]:
@@ -99,11 +95,6 @@ class GlobalResult:
     def failed(self) -> list[CommunityRating]:
         return [r for r in self.ratings if r.error is not None]
 
-    def _count(self, attempt: Attempt, calls: int) -> None:
-        self.llm_calls += calls
-        self.input_tokens += attempt.input_tokens
-        self.output_tokens += attempt.output_tokens
-        self.tokens_estimated = self.tokens_estimated or attempt.tokens_estimated
 
 
 def global_search(
@@ -125,7 +116,7 @@ def global_search(
     if not rows:
         raise SearchError("no community has a summary: run `graphrag-got communities detect` and "
                           "`graphrag-got communities summarize` first")  # fmt: skip
-    chat = chat or _chat(settings)
+    chat = chat or get_chat_model(settings)
     res = GlobalResult(question=question, threshold=threshold)
     lock = threading.Lock()
 
@@ -138,7 +129,7 @@ def global_search(
             obj, attempt = complete_json(chat, MAP_PROMPT, user, MapAnswer, schema=MAP_SCHEMA,
                                           replay_key=f"community:{row['id']}", max_tokens=MAP_MAX_TOKENS)
             with lock:
-                res._count(attempt, len(attempt.raw_responses))
+                res.count(attempt, len(attempt.raw_responses))
             rating.relevance, rating.extract = obj.relevance, obj.extract.strip()
             rating.kept = obj.relevance >= threshold
         except LLMOutputError as exc:
@@ -165,11 +156,7 @@ def global_search(
     try:
         res.answer = complete_text(chat, REDUCE_PROMPT, user, attempt, max_tokens=REDUCE_MAX_TOKENS)
     finally:
-        res._count(attempt, 1)
+        res.count(attempt, 1)
     return res
 
 
-def _chat(settings: Settings) -> BaseChatModel:
-    from ..llm import get_chat_model
-
-    return get_chat_model(settings)

@@ -33,10 +33,11 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
 from .. import cypher
-from ..communities import _load_ontology, fact_line, read_all, relation_types
+from ..communities import _load_ontology, fact_line, relation_types
+from ..graphdb import read_all
 from ..config import Settings
 from ..errors import LLMError, SearchError
-from ..llm import Attempt, LLMOutputError, complete_json, complete_text
+from ..llm import Attempt, LLMOutputError, LLMUsage, complete_json, complete_text, get_chat_model
 from ..normalize import normalize_name
 
 MAX_AMBIGUOUS = 3  # a partial/fuzzy word matching more entities than this is not an anchor
@@ -128,7 +129,7 @@ class Excerpt:
 
 
 @dataclass
-class LocalResult:
+class LocalResult(LLMUsage):
     question: str
     hops: int
     anchors: list[Anchor] = field(default_factory=list)
@@ -137,10 +138,6 @@ class LocalResult:
     excerpts: list[Excerpt] = field(default_factory=list)
     answer: str | None = None
     no_anchor: bool = False
-    llm_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    tokens_estimated: bool = False
     llm_errors: list[str] = field(default_factory=list)
 
     @property
@@ -154,11 +151,6 @@ class LocalResult:
             parts += [f"[{e.chunk_id}] {e.text}" for e in self.excerpts]
         return "\n".join(parts)
 
-    def _count(self, attempt: Attempt, calls: int) -> None:
-        self.llm_calls += calls
-        self.input_tokens += attempt.input_tokens
-        self.output_tokens += attempt.output_tokens
-        self.tokens_estimated = self.tokens_estimated or attempt.tokens_estimated
 
 
 # ---------------------------------------------------------------------------------------------
@@ -415,11 +407,11 @@ def local_search(
 
     llm_names: list[str] = []
     if answer and llm_anchors:
-        chat = chat or _chat(settings)
+        chat = chat or get_chat_model(settings)
         try:
             obj, attempt = complete_json(chat, ANCHOR_PROMPT, f"QUESTION: {question}", AnchorNames, schema=ANCHOR_SCHEMA,
                                          max_tokens=ANCHOR_MAX_TOKENS)
-            res._count(attempt, len(attempt.raw_responses))
+            res.count(attempt, len(attempt.raw_responses))
             llm_names = [n for n in obj.entities if isinstance(n, str) and n.strip()][:MAX_ANCHORS]
         except LLMOutputError as exc:
             res.llm_calls += len(exc.raw_responses)
@@ -441,17 +433,13 @@ def local_search(
     if not res.facts:
         res.answer = NO_FACTS_ANSWER.format(names=", ".join(a.name for a in res.anchors))
         return res
-    chat = chat or _chat(settings)
+    chat = chat or get_chat_model(settings)
     attempt = Attempt()
     user = f"QUESTION: {question}\n\n{res.context_text()}\n\nAnswer the question from this context only."
     try:
         res.answer = complete_text(chat, ANSWER_PROMPT, user, attempt, max_tokens=ANSWER_MAX_TOKENS)
     finally:
-        res._count(attempt, 1)
+        res.count(attempt, 1)
     return res
 
 
-def _chat(settings: Settings) -> BaseChatModel:
-    from ..llm import get_chat_model
-
-    return get_chat_model(settings)

@@ -1,0 +1,38 @@
+"""Helpers shared by test modules (fixtures live in conftest.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+from graphrag_got.config import Settings
+from graphrag_got.model_store import is_installed
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: The small embedded model the LLM tests run (scripts/test.sh installs it).
+TEST_MODEL = os.environ.get("GRAPHRAG_TEST_MODEL", "qwen2.5-coder-0.5b")
+
+#: Text2KGBench data: ../shared beside the repo (as in CI), or TEXT2KGBENCH_DIR.
+TEXT2KGBENCH_DATA = Path(os.environ.get("TEXT2KGBENCH_DIR") or REPO.parent / "shared" / "data" / "text2kgbench")
+needs_text2kgbench = pytest.mark.skipif(
+    not (TEXT2KGBENCH_DATA / "dbpedia_webnlg").is_dir(),
+    reason=f"Text2KGBench data not found at {TEXT2KGBENCH_DATA} "
+           "(set TEXT2KGBENCH_DIR to the folder holding dbpedia_webnlg/)",
+)
+
+
+def require_embedded_model(settings: Settings, model: str = TEST_MODEL) -> None:
+    """Skip when llama-cpp-python or the model is missing; fail instead under GRAPHRAG_REQUIRE_LLM=1 (CI)."""
+    missing = []
+    if importlib.util.find_spec("llama_cpp") is None:
+        missing.append("llama-cpp-python is not installed")
+    elif not is_installed(model, settings):
+        missing.append(f"model {model} is not installed (graphrag-got model install {model})")
+    if missing:
+        if os.environ.get("GRAPHRAG_REQUIRE_LLM") == "1":
+            pytest.fail("; ".join(missing))
+        pytest.skip("; ".join(missing))
