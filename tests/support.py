@@ -5,8 +5,10 @@ from __future__ import annotations
 import importlib.util
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
 
 from graphrag_got.config import Settings
 from graphrag_got.model_store import is_installed
@@ -36,3 +38,15 @@ def require_embedded_model(settings: Settings, model: str = TEST_MODEL) -> None:
         if os.environ.get("GRAPHRAG_REQUIRE_LLM") == "1":
             pytest.fail("; ".join(missing))
         pytest.skip("; ".join(missing))
+
+
+class CallCounter(BaseCallbackHandler):
+    """Counts chat-model calls (and keeps their prompts) independently of the code under test."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.prompts: list[str] = []
+
+    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+        self.calls += 1
+        self.prompts.append("\n".join(str(m.content) for batch in messages for m in batch))

@@ -4,33 +4,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from graphrag_got import communities as cm
 from graphrag_got import graphdb
 from graphrag_got import cypher
 from graphrag_got.ontology import Ontology
+from support import CallCounter
 
 ROOT = Path(__file__).resolve().parent.parent
 ONTO = Ontology.from_file(ROOT / "ontology" / "got.json")
 GOLD = ROOT / "tests" / "data" / "got_extraction.json"
 SUMMARY = json.dumps({"title": "Grupo", "summary": "Un grupo de entidades relacionadas."})
 
-
-class CallCounter(BaseCallbackHandler):
-    """Counts chat-model calls independently of the code under test."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self.prompts: list[str] = []
-
-    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
-        self.calls += 1
-        self.prompts.append("\n".join(str(m.content) for batch in messages for m in batch))
 
 
 def fake_chat(responses: list[str]) -> tuple[FakeListChatModel, CallCounter]:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from graphrag_got import communities as cm
@@ -16,6 +14,7 @@ from graphrag_got import cypher
 from graphrag_got.errors import SearchError
 from graphrag_got.llm import ReplayChatModel
 from graphrag_got.ontology import Ontology
+from support import CallCounter
 from graphrag_got.search import global_search, local_search
 from graphrag_got.search.global_ import NOTHING_RELEVANT_ANSWER
 from graphrag_got.search.local import NO_ANCHOR_ANSWER, match_entities
@@ -26,15 +25,6 @@ GOLD = ROOT / "tests" / "data" / "got_extraction.json"
 JON, DANY = "Personaje|jon snow", "Personaje|daenerys targaryen"
 MEETING = "¿Cómo se conocieron Jon Snow y Daenerys?"
 
-
-class CallCounter(BaseCallbackHandler):
-    def __init__(self) -> None:
-        self.calls = 0
-        self.prompts: list[str] = []
-
-    def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
-        self.calls += 1
-        self.prompts.append("\n".join(str(m.content) for batch in messages for m in batch))
 
 
 @pytest.fixture()
