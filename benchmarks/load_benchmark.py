@@ -12,8 +12,8 @@ The graph is cleared before each run and at the end: point NEO4J_URI at a scratc
 a graph you keep, e.g. a second embedded server:
 
     NEO4J_URI=bolt://127.0.0.1:7688 GRAPHRAG_HOME=/tmp/graphrag-bench .venv/bin/graphrag-got neo4j start
-    NEO4J_URI=bolt://127.0.0.1:7688 .venv/bin/python benchmarks/load_benchmark.py --small
-    NEO4J_URI=bolt://127.0.0.1:7688 .venv/bin/python benchmarks/load_benchmark.py   # 100k entities, 300k relations
+    NEO4J_URI=bolt://127.0.0.1:7688 .venv/bin/python -m benchmarks.load_benchmark --small
+    NEO4J_URI=bolt://127.0.0.1:7688 .venv/bin/python -m benchmarks.load_benchmark   # 100k entities, 300k relations
 
 The Bolt driver's packing is pure Python unless ``neo4j-rust-ext`` (same version as ``neo4j``) is
 installed; the output says which one ran.
@@ -26,21 +26,20 @@ import hashlib
 import importlib.util
 import os
 import random
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import neo4j
 
-import neo4j  # noqa: E402
-
-from graphrag_got import cypher  # noqa: E402
-from graphrag_got.config import Settings  # noqa: E402
-from graphrag_got.load import EXTRACTION_FORMAT, ensure_schema, load_extraction  # noqa: E402
-from graphrag_got.ontology import Ontology  # noqa: E402
+from graphrag_got import cypher
+from graphrag_got.config import Settings
+from graphrag_got.load import ensure_schema, load_extraction
+from graphrag_got.ontology import Ontology
 
 MOMENTOS = [None, None, None, "en la boda", "tras la batalla", "en el asedio", "en Invernalia"]
+# The synthetic data below has the shape of extraction.json format /1 (top-level "momento", two
+# rejection lists); the loader reads that format and upgrades it.
+SYNTHETIC_FORMAT = "graphrag_got.extraction/1"
 
 
 def synthetic_extraction(
@@ -100,7 +99,7 @@ def synthetic_extraction(
             "symmetric": rel.symmetric, "chunk_ids": [rng.choice(chunk_ids)],
         })  # fmt: skip
     return {
-        "format": EXTRACTION_FORMAT, "ontology": {"path": "ontology/got.json", "hash": onto.hash},
+        "format": SYNTHETIC_FORMAT, "ontology": {"path": "ontology/got.json", "hash": onto.hash},
         "llm": {"provider": "synthetic", "model": "none"}, "prompt_version": "benchmark",
         "documents": documents, "chunks": chunks, "entities": entities, "relations": relations,
         "relaciones_descartadas": [], "entidades_descartadas": [], "failed_chunks": [],

@@ -7,10 +7,12 @@ Two chunkers, both line based:
   stays in the chunk text and its text goes to ``Chunk.heading``. Deeper headings (``####``...)
   stay inside their section. YAML front matter (between a leading ``---`` line and the next
   ``---`` or ``...`` line) becomes ``Document.metadata`` and is never part of a chunk. Fenced
-  code blocks (````` ``` ````` or ``~~~``) are atomic: never split, and headings inside them are
-  ignored.
+  code blocks (````` ``` ````` or ``~~~``) are kept whole when they fit in ``max_chars``, and
+  headings inside them are ignored.
 
-Size rules, the same for both chunkers:
+Size rules, the same for both chunkers. ``max_chars`` is a hard limit: no chunk is ever longer,
+whatever the text (a 5 MB file without a single full stop gives 5 MB / max_chars chunks, not one
+chunk no model could read).
 
 * A chunk shorter than ``min_chars`` is dropped and counted in ``ChunkedDocument.dropped``.
 * A markdown section longer than ``max_chars`` is split at paragraph boundaries (consecutive
@@ -18,14 +20,24 @@ Size rules, the same for both chunkers:
   piece carries the section's ``Chunk.heading``.
 * A single paragraph longer than ``max_chars`` is split at sentence ends (``.``, ``!``, ``?``,
   ``…`` followed by white space), packing sentences while they fit, so a model with a small
-  context still sees whole sentences. A sentence longer than ``max_chars``, and a fenced code
-  block of any length, is kept whole.
+  context still sees whole sentences. A sentence longer than ``max_chars`` is split at clause
+  marks (``;``, ``:``, ``,`` followed by white space), then at line breaks, then between words;
+  a fenced code block or a heading line longer than ``max_chars`` at line breaks, then between
+  words. Text with no such boundary (one 10,000-character "word") is cut every ``max_chars``
+  characters, never between a character and its combining accents. The pieces of a split unit
+  are packed among themselves with the same rule. Text that fits is never cut, so its chunk ids
+  do not depend on these rules.
+* Front matter YAML that cannot be read at all (syntax error, no closing line, not a mapping) is
+  a :class:`CorpusError` naming the file and line, raised while the corpus is read, before any
+  model call. Values JSON cannot hold are made JSON-friendly with a logged warning: sets become
+  sorted lists, dates ISO strings; bytes (``!!binary``), unknown tags (``!!python/object``...),
+  ``NaN``/infinite numbers and anything nested too deeply are dropped.
 
 ``Chunk.start``/``Chunk.end`` index into the document text, so ``text[start:end] == chunk.text``
 always holds; chunk text is the span with surrounding white space trimmed.
 
 Why hand-written and not a text-splitter library: we need exact character offsets into the
-original text, atomic code fences and ids that depend only on the chunk text; the LangChain
+original text, whole code fences and ids that depend only on the chunk text; the LangChain
 splitters recover offsets with ``str.find`` (wrong when text repeats) and a full Markdown parser
 would be a new dependency for the three line-level constructs we use.
 """
@@ -34,7 +46,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import json
+import logging
+import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -42,6 +58,9 @@ from typing import Any, Literal
 import yaml
 
 from .errors import ConfigError, CorpusError
+from .sanitize import replace_surrogates
+
+_log = logging.getLogger(__name__)
 
 ChunkerKind = Literal["paragraph", "markdown"]
 CORPUS_SUFFIXES = (".txt", ".md")
@@ -79,7 +98,9 @@ class ChunkedDocument:
 
 
 def sha256_hex(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """sha256 of the UTF-8 text. ``surrogatepass`` only matters for a ``str`` that holds lone
+    surrogates (never text read from a file), so that hashing it cannot fail."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # --------------------------------------------------------------------------------------------
@@ -196,43 +217,88 @@ def _markdown_sections(lines: list[_Line]) -> list[tuple[str | None, list[_Block
     return sections
 
 
-def _sentence_pieces(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
-    """Cut text[start:end] at sentence ends into pieces of at most max_chars where possible."""
-    cuts = [m.end() for m in _SENTENCE_END.finditer(text, start, end) if m.end() < end]
-    sentences: list[tuple[int, int]] = []
-    prev = start
-    for cut in cuts + [end]:
-        s, e = _trimmed(text, prev, cut)
-        if s < e:
-            sentences.append((s, e))
+# Preferred cut points, strongest first. A cut is made after the match; white space around a cut
+# is trimmed from both pieces.
+_CLAUSE_END = re.compile(r"[;:,](?=\s)")
+_LINE_END = re.compile(r"\n")
+_WORD_END = re.compile(r"\s+")
+_PROSE_LEVELS: tuple[re.Pattern[str], ...] = (_SENTENCE_END, _CLAUSE_END, _LINE_END, _WORD_END)
+_CODE_LEVELS: tuple[re.Pattern[str], ...] = (_LINE_END, _WORD_END)
+
+
+def _fit(text: str, start: int, end: int, max_chars: int,
+         levels: tuple[re.Pattern[str], ...]) -> list[tuple[int, int]]:
+    """Trimmed spans of text[start:end], each at most max_chars, covering all its non-blank text.
+
+    The span is cut at matches of ``levels[0]`` and the pieces are packed (consecutive pieces
+    joined while they fit). A piece that is still too long is cut by the next level, and its
+    sub-pieces are packed among themselves only, so a long sentence never pulls its neighbours'
+    boundaries around. When no level is left the text is cut every max_chars characters.
+    """
+    s, e = _trimmed(text, start, end)
+    if s >= e:
+        return []
+    if e - s <= max_chars:
+        return [(s, e)]
+    if not levels:
+        return _hard_split(text, s, e, max_chars)
+    cuts = [m.end() for m in levels[0].finditer(text, s, e) if s < m.end() < e]
+    if not cuts:
+        return _fit(text, s, e, max_chars, levels[1:])
+    spans: list[tuple[int, int]] = []
+    open_span = False  # whether spans[-1] may still grow
+    prev = s
+    for cut in cuts + [e]:
+        ps, pe = _trimmed(text, prev, cut)
         prev = cut
-    pieces: list[tuple[int, int]] = []
-    for s, e in sentences:
-        if pieces and e - pieces[-1][0] <= max_chars:
-            pieces[-1] = (pieces[-1][0], e)
+        if ps >= pe:
+            continue
+        if pe - ps > max_chars:
+            spans.extend(_fit(text, ps, pe, max_chars, levels[1:]))
+            open_span = False
+        elif open_span and pe - spans[-1][0] <= max_chars:
+            spans[-1] = (spans[-1][0], pe)
         else:
-            pieces.append((s, e))
-    return pieces
+            spans.append((ps, pe))
+            open_span = True
+    return spans
+
+
+def _hard_split(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
+    """Cut text[start:end] every max_chars characters, moving a cut back so that it does not
+    separate a character from the combining marks that follow it."""
+    spans: list[tuple[int, int]] = []
+    s = start
+    while s < end:
+        cut = min(s + max_chars, end)
+        if cut < end:
+            back = cut
+            while back > s + 1 and unicodedata.combining(text[back]):
+                back -= 1
+            if not unicodedata.combining(text[back]):  # else: only marks, no better place to cut
+                cut = back
+        ps, pe = _trimmed(text, s, cut)
+        if ps < pe:
+            spans.append((ps, pe))
+        s = cut
+    return spans
 
 
 def _pack(text: str, blocks: list[_Block], max_chars: int) -> list[tuple[int, int]]:
-    """Group consecutive blocks into spans of at most max_chars (a longer block stays alone,
-    cut at sentence ends when it is prose)."""
-    units: list[tuple[int, int]] = []
-    for block in blocks:
-        s, e = _trimmed(text, block.start, block.end)
-        if s >= e:
-            continue
-        if block.splittable and e - s > max_chars:
-            units.extend(_sentence_pieces(text, s, e, max_chars))
-        else:
-            units.append((s, e))
+    """Group consecutive blocks into spans of at most max_chars. A block longer than that is cut
+    first: prose at sentence ends, then clauses, lines and words; a code fence or a heading line
+    at lines, then words; as a last resort every max_chars characters."""
     spans: list[tuple[int, int]] = []
-    for s, e in units:
-        if spans and e - spans[-1][0] <= max_chars:
-            spans[-1] = (spans[-1][0], e)
-        else:
-            spans.append((s, e))
+    for block in blocks:
+        pieces = _fit(text, block.start, block.end, max_chars,
+                      _PROSE_LEVELS if block.splittable else _CODE_LEVELS)
+        for i, (s, e) in enumerate(pieces):
+            # only a block's first piece may join the span before it: the pieces of one block
+            # are already packed by _fit
+            if i == 0 and spans and e - spans[-1][0] <= max_chars:
+                spans[-1] = (spans[-1][0], e)
+            else:
+                spans.append((s, e))
     return spans
 
 
@@ -241,16 +307,83 @@ def _pack(text: str, blocks: list[_Block], max_chars: int) -> list[tuple[int, in
 # --------------------------------------------------------------------------------------------
 
 
-def _json_safe(value: Any) -> Any:
-    """YAML dates and non-string keys made JSON-friendly: metadata ends up in extraction.json
-    and in Neo4j."""
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
+class _Unsupported:
+    """A YAML value under a tag safe loading does not know (``!!python/object``, ``!local``...)."""
+
+    def __init__(self, tag: str):
+        self.tag = tag
+
+
+class _FrontMatterLoader(yaml.SafeLoader):
+    """``yaml.safe_load`` semantics, except that an unknown tag yields an :class:`_Unsupported`
+    marker (dropped later with a warning) instead of failing the whole document."""
+
+
+_FrontMatterLoader.add_constructor(None, lambda loader, node: _Unsupported(node.tag))  # type: ignore[no-untyped-call]
+
+_MAX_METADATA_DEPTH = 16
+_MAX_METADATA_VALUES = 10_000  # aliases can make a tiny YAML text expand to billions of values
+
+
+class _TooManyValues(Exception):
+    pass
+
+
+_DROP = object()  # what _json_safe returns for a value it leaves out
+
+
+def _json_safe(value: Any, name: str, where: str = "", depth: int = 0,
+               budget: list[int] | None = None) -> Any:
+    """A YAML value made something JSON (extraction.json) and Neo4j can store, or ``_DROP``.
+
+    Dates become ISO strings, sets sorted lists, tuples lists, non-string keys strings, lone
+    surrogates (from ``"\\ud83d"`` escapes) U+FFFD; bytes, unknown tags, NaN/infinity and values
+    nested deeper than ``_MAX_METADATA_DEPTH`` are dropped with a logged warning.
+    """
+    budget = budget if budget is not None else [_MAX_METADATA_VALUES]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooManyValues
+    shown = where or "(top level)"
+    if isinstance(value, str):
+        return replace_surrogates(value)
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        _log.warning("%s: front matter %s: %r is not a JSON number; dropped", name, shown, value)
+        return _DROP
     if isinstance(value, (_dt.date, _dt.datetime)):
         return value.isoformat()
-    return value
+    if isinstance(value, (dict, list, tuple, set, frozenset)):
+        if depth >= _MAX_METADATA_DEPTH:
+            _log.warning("%s: front matter %s: nested more than %d levels; dropped", name, shown,
+                         _MAX_METADATA_DEPTH)
+            return _DROP
+        if isinstance(value, dict):
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                if isinstance(k, _Unsupported) or isinstance(k, (bytes, tuple, frozenset)):
+                    _log.warning("%s: front matter %s: a key of type %s is not supported; entry dropped",
+                                 name, shown, type(k).__name__ if not isinstance(k, _Unsupported) else k.tag)
+                    continue
+                key = replace_surrogates(k.isoformat() if isinstance(k, (_dt.date, _dt.datetime)) else str(k))
+                item = _json_safe(v, name, f"{where}.{key}" if where else key, depth + 1, budget)
+                if item is not _DROP:
+                    out[key] = item
+            return out
+        items = [_json_safe(v, name, f"{where}[{i}]", depth + 1, budget) for i, v in enumerate(value)]
+        items = [v for v in items if v is not _DROP]
+        if isinstance(value, (set, frozenset)):
+            try:
+                items.sort()
+            except TypeError:  # mixed types: any stable order will do
+                items.sort(key=lambda v: (type(v).__name__, json.dumps(v, sort_keys=True)))
+        return items
+    what = value.tag if isinstance(value, _Unsupported) else type(value).__name__
+    _log.warning("%s: front matter %s: a value of type %s cannot be stored; dropped", name, shown, what)
+    return _DROP
 
 
 def _front_matter(lines: list[_Line], name: str) -> tuple[dict, int]:
@@ -267,7 +400,10 @@ def _front_matter(lines: list[_Line], name: str) -> tuple[dict, int]:
         )
     source = "\n".join(line.text for line in lines[1:i])
     try:
-        data = yaml.safe_load(source)
+        data = yaml.load(source, Loader=_FrontMatterLoader)  # noqa: S506 (a SafeLoader subclass)
+    except RecursionError:
+        raise CorpusError(f"{name}, line 2: the YAML front matter is nested too deeply to read; "
+                          "simplify it") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line_no = mark.line + 2 if mark is not None else 2  # YAML starts on file line 2
@@ -281,9 +417,15 @@ def _front_matter(lines: list[_Line], name: str) -> tuple[dict, int]:
     if not isinstance(data, dict):
         raise CorpusError(
             f"{name}, line 2: the YAML front matter must be a mapping (key: value lines), "
-            f"got {type(data).__name__}"
+            f"got {data.tag if isinstance(data, _Unsupported) else type(data).__name__}"
         )
-    return _json_safe(data), i + 1
+    try:
+        metadata = _json_safe(data, name)
+    except _TooManyValues:
+        _log.warning("%s: the YAML front matter expands to more than %d values (aliases?); "
+                     "metadata ignored", name, _MAX_METADATA_VALUES)
+        metadata = {}
+    return metadata, i + 1
 
 
 # --------------------------------------------------------------------------------------------
@@ -361,12 +503,23 @@ def _pack_each(text: str, blocks: list[_Block], max_chars: int) -> list[tuple[in
 
 def read_text(path: Path, name: str | None = None) -> str:
     """A corpus file as text: strict UTF-8 (a leading BOM dropped), line breaks normalised to
-    ``\\n`` like Python's text mode, so offsets do not depend on the platform that wrote it."""
+    ``\\n`` like Python's text mode, so offsets do not depend on the platform that wrote it.
+
+    A binary file (any NUL byte: no text file has one, and UTF-16 text has many), a UTF-16 file
+    or bytes that are not UTF-8 raise :class:`CorpusError` naming the file and line."""
     name = name or str(path)
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise CorpusError(f"{name}: cannot read the file ({exc.strerror or exc})") from None
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise CorpusError(f"{name}: the file is UTF-16 (it starts with a UTF-16 byte order mark); "
+                          "re-save it as UTF-8")
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        line = raw[:nul].count(b"\n") + 1
+        raise CorpusError(f"{name}, line {line}: a NUL byte at offset {nul}; this looks like a binary file, "
+                          "not text. Remove it from the corpus or convert it to UTF-8 text")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -1,36 +1,108 @@
-"""`graphrag-got`: one entry point; each command group lives in ``graphrag_got.commands``."""
+"""`graphrag-got`: one entry point; each command group lives in ``graphrag_got.commands``.
+
+Global options (``--ontology``, ``--provider``, ``--out``, ``-v``...) are accepted before or after
+the subcommand: ``graphrag-got --provider replay extract corpus/`` and
+``graphrag-got extract corpus/ --provider replay`` are the same. They are added to every
+subparser with ``default=SUPPRESS``, so a value given before the subcommand is not overwritten by
+the subparser's default. A subcommand that defines an option of the same name for itself
+(``viz --out FILE.html``) keeps its own meaning; the global one is then accepted before it only.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import logging
+import signal
 import sys
-from typing import Sequence
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
 
 from . import __version__
 from .config import Settings
-from .errors import GraphragGotError, OntologyError
+from .errors import GraphragGotError
 
 # Command modules in the order `--help` lists them. A module missing from an install is skipped.
-COMMANDS = ("ontology", "extract", "report", "neo4j", "load", "communities", "ask", "model", "viz",
+COMMANDS = ("ontology", "schema", "extract", "report", "neo4j", "load", "communities", "ask", "model", "viz",
             "doctor", "demo")
+
+EXIT_INTERRUPTED = 130  # the shell's convention for "killed by SIGINT"
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GlobalOption:
+    flags: tuple[str, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+GLOBAL_OPTIONS: tuple[GlobalOption, ...] = (
+    GlobalOption(("--env-file",), {"metavar": "FILE", "help": "read settings from this .env file (default: ./.env)"}),
+    GlobalOption(("--ontology",), {"metavar": "FILE",
+                                   "help": "ontology file (env GRAPHRAG_ONTOLOGY; default ontology/got.json)"}),
+    GlobalOption(("--home",), {"metavar": "DIR",
+                               "help": "state folder for caches, models, Neo4j (env GRAPHRAG_HOME)"}),
+    GlobalOption(("--out",), {"metavar": "DIR", "help": "output folder (env GRAPHRAG_OUT; default out/)"}),
+    GlobalOption(("--provider",), {"choices": ["auto", "ollama", "llamacpp", "replay"],
+                                   "help": "LLM provider (env GRAPHRAG_LLM_PROVIDER; default auto: Ollama if it "
+                                           "answers, else llama.cpp)"}),
+    GlobalOption(("--model",), {"metavar": "NAME", "help": "Ollama model name, or embedded model name / .gguf "
+                                                           "path with --provider llamacpp"}),
+    GlobalOption(("--replay-file",), {"metavar": "FILE", "help": "recorded answers for --provider replay"}),
+)
+
+VERBOSE_FLAGS = ("-v", "--verbose")
+VERBOSE_HELP = "show more on stderr: -v progress details (INFO), -vv everything (DEBUG)"
+
+
+def _add_global_options(parser: argparse.ArgumentParser, *, depth: int) -> None:
+    """The global options on ``parser``: real defaults at the top (depth 0), SUPPRESS below.
+
+    ``-v`` counts per level (dest ``verbose_<depth>``) and the levels are summed, so
+    ``-v extract -v`` is ``-vv``; a subparser would otherwise overwrite the count given before it.
+    """
+    top = depth == 0
+    group = parser if top else parser.add_argument_group("global options (also accepted before the command)")
+    taken = set(parser._option_string_actions)  # argparse has no public view of the defined flags
+    for opt in GLOBAL_OPTIONS:
+        if taken.intersection(opt.flags):
+            continue  # the subcommand's own option of that name wins
+        kwargs = dict(opt.kwargs, dest=opt.flags[0].lstrip("-").replace("-", "_"))
+        if not top:
+            kwargs["default"] = argparse.SUPPRESS
+        group.add_argument(*opt.flags, **kwargs)
+    if not taken.intersection(VERBOSE_FLAGS):
+        group.add_argument(*VERBOSE_FLAGS, action="count", dest=f"verbose_{depth}",
+                           default=0 if top else argparse.SUPPRESS, help=VERBOSE_HELP)
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    seen: set[int] = set()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                if id(child) not in seen:  # aliases map several names to one parser
+                    seen.add(id(child))
+                    yield child
+
+
+def _add_global_options_below(parser: argparse.ArgumentParser, depth: int = 1) -> None:
+    for child in _subparsers(parser):
+        _add_global_options(child, depth=depth)
+        _add_global_options_below(child, depth + 1)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="graphrag-got",
         description="Ontology-constrained knowledge graphs in Neo4j from text, and GraphRAG questions over them.",
+        epilog="Global options may also be given after the command.",
     )
     parser.add_argument("--version", action="version", version=f"graphrag-got {__version__}")
-    parser.add_argument("--env-file", metavar="FILE", help="read settings from this .env file (default: ./.env)")
-    parser.add_argument("--ontology", metavar="FILE", help="ontology file (env GRAPHRAG_ONTOLOGY; default ontology/got.json)")
-    parser.add_argument("--home", metavar="DIR", help="state folder for caches, models, Neo4j (env GRAPHRAG_HOME)")
-    parser.add_argument("--out", metavar="DIR", help="output folder (env GRAPHRAG_OUT; default out/)")
-    parser.add_argument("--provider", choices=["auto", "ollama", "llamacpp", "replay"],
-                        help="LLM provider (env GRAPHRAG_LLM_PROVIDER; default auto: Ollama if it answers, else llama.cpp)")
-    parser.add_argument("--model", metavar="NAME",
-                        help="Ollama model name, or embedded model name / .gguf path with --provider llamacpp")
-    parser.add_argument("--replay-file", metavar="FILE", help="recorded answers for --provider replay")
+    _add_global_options(parser, depth=0)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         try:
@@ -40,46 +112,76 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
+    _add_global_options_below(parser)
     return parser
 
 
+def verbosity(args: argparse.Namespace) -> int:
+    """How many ``-v`` were given, before and after the subcommand together."""
+    return sum(v for k, v in vars(args).items() if k.startswith("verbose_") and isinstance(v, int))
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
+    """Settings.load() with the global flags on top; ``--model`` goes to the provider it is for."""
     overrides: dict[str, object] = {
-        "ontology_path": args.ontology,
-        "home": args.home,
-        "out_dir": args.out,
-        "llm_provider": args.provider,
-        "replay_file": args.replay_file,
+        "ontology_path": getattr(args, "ontology", None),
+        "home": getattr(args, "home", None),
+        "out_dir": getattr(args, "out", None),
+        "llm_provider": getattr(args, "provider", None),
+        "replay_file": getattr(args, "replay_file", None),
     }
-    if args.model:
-        provider = args.provider or "auto"
-        overrides["llamacpp_model" if provider == "llamacpp" else "ollama_model"] = args.model
-    return Settings.load(env_file=args.env_file, **overrides)
+    settings = Settings.load(env_file=getattr(args, "env_file", None), **overrides)
+    model = getattr(args, "model", None)
+    if model:
+        key = "llamacpp_model" if settings.llm_provider == "llamacpp" else "ollama_model"
+        settings = settings.with_overrides(**{key: model})
+    return settings
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """No KeyboardInterrupt while the block runs (a second Ctrl-C while we report the first)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
+    """Run one command; returns the exit code (0 ok, 1 error, 2 usage, 130 interrupted)."""
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        from .commands.render import configure_logging
+
+        configure_logging(verbosity(args))
         settings = settings_from_args(args)
+        logger.debug("settings: %s", settings.model_dump(exclude={"neo4j_password"}))
         return int(args.func(args, settings) or 0)
-    except OntologyError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
     except GraphragGotError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+        with _sigint_ignored():
+            print("interrupted", file=sys.stderr, flush=True)
+        return EXIT_INTERRUPTED
 
 
-def entry() -> None:  # pragma: no cover
-    sys.exit(main())
+def entry() -> None:  # pragma: no cover - the console script; tests call main()
+    code = main()
+    if code == EXIT_INTERRUPTED and threading.current_thread() is threading.main_thread():
+        # Interpreter shutdown still joins worker threads (e.g. an LLM call in flight): a Ctrl-C
+        # there would print a traceback after "interrupted".
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Mapping, Any
 
 import neo4j
 import networkx as nx
@@ -50,8 +50,9 @@ from .config import Settings
 from .errors import GraphragGotError, LLMError, Neo4jError
 from .graphdb import read_all, session
 from .llm import LLMOutputError, LLMUsage, complete_json, drop_repeated_sentences
+from .prompts import COMMUNITY_SUMMARY_VERSION, community_summary_prompt, language_tag
 
-PROMPT_VERSION = "community-v2"
+PROMPT_VERSION = COMMUNITY_SUMMARY_VERSION  # in every summary key: a new wording never reuses old summaries
 SUMMARY_MAX_TOKENS = 450  # a 3-6 sentence summary fits; a model stuck repeating itself is cut off
 LEVEL = 0
 #: Fields of an entity node that are graph bookkeeping, not ontology properties.
@@ -73,7 +74,7 @@ class Rel:
     start: str
     end: str
     type: str
-    momento: str
+    attributes: tuple[tuple[str, str], ...]  # the ontology's relation attributes the fact holds
     symmetric: bool
     support: int
 
@@ -99,16 +100,17 @@ def _load_ontology(settings: Settings, ontology: Any) -> Any:
 
 def dedupe_relations(rows: Iterable[dict[str, Any]]) -> list[Rel]:
     """One Rel per relation: both stored directions of a symmetric relation give one, ends sorted."""
-    seen: dict[tuple[str, str, str, str], Rel] = {}
+    seen: dict[tuple[Any, ...], Rel] = {}
     for r in rows:
         start, end, sym = r["start"], r["end"], bool(r["symmetric"])
         if sym and end < start:
             start, end = end, start
-        key = (start, r["type"], end, r["momento"] or "")
+        attrs = tuple(sorted((str(k), str(v)) for k, v in (r.get("attributes") or [])))
+        key = (start, r["type"], end, attrs)
         support = int(r.get("support", 0) or 0)
         old = seen.get(key)
         if old is None or support > old.support:
-            seen[key] = Rel(start, end, r["type"], r["momento"] or "", sym, support)
+            seen[key] = Rel(start, end, r["type"], attrs, sym, support)
     return [seen[k] for k in sorted(seen)]
 
 
@@ -116,7 +118,8 @@ def read_entity_graph(driver: neo4j.Driver, settings: Settings, ontology: Any = 
     """The entity graph from Neo4j, read only."""
     onto = _load_ontology(settings, ontology)
     ents = read_all(driver, settings, cypher.community_entities())
-    rels = read_all(driver, settings, cypher.community_relations(), types=relation_types(onto))
+    rels = read_all(driver, settings, cypher.community_relations(), types=relation_types(onto),
+                    attributes=list(onto.relation_attributes))
     entities = {
         r["uid"]: {"uid": r["uid"], "name": r["name"], "type": r["type"],
                    "properties": {k: v for k, v in sorted((r["properties"] or {}).items()) if k not in BOOKKEEPING}}
@@ -165,7 +168,7 @@ class Community:
 def community_content(eg: EntityGraph, members: Sequence[str]) -> tuple[str, str]:
     """The text an LLM summary of these members is written from, and its hash.
 
-    Members with type and properties, and the relations among them (with momento), bounded by
+    Members with type and properties, and the relations among them (with their attributes), bounded by
     MAX_PROMPT_MEMBERS / MAX_PROMPT_RELATIONS (most connected members, best supported relations).
     """
     member_set = set(members)
@@ -182,19 +185,21 @@ def community_content(eg: EntityGraph, members: Sequence[str]) -> tuple[str, str
         lines.append(f"- {e['name']} ({e['type']}{'; ' + props if props else ''})")
     if len(members) > len(shown):
         lines.append(f"- ... and {len(members) - len(shown)} more")
-    best = sorted(inner, key=lambda r: (-r.support, r.start, r.type, r.end, r.momento))[:MAX_PROMPT_RELATIONS]
+    best = sorted(inner, key=lambda r: (-r.support, r.start, r.type, r.end, r.attributes))[:MAX_PROMPT_RELATIONS]
     lines.append(f"RELATIONS AMONG THEM ({len(inner)}):")
-    for r in sorted(best, key=lambda r: (r.start, r.type, r.end, r.momento)):
-        lines.append("- " + fact_line(eg.entities[r.start]["name"], r.type, eg.entities[r.end]["name"], r.momento))
+    for r in sorted(best, key=lambda r: (r.start, r.type, r.end, r.attributes)):
+        lines.append("- " + fact_line(eg.entities[r.start]["name"], r.type, eg.entities[r.end]["name"],
+                                      dict(r.attributes)))
     if len(inner) > len(best):
         lines.append(f"- ... and {len(inner) - len(best)} more")
     text = "\n".join(lines)
     return text, _sha(text)
 
 
-def fact_line(subject: str, rel_type: str, obj: str, momento: str | None) -> str:
-    """``Jon Snow SE_ENCUENTRA_CON Daenerys Targaryen (momento: ...)``."""
-    return f"{subject} {rel_type} {obj}" + (f" (momento: {momento})" if momento else "")
+def fact_line(subject: str, rel_type: str, obj: str, attributes: Mapping[str, str] | None = None) -> str:
+    """``Ada Lovelace WORKS_WITH Charles Babbage (since: 1833)``: a fact with its relation attributes."""
+    shown = "; ".join(f"{k}: {v}" for k, v in (attributes or {}).items() if v)
+    return f"{subject} {rel_type} {obj}" + (f" ({shown})" if shown else "")
 
 
 def detect_communities(eg: EntityGraph, resolution: float = 1.0, seed: int = 42) -> list[Community]:
@@ -310,14 +315,8 @@ MAX_TITLE_CHARS = 120
 MAX_SUMMARY_CHARS = 2000
 
 
-SYSTEM_PROMPT = (
-    "You summarize one community of a knowledge graph: a group of entities that are closely related.\n"
-    "Use only the members and relations given. Write in the language of the names and facts "
-    "(Spanish for a Spanish corpus).\n"
-    "Answer with a JSON object {\"title\": ..., \"summary\": ...}: the title names the group in a few "
-    "words (e.g. its faction, house or main event); the summary, 3-6 sentences, says who its key "
-    "members are, how they are related (alliances, betrayals, marriages, wars, rule) and when."
-)
+#: The summary prompt in its default form (language of the content); see ``prompts.community_summary_prompt``.
+SYSTEM_PROMPT = community_summary_prompt()
 
 
 def _clip(text: str, limit: int) -> str:
@@ -325,8 +324,9 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def summary_key(content_hash: str, label: str) -> str:
-    return _sha(f"{content_hash}|{label}|{PROMPT_VERSION}")
+def summary_key(content_hash: str, label: str, language: str | None = None) -> str:
+    """Cache key of a summary: content, model, prompt version and (when forced) the language."""
+    return _sha(f"{content_hash}|{label}|{PROMPT_VERSION}{language_tag(language)}")
 
 
 @dataclass
@@ -360,12 +360,15 @@ def summarize_communities(
     force: bool = False,
     export: bool = True,
     progress: Progress | None = None,
+    language: str | None = None,
 ) -> SummarizeResult:
     """One LLM call per non-singleton community whose summary is missing or out of date.
 
     ``label`` names the model in the cache key (default: ``llm.model_label(settings)``).
     ``force`` ignores the summaries on the nodes (the disk cache still answers).
     A community whose answer stays invalid is reported in ``failed`` and left without a summary.
+    ``language`` forces the summaries' language (``"English"``); None writes them in the language of
+    each community's content.
     """
     from .files import write_json_atomic
 
@@ -390,7 +393,7 @@ def summarize_communities(
             continue
         res.eligible += 1
         text, content_hash = community_content(eg, members)
-        key = summary_key(content_hash, label)
+        key = summary_key(content_hash, label, language)
         if not force and rec["summary_key"] == key and rec["summary"]:
             res.unchanged += 1
             continue
@@ -402,6 +405,7 @@ def summarize_communities(
         todo.append((dict(rec), text, key))
 
     total = len(todo)
+    system = community_summary_prompt(language)
     if total:
         if chat is None:
             from .llm import get_chat_model
@@ -413,7 +417,7 @@ def summarize_communities(
         def one(rec: dict[str, Any], text: str, key: str) -> tuple[Any, ...]:
             """(rec, key, summary or None, attempt or None, error or None, calls made)"""
             try:
-                obj, attempt = complete_json(chat, SYSTEM_PROMPT, f"COMMUNITY {rec['id']}\n{text}",
+                obj, attempt = complete_json(chat, system, f"COMMUNITY {rec['id']}\n{text}",
                                              CommunitySummary, schema=SUMMARY_SCHEMA,
                                              max_tokens=SUMMARY_MAX_TOKENS)
                 return rec, key, obj, attempt, None, len(attempt.raw_responses)

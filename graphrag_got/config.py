@@ -1,89 +1,166 @@
-"""Every setting in one typed object, read from the environment and `.env` (python-dotenv).
+"""Every setting in one typed object (pydantic-settings), read from the environment and `.env`.
 
-Defaults live here and nowhere else. Each field maps to one environment variable (see ``ENV``);
-``Settings.load()`` reads them, ``Settings.with_overrides`` applies CLI flags on top.
+Defaults, environment variable names and descriptions live on the fields of :class:`Settings`
+and nowhere else: ``ENV`` (field -> variable) and the README's configuration table
+(:func:`settings_table_markdown`, ``python -m graphrag_got.config``) are derived from them.
+
+``Settings(**kw)`` is the defaults plus ``kw`` only, so code and tests that build one get the same
+object on every machine. ``Settings.load()`` reads defaults <- ``.env`` <- process environment <-
+explicit overrides; ``settings.with_overrides(**kw)`` applies CLI flags on top of a loaded object.
+An empty variable (``NEO4J_PASSWORD=``) counts as unset.
 """
 
 from __future__ import annotations
 
 import os
+import typing
 from pathlib import Path
 from typing import Any, Literal
 
-from dotenv import dotenv_values, find_dotenv
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from dotenv import find_dotenv
+from pydantic import Field, ValidationError
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    DotEnvSettingsSource,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from .errors import ConfigError
 
 Provider = Literal["auto", "ollama", "llamacpp", "replay"]
 
+#: The state folder when GRAPHRAG_HOME is not set.
+DEFAULT_HOME = Path(".graphrag_got")
+
 
 def _default_home() -> Path:
-    """Where caches, downloaded jars/models and server data go (git-ignored)."""
-    return Path(os.environ.get("GRAPHRAG_HOME", ".graphrag_got"))
+    """Where caches, downloaded jars/models and server data go (git-ignored).
+
+    Read from the process environment even for ``Settings()`` built directly (as before), so a
+    test run with its own GRAPHRAG_HOME never writes into the developer's state folder.
+    """
+    return Path(os.environ.get("GRAPHRAG_HOME") or DEFAULT_HOME)
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+def _env(var: str, default: Any, description: str, **constraints: Any) -> Any:
+    """A field read from environment variable ``var`` (also settable by field name in code)."""
+    return Field(default, validation_alias=var, description=description, **constraints)
+
+
+class Settings(BaseSettings):
+    """All settings. Field name (Python, CLI overrides) -> ``validation_alias`` (environment variable)."""
+
+    model_config = SettingsConfigDict(
+        extra="forbid",
+        validate_assignment=True,
+        populate_by_name=True,  # code passes field names; the environment uses the aliases
+        case_sensitive=True,
+        env_ignore_empty=True,
+    )
 
     # --- files -----------------------------------------------------------------------------
-    home: Path = Field(default_factory=_default_home, description="state folder: cache, server, models")
-    ontology_path: Path = Path("ontology/got.json")
-    corpus_path: Path = Path("corpus")
-    out_dir: Path = Path("out")
+    home: Path = Field(default_factory=_default_home, validation_alias="GRAPHRAG_HOME",
+                       description="state folder: caches, embedded models, embedded Neo4j data",
+                       json_schema_extra={"shown_default": DEFAULT_HOME.as_posix()})
+    ontology_path: Path = _env("GRAPHRAG_ONTOLOGY", Path("ontology/got.json"), "ontology file")
+    corpus_path: Path = _env("GRAPHRAG_CORPUS", Path("corpus"),
+                             "corpus file or folder (`.txt` by paragraphs, `.md` by headings)")
+    out_dir: Path = _env("GRAPHRAG_OUT", Path("out"),
+                         "outputs: extraction.json, reports, communities.json, graph.html")
 
     # --- chunking --------------------------------------------------------------------------
-    chunker: Literal["auto", "paragraph", "markdown"] = "auto"
-    chunk_min_chars: int = Field(40, ge=0)
-    chunk_max_chars: int = Field(1500, ge=100)
+    chunker: Literal["auto", "paragraph", "markdown"] = _env(
+        "GRAPHRAG_CHUNKER", "auto",
+        "how the corpus is cut: `auto` (`markdown` for `.md` files, else `paragraph`), `paragraph`, `markdown`")
+    chunk_min_chars: int = _env("GRAPHRAG_CHUNK_MIN_CHARS", 40, "chunks shorter than this are dropped", ge=0)
+    chunk_max_chars: int = _env("GRAPHRAG_CHUNK_MAX_CHARS", 1500,
+                                "longer sections and paragraphs are split (at paragraphs, then sentences)", ge=100)
 
     # --- LLM -------------------------------------------------------------------------------
-    llm_provider: Provider = "auto"
-    ollama_base_url: str = "http://localhost:11434"
-    ollama_model: str = "qwen2.5:7b-instruct"
-    llamacpp_model: str = "qwen2.5-coder-1.5b"  # a name from graphrag_got.model_store, or a .gguf path
-    models_path: Path | None = Field(None, description="where embedded models live (default <home>/models)")
-    llamacpp_n_ctx: int = Field(4096, ge=512)
-    llamacpp_threads: int | None = None
-    llm_max_tokens: int = Field(1536, ge=64)
-    llm_timeout_s: float = Field(600.0, gt=0)
-    replay_file: Path | None = None
-    max_entities: int = Field(12, ge=1, description="maxItems of the entity array in the schema")
-    max_relations: int = Field(12, ge=1, description="maxItems of the relation array in the schema")
-    concurrency: int = Field(1, ge=1)
+    llm_provider: Provider = _env(
+        "GRAPHRAG_LLM_PROVIDER", "auto",
+        "`auto` (Ollama if it answers and has the model, else llama.cpp), `ollama`, `llamacpp`, `replay`")
+    ollama_base_url: str = _env("OLLAMA_BASE_URL", "http://localhost:11434", "Ollama server")
+    ollama_model: str = _env("GRAPHRAG_OLLAMA_MODEL", "qwen2.5:7b-instruct", "Ollama model")
+    llamacpp_model: str = _env("GRAPHRAG_LLAMACPP_MODEL", "qwen2.5-coder-1.5b",
+                               "embedded model name (`graphrag-got model list`) or any `.gguf` path")
+    models_path: Path | None = _env("GRAPHRAG_MODELS_DIR", None,
+                                    "where embedded models live (unset: `<home>/models`)")
+    llamacpp_n_ctx: int = _env("GRAPHRAG_LLAMACPP_N_CTX", 4096, "llama.cpp context window, in tokens", ge=512)
+    llamacpp_threads: int | None = _env("GRAPHRAG_LLAMACPP_THREADS", None,
+                                        "llama.cpp CPU threads (unset: every core)")
+    llm_max_tokens: int = _env("GRAPHRAG_LLM_MAX_TOKENS", 1536, "most tokens in one LLM answer", ge=64)
+    llm_timeout_s: float = _env("GRAPHRAG_LLM_TIMEOUT", 600.0, "seconds one LLM call may take", gt=0)
+    replay_file: Path | None = _env("GRAPHRAG_REPLAY_FILE", None, "recorded answers for the `replay` provider")
+    max_entities: int = _env("GRAPHRAG_MAX_ENTITIES", 12, "maxItems of the entity array in the extraction schema",
+                             ge=1)
+    max_relations: int = _env("GRAPHRAG_MAX_RELATIONS", 12,
+                              "maxItems of the relation array in the extraction schema", ge=1)
+    concurrency: int = _env("GRAPHRAG_CONCURRENCY", 1, "parallel LLM calls (Ollama; llama.cpp runs one at a time)",
+                            ge=1)
 
     # --- Neo4j -----------------------------------------------------------------------------
-    neo4j_uri: str = "bolt://127.0.0.1:7687"
-    neo4j_username: str = "neo4j"
-    neo4j_password: str = "graphrag-got"
-    neo4j_database: str = "neo4j"
-    neo4j_version: str = "5.26.30"
-    batch_size: int = Field(5000, ge=1)
+    neo4j_uri: str = _env("NEO4J_URI", "bolt://127.0.0.1:7687", "Neo4j Bolt address (the embedded server listens here)")
+    neo4j_username: str = _env("NEO4J_USERNAME", "neo4j", "Neo4j user")
+    neo4j_password: str = _env("NEO4J_PASSWORD", "graphrag-got", "Neo4j password (at least 8 characters)")
+    neo4j_database: str = _env("NEO4J_DATABASE", "neo4j", "Neo4j database")
+    neo4j_version: str = _env("GRAPHRAG_NEO4J_VERSION", "5.26.30", "version of the embedded Neo4j jars (a 5.26.x)")
+    batch_size: int = _env("GRAPHRAG_BATCH_SIZE", 5000, "rows per `UNWIND` batch when loading", ge=1)
 
     # --- communities and search -------------------------------------------------------------
-    community_resolution: float = Field(1.0, gt=0)
-    community_seed: int = 42
-    local_hops: int = Field(2, ge=1, le=4)
-    local_max_facts: int = Field(60, ge=1)
-    global_threshold: int = Field(5, ge=0, le=10)
+    community_resolution: float = _env("GRAPHRAG_COMMUNITY_RESOLUTION", 1.0,
+                                       "Louvain resolution: higher gives more, smaller communities", gt=0)
+    community_seed: int = _env("GRAPHRAG_COMMUNITY_SEED", 42, "Louvain random seed")
+    local_hops: int = _env("GRAPHRAG_LOCAL_HOPS", 2, "local search: neighbourhood depth (1 to 4)", ge=1, le=4)
+    local_max_facts: int = _env("GRAPHRAG_LOCAL_MAX_FACTS", 60, "local search: most facts in the context", ge=1)
+    global_threshold: int = _env("GRAPHRAG_GLOBAL_THRESHOLD", 5,
+                                 "global search: keep communities rated at least this relevant (0 to 10)",
+                                 ge=0, le=10)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Only the keyword arguments: the environment is read by :meth:`load`, never implicitly."""
+        return (init_settings,)
 
     @classmethod
     def load(cls, env_file: str | Path | None = None, **overrides: Any) -> "Settings":
-        """Read defaults <- `.env` <- process environment <- explicit overrides."""
+        """Read defaults <- `.env` <- process environment <- explicit overrides (None = not given).
+
+        ``env_file`` defaults to the first `.env` found from the current folder upwards; one given
+        explicitly must exist.
+        """
+        if env_file is not None and not Path(env_file).is_file():
+            raise ConfigError(f"env file {str(env_file)!r} does not exist; pass an existing file to --env-file "
+                              "or leave it out to read ./.env")
+        dotenv_path = str(env_file) if env_file is not None else find_dotenv(usecwd=True)
         values: dict[str, Any] = {}
-        dotenv_path = str(env_file) if env_file else find_dotenv(usecwd=True)
-        file_env = {k: v for k, v in (dotenv_values(dotenv_path) if dotenv_path else {}).items() if v is not None}
-        merged = {**file_env, **os.environ}
-        for field, var in ENV.items():
-            if var in merged and merged[var] != "":
-                values[field] = merged[var]
+        if dotenv_path:
+            values.update(cls._from_aliases(DotEnvSettingsSource(cls, env_file=dotenv_path)()))
+        values.update(cls._from_aliases(EnvSettingsSource(cls)()))
         values.update({k: v for k, v in overrides.items() if v is not None})
         try:
             return cls(**values)
         except ValidationError as exc:
             raise ConfigError(_explain(exc)) from None
 
+    @classmethod
+    def _from_aliases(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """Variables of a source -> field names; variables that are not settings (in `.env`) are ignored."""
+        by_var = {var: field for field, var in env_map(cls).items()}
+        return {by_var[k]: v for k, v in data.items() if k in by_var}
+
     def with_overrides(self, **overrides: Any) -> "Settings":
+        """A copy with these fields replaced (None = keep), validated like everything else."""
         data = self.model_dump()
         data.update({k: v for k, v in overrides.items() if v is not None})
         try:
@@ -100,40 +177,19 @@ class Settings(BaseModel):
         return self.models_path or self.home / "models"
 
 
-# Field name -> environment variable. Neo4j's names follow the neo4j / langchain-neo4j convention.
-ENV: dict[str, str] = {
-    "home": "GRAPHRAG_HOME",
-    "ontology_path": "GRAPHRAG_ONTOLOGY",
-    "corpus_path": "GRAPHRAG_CORPUS",
-    "out_dir": "GRAPHRAG_OUT",
-    "chunker": "GRAPHRAG_CHUNKER",
-    "chunk_min_chars": "GRAPHRAG_CHUNK_MIN_CHARS",
-    "chunk_max_chars": "GRAPHRAG_CHUNK_MAX_CHARS",
-    "llm_provider": "GRAPHRAG_LLM_PROVIDER",
-    "ollama_base_url": "OLLAMA_BASE_URL",
-    "ollama_model": "GRAPHRAG_OLLAMA_MODEL",
-    "llamacpp_model": "GRAPHRAG_LLAMACPP_MODEL",
-    "models_path": "GRAPHRAG_MODELS_DIR",
-    "llamacpp_n_ctx": "GRAPHRAG_LLAMACPP_N_CTX",
-    "llamacpp_threads": "GRAPHRAG_LLAMACPP_THREADS",
-    "llm_max_tokens": "GRAPHRAG_LLM_MAX_TOKENS",
-    "llm_timeout_s": "GRAPHRAG_LLM_TIMEOUT",
-    "replay_file": "GRAPHRAG_REPLAY_FILE",
-    "max_entities": "GRAPHRAG_MAX_ENTITIES",
-    "max_relations": "GRAPHRAG_MAX_RELATIONS",
-    "concurrency": "GRAPHRAG_CONCURRENCY",
-    "neo4j_uri": "NEO4J_URI",
-    "neo4j_username": "NEO4J_USERNAME",
-    "neo4j_password": "NEO4J_PASSWORD",
-    "neo4j_database": "NEO4J_DATABASE",
-    "neo4j_version": "GRAPHRAG_NEO4J_VERSION",
-    "batch_size": "GRAPHRAG_BATCH_SIZE",
-    "community_resolution": "GRAPHRAG_COMMUNITY_RESOLUTION",
-    "community_seed": "GRAPHRAG_COMMUNITY_SEED",
-    "local_hops": "GRAPHRAG_LOCAL_HOPS",
-    "local_max_facts": "GRAPHRAG_LOCAL_MAX_FACTS",
-    "global_threshold": "GRAPHRAG_GLOBAL_THRESHOLD",
-}
+def env_map(model: type[BaseSettings] = Settings) -> dict[str, str]:
+    """Field name -> environment variable, read from the fields' ``validation_alias``."""
+    out: dict[str, str] = {}
+    for name, info in model.model_fields.items():
+        alias = info.validation_alias
+        if not isinstance(alias, str):
+            raise TypeError(f"{model.__name__}.{name} needs a validation_alias naming its environment variable")
+        out[name] = alias
+    return out
+
+
+#: Field name -> environment variable. Neo4j's names follow the neo4j / langchain-neo4j convention.
+ENV: dict[str, str] = env_map()
 
 
 def _explain(exc: ValidationError) -> str:
@@ -144,3 +200,47 @@ def _explain(exc: ValidationError) -> str:
         lines.append(f"  {var} = {err.get('input')!r}: {err['msg']}")
     lines.append("Fix the value in the environment or in .env (see README, 'Configuration').")
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------ documentation
+
+
+def _shown_default(info: FieldInfo) -> str:
+    extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+    value = extra["shown_default"] if "shown_default" in extra else info.get_default(call_default_factory=False)
+    if value is None:
+        return "(unset)"
+    if isinstance(value, Path):
+        value = value.as_posix()
+    return f"`{value}`"
+
+
+def _choices(info: FieldInfo) -> list[str]:
+    """The allowed values of a ``Literal`` field, in order (empty for other types)."""
+    if typing.get_origin(info.annotation) is Literal:
+        return [str(v) for v in typing.get_args(info.annotation)]
+    return []
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def settings_table_markdown(model: type[BaseSettings] = Settings) -> str:
+    """The Markdown table of every setting (variable, default, meaning), as README.md shows it."""
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    for name, info in model.model_fields.items():
+        if not info.description:
+            raise TypeError(f"{model.__name__}.{name} needs a description (it is the README's 'meaning' column)")
+        meaning = info.description
+        choices = _choices(info)
+        if choices and not all(f"`{c}`" in meaning for c in choices):
+            meaning += " (one of: " + ", ".join(f"`{c}`" for c in choices) + ")"
+        rows.append(f"| `{env_map(model)[name]}` | {_cell(_shown_default(info))} | {_cell(meaning)} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m graphrag_got.config` prints the table
+    import sys
+
+    sys.stdout.write(settings_table_markdown())

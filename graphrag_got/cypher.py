@@ -17,6 +17,7 @@ own sections at the end.
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 # ---------------------------------------------------------------------------------------------
 # Identifiers
@@ -154,23 +155,28 @@ def merge_entities(label: str) -> str:
     )
 
 
-def merge_relations(rel_type: str) -> str:
-    """Rows ``{start, end, momento, symmetric, chunk_ids, doc_ids}`` of one relationship type.
+def merge_relations(rel_type: str, identity: Sequence[str] = ()) -> str:
+    """Rows ``{start, end, identity, attributes, symmetric, chunk_ids, doc_ids}`` of one type.
 
-    Both ends are matched by ``Entity.uid`` (unique-constraint seek); the relationship is merged
-    on (start, type, end, momento) with ``momento`` never null (``""`` when absent). Returns
+    Both ends are matched by ``Entity.uid`` (unique-constraint seek). The relationship is merged on
+    (start, type, end) plus the ontology's identity attributes ``identity`` (relation attribute
+    names, validated identifiers), whose values in ``row.identity`` are never null (``""`` when
+    absent); the other attributes in ``row.attributes`` (no nulls) are set with ``+=``. Returns
     ``written``: rows whose two ends existed.
     """
     rel = escape_name(rel_type)
+    key = ", ".join(f"{escape_name(a)}: row.identity.{escape_name(a)}" for a in identity)
+    pattern = f"[r:{rel} {{{key}}}]" if key else f"[r:{rel}]"
     return (
         "UNWIND $rows AS row\n"
         "MATCH (a:Entity {uid: row.start})\n"
         "MATCH (b:Entity {uid: row.end})\n"
-        f"MERGE (a)-[r:{rel} {{momento: row.momento}}]->(b)\n"
+        f"MERGE (a)-{pattern}->(b)\n"
         "ON CREATE SET r.symmetric = row.symmetric, r.chunk_ids = row.chunk_ids, r.doc_ids = row.doc_ids\n"
         "ON MATCH SET r.symmetric = row.symmetric,\n"
         f"    r.chunk_ids = {_union('r', 'chunk_ids')},\n"
         f"    r.doc_ids = {_union('r', 'doc_ids')}\n"
+        "SET r += row.attributes\n"
         "RETURN count(r) AS written"
     )
 
@@ -268,10 +274,11 @@ def count_label(label: str) -> str:
 
 def missing_symmetric_directions() -> str:
     """Per type in ``$types`` (the symmetric ones): relationships whose reverse (same type and
-    momento) is missing."""
+    same values of the identity attributes ``$identity``) is missing."""
     return (
         "MATCH (a:Entity)-[r]->(b:Entity) WHERE type(r) IN $types\n"
-        "  AND NOT EXISTS { MATCH (b)-[r2]->(a) WHERE type(r2) = type(r) AND r2.momento = r.momento }\n"
+        "  AND NOT EXISTS { MATCH (b)-[r2]->(a) WHERE type(r2) = type(r)\n"
+        "                   AND all(k IN $identity WHERE r2[k] = r[k]) }\n"
         "RETURN type(r) AS type, count(*) AS count ORDER BY type"
     )
 
@@ -341,7 +348,7 @@ def viz_relations() -> str:
         "MATCH (a:Entity)-[r]->(b:Entity) "
         "WHERE a.uid IN $uids AND b.uid IN $uids "
         "AND (coalesce(r.symmetric, false) = false OR a.uid <= b.uid) "
-        "RETURN a.uid AS source, b.uid AS target, type(r) AS type, r.momento AS momento, "
+        "RETURN a.uid AS source, b.uid AS target, type(r) AS type, properties(r) AS properties, "
         "coalesce(r.symmetric, false) AS symmetric "
         "ORDER BY source, type, target "
         "LIMIT $limit"
@@ -379,7 +386,7 @@ def community_relations() -> str:
     """
     return (
         "MATCH (a:Entity)-[r]->(b:Entity) WHERE type(r) IN $types\n"
-        "RETURN a.uid AS start, b.uid AS end, type(r) AS type, coalesce(r.momento, '') AS momento,\n"
+        "RETURN a.uid AS start, b.uid AS end, type(r) AS type, " + _attribute_pairs("r") + ",\n"
         "       coalesce(r.symmetric, false) AS symmetric, size(coalesce(r.chunk_ids, [])) AS support"
     )
 
@@ -487,7 +494,7 @@ def local_neighborhood(hops: int) -> str:
         "WITH r, min(dist) AS dist\n"
         "WITH r, dist, startNode(r) AS s, endNode(r) AS o\n"
         "RETURN s.uid AS start, s.name AS start_name, o.uid AS end, o.name AS end_name, type(r) AS type,\n"
-        "       coalesce(r.momento, '') AS momento, coalesce(r.symmetric, false) AS symmetric,\n"
+        "       " + _attribute_pairs("r") + ", coalesce(r.symmetric, false) AS symmetric,\n"
         "       coalesce(r.chunk_ids, []) AS chunk_ids, dist\n"
         "ORDER BY dist ASC, size(chunk_ids) DESC, start, type, end\n"
         "LIMIT $limit"
@@ -501,26 +508,33 @@ def local_direct_facts() -> str:
         "MATCH (s:Entity)-[r]->(o:Entity)\n"
         "WHERE (s.uid IN $anchors OR o.uid IN $anchors) AND type(r) IN $types\n"
         "RETURN s.uid AS start, s.name AS start_name, o.uid AS end, o.name AS end_name, type(r) AS type,\n"
-        "       coalesce(r.momento, '') AS momento, coalesce(r.symmetric, false) AS symmetric,\n"
+        "       " + _attribute_pairs("r") + ", coalesce(r.symmetric, false) AS symmetric,\n"
         "       coalesce(r.chunk_ids, []) AS chunk_ids, 1 AS dist\n"
         "ORDER BY size(chunk_ids) DESC, start, type, end\n"
         "LIMIT $limit"
     )
 
 
-def local_momento_facts() -> str:
-    """Relationships (types ``$types``) whose ``momento`` names one of ``$names`` (lower-case
-    anchor names), e.g. "en la Boda Roja" for the anchor Boda Roja; most supported first."""
+def local_attribute_facts() -> str:
+    """Relationships (types ``$types``) one of whose relation attributes ``$attributes`` names one
+    of ``$names`` (lower-case anchor names): a fact placed "at" an event anchor is found through the
+    event's name; most supported first."""
     return (
         "MATCH (s:Entity)-[r]->(o:Entity)\n"
-        "WHERE type(r) IN $types AND r.momento <> ''\n"
-        "  AND any(n IN $names WHERE toLower(r.momento) CONTAINS n)\n"
+        "WHERE type(r) IN $types\n"
+        "  AND any(k IN $attributes WHERE any(n IN $names WHERE toLower(toString(coalesce(r[k], ''))) CONTAINS n))\n"
         "RETURN s.uid AS start, s.name AS start_name, o.uid AS end, o.name AS end_name, type(r) AS type,\n"
-        "       coalesce(r.momento, '') AS momento, coalesce(r.symmetric, false) AS symmetric,\n"
+        "       " + _attribute_pairs("r") + ", coalesce(r.symmetric, false) AS symmetric,\n"
         "       coalesce(r.chunk_ids, []) AS chunk_ids, 2 AS dist\n"
         "ORDER BY size(chunk_ids) DESC, start, type, end\n"
         "LIMIT $limit"
     )
+
+
+def _attribute_pairs(var: str) -> str:
+    """``[[name, value], ...]`` of the relation attributes ``$attributes`` that ``var`` holds (read)."""
+    return (f"[k IN $attributes WHERE {var}[k] IS NOT NULL AND toString({var}[k]) <> '' "
+            f"| [k, toString({var}[k])]] AS attributes")
 
 
 def chunk_texts() -> str:

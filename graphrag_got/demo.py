@@ -7,17 +7,40 @@ path. Each step is idempotent and cached: a rerun on an unchanged corpus makes n
 
 from __future__ import annotations
 
-import sys
+import json
+
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from .config import Settings
+from .errors import ConfigError
 from .ontology import Ontology
+from .progress import ProgressCallback
 
-LOCAL_QUESTION = "¿Cómo se conocieron Jon Snow y Daenerys?"
-GLOBAL_QUESTION = "¿Cuáles son las principales facciones en conflicto y qué las mueve?"
+logger = logging.getLogger(__name__)
+
+#: File next to the corpus (its folder, or the folder of a corpus file) with the demo's questions:
+#: ``{"local": "...", "global": "..."}``. The questions belong to the corpus, not to the library.
+QUESTIONS_FILE = "demo_questions.json"
+
+
+def demo_questions(corpus: Path) -> dict[str, str]:
+    """The questions a corpus ships for the demo; ``{}`` when it ships none (or the file is unusable)."""
+    folder = corpus if corpus.is_dir() else corpus.parent
+    path = folder / QUESTIONS_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: cannot read the demo questions ({exc}); fix the file or pass "
+                          "--local-question and --global-question") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected an object {{\"local\": \"...\", \"global\": \"...\"}}")
+    return {k: str(v) for k, v in data.items() if k in ("local", "global") and isinstance(v, str) and v.strip()}
 
 
 @dataclass
@@ -52,9 +75,24 @@ def _answer_cache(settings: Settings) -> Callable[[], int]:
     return stored
 
 
-def run_demo(settings: Settings, *, local_question: str = LOCAL_QUESTION, global_question: str = GLOBAL_QUESTION,
-             say: Callable[[str], None] | None = None) -> DemoResult:
-    say = say or (lambda s: print(s, flush=True))
+def run_demo(settings: Settings, *, local_question: str | None = None, global_question: str | None = None,
+             say: Callable[[str], None] | None = None, progress: ProgressCallback | None = None) -> DemoResult:
+    """Run every step; ``say`` receives the lines that tell the user what each step did (default: the
+    log, at INFO) and ``progress`` the progress events of the long steps (default: none).
+
+    Questions not given come from the corpus's ``demo_questions.json``; with neither, a
+    ``ConfigError`` says to pass them.
+
+    The CLI passes ``print`` and a progress bar. Until every library step emits ProgressEvents,
+    ``progress`` may also receive plain strings from the older ones (the CLI renderer takes both).
+    """
+    say = say or logger.info
+    shipped = demo_questions(Path(settings.corpus_path))
+    local_question = local_question or shipped.get("local")
+    global_question = global_question or shipped.get("global")
+    if not local_question or not global_question:
+        raise ConfigError(f"no demo questions: {Path(settings.corpus_path)} has no {QUESTIONS_FILE}; pass "
+                          "--local-question and --global-question")
     res = DemoResult()
     stored_answers = _answer_cache(settings)
 
@@ -82,13 +120,13 @@ def run_demo(settings: Settings, *, local_question: str = LOCAL_QUESTION, global
     with step("neo4j"):
         from .neo4j_server import ensure_running
 
-        info = ensure_running(settings)
+        info = ensure_running(settings, progress=progress)
         say(f"  Neo4j at {settings.neo4j_uri}" + (f" (embedded, pid {info.pid})" if getattr(info, "pid", None) else ""))
 
     with step("extract"):
         from .extract import run_extraction
 
-        ex = run_extraction(settings, onto)
+        ex = run_extraction(settings, onto, progress=progress)
         for line in ex.lines():
             say("  " + line)
         res.paths["extraction"] = ex.out_path
@@ -109,7 +147,7 @@ def run_demo(settings: Settings, *, local_question: str = LOCAL_QUESTION, global
         with step("load"):
             from .load import load_extraction
 
-            ls = load_extraction(driver, settings, ex.out_path, onto)
+            ls = load_extraction(driver, settings, ex.out_path, onto, progress=progress)
             say(f"  documents +{ls.documents_added} ~{ls.documents_updated} ={ls.documents_unchanged} "
                 f"-{ls.documents_pruned}; entities written {ls.entities_written}, relationships written "
                 f"{ls.relations_written}; refused {ls.relations_refused}")
@@ -123,7 +161,7 @@ def run_demo(settings: Settings, *, local_question: str = LOCAL_QUESTION, global
             sizes = sorted((len(c.members) for c in comms), reverse=True)
             say(f"  {len(comms)} communities (largest {sizes[0] if sizes else 0}, "
                 f"singletons {sum(1 for s in sizes if s == 1)})")
-            sm = summarize_communities(driver, settings, ontology=onto)
+            sm = summarize_communities(driver, settings, ontology=onto, progress=progress)
             res.llm_calls["communities"] = sm.llm_calls
             est = " (estimated)" if sm.tokens_estimated else ""
             say(f"  summaries: {sm.generated} new, {sm.cached + sm.unchanged} reused, {len(sm.failed)} failed; "
@@ -160,7 +198,7 @@ def run_demo(settings: Settings, *, local_question: str = LOCAL_QUESTION, global
 
             nodes, edges, titles = graph_from_neo4j(driver, settings)
             out = settings.out_dir / "graph.html"
-            render_html(nodes, edges, out, "graphrag_got: Juego de Tronos", legend_labels=titles or None)
+            render_html(nodes, edges, out, f"graphrag_got: {onto.name or 'knowledge graph'}", legend_labels=titles or None)
             res.paths["graph"] = out
             say(f"  {len(nodes)} nodes, {len(edges)} edges -> {out}")
     finally:
@@ -194,4 +232,4 @@ class _Step:
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self.res.timings[self.name] = time.monotonic() - self.t0
         if exc_type is not None and exc_type is not KeyboardInterrupt:
-            print(f"step '{self.name}' failed after {self.res.timings[self.name]:.1f}s", file=sys.stderr)
+            logger.error("step '%s' failed after %.1fs", self.name, self.res.timings[self.name])

@@ -11,14 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
@@ -28,42 +27,24 @@ from .errors import ExtractionError, LLMError
 from .files import write_json_atomic
 from .llm import LLMOutputError, complete_json, get_chat_model, model_label, resolve_provider
 from .ontology import Ontology
+from .progress import ProgressCallback, ProgressEvent
+from .extraction import FORMAT as EXTRACTION_FORMAT
+from .extraction import ChunkRecord, DocumentRecord, Extraction, FailedChunk, LLMRef, OntologyRef
+from .prompts import EXTRACTION_VERSION, extraction_system_prompt, extraction_user_prompt
 from .schema import extraction_schema
-from .validate import ChunkValidation, Rejection, Validator, aggregate, reason_counts
+from .validate import ChunkValidation, Validator, aggregate, identity_attributes
 
-PROMPT_VERSION = "extract-v1"
-FORMAT = "graphrag_got.extraction/1"
-
-RULES = """RULES
-1. Use only the entity classes and relations listed above. Never invent a class or a relation.
-2. Every relation must respect its types: the subject's class must be one of the relation's subject
-   types and the object's class one of its object types. If a fact fits no relation, leave it out.
-3. Every subject and object of a relation must also be listed in "entities", with the same name and type.
-4. Write names in full as the text gives them ("Jon Snow", not "Jon"), the same way every time.
-5. Fill "momento" when the text places the fact in time (for example "tras la Boda Roja");
-   otherwise leave it null.
-6. Only facts stated in the text. No outside knowledge. Property values only when the text says them.
-7. Answer with a single JSON object {"entities": [...], "relations": [...]} and nothing else."""
+PROMPT_VERSION = EXTRACTION_VERSION
+FORMAT = EXTRACTION_FORMAT
 
 
 def system_prompt(onto: Ontology) -> str:
-    """The ontology description, the rules and a format example built from the ontology itself."""
-    rel = onto.relations[0]
-    s_cls, o_cls = rel.domain[0], rel.range[0]
-    example = {
-        "entities": [{"type": s_cls, "name": "<name from the text>"}, {"type": o_cls, "name": "<name from the text>"}],
-        "relations": [{"relation": rel.name, "subject": "<name from the text>", "subject_type": s_cls,
-                       "object": "<name from the text>", "object_type": o_cls, "momento": None}],
-    }
-    return (
-        "You build a knowledge graph from a text, following an ontology strictly.\n\n"
-        f"{onto.describe()}\n\n{RULES}\n\nFORMAT EXAMPLE (shape only, not content):\n"
-        f"{json.dumps(example, ensure_ascii=False)}"
-    )
+    """The extraction system prompt (kept as a name of this module; the text lives in :mod:`prompts`)."""
+    return extraction_system_prompt(onto)
 
 
 def user_prompt(chunk: Chunk) -> str:
-    return f"TEXT:\n{chunk.text}\n\nExtract the entities and relations of this text as JSON."
+    return extraction_user_prompt(chunk.text)
 
 
 # ---------------------------------------------------------------------------- cache
@@ -98,38 +79,41 @@ class ExtractionCache:
 def _read_json(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
-        return None  # a torn or missing entry is a cache miss, never an error
-    return data if isinstance(data, dict) else None
+    except (OSError, ValueError, RecursionError):
+        return None  # a torn, missing or unreadable entry is a cache miss, never an error
+    return data if _usable_record(data) else None
+
+
+def _usable_record(data: Any) -> bool:
+    """A cache record written by :func:`extract_chunk`: an ok one holds the parsed answer and the
+    raw text it came from; a failed one its error. Anything else (hand-made, truncated) is a miss."""
+    if not isinstance(data, dict):
+        return False
+    if data.get("status") == "ok":
+        return "parsed" in data and isinstance(data.get("raw_responses"), list)
+    return data.get("status") == "failed" and isinstance(data.get("error"), str)
 
 
 # ---------------------------------------------------------------------------- progress
-class Progress:
-    """One status line per finished chunk: done/total, LLM calls, cache hits, ETA."""
+class _Progress:
+    """Counts finished chunks and reports each one as a :class:`ProgressEvent` (step ``extract``)."""
 
-    def __init__(self, total: int, out: Callable[[str], None] | None = None):
+    def __init__(self, total: int, callback: ProgressCallback | None):
         self.total, self.done, self.calls, self.hits, self.failed = total, 0, 0, 0, 0
-        self.start = time.monotonic()
-        self.out = out or (lambda s: print(s, file=sys.stderr, flush=True))
+        self.callback = callback
         self._lock = threading.Lock()
 
-    def step(self, *, cached: bool, failed: bool, calls: int) -> None:
+    def step(self, *, cached: bool, failed: bool, calls: int, chunk_id: str = "") -> None:
         with self._lock:
             self.done += 1
             self.hits += int(cached)
             self.failed += int(failed)
             self.calls += calls
-            elapsed = time.monotonic() - self.start
-            fresh = self.done - self.hits
-            eta = ""
-            if fresh and self.done < self.total:
-                eta = f" · ETA {_fmt_s(elapsed / fresh * (self.total - self.done))}"
-            self.out(f"  [{self.done}/{self.total}] chunks · {self.calls} LLM calls · {self.hits} cached"
-                     f" · {self.failed} failed · {_fmt_s(elapsed)}{eta}")
-
-
-def _fmt_s(seconds: float) -> str:
-    return f"{seconds:.1f}s" if seconds < 60 else f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+            event = ProgressEvent(step="extract", done=self.done, total=self.total, message=chunk_id,
+                                  stats={"LLM calls": self.calls, "cached": self.hits, "failed": self.failed},
+                                  finished=self.done >= self.total)
+        if self.callback is not None:
+            self.callback(event)
 
 
 # ---------------------------------------------------------------------------- the run
@@ -197,7 +181,7 @@ def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dic
 def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None = None,
                    out_path: str | Path | None = None, *, chat: BaseChatModel | None = None,
                    revalidate: bool = False, retry_failed: bool = False, export_replay: str | Path | None = None,
-                   progress_out: Callable[[str], None] | None = None) -> ExtractionSummary:
+                   progress: ProgressCallback | None = None) -> ExtractionSummary:
     t0 = time.monotonic()
     corpus = Path(corpus or settings.corpus_path)
     out = Path(out_path or settings.out_dir / "extraction.json")
@@ -225,10 +209,10 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         else:
             todo.append(ch)
 
-    progress = Progress(len(chunks), progress_out)
+    tracker = _Progress(len(chunks), progress)
     for ch in chunks:
         if ch.id in records:
-            progress.step(cached=True, failed=records[ch.id].get("status") != "ok", calls=0)
+            tracker.step(cached=True, failed=records[ch.id].get("status") != "ok", calls=0, chunk_id=ch.id)
     calls = 0
     if todo:
         if chat is None:
@@ -251,36 +235,37 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                     cache.put(ch.hash, onto.hash, rec)
                     records[ch.id] = rec
                     calls += int(rec.get("calls", 1))
-                    progress.step(cached=False, failed=rec["status"] != "ok", calls=int(rec.get("calls", 1)))
+                    tracker.step(cached=False, failed=rec["status"] != "ok", calls=int(rec.get("calls", 1)),
+                                 chunk_id=ch.id)
             except KeyboardInterrupt:
                 for f in futures:
                     f.cancel()
                 raise ExtractionError(f"interrupted: {len(records)} of {len(chunks)} chunks are cached; "
                                       "rerun the same command to resume.") from None
 
-    data = build_extraction(settings, onto, docs, records, provider=provider, model=label)
-    write_json_atomic(out, data)
+    ext = build_extraction(settings, onto, docs, records, provider=provider, model=label)
+    ext.write(out)
     replay_path = None
     if export_replay:
         replay_path = Path(export_replay)
         write_json_atomic(replay_path, replay_document(chunks, records, label))
-    c = data["counts"]
+    c = ext.counts
     return ExtractionSummary(
         out_path=out, documents=len(docs), chunks=len(chunks), dropped_chunks=sum(d.dropped for d in docs),
-        llm_calls=calls, cache_hits=len(chunks) - len(todo) - missing, failed_chunks=len(data["failed_chunks"]),
-        missing_chunks=missing, entities=c["entities"], relations=c["relations"],
-        rejected_relations=c["rejected_relations"], rejected_entities=c["rejected_entities"],
-        by_reason=c["by_reason"], seconds=time.monotonic() - t0, model=label, revalidated=revalidate,
+        llm_calls=calls, cache_hits=len(chunks) - len(todo) - missing, failed_chunks=c.chunks_failed,
+        missing_chunks=missing, entities=c.entities, relations=c.relations,
+        rejected_relations=c.rejected_relations, rejected_entities=c.rejected_entities,
+        by_reason=c.by_reason, seconds=time.monotonic() - t0, model=label, revalidated=revalidate,
         replay_path=replay_path,
     )
 
 
 def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
-                     records: dict[str, dict[str, Any]], *, provider: str, model: str) -> dict[str, Any]:
-    """Validate every stored answer against ``onto`` and assemble the extraction.json document."""
-    validator = Validator(onto)
+                     records: dict[str, dict[str, Any]], *, provider: str, model: str) -> Extraction:
+    """Validate every stored answer against ``onto`` and assemble the :class:`Extraction`."""
+    validator = Validator(onto, max_entities=settings.max_entities, max_relations=settings.max_relations)
     validations: list[ChunkValidation] = []
-    failed: list[dict[str, Any]] = []
+    failed: list[FailedChunk] = []
     repaired = 0
     for d in docs:
         for ch in d.chunks:
@@ -288,44 +273,31 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
             if rec is None:
                 continue
             if rec.get("status") != "ok":
-                failed.append({"chunk_id": ch.id, "document_id": d.document.id, "error": rec.get("error", ""),
-                               "raw_responses": rec.get("raw_responses", [])})
+                raws = rec.get("raw_responses")
+                failed.append(FailedChunk(chunk_id=ch.id, document_id=d.document.id, error=str(rec.get("error", "")),
+                                          raw_responses=[str(r) for r in raws] if isinstance(raws, list) else []))
                 continue
             repaired += int(bool(rec.get("repaired")))
             validations.append(validator.validate(rec.get("parsed"), ch.id, d.document.id))
-    entities, relations = aggregate(validations)
-    rejections: list[Rejection] = [r for v in validations for r in v.rejections]
-    rel_rej = [r.to_dict() for r in rejections if r.kind == "relation"]
-    ent_rej = [r.to_dict() for r in rejections if r.kind != "relation"]
-    return {
-        "format": FORMAT,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "ontology": {"path": onto.source, "hash": onto.hash},
-        "llm": {"provider": provider, "model": model},
-        "prompt_version": PROMPT_VERSION,
-        "documents": [{"id": d.document.id, "path": d.document.path, "hash": d.document.hash,
-                       "metadata": d.document.metadata} for d in docs],
-        "chunks": [{"id": c.id, "document_id": c.document_id, "index": c.index, "start": c.start, "end": c.end,
-                    "hash": c.hash, "text": c.text, "heading": c.heading} for d in docs for c in d.chunks],
-        "entities": entities,
-        "relations": relations,
-        "relaciones_descartadas": rel_rej,
-        "entidades_descartadas": ent_rej,
-        "failed_chunks": failed,
-        "counts": {
-            "documents": len(docs),
-            "chunks": sum(len(d.chunks) for d in docs),
-            "chunks_extracted": len(validations),
-            "chunks_failed": len(failed),
-            "chunks_repaired": repaired,
-            "entities": len(entities),
-            "relations": len(relations),
-            "rejected_relations": len(rel_rej),
-            "rejected_entities": sum(r.kind == "entity" for r in rejections),
-            "rejected_properties": sum(r.kind == "property" for r in rejections),
-            "by_reason": reason_counts(rejections),
-        },
-    }
+    entities, relations = aggregate(validations, identity_attributes(onto))
+    ext = Extraction(
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        ontology=OntologyRef(path=onto.source, hash=onto.hash),
+        llm=LLMRef(provider=provider, model=model),
+        prompt_version=PROMPT_VERSION,
+        documents=[DocumentRecord(id=d.document.id, path=d.document.path, hash=d.document.hash,
+                                  metadata=d.document.metadata) for d in docs],
+        chunks=[ChunkRecord(id=c.id, document_id=c.document_id, index=c.index, start=c.start, end=c.end,
+                            hash=c.hash, text=c.text, heading=c.heading) for d in docs for c in d.chunks],
+        entities=entities,
+        relations=relations,
+        rejections=[r for v in validations for r in v.rejections],
+        failed_chunks=failed,
+    )
+    ext.recount()
+    ext.counts.chunks_extracted = len(validations)
+    ext.counts.chunks_repaired = repaired
+    return ext
 
 
 def replay_document(chunks: list[Chunk], records: dict[str, dict[str, Any]], model: str) -> dict[str, Any]:

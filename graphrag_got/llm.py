@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from .config import Settings
 from .errors import LLMError
+from .sanitize import MAX_JSON_DEPTH, clean_json, replace_surrogates
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -36,6 +37,15 @@ class LLMOutputError(LLMError):
     def __init__(self, message: str, raw_responses: list[str]):
         super().__init__(message)
         self.raw_responses = raw_responses
+
+
+class LLMContextError(LLMOutputError):
+    """The prompt does not fit in the model's context window.
+
+    A property of this one input (a long chunk, a big community), not of the provider: callers
+    that skip bad answers skip this input too, and the run goes on. ``raw_responses`` holds the
+    answers received before the prompt grew too long (none when the first call overflowed).
+    """
 
 
 @dataclass
@@ -261,6 +271,12 @@ def _length_kwargs(chat: BaseChatModel, max_tokens: int | None) -> dict[str, Any
     return {}
 
 
+# llama-cpp-python: ValueError("Requested tokens (N) exceed context window of M"); other servers
+# word it "context length exceeded" / "maximum context length".
+_CONTEXT_OVERFLOW = re.compile(r"exceeds? (?:the )?context window|context length exceeded|maximum context length",
+                               re.IGNORECASE)
+
+
 def _invoke(chat: BaseChatModel, messages: list[BaseMessage], attempt: Attempt | None,
             max_tokens: int | None = None, **kwargs: Any) -> str:
     if not isinstance(chat, ReplayChatModel):
@@ -275,8 +291,15 @@ def _invoke(chat: BaseChatModel, messages: list[BaseMessage], attempt: Attempt |
     except LLMError:
         raise
     except Exception as exc:  # provider errors vary (httpx, ollama.ResponseError, llama_cpp ValueError)
+        if _CONTEXT_OVERFLOW.search(str(exc)):
+            raise LLMContextError(
+                f"the prompt does not fit in the model's context window ({exc}); this input is skipped. "
+                "Use smaller chunks (GRAPHRAG_CHUNK_MAX_CHARS) or a larger context (GRAPHRAG_LLAMACPP_N_CTX)",
+                raw_responses=[],
+            ) from exc
         raise LLMError(f"the model call failed: {type(exc).__name__}: {exc}") from exc
-    text = msg.content if isinstance(msg.content, str) else json.dumps(msg.content)
+    # the raw text is cached and audited as UTF-8: a lone surrogate must not make that write fail
+    text = replace_surrogates(msg.content if isinstance(msg.content, str) else json.dumps(msg.content))
     if attempt is not None:
         usage = getattr(msg, "usage_metadata", None) or {}
         if usage.get("input_tokens") is not None:
@@ -311,30 +334,74 @@ def drop_repeated_sentences(text: str) -> str:
 
 
 _FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n?(.*?)\n?```\s*$", re.DOTALL)
+#: Longest answer parse_json_text reads (an extraction answer is a few kB; more is a model looping).
+MAX_ANSWER_CHARS = 1_000_000
+#: Longest broken answer handed to json_repair, whose time grows faster than linearly with
+#: hostile input (about 2 s for 300 kB of escaped quotes); valid JSON up to MAX_ANSWER_CHARS parses.
+MAX_REPAIR_CHARS = 200_000
+# A double-quoted string (an unterminated one runs to the end, so the scan stays linear) or a bracket.
+_STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\Z)|[\[\]{}]', re.DOTALL)
+
+
+def _bracket_depth(body: str) -> int:
+    """Deepest nesting of ``[``/``{`` outside double-quoted strings, counted without parsing.
+
+    Checked before any parser runs: ``json`` and ``json_repair`` recurse once per level, so 1,000
+    ``[`` (small models loop like this) would raise RecursionError inside them.
+    """
+    depth = deepest = 0
+    for m in _STRUCTURE.finditer(body):
+        token = m.group()
+        if token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in "]}":
+            depth = max(0, depth - 1)
+    return deepest
 
 
 def parse_json_text(text: str) -> tuple[Any, bool]:
     """Parse a model's JSON answer: strip Markdown fences, then repair if plain parsing fails.
 
-    Returns ``(value, repaired)``. Raises ``ValueError`` when nothing usable is there.
+    Returns ``(value, repaired)``; every key and string of ``value`` is cleaned
+    (:func:`graphrag_got.sanitize.clean_json`). Raises ``ValueError``, and nothing else, when
+    nothing usable is there: no JSON, JSON that cannot be repaired, an answer longer than
+    ``MAX_ANSWER_CHARS`` or nested more than ``MAX_JSON_DEPTH`` levels.
     """
+    if len(text) > MAX_ANSWER_CHARS:
+        raise ValueError(f"the answer is {len(text):,} characters long, more than the {MAX_ANSWER_CHARS:,} "
+                         "accepted")
     body = text.strip()
     m = _FENCE.match(body)
     if m:
         body = m.group(1).strip()
+    if body.count("[") + body.count("{") > MAX_JSON_DEPTH and _bracket_depth(body) > MAX_JSON_DEPTH:
+        raise ValueError(f"the answer nests brackets more than {MAX_JSON_DEPTH} levels deep; no answer we ask for "
+                         "is that deep (the model was probably looping)")
     try:
-        return json.loads(body), False
+        value = json.loads(body)
     except json.JSONDecodeError as exc:
         first_error = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    except (ValueError, RecursionError) as exc:  # e.g. an integer of more than 4,300 digits
+        first_error = str(exc)
+    else:
+        return clean_json(value), False
     # json_repair closes truncated arrays/objects and fixes quotes/commas; what it cannot fix
     # comes back as "" or a non-container, which we refuse.
     start = min([i for i in (body.find("{"), body.find("[")) if i >= 0], default=-1)
     if start < 0:
         raise ValueError(f"no JSON object in the answer ({first_error})")
-    repaired = json_repair.loads(body[start:])
+    if len(body) - start > MAX_REPAIR_CHARS:
+        raise ValueError(f"invalid JSON ({first_error}), too long to repair ({len(body) - start:,} characters, "
+                         f"at most {MAX_REPAIR_CHARS:,} are repaired)")
+    try:
+        repaired = json_repair.loads(body[start:])
+    except Exception as exc:  # a third-party parser on hostile input: any failure means "unusable"
+        raise ValueError(f"invalid JSON that could not be repaired ({first_error}; repair failed with "
+                         f"{type(exc).__name__})") from None
     if not isinstance(repaired, (dict, list)) or repaired in ({}, []):
         raise ValueError(f"invalid JSON that could not be repaired ({first_error})")
-    return repaired, True
+    return clean_json(repaired), True
 
 
 def complete_json(chat: BaseChatModel, system: str, user: str, model: type[T] | None = None,
@@ -344,7 +411,13 @@ def complete_json(chat: BaseChatModel, system: str, user: str, model: type[T] | 
 
     Decoding is constrained by ``schema`` (or the model's schema) where the provider supports it.
     After a bad answer, the model is asked once more with the error spelled out.
-    Raises :class:`LLMOutputError` carrying every raw response when all attempts fail.
+    Raises :class:`LLMOutputError` carrying every raw response when all attempts fail, and its
+    subclass :class:`LLMContextError` when the prompt does not fit in the context window; any
+    other :class:`LLMError` means the provider itself cannot answer.
+
+    Whatever the model sends, the result is safe: strings and keys are cleaned
+    (:mod:`graphrag_got.sanitize`), nesting is bounded, and the raw responses kept in the
+    :class:`Attempt` (or the error) can be written as UTF-8.
     """
     from .schema import llm_schema
 
@@ -354,7 +427,11 @@ def complete_json(chat: BaseChatModel, system: str, user: str, model: type[T] | 
     messages: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=user)]
     kwargs = {**_constraint_kwargs(chat, schema), "replay_key": replay_key}
     for i in range(retries + 1):
-        text = _invoke(chat, messages, attempt, max_tokens, **kwargs)
+        try:
+            text = _invoke(chat, messages, attempt, max_tokens, **kwargs)
+        except LLMContextError as exc:  # the retry prompt (with the bad answer) can be the one too long
+            exc.raw_responses = list(attempt.raw_responses)
+            raise
         attempt.raw_responses.append(text)
         try:
             value, repaired = parse_json_text(text)
@@ -364,7 +441,7 @@ def complete_json(chat: BaseChatModel, system: str, user: str, model: type[T] | 
                 raise ValueError(f"expected a JSON object, got {type(value).__name__}")
             attempt.repaired = attempt.repaired or repaired
             return value, attempt
-        except (ValueError, ValidationError) as exc:
+        except (ValueError, ValidationError, RecursionError) as exc:
             error = _short_error(exc)
             attempt.errors.append(error)
             if i < retries:

@@ -31,190 +31,32 @@ from pathlib import Path
 from typing import Any
 
 import neo4j
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import cypher
 from .config import Settings
-from .errors import ExtractionFileError, Neo4jError, OntologyError
-
-EXTRACTION_FORMAT = "graphrag_got.extraction/1"
+from .errors import Neo4jError, OntologyError
+from .extraction import EntityRecord, Extraction, Rejection
+from .ontology import Ontology
+from .validate import Validator, identity_attributes, known_entities
 
 Progress = Callable[[str], None]
 
 
-# ---------------------------------------------------------------------------------------------
-# Ontology adapter: the only place that knows the shape of graphrag_got.ontology.Ontology.
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Rule:
-    domain: frozenset[str]
-    range: frozenset[str]
-    symmetric: bool
-
-    def accepts(self, subject_type: str, object_type: str) -> bool:
-        if subject_type in self.domain and object_type in self.range:
-            return True
-        return self.symmetric and object_type in self.domain and subject_type in self.range
-
-
-@dataclass(frozen=True)
-class _OntologyView:
-    classes: dict[str, frozenset[str]]  # class name -> declared property names
-    relations: dict[str, _Rule]
-
-
-def _ontology_view(ontology: Any) -> _OntologyView:
-    """Accept an ``Ontology`` (or anything shaped like it) or a path to an ontology file."""
-    if isinstance(ontology, (str, Path)):
-        from .ontology import Ontology
-
-        ontology = Ontology.from_file(ontology)
-    classes = {name: frozenset(klass.properties) for name, klass in ontology.classes.items()}
-    relations = {
-        r.name: _Rule(frozenset(r.domain), frozenset(r.range), bool(r.symmetric)) for r in ontology.relations
-    }
-    for name in [*classes, *relations]:
+def _ontology(ontology: Ontology | str | Path) -> Ontology:
+    """The current ontology (an instance or a path); its names are checked again for the graph."""
+    onto = Ontology.from_file(ontology) if isinstance(ontology, (str, Path)) else ontology
+    for name in [*onto.classes, *(r.name for r in onto.relations), *onto.relation_attributes]:
         try:
             cypher.escape_name(name)
         except ValueError as exc:  # the ontology module checks this too; never trust it blindly
             raise OntologyError(f"ontology name refused for the graph: {exc}") from None
-    return _OntologyView(classes, relations)
+    return onto
 
 
-# ---------------------------------------------------------------------------------------------
-# Extraction file shape
-# ---------------------------------------------------------------------------------------------
-
-_Scalar = str | int | float | bool
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(strict=True, extra="ignore")
-
-
-class _Document(_Strict):
-    id: str = Field(min_length=1)
-    path: str = ""
-    hash: str = Field(min_length=1)
-    metadata: dict[str, Any] = Field(default_factory=dict)
-
-
-class _Chunk(_Strict):
-    id: str = Field(min_length=1)
-    document_id: str = Field(min_length=1)
-    index: int
-    start: int
-    end: int
-    hash: str
-    text: str
-    heading: str | None = None
-
-
-class _Entity(_Strict):
-    uid: str = Field(min_length=1)
-    key: str = Field(min_length=1)
-    name: str = Field(min_length=1)
-    type: str = Field(min_length=1)
-    properties: dict[str, _Scalar | list[_Scalar] | None] = Field(default_factory=dict)
-    chunk_ids: list[str] = Field(default_factory=list)
-
-
-class _Relation(_Strict):
-    subject: str
-    subject_key: str = Field(min_length=1)
-    subject_type: str = Field(min_length=1)
-    relation: str = Field(min_length=1)
-    object: str
-    object_key: str = Field(min_length=1)
-    object_type: str = Field(min_length=1)
-    momento: str | None = None
-    symmetric: bool = False
-    chunk_ids: list[str] = Field(default_factory=list)
-
-
-class _Extraction(_Strict):
-    format: str
-    documents: list[_Document]
-    chunks: list[_Chunk]
-    entities: list[_Entity]
-    relations: list[_Relation]
-
-
-def _json_path(loc: Iterable[Any]) -> str:
-    out = "$"
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out
-
-
-def _file_error(source: str, problems: list[tuple[str, str]]) -> ExtractionFileError:
-    shown = "\n".join(f"  {where}: {msg}" for where, msg in problems[:10])
-    more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
-    return ExtractionFileError(
-        f"{source}: not a valid extraction file ({len(problems)} problem(s)):\n{shown}{more}\n"
-        "Fix the file or produce it again with `graphrag-got extract`."
-    )
-
-
-def read_extraction(extraction: dict[str, Any] | str | Path) -> tuple[_Extraction, str]:
-    """Parse and check an extraction (a dict or a path). Raises ExtractionFileError naming the
-    file and the JSON path of each bad field."""
-    if isinstance(extraction, dict):
-        data, source = extraction, "<extraction dict>"
-    else:
-        source = str(extraction)
-        p = Path(extraction)
-        if not p.is_file():
-            raise ExtractionFileError(f"{source}: extraction file not found; run `graphrag-got extract` first.")
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ExtractionFileError(f"{source}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
-        except UnicodeDecodeError as exc:
-            raise ExtractionFileError(f"{source}: not UTF-8 text ({exc})") from None
-    if not isinstance(data, dict):
-        raise _file_error(source, [("$", f"expected a JSON object, got {type(data).__name__}")])
-    if data.get("format") != EXTRACTION_FORMAT:
-        raise _file_error(source, [("$.format", f"expected {EXTRACTION_FORMAT!r}, got {data.get('format')!r}")])
-    try:
-        ext = _Extraction.model_validate(data)
-    except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            if err["type"] == "missing":
-                problems.append((_json_path(err["loc"]), "field required"))
-                continue
-            value = repr(err.get("input"))
-            value = value if len(value) <= 80 else value[:77] + "..."
-            problems.append((_json_path(err["loc"]), f"{err['msg']} (got {value})"))
-        raise _file_error(source, problems) from None
-
-    problems: list[tuple[str, str]] = []
-    doc_ids: set[str] = set()
-    for i, d in enumerate(ext.documents):
-        if d.id in doc_ids:
-            problems.append((f"$.documents[{i}].id", f"duplicate document id {d.id!r}"))
-        doc_ids.add(d.id)
-    chunk_ids: set[str] = set()
-    for i, c in enumerate(ext.chunks):
-        if c.id in chunk_ids:
-            problems.append((f"$.chunks[{i}].id", f"duplicate chunk id {c.id!r}"))
-        chunk_ids.add(c.id)
-        if c.document_id not in doc_ids:
-            problems.append((f"$.chunks[{i}].document_id", f"{c.document_id!r} is not in $.documents"))
-    for kind, items in (("entities", ext.entities), ("relations", ext.relations)):
-        for i, item in enumerate(items):
-            for j, cid in enumerate(item.chunk_ids):
-                if cid not in chunk_ids:
-                    problems.append((f"$.{kind}[{i}].chunk_ids[{j}]", f"{cid!r} is not in $.chunks"))
-    for i, e in enumerate(ext.entities):
-        if e.uid != f"{e.type}|{e.key}":
-            problems.append((f"$.entities[{i}].uid", f"{e.uid!r} should be '<type>|<key>' = {e.type}|{e.key!r}"))
-    if problems:
-        raise _file_error(source, problems)
-    return ext, source
+def read_extraction(extraction: Extraction | dict[str, Any] | str | Path) -> tuple[Extraction, str]:
+    """Parse and check an extraction (see :meth:`Extraction.read`); returns it with a source label."""
+    source = "<extraction dict>" if isinstance(extraction, (dict, Extraction)) else str(extraction)
+    return Extraction.read(extraction), source
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,25 +67,24 @@ def read_extraction(extraction: dict[str, Any] | str | Path) -> tuple[_Extractio
 @dataclass
 class _Plan:
     entities: dict[str, dict[str, Any]]  # uid -> row (accepted only)
-    relations: dict[tuple[str, str, str, str], dict[str, Any]]  # (start, type, end, momento) canonical
+    relations: dict[tuple[Any, ...], dict[str, Any]]  # (start, type, end, identity values) canonical
     refused: Counter[str] = field(default_factory=Counter)
     refused_examples: list[str] = field(default_factory=list)
+    entities_refused: int = 0
+    relations_refused: int = 0
     properties_dropped: int = 0
 
 
-def _refuse(plan: _Plan, reason: str, message: str) -> None:
-    plan.refused[reason] += 1
+def _refuse(plan: _Plan, rejection: Rejection, where: str) -> None:
+    plan.refused[rejection.reason.value] += 1
+    if rejection.kind == "property":
+        plan.properties_dropped += 1
+    elif rejection.kind == "entity":
+        plan.entities_refused += 1
+    else:
+        plan.relations_refused += 1
     if len(plan.refused_examples) < 20:
-        plan.refused_examples.append(f"{reason}: {message}")
-
-
-# Node fields of the graph model; an entity property may never overwrite them (the ontology module
-# refuses them as property names too).
-_MODEL_FIELDS = frozenset({"uid", "key", "name", "type", "chunk_ids", "doc_ids", "communityId", "communityLevel"})
-
-
-def _where(i: int, r: _Relation) -> str:
-    return f"$.relations[{i}] ({r.subject} {r.relation} {r.object})"
+        plan.refused_examples.append(f"{rejection.reason.value}: {where} {rejection.message}")
 
 
 def _unique(items: list[str]) -> list[str]:
@@ -257,56 +98,55 @@ def _docs_of(chunk_ids: list[str], chunk_doc: dict[str, str]) -> list[str]:
     return sorted({chunk_doc[c] for c in chunk_ids})
 
 
-def _plan(ext: _Extraction, onto: _OntologyView) -> _Plan:
-    chunk_doc = {c.id: c.document_id for c in ext.chunks}
+def _plan(ext: Extraction, onto: Ontology) -> _Plan:
+    """Re-check every record against the current ontology with the extraction's own validator
+    (same reason codes), then build the rows to write."""
+    validator = Validator(onto)
+    identity = identity_attributes(onto)
+    chunk_doc = ext.chunk_documents()
     plan = _Plan(entities={}, relations={})
     for i, e in enumerate(ext.entities):
-        if e.type not in onto.classes:
-            _refuse(plan, "entity_unknown_class", f"$.entities[{i}] {e.name!r} has class {e.type!r}")
+        record, rejections = validator.check_entity({"name": e.name, "type": e.type, "properties": e.properties})
+        for rej in rejections:
+            _refuse(plan, rej, f"$.entities[{i}]")
+        if record is None:
             continue
-        allowed = onto.classes[e.type]
-        props = {}
-        for k, v in e.properties.items():
-            if v is None:
-                continue  # never erase a stored value with null
-            if k not in allowed or k in _MODEL_FIELDS:
-                plan.properties_dropped += 1
-                continue
-            props[k] = v
-        row = plan.entities.get(e.uid)
+        row = plan.entities.get(record.uid)
         if row is None:
-            plan.entities[e.uid] = {
-                "uid": e.uid, "key": e.key, "name": e.name, "type": e.type, "properties": props,
-                "chunk_ids": _unique(e.chunk_ids),
+            plan.entities[record.uid] = {
+                "uid": record.uid, "key": record.key, "name": record.name, "type": record.type,
+                "properties": record.properties, "chunk_ids": _unique(e.chunk_ids),
             }  # fmt: skip
         else:  # the file should hold one entry per uid; aggregate like `extract` does if not
-            for k, v in props.items():
+            for k, v in record.properties.items():
                 row["properties"].setdefault(k, v)
             row["chunk_ids"] = _unique([*row["chunk_ids"], *e.chunk_ids])
     for row in plan.entities.values():
         row["doc_ids"] = _docs_of(row["chunk_ids"], chunk_doc)
 
+    known = known_entities(EntityRecord.model_construct(key=row["key"], type=row["type"])
+                           for row in plan.entities.values())
     for i, r in enumerate(ext.relations):
-        rule = onto.relations.get(r.relation)
-        if rule is None:
-            _refuse(plan, "relation_not_in_ontology", _where(i, r))
+        raw = {"relation": r.relation, "subject": r.subject, "subject_type": r.subject_type, "object": r.object,
+               "object_type": r.object_type, "attributes": r.attributes}
+        record, rejections = validator.check_relation(raw, known)
+        for rej in rejections:
+            _refuse(plan, rej, f"$.relations[{i}] ({r.subject} {r.relation} {r.object}):")
+        if record is None:
             continue
-        if not rule.accepts(r.subject_type, r.object_type):
-            _refuse(plan, "domain_range_violation", f"{_where(i, r)}: {r.subject_type} -> {r.object_type}")
-            continue
-        start, end = f"{r.subject_type}|{r.subject_key}", f"{r.object_type}|{r.object_key}"
-        if start not in plan.entities or end not in plan.entities:
-            _refuse(plan, "unknown_endpoint", f"{_where(i, r)}: an end is not an accepted entity of the file")
-            continue
-        if rule.symmetric and end < start:
+        start, end = record.subject_uid, record.object_uid
+        if record.symmetric and end < start:
             start, end = end, start
-        momento = r.momento or ""
-        key = (start, r.relation, end, momento)
+        ident = dict(zip(identity, record.identity(identity)))
+        key = (start, record.relation, end, tuple(ident.values()))
         row = plan.relations.get(key)
         if row is None:
-            plan.relations[key] = {"start": start, "end": end, "momento": momento,
-                                   "symmetric": rule.symmetric, "chunk_ids": _unique(r.chunk_ids)}  # fmt: skip
+            plan.relations[key] = {"start": start, "end": end, "type": record.relation, "identity": ident,
+                                   "attributes": dict(record.attributes), "symmetric": record.symmetric,
+                                   "chunk_ids": _unique(r.chunk_ids)}  # fmt: skip
         else:
+            for k, v in record.attributes.items():
+                row["attributes"].setdefault(k, v)
             row["chunk_ids"] = _unique([*row["chunk_ids"], *r.chunk_ids])
     for row in plan.relations.values():
         row["doc_ids"] = _docs_of(row["chunk_ids"], chunk_doc)
@@ -478,13 +318,13 @@ def load_extraction(
     t0 = time.perf_counter()
     with _gc_paused():
         ext, source = read_extraction(extraction)
-        onto = _ontology_view(ontology)
+        onto = _ontology(ontology)
         plan = _plan(ext, onto)
     summary = LoadSummary(source=source, properties_dropped=plan.properties_dropped)
     summary.refused_by_reason = dict(plan.refused)
     summary.refused_examples = list(plan.refused_examples)
-    summary.entities_refused = sum(v for k, v in plan.refused.items() if k.startswith("entity_"))
-    summary.relations_refused = sum(v for k, v in plan.refused.items() if not k.startswith("entity_"))
+    summary.entities_refused = plan.entities_refused
+    summary.relations_refused = plan.relations_refused
 
     try:
         # The loader's queries are fixed and tested; server notifications such as "property `hash`
@@ -520,7 +360,7 @@ def load_extraction(
 
         to_write = {d.id for d in new_docs} | {d.id for d in changed}
         if to_write:
-            _write_documents(w, ext, plan, to_write, summary)
+            _write_documents(w, ext, plan, to_write, summary, identity_attributes(onto))
 
         if touched_relations:
             w.run(cypher.prune_relations(), touched_relations, "prune relations")
@@ -531,7 +371,8 @@ def load_extraction(
     return summary
 
 
-def _write_documents(w: _Writer, ext: _Extraction, plan: _Plan, to_write: set[str], summary: LoadSummary) -> None:
+def _write_documents(w: _Writer, ext: Extraction, plan: _Plan, to_write: set[str], summary: LoadSummary,
+                     identity: tuple[str, ...]) -> None:
     docs = [d for d in ext.documents if d.id in to_write]
     w.run(
         cypher.merge_documents(),
@@ -569,7 +410,7 @@ def _write_documents(w: _Writer, ext: _Extraction, plan: _Plan, to_write: set[st
     summary.mentions_written = len(mentions)
 
     by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for (start, rtype, end, _m), row in plan.relations.items():
+    for (start, rtype, end, _identity), row in plan.relations.items():
         if not touches(row):
             continue
         by_type[rtype].append(row)
@@ -577,7 +418,7 @@ def _write_documents(w: _Writer, ext: _Extraction, plan: _Plan, to_write: set[st
             by_type[rtype].append({**row, "start": end, "end": start})
     for rtype in sorted(by_type):
         rows = by_type[rtype]
-        written = w.run(cypher.merge_relations(rtype), rows, "relations", rtype)
+        written = w.run(cypher.merge_relations(rtype, identity), rows, "relations", rtype)
         summary.relations_written += written
         summary.relations_unmatched += len(rows) - written
 
@@ -594,12 +435,13 @@ def graph_stats(driver: neo4j.Driver, settings: Settings, ontology: Any) -> dict
 
     ``missing_symmetric`` and ``violations`` should both be 0 after a load.
     """
-    onto = _ontology_view(ontology)
+    onto = _ontology(ontology)
     rules = [
-        {"type": name, "domain": sorted(r.domain), "range": sorted(r.range), "symmetric": r.symmetric}
-        for name, r in onto.relations.items()
+        {"type": r.name, "domain": sorted(r.domain), "range": sorted(r.range), "symmetric": r.symmetric}
+        for r in onto.relations
     ]
-    symmetric = [name for name, r in onto.relations.items() if r.symmetric]
+    symmetric = [r.name for r in onto.relations if r.symmetric]
+    identity = list(identity_attributes(onto))
 
     def read(query: str, **params: Any) -> list[neo4j.Record]:
         try:
@@ -612,7 +454,7 @@ def graph_stats(driver: neo4j.Driver, settings: Settings, ontology: Any) -> dict
 
     nodes = {r["label"]: r["count"] for r in read(cypher.count_nodes_by_label())}
     rels = {r["type"]: r["count"] for r in read(cypher.count_relations_by_type())}
-    missing = {r["type"]: r["count"] for r in read(cypher.missing_symmetric_directions(), types=symmetric)}
+    missing = {r["type"]: r["count"] for r in read(cypher.missing_symmetric_directions(), types=symmetric, identity=identity)}
     violations = {f"{r['type']}:{r['reason']}": r["count"] for r in read(cypher.ontology_violations(), rules=rules)}
     orphans = read(cypher.orphan_entities())[0]["count"]
     return {
@@ -621,7 +463,7 @@ def graph_stats(driver: neo4j.Driver, settings: Settings, ontology: Any) -> dict
         "documents": nodes.get(cypher.DOCUMENT, 0),
         "chunks": nodes.get(cypher.CHUNK, 0),
         "entities": nodes.get(cypher.ENTITY, 0),
-        "entity_relations": sum(v for k, v in rels.items() if k in onto.relations),
+        "entity_relations": sum(v for k, v in rels.items() if onto.relation(k) is not None),
         "missing_symmetric": sum(missing.values()),
         "missing_symmetric_by_type": missing,
         "violations": sum(violations.values()),

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 import re
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import warnings
 from collections import deque
@@ -34,6 +34,9 @@ from urllib.parse import urlsplit
 from .files import write_text_atomic
 from .config import Settings
 from .errors import Neo4jServerError
+from .progress import ProgressCallback, ProgressEvent
+
+logger = logging.getLogger(__name__)
 
 #: Folder holding pom.xml, Launcher.java and (after the download) lib/.
 NEO4J_DIR = Path(__file__).resolve().parent.parent / "neo4j"
@@ -117,9 +120,17 @@ def pid_path(settings: Settings) -> Path:
     return server_home(settings) / "neo4j.pid"
 
 
-def _say(msg: str) -> None:
-    """Progress goes to stderr so command output on stdout stays what the command did."""
-    print(msg, file=sys.stderr, flush=True)
+def _report(progress: ProgressCallback | None, step: str, message: str, *, done: int = 0,
+            finished: bool = False) -> None:
+    """A start-up milestone: to the caller's progress callback, else to the log (INFO)."""
+    if progress is None:
+        logger.info("%s: %s", step, message)
+    else:
+        progress(ProgressEvent(step=step, done=done, message=message, finished=finished))
+
+
+JARS_STEP = "neo4j jars"
+START_STEP = "neo4j start"
 
 
 # ---------------------------------------------------------------------------------------- jars
@@ -134,7 +145,8 @@ def _folder_mb(folder: Path) -> tuple[int, float]:
     return len(jars), sum(j.stat().st_size for j in jars) / 1e6
 
 
-def ensure_jars(settings: Settings, neo4j_dir: Path = NEO4J_DIR) -> JarInfo:
+def ensure_jars(settings: Settings, neo4j_dir: Path = NEO4J_DIR, *,
+                progress: ProgressCallback | None = None) -> JarInfo:
     """Make sure ``neo4j/lib`` holds the jars of ``settings.neo4j_version``; runs Maven once if not.
 
     The download goes to a temporary folder that replaces ``lib`` only when Maven succeeded, so an
@@ -161,7 +173,8 @@ def ensure_jars(settings: Settings, neo4j_dir: Path = NEO4J_DIR) -> JarInfo:
     shutil.rmtree(tmp, ignore_errors=True)
     cmd = [mvn, "-B", "-Dstyle.color=never", "-f", str(pom), "dependency:copy-dependencies",
            f"-Dneo4j.version={version}", f"-Dlib.dir={tmp}"]
-    _say(f"Downloading Neo4j {version} jars from Maven Central into {lib} (about 125 MB, first time only)...")
+    _report(progress, JARS_STEP, f"downloading Neo4j {version} jars from Maven Central into {lib} "
+            "(about 125 MB, first time only)")
     t0 = time.monotonic()
     tail: deque[str] = deque(maxlen=LOG_TAIL_LINES)
     errors: list[str] = []
@@ -178,8 +191,8 @@ def ensure_jars(settings: Settings, neo4j_dir: Path = NEO4J_DIR) -> JarInfo:
             errors.append(line.rstrip())
         if "Downloaded from" in line:
             files += 1
-            if files % 50 == 0:
-                _say(f"  ... {files} files downloaded ({time.monotonic() - t0:.0f} s)")
+            if files % 10 == 0:
+                _report(progress, JARS_STEP, f"{files} files downloaded", done=files)
     rc = proc.wait()
     if rc != 0 or not _jar_version_ok(tmp, version):
         shutil.rmtree(tmp, ignore_errors=True)
@@ -195,7 +208,7 @@ def ensure_jars(settings: Settings, neo4j_dir: Path = NEO4J_DIR) -> JarInfo:
     shutil.rmtree(old, ignore_errors=True)
     seconds = time.monotonic() - t0
     n, mb = _folder_mb(lib)
-    _say(f"Downloaded {n} jars, {mb:.1f} MB, in {seconds:.1f} s")
+    _report(progress, JARS_STEP, f"downloaded {n} jars, {mb:.1f} MB, in {seconds:.1f} s", done=files, finished=True)
     return JarInfo(lib, version, n, round(mb, 1), downloaded=True, download_s=round(seconds, 1))
 
 
@@ -358,11 +371,12 @@ def status(settings: Settings, timeout_s: float = 3.0) -> ServerStatus:
 # -------------------------------------------------------------------------------- start / stop
 
 
-def start(settings: Settings, wait_s: float = 180) -> ServerInfo:
+def start(settings: Settings, wait_s: float = 180, *, progress: ProgressCallback | None = None) -> ServerInfo:
     """Start the embedded server in the background and wait (up to ``wait_s``) until it answers.
 
     Returns the running server unchanged when our launcher for this home is already running.
-    Raises Neo4jServerError with the end of the log when it cannot start.
+    Raises Neo4jServerError with the end of the log when it cannot start. ``progress`` receives the
+    milestones (jar download, start, still starting, ready); without it they are logged at INFO.
     """
     host, port = bolt_address(settings)
     if settings.neo4j_username != "neo4j":
@@ -376,13 +390,14 @@ def start(settings: Settings, wait_s: float = 180) -> ServerInfo:
     with _start_lock(settings):
         pid = _read_pid(settings)
         if pid is not None:
-            return _wait_ready(settings, pid, None, time.monotonic(), wait_s, None, started=False)
+            return _wait_ready(settings, pid, None, time.monotonic(), wait_s, None, started=False,
+                               progress=progress)
         if _port_open(host, port):
             raise Neo4jServerError(
                 f"another server already listens on {host}:{port} (not ours). Use it (`graphrag-got neo4j "
                 f"status`), stop it, or set NEO4J_URI to a free port such as bolt://127.0.0.1:{port + 1}."
             )
-        jars = ensure_jars(settings)
+        jars = ensure_jars(settings, progress=progress)
         java = _java()
         launcher = NEO4J_DIR / "Launcher.java"
         cmd = [java, *JVM_FLAGS, "-cp", str(jars.lib_dir / "*"), str(launcher), str(home.resolve()),
@@ -390,7 +405,8 @@ def start(settings: Settings, wait_s: float = 180) -> ServerInfo:
         if log.exists():
             log.replace(log.with_suffix(".log.1"))  # keep the previous run's log for diagnosis
         env = {**os.environ, "NEO4J_PASSWORD": settings.neo4j_password}
-        _say(f"Starting Neo4j {settings.neo4j_version} on bolt://{host}:{port} (home {home}, log {log})...")
+        _report(progress, START_STEP, f"starting Neo4j {settings.neo4j_version} on bolt://{host}:{port} "
+                f"(home {home}, log {log})")
         t0 = time.monotonic()
         with open(log, "wb") as out:
             try:
@@ -400,11 +416,11 @@ def start(settings: Settings, wait_s: float = 180) -> ServerInfo:
                 raise Neo4jServerError(f"cannot run {java}: {exc}") from None
         _CHILDREN[proc.pid] = proc
         write_text_atomic(pid_path(settings), f"{proc.pid}\n")
-        return _wait_ready(settings, proc.pid, proc, t0, wait_s, jars, started=True)
+        return _wait_ready(settings, proc.pid, proc, t0, wait_s, jars, started=True, progress=progress)
 
 
 def _wait_ready(settings: Settings, pid: int, proc: subprocess.Popen | None, t0: float, wait_s: float,
-                jars: JarInfo | None, *, started: bool) -> ServerInfo:
+                jars: JarInfo | None, *, started: bool, progress: ProgressCallback | None = None) -> ServerInfo:
     log = log_path(settings)
     deadline = t0 + wait_s
     last_note = time.monotonic()
@@ -421,7 +437,8 @@ def _wait_ready(settings: Settings, pid: int, proc: subprocess.Popen | None, t0:
         if ready:
             seconds = time.monotonic() - t0
             if started:
-                _say(f"Neo4j ready at {settings.neo4j_uri} (pid {pid}) in {seconds:.1f} s")
+                _report(progress, START_STEP, f"ready at {settings.neo4j_uri} (pid {pid}) in {seconds:.1f} s",
+                        finished=True)
             return ServerInfo(settings.neo4j_uri, started, pid, server_home(settings), log,
                               settings.neo4j_version, round(seconds, 1) if started else None, jars)
         dead = (proc.poll() is not None) if proc is not None else not _is_our_launcher(pid, server_home(settings))
@@ -438,8 +455,8 @@ def _wait_ready(settings: Settings, pid: int, proc: subprocess.Popen | None, t0:
                 f"Neo4j did not become ready within {wait_s:.0f} s and was stopped; on a slow machine "
                 f"pass a longer wait (--wait). Log {log} ends with:\n{_log_tail(log)}"
             )
-        if time.monotonic() - last_note > 15:
-            _say(f"  ... still starting ({time.monotonic() - t0:.0f} s)")
+        if time.monotonic() - last_note > 5:
+            _report(progress, START_STEP, f"still starting ({time.monotonic() - t0:.0f} s)")
             last_note = time.monotonic()
         time.sleep(0.25)
 
@@ -482,14 +499,15 @@ def stop(settings: Settings, timeout_s: float = 60) -> int | None:
         _CHILDREN.pop(pid, None)
         pid_path(settings).unlink(missing_ok=True)
         if not clean:
-            _say(f"Neo4j (pid {pid}) did not stop within {timeout_s:.0f} s and was killed")
+            logger.warning("Neo4j (pid %s) did not stop within %.0f s and was killed", pid, timeout_s)
         return pid
 
 
-def ensure_running(settings: Settings, wait_s: float = 180) -> ServerInfo:
+def ensure_running(settings: Settings, wait_s: float = 180, *,
+                   progress: ProgressCallback | None = None) -> ServerInfo:
     """Reuse a server answering at NEO4J_URI (Docker, ours, any), else start the embedded one."""
     st = status(settings)
     if st.answering:
         return ServerInfo(settings.neo4j_uri, False, st.pid, st.home, st.log_path,
                           (st.server_agent or "").removeprefix("Neo4j/") or None)
-    return start(settings, wait_s=wait_s)
+    return start(settings, wait_s=wait_s, progress=progress)

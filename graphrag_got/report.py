@@ -16,7 +16,6 @@ from __future__ import annotations
 import csv
 import dataclasses
 import difflib
-import html
 import io
 import json
 import re
@@ -27,20 +26,17 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from .files import write_text_atomic
-from .errors import ConfigError, ExtractionFileError
-from .normalize import normalize_name
+from .html_render import render
+from .errors import ConfigError
+from .extraction import Extraction, Reason, Rejection
 from .ontology import Ontology
 
-EXTRACTION_FORMAT_PREFIX = "graphrag_got.extraction/"
 FORMATS = ("md", "html", "csv", "json")
 REPORT_BASENAME = "discarded_report"
 CSV_COLUMNS = (
-    "kind", "reason", "relation", "subject", "subject_type", "object", "object_type", "momento",
+    "kind", "reason", "relation", "subject", "subject_type", "object", "object_type", "attributes",
     "chunk_id", "document_id", "message",
 )
-# Which end of a triple a relation reason blames: its type is the "offending type" of the group.
-_SUBJECT_REASONS = {"domain_violation", "subject_type_mismatch", "subject_not_extracted"}
-_OBJECT_REASONS = {"range_violation", "object_type_mismatch", "object_not_extracted"}
 _DISPLAY_MAX = 200  # longest untrusted field shown in md/html (CSV and JSON keep full values)
 
 
@@ -61,7 +57,7 @@ class RelationExample:
     relation: str
     object: str
     object_type: str
-    momento: str
+    attributes: str  # the relation attributes the model gave, "name: value; ..."
     chunk_id: str
     document_id: str
     message: str
@@ -103,7 +99,7 @@ class EntityExample:
 class EntityGroup:
     """All entity/property rejections sharing (kind, class or relation, reason, property).
 
-    ``relation`` is set (and ``entity_type`` is None) for relation attributes (``momento``...)."""
+    ``relation`` is set (and ``entity_type`` is None) for relation attributes."""
 
     kind: str
     entity_type: str | None
@@ -149,7 +145,7 @@ class Row:
     subject_type: str
     object: str
     object_type: str
-    momento: str
+    attributes: str
     chunk_id: str
     document_id: str
     message: str
@@ -174,55 +170,20 @@ class Report:
 
 
 # ============================================================================ loading
-def load_extraction(source: str | Path | Mapping[str, Any]) -> tuple[dict[str, Any], str]:
-    """Read and shape-check an extraction; returns ``(data, source label)``.
+def load_extraction(source: "str | Path | Mapping[str, Any] | Extraction") -> tuple[Extraction, str]:
+    """Read an extraction through the one contract; returns ``(extraction, source label)``.
 
     Raises :class:`ExtractionFileError` naming the file and the problem.
     """
+    if isinstance(source, Extraction):
+        return source, "<extraction>"
     if isinstance(source, Mapping):
-        data, label = dict(source), "<dict>"
-    else:
-        path = Path(source)
-        label = str(path)
-        if not path.exists():
-            raise ExtractionFileError(
-                f"{path}: extraction file not found. Run `graphrag-got extract` first, or pass the path "
-                "of an existing extraction.json."
-            )
-        if not path.is_file():
-            raise ExtractionFileError(f"{path}: is not a file; pass the path of an extraction.json.")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ExtractionFileError(f"{path}: cannot be read ({exc}).") from None
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ExtractionFileError(
-                f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg}). The file may be truncated; "
-                "run `graphrag-got extract` again to rewrite it."
-            ) from None
-    if not isinstance(data, dict):
-        raise ExtractionFileError(
-            f"{label}: the top level is a JSON {type(data).__name__}, expected an object with "
-            f"'format': '{EXTRACTION_FORMAT_PREFIX}1'."
-        )
-    fmt = data.get("format")
-    if not isinstance(fmt, str) or not fmt.startswith(EXTRACTION_FORMAT_PREFIX):
-        raise ExtractionFileError(
-            f"{label}: $.format is {json.dumps(fmt, ensure_ascii=False)}, expected "
-            f"'{EXTRACTION_FORMAT_PREFIX}1': this is not an extraction file written by graphrag_got."
-        )
-    for key in ("chunks", "entities", "relations", "relaciones_descartadas", "entidades_descartadas", "failed_chunks"):
-        if key in data and data[key] is not None and not isinstance(data[key], list):
-            raise ExtractionFileError(f"{label}: $.{key} is a JSON {type(data[key]).__name__}, expected a list.")
-    if "counts" in data and data["counts"] is not None and not isinstance(data["counts"], dict):
-        raise ExtractionFileError(f"{label}: $.counts is a JSON {type(data['counts']).__name__}, expected an object.")
-    return data, label
+        return Extraction.read(dict(source)), "<dict>"
+    return Extraction.read(source), str(source)
 
 
 def _resolve_ontology(ontology: Ontology | str | Path | Mapping[str, Any] | None,
-                      data: Mapping[str, Any], notes: list[str]) -> Ontology | None:
+                      ext: Extraction, notes: list[str]) -> Ontology | None:
     """An explicit ontology must load (its errors propagate); the one named in the extraction is
     optional: the report still works without it, only the ontology-based hints are missing."""
     if isinstance(ontology, Ontology):
@@ -231,9 +192,8 @@ def _resolve_ontology(ontology: Ontology | str | Path | Mapping[str, Any] | None
         return Ontology.from_dict(dict(ontology))
     if ontology is not None:
         return Ontology.from_file(ontology)
-    meta = data.get("ontology")
-    path = meta.get("path") if isinstance(meta, Mapping) else None
-    if not isinstance(path, str) or not path:
+    path = ext.ontology.path
+    if not path:
         notes.append("No ontology given and none named in the extraction: suggestions do not name other relations.")
         return None
     try:
@@ -325,39 +285,36 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def _record(raw: Any) -> dict[str, Any]:
-    """A rejection record; a record that is not an object is shown as a malformed one."""
-    if isinstance(raw, dict):
-        return raw
-    return {"reason": "malformed", "message": "rejection record is not an object", "item": raw}
+def _attributes_text(rec: Rejection) -> str:
+    """The relation attributes the model gave a refused triple, as ``name: value; ...``."""
+    item = rec.item
+    given = {k: v for k, v in item.items() if k not in _TRIPLE_KEYS}
+    given.update(_as_dict(item.get("attributes")))
+    return "; ".join(f"{k}: {_s(v)}" for k, v in given.items() if v not in (None, ""))
 
 
 def build_report(
-    extraction: str | Path | Mapping[str, Any],
+    extraction: "str | Path | Mapping[str, Any] | Extraction",
     ontology: Ontology | str | Path | Mapping[str, Any] | None = None,
     *,
     max_examples: int = 3,
     min_repeat: int = 2,
     excerpt_chars: int = 320,
 ) -> Report:
-    """Build the report model.
+    """Build the report model from the extraction's rejection records (grouped, never re-derived).
 
     ``ontology``: an :class:`Ontology`, a path or a dict; ``None`` uses the path recorded in the
     extraction when it loads (hints that name other relations need it). ``min_repeat``: a group gets
     a suggestion when it has at least this many rejections.
     """
-    data, label = load_extraction(extraction)
+    ext, label = load_extraction(extraction)
     notes: list[str] = []
-    onto = _resolve_ontology(ontology, data, notes)
+    onto = _resolve_ontology(ontology, ext, notes)
     onto_path = onto.source if onto is not None else None
-    chunk_text = {
-        _s(c.get("id")): _s(c.get("text")) for c in (data.get("chunks") or []) if isinstance(c, dict)
-    }
+    chunk_text = {c.id: c.text for c in ext.chunks}
     entity_types: dict[str, set[str]] = {}
-    for ent in data.get("entities") or []:
-        if isinstance(ent, dict):
-            key = _fold(_WS.sub(" ", _s(ent.get("name"))).strip())
-            entity_types.setdefault(key, set()).add(_s(ent.get("type")))
+    for ent in ext.entities:
+        entity_types.setdefault(_fold(_WS.sub(" ", ent.name).strip()), set()).add(ent.type)
 
     def excerpt_for(chunk_id: str, names: Sequence[str]) -> Excerpt | None:
         if chunk_id not in chunk_text:
@@ -366,85 +323,78 @@ def build_report(
 
     rows: list[Row] = []
     # ---- relations
-    rel_records = [_record(r) for r in data.get("relaciones_descartadas") or []]
+    rel_records = ext.relation_rejections
     rel_reasons: Counter[str] = Counter()
-    rel_buckets: dict[tuple[str, str, str | None], list[dict[str, Any]]] = {}
+    rel_buckets: dict[tuple[str, str, str | None], list[Rejection]] = {}
     for rec in rel_records:
-        reason = _s(rec.get("reason")) or "unknown"
-        item = _as_dict(rec.get("item"))
+        reason = rec.reason.value
         rel_reasons[reason] += 1
-        key = (_s(item.get("relation")), reason, _offending_type(reason, item, onto)[0])
-        rel_buckets.setdefault(key, []).append(rec)
+        rel_buckets.setdefault((rec.relation or "", reason, rec.end_type if rec.end else None), []).append(rec)
         rows.append(Row(
-            kind=_s(rec.get("kind")) or "relation", reason=reason, relation=_s(item.get("relation")),
-            subject=_s(item.get("subject")), subject_type=_s(item.get("subject_type")),
-            object=_s(item.get("object")), object_type=_s(item.get("object_type")), momento=_momento(item),
-            chunk_id=_s(rec.get("chunk_id")), document_id=_s(rec.get("document_id")),
-            message=_s(rec.get("message")) or (_s(rec.get("item")) if not isinstance(rec.get("item"), dict) else ""),
+            kind="relation", reason=reason, relation=rec.relation or "", subject=rec.subject or "",
+            subject_type=rec.subject_type or "", object=rec.object or "", object_type=rec.object_type or "",
+            attributes=_attributes_text(rec), chunk_id=rec.chunk_id or "", document_id=rec.document_id or "",
+            message=rec.message,
         ))
     relation_groups: list[RelationGroup] = []
     for (rel, reason, off_type), recs in rel_buckets.items():
-        items = [_as_dict(r.get("item")) for r in recs]
-        examples = []
-        for rec, item in list(zip(recs, items))[:max_examples]:
-            chunk_id = _s(rec.get("chunk_id"))
-            examples.append(RelationExample(
-                subject=_s(item.get("subject")), subject_type=_s(item.get("subject_type")),
-                relation=_s(item.get("relation")), object=_s(item.get("object")),
-                object_type=_s(item.get("object_type")), momento=_momento(item),
-                chunk_id=chunk_id, document_id=_s(rec.get("document_id")), message=_s(rec.get("message")),
-                excerpt=excerpt_for(chunk_id, [_s(item.get("subject")), _s(item.get("object"))]),
-            ))
-        pairs = list(dict.fromkeys((_s(i.get("subject_type")), _s(i.get("object_type"))) for i in items))
-        group = RelationGroup(
-            relation=rel, reason=reason, offending_type=off_type,
-            offending_end=_offending_type(reason, items[0], onto)[1] if items else None,
-            count=len(recs), examples=examples, type_pairs=pairs,
-        )
+        examples = [
+            RelationExample(
+                subject=rec.subject or "", subject_type=rec.subject_type or "", relation=rec.relation or "",
+                object=rec.object or "", object_type=rec.object_type or "", attributes=_attributes_text(rec),
+                chunk_id=rec.chunk_id or "", document_id=rec.document_id or "", message=rec.message,
+                excerpt=excerpt_for(rec.chunk_id or "", [rec.subject or "", rec.object or ""]),
+            )
+            for rec in recs[:max_examples]
+        ]
+        pairs = list(dict.fromkeys((r.subject_type or "", r.object_type or "") for r in recs))
+        group = RelationGroup(relation=rel, reason=reason, offending_type=off_type, offending_end=recs[0].end,
+                              count=len(recs), examples=examples, type_pairs=pairs)
         if group.count >= min_repeat:
-            group.suggestion = _relation_suggestion(group, items, onto, onto_path, entity_types)
+            group.suggestion = _relation_suggestion(group, recs, onto, onto_path, entity_types)
         relation_groups.append(group)
     relation_groups.sort(key=lambda g: (-g.count, g.relation, g.reason, g.offending_type or ""))
 
-    # ---- entities and properties
-    ent_records = [_record(r) for r in data.get("entidades_descartadas") or []]
+    # ---- entities, properties and relation attributes
+    ent_records = ext.entity_rejections
     ent_reasons: Counter[str] = Counter()
     EntKey = tuple[str, str | None, str | None, str, str | None]
-    ent_buckets: dict[EntKey, list[tuple[dict[str, Any], str, str]]] = {}
+    ent_buckets: dict[EntKey, list[tuple[Rejection, str, str]]] = {}
     for rec in ent_records:
-        reason = _s(rec.get("reason")) or "unknown"
-        kind = _s(rec.get("kind")) or "entity"
-        item = _as_dict(rec.get("item"))
+        reason = rec.reason.value
         ent_reasons[reason] += 1
-        on_relation = "relation" in item  # a relation attribute: the item is the whole raw triple
-        etype = None if on_relation else (_s(item.get("type")) or None)
-        rel = (_s(item.get("relation")) or None) if on_relation else None
-        for prop, value in _offending_properties(reason, item, etype, on_relation, onto):
-            ent_buckets.setdefault((kind, etype, rel, reason, prop), []).append((rec, prop or "", value))
+        on_relation = rec.on_relation()
+        etype = None if on_relation else rec.entity_type
+        rel = rec.relation if on_relation else None
+        if reason == Reason.MISSING_REQUIRED_PROPERTY.value and rec.allowed:
+            props: list[tuple[str | None, str]] = [(p, "") for p in rec.allowed]
+        else:
+            props = [(rec.property, rec.value or "")]
+        for prop, value in props:
+            ent_buckets.setdefault((rec.kind, etype, rel, reason, prop), []).append((rec, prop or "", value))
         rows.append(Row(
-            kind=kind, reason=reason, relation=_s(item.get("relation")),
-            subject=_s(item.get("subject") if on_relation else item.get("name")),
-            subject_type=_s(item.get("subject_type") if on_relation else item.get("type")),
-            object=_s(item.get("object")), object_type=_s(item.get("object_type")), momento=_momento(item),
-            chunk_id=_s(rec.get("chunk_id")), document_id=_s(rec.get("document_id")),
-            message=_s(rec.get("message")) or (_s(rec.get("item")) if not isinstance(rec.get("item"), dict) else ""),
+            kind=rec.kind, reason=reason, relation=rec.relation or "",
+            subject=(rec.subject if on_relation else rec.entity_name) or "",
+            subject_type=(rec.subject_type if on_relation else rec.entity_type) or "",
+            object=rec.object or "", object_type=rec.object_type or "",
+            attributes=_attributes_text(rec) if on_relation else "",
+            chunk_id=rec.chunk_id or "", document_id=rec.document_id or "", message=rec.message,
         ))
     entity_groups: list[EntityGroup] = []
     for (kind, etype, rel, reason, prop), entries in ent_buckets.items():
         examples = []
         for rec, p, value in entries[:max_examples]:
-            item = _as_dict(rec.get("item"))
-            name = _s(item.get("subject") if rel else item.get("name"))
-            obj = _s(item.get("object")) if rel else ""
-            chunk_id = _s(rec.get("chunk_id"))
+            name = (rec.subject if rel else rec.entity_name) or ""
+            obj = (rec.object or "") if rel else ""
             examples.append(EntityExample(
-                name=name, entity_type=_s(item.get("subject_type") if rel else item.get("type")),
-                relation=rel or "", object=obj, property=p, value=value, chunk_id=chunk_id,
-                document_id=_s(rec.get("document_id")), message=_s(rec.get("message")),
-                excerpt=excerpt_for(chunk_id, [n for n in (name, obj, value if len(value) >= 3 else "") if n]),
+                name=name, entity_type=(rec.subject_type if rel else rec.entity_type) or "",
+                relation=rel or "", object=obj, property=p, value=value, chunk_id=rec.chunk_id or "",
+                document_id=rec.document_id or "", message=rec.message,
+                excerpt=excerpt_for(rec.chunk_id or "", [n for n in (name, obj, value if len(value) >= 3 else "") if n]),
             ))
         values = list(dict.fromkeys(v for _, _, v in entries if v))
-        allowed = _allowed_values(onto, etype, rel, prop)
+        allowed = (list(entries[0][0].allowed) or _enum_values(onto, etype, rel, prop)
+                   if reason == Reason.INVALID_ENUM_VALUE.value else [])
         group = EntityGroup(kind=kind, entity_type=etype, relation=rel, reason=reason, property=prop,
                             count=len(entries), examples=examples, values=values, allowed_values=allowed)
         if group.count >= min_repeat:
@@ -454,27 +404,20 @@ def build_report(
 
     # ---- failed chunks
     failed: list[FailedChunk] = []
-    for fc in data.get("failed_chunks") or []:
-        fc = fc if isinstance(fc, dict) else {"error": _s(fc)}
-        raws = fc.get("raw_responses")
-        raws = raws if isinstance(raws, list) else ([raws] if raws else [])
-        last = _s(raws[-1]) if raws else ""
-        chunk_id = _s(fc.get("chunk_id"))
+    for fc in ext.failed_chunks:
+        last = fc.raw_responses[-1] if fc.raw_responses else ""
         failed.append(FailedChunk(
-            chunk_id=chunk_id, document_id=_s(fc.get("document_id")), error=_s(fc.get("error")),
-            raw_responses=len(raws), raw_excerpt=(last[:400] + " …") if len(last) > 400 else last,
-            excerpt=excerpt_for(chunk_id, []),
+            chunk_id=fc.chunk_id, document_id=fc.document_id or "", error=fc.error,
+            raw_responses=len(fc.raw_responses), raw_excerpt=(last[:400] + " …") if len(last) > 400 else last,
+            excerpt=excerpt_for(fc.chunk_id, []),
         ))
 
-    counts = _as_dict(data.get("counts"))
-    kept_rel = _int(counts.get("relations"), len(data.get("relations") or []))
-    kept_ent = _int(counts.get("entities"), len(data.get("entities") or []))
-    refused = len(rel_records)
+    kept_rel, kept_ent, refused = len(ext.relations), len(ext.entities), len(rel_records)
     totals = Totals(
         kept_relations=kept_rel, refused_relations=refused,
         refusal_rate=round(refused / (kept_rel + refused), 4) if (kept_rel + refused) else 0.0,
         kept_entities=kept_ent, refused_entities=len(ent_records),
-        chunks=_int(counts.get("chunks"), len(data.get("chunks") or [])), failed_chunks=len(failed),
+        chunks=len(ext.chunks), failed_chunks=len(failed),
     )
     return Report(
         source=label, ontology_path=onto_path, totals=totals,
@@ -484,85 +427,17 @@ def build_report(
     )
 
 
-def _int(value: Any, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
-
-
-def _offending_type(reason: str, item: Mapping[str, Any], onto: Ontology | None) -> tuple[str | None, str | None]:
-    """(type, end) that a relation rejection blames."""
-    if reason in _SUBJECT_REASONS:
-        return _s(item.get("subject_type")) or None, "subject"
-    if reason in _OBJECT_REASONS:
-        return _s(item.get("object_type")) or None, "object"
-    if reason == "unknown_class":
-        for end in ("subject", "object"):
-            t = _s(item.get(f"{end}_type"))
-            if onto is None or t not in onto.classes:
-                return t or None, end
-    return None, None
-
-
-# Keys of a raw entity / raw triple that are not properties / attributes (as the validator reads them).
-_ENTITY_KEYS = frozenset({"name", "type", "properties"})
-_TRIPLE_KEYS = frozenset({"relation", "subject", "subject_type", "object", "object_type", "attributes"})
-
-
-def _momento(item: Mapping[str, Any]) -> str:
-    if item.get("momento") is not None:
-        return _s(item.get("momento"))
-    return _s(_as_dict(item.get("attributes")).get("momento"))
-
-
-def _given(item: Mapping[str, Any], on_relation: bool) -> dict[str, Any]:
-    """Properties (entity) or attributes (triple) of a raw item: top-level extra keys plus the nested
-    ``properties`` / ``attributes`` object, as the validator reads them."""
-    skip = _TRIPLE_KEYS if on_relation else _ENTITY_KEYS
-    given = {k: v for k, v in item.items() if k not in skip}
-    nested = item.get("attributes" if on_relation else "properties")
-    if isinstance(nested, dict):
-        given.update(nested)
-    return given
-
-
-def _offending_properties(reason: str, item: Mapping[str, Any], etype: str | None, on_relation: bool,
-                          onto: Ontology | None) -> list[tuple[str | None, str]]:
-    """(property, value) pairs an entity/property rejection is about; ``[(None, "")]`` when unknown.
-
-    The validator records a property rejection as ``{"name", "type", <property>: <value>}`` and an
-    attribute rejection as the whole raw triple; the ontology tells which key broke the rule.
-    """
-    if reason not in ("invalid_enum_value", "unknown_property", "unknown_attribute", "missing_required_property"):
-        return [(None, "")]
-    given = {k: v for k, v in _given(item, on_relation).items() if v not in (None, "")}
-    specs: Mapping[str, Any] | None = None
-    if onto is not None:
-        if on_relation:
-            specs = onto.relation_attributes
-        elif etype in onto.classes:
-            specs = onto.classes[etype].properties
-    if reason == "missing_required_property":
-        if specs is None:
-            return [(None, "")]
-        return [(p, "") for p, spec in specs.items() if spec.required and p not in given] or [(None, "")]
-    if specs is None:
-        found = list(given.items())
-    elif reason == "invalid_enum_value":
-        found = [(p, v) for p, v in given.items() if p in specs and specs[p].kind == "enum"
-                 and normalize_name(_s(v)) not in {normalize_name(x) for x in specs[p].values}]
-    else:  # unknown_property / unknown_attribute
-        found = [(p, v) for p, v in given.items() if p not in specs]
-    return [(p, _s(v)) for p, v in found] or [(None, "")]
-
-
-def _allowed_values(onto: Ontology | None, etype: str | None, relation: str | None, prop: str | None) -> list[str]:
+def _enum_values(onto: Ontology | None, etype: str | None, relation: str | None, prop: str | None) -> list[str]:
+    """Declared values of an enum, for records of files that did not store them (format /1)."""
     if onto is None or not prop:
         return []
-    spec = None
-    if relation:
-        spec = onto.relation_attributes.get(prop)
-    elif etype and etype in onto.classes:
-        spec = onto.classes[etype].properties.get(prop)
+    specs = onto.relation_attributes if relation else (onto.classes[etype].properties if etype in onto.classes else {})
+    spec = specs.get(prop)
     return list(spec.values) if spec is not None and spec.kind == "enum" else []
+
+
+# Keys of a raw triple that are not relation attributes (as the validator reads them).
+_TRIPLE_KEYS = frozenset({"relation", "subject", "subject_type", "object", "object_type", "attributes"})
 
 
 # ============================================================================ suggestions
@@ -588,7 +463,7 @@ def _accepting(onto: Ontology, pairs: Iterable[tuple[str, str]], exclude: str, e
     return [r.name for r in onto.relations if r.name in wanted and r.name != exclude]
 
 
-def _relation_suggestion(g: RelationGroup, items: Sequence[Mapping[str, Any]], onto: Ontology | None,
+def _relation_suggestion(g: RelationGroup, recs: Sequence[Rejection], onto: Ontology | None,
                          onto_path: str | None, entity_types: Mapping[str, set[str]]) -> str | None:
     where = f"in {onto_path}" if onto_path else "in the ontology"
     n = f"{g.count}x"
@@ -628,8 +503,8 @@ def _relation_suggestion(g: RelationGroup, items: Sequence[Mapping[str, Any]], o
     if g.reason in ("subject_type_mismatch", "object_type_mismatch"):
         end = "subject" if g.reason.startswith("subject") else "object"
         seen: set[str] = set()
-        for it in items:
-            seen |= entity_types.get(_fold(_WS.sub(" ", _s(it.get(end))).strip()), set())
+        for rec in recs:
+            seen |= entity_types.get(_fold(_WS.sub(" ", rec.end_name or "").strip()), set())
         seen.discard(t)
         extracted = f" while the entity was extracted as {_names(sorted(x for x in seen if x))}" if seen else ""
         return (f"{rel} refused {n}: the triple types its {end} as {t}{extracted}. The model is inconsistent "
@@ -761,8 +636,8 @@ def to_markdown(report: Report) -> str:
                       f"({_md(ex.object)} : {_md(ex.object_type)})")
             if not any((ex.subject, ex.subject_type, ex.relation, ex.object, ex.object_type)):
                 triple = "(no usable triple)"
-            if ex.momento:
-                triple += f" · momento: {_md(ex.momento)}"
+            if ex.attributes:
+                triple += f" · {_md(ex.attributes)}"
             L.append(f"- {triple}  ")
             L.append(f"  chunk {_md(ex.chunk_id)} · {_md(ex.message)}  ")
             if ex.excerpt is not None:
@@ -801,120 +676,23 @@ def to_markdown(report: Report) -> str:
     return "\n".join(L)
 
 
-def _h(value: Any, clip: int = _DISPLAY_MAX) -> str:
-    return html.escape(_clip(_s(value), clip), quote=True)
-
-
-def _html_excerpt(ex: Excerpt) -> str:
-    out, pos = [], 0
+def _excerpt_segments(ex: Excerpt) -> list[tuple[str, bool]]:
+    """The excerpt cut at its highlights: ``(text, highlighted)`` pieces, in order."""
+    out: list[tuple[str, bool]] = []
+    pos = 0
     for a, b in ex.highlights:
-        out.append(html.escape(ex.text[pos:a]))
-        out.append("<mark>" + html.escape(ex.text[a:b]) + "</mark>")
+        out += [(ex.text[pos:a], False), (ex.text[a:b], True)]
         pos = b
-    out.append(html.escape(ex.text[pos:]))
-    return "".join(out)
-
-
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1100px;padding:0 1rem;color:#222}
-h1{font-size:1.6rem}h2{margin-top:2rem;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:left;vertical-align:top}
-td.n,th.n{text-align:right}details{border:1px solid #ddd;border-radius:6px;margin:.5rem 0;padding:.4rem .8rem}
-summary{cursor:pointer;font-weight:600}.count{background:#b33;color:#fff;border-radius:10px;padding:0 .5rem;margin-left:.4rem}
-.sugg{background:#fff7d6;border-left:4px solid #e0b000;padding:.4rem .6rem;margin:.5rem 0}
-.ex{margin:.6rem 0;padding-left:.6rem;border-left:3px solid #ccd}.triple{font-family:ui-monospace,monospace}
-blockquote{margin:.3rem 0;color:#444;background:#f6f6f6;padding:.3rem .6rem}mark{background:#ffe066}
-.muted{color:#777;font-size:.9em}pre{white-space:pre-wrap;background:#f6f6f6;padding:.4rem}
-"""
+    out.append((ex.text[pos:], False))
+    return [seg for seg in out if seg[0]]
 
 
 def to_html(report: Report) -> str:
-    t = report.totals
-    P: list[str] = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-                    '<meta name="viewport" content="width=device-width, initial-scale=1">',
-                    # No scripts, no fetches: only the inline style may apply (defence in depth).
-                    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
-                    "<title>Discarded relations report</title>", f"<style>{_CSS}</style></head><body>",
-                    "<h1>Discarded relations report</h1>",
-                    f'<p class="muted">Extraction: {_h(report.source, 500)}'
-                    + (f" · ontology: {_h(report.ontology_path, 500)}" if report.ontology_path else "") + "</p>"]
-    for note in report.notes:
-        P.append(f'<p class="sugg">{_h(note, 10**6)}</p>')
-    P.append("<h2>Summary</h2><table><tbody>")
-    for label, val in (("relations kept", t.kept_relations), ("relations refused", t.refused_relations),
-                       ("refusal rate", _pct(t.refusal_rate)), ("entities kept", t.kept_entities),
-                       ("entity/property rejections", t.refused_entities), ("chunks", t.chunks),
-                       ("failed chunks", t.failed_chunks)):
-        P.append(f'<tr><th>{label}</th><td class="n">{_h(val)}</td></tr>')
-    P.append("</tbody></table>")
-    for title, reasons in (("Relation rejections by reason", report.relation_reasons),
-                           ("Entity/property rejections by reason", report.entity_reasons)):
-        if reasons:
-            P.append(f'<h3>{title}</h3><table><thead><tr><th>reason</th><th class="n">count</th></tr></thead><tbody>')
-            P += [f'<tr><td>{_h(r)}</td><td class="n">{c}</td></tr>' for r, c in reasons.items()]
-            P.append("</tbody></table>")
-    if report.relation_groups:
-        P.append('<h3>Groups</h3><table><thead><tr><th>relation</th><th>reason</th><th>offending type</th>'
-                 '<th class="n">count</th></tr></thead><tbody>')
-        for g in report.relation_groups:
-            P.append(f"<tr><td>{_h(g.relation or '(no relation)')}</td><td>{_h(g.reason)}</td><td>{_h(g.offending_type or '')}</td>"
-                     f'<td class="n">{g.count}</td></tr>')
-        P.append("</tbody></table>")
-
-    P.append("<h2>Refused relations</h2>")
-    if not report.relation_groups:
-        P.append("<p>No relation was refused.</p>")
-    for g in report.relation_groups:
-        P.append(f'<details><summary>{_h(_group_title(g), 500)}<span class="count">{g.count}</span></summary>')
-        if g.suggestion:
-            P.append(f'<p class="sugg">{_h(g.suggestion, 10**6)}</p>')
-        for ex in g.examples:
-            mom = f" · momento: {_h(ex.momento)}" if ex.momento else ""
-            P.append('<div class="ex"><div class="triple">'
-                     f"({_h(ex.subject)} : {_h(ex.subject_type)}) -[{_h(ex.relation)}]-&gt; "
-                     f"({_h(ex.object)} : {_h(ex.object_type)}){mom}</div>"
-                     f'<div class="muted">chunk {_h(ex.chunk_id)} · {_h(ex.message, 500)}</div>')
-            if ex.excerpt is not None:
-                P.append(f"<blockquote>{_html_excerpt(ex.excerpt)}</blockquote>")
-            P.append("</div>")
-        if g.count > len(g.examples):
-            P.append(f'<p class="muted">… and {g.count - len(g.examples)} more (see the CSV)</p>')
-        P.append("</details>")
-
-    P.append("<h2>Refused entities and properties</h2>")
-    if not report.entity_groups:
-        P.append("<p>No entity or property was refused.</p>")
-    for eg in report.entity_groups:
-        P.append(f'<details><summary>{_h(_entity_title(eg), 500)}<span class="count">{eg.count}</span></summary>')
-        if eg.suggestion:
-            P.append(f'<p class="sugg">{_h(eg.suggestion, 10**6)}</p>')
-        for ee in eg.examples:
-            prop = f" · {_h(ee.property)}" + (f" = {_h(ee.value)}" if ee.value else "") if ee.property else ""
-            who = (f"({_h(ee.name)}) -[{_h(ee.relation)}]-&gt; ({_h(ee.object)})" if ee.relation
-                   else f"{_h(ee.name)} : {_h(ee.entity_type)}")
-            P.append(f'<div class="ex"><div class="triple">{who}{prop}</div>'
-                     f'<div class="muted">chunk {_h(ee.chunk_id)} · {_h(ee.message, 500)}</div>')
-            if ee.excerpt is not None:
-                P.append(f"<blockquote>{_html_excerpt(ee.excerpt)}</blockquote>")
-            P.append("</div>")
-        if eg.count > len(eg.examples):
-            P.append(f'<p class="muted">… and {eg.count - len(eg.examples)} more (see the CSV)</p>')
-        P.append("</details>")
-
-    P.append("<h2>Failed chunks</h2>")
-    if not report.failed_chunks:
-        P.append("<p>Every chunk gave a usable answer.</p>")
-    for fc in report.failed_chunks:
-        P.append(f'<details><summary>chunk {_h(fc.chunk_id)} · {_h(fc.error, 120)}</summary>'
-                 f'<p class="muted">document {_h(fc.document_id)} · {fc.raw_responses} raw answer(s)</p>'
-                 f"<p>{_h(fc.error, 2000)}</p>")
-        if fc.raw_excerpt:
-            P.append(f"<pre>{_h(fc.raw_excerpt, 1000)}</pre>")
-        if fc.excerpt is not None:
-            P.append(f"<blockquote>{_html_excerpt(fc.excerpt)}</blockquote>")
-        P.append("</details>")
-    P.append("</body></html>")
-    return "\n".join(P) + "\n"
+    """One self-contained page (``templates/report.html.j2``): no script, no external resource."""
+    return render(
+        "report.html.j2", report=report, display_max=_DISPLAY_MAX, group_title=_group_title,
+        entity_title=_entity_title, pct=_pct, excerpt_segments=_excerpt_segments,
+    )
 
 
 def _csv_cell(value: str) -> str:

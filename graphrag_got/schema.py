@@ -3,7 +3,8 @@
 - one entity model per class: ``type`` is ``Literal[<class>]``, enum properties are ``Literal`` types;
 - one relation model per relation: ``relation`` is ``Literal[<name>]`` and ``subject_type`` /
   ``object_type`` are Literals of exactly that relation's domain and range, so constrained decoding
-  cannot even write a GOBIERNA whose object is a Personaje;
+  cannot write a triple whose end classes the relation does not take; the ontology's relation
+  attributes (none when it declares none) are optional or required fields as declared;
 - the result model holds both lists as discriminated unions, bounded with ``maxItems`` (small models
   otherwise repeat until they run out of tokens).
 
@@ -52,8 +53,10 @@ def entity_models(onto: Ontology) -> dict[str, type[BaseModel]]:
 def relation_models(onto: Ontology) -> dict[str, type[BaseModel]]:
     models: dict[str, type[BaseModel]] = {}
     for rel in onto.relations:
-        types_s = rel.domain + tuple(t for t in rel.range if t not in rel.domain) if rel.symmetric else rel.domain
-        types_o = rel.range + tuple(t for t in rel.domain if t not in rel.range) if rel.symmetric else rel.range
+        # Exactly domain -> range, symmetric or not: widening both ends independently for a symmetric
+        # A-B relation would admit A -> A, which the validator refuses. The validator also accepts a
+        # symmetric triple written the other way round, so nothing valid is lost.
+        types_s, types_o = rel.domain, rel.range
         fields: dict[str, Any] = {
             "relation": (Literal[rel.name], Field(...)),  # type: ignore[valid-type]
             "subject": (str, Field(..., min_length=1)),

@@ -1,98 +1,45 @@
-"""Check every extracted entity and triple against the ontology, in code.
+"""Check every extracted entity and triple against the ontology, in code: the one validator.
 
 Constrained decoding already narrows what a model can write, but answers can be replayed from any
-model, repaired from broken JSON, or produced by a provider that ignores the schema. So nothing
-reaches the graph without passing here. Results are data: a :class:`Reason`, a :class:`Rejection`
-record with the offending item and a message, and counts. The audit report is built from these.
+model, repaired from broken JSON, or produced by a provider that ignores the schema; and an ontology
+may be edited between extraction and load. So ``extract``, ``extract --revalidate`` and ``load``
+all pass every item through :class:`Validator`, with the same reason codes
+(:class:`~graphrag_got.extraction.Reason`). Results are data: accepted items are the records of
+``extraction.json`` (:class:`EntityRecord`, :class:`RelationRecord`) and refusals are
+:class:`Rejection` records with structured fields (which end or property, the offending value and
+type, what was allowed), so the report never re-derives them.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from dataclasses import asdict, dataclass, field
-from enum import StrEnum
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
 
+from .extraction import End, EntityRecord, Kind, Reason, Rejection, RelationRecord
 from .normalize import entity_uid, normalize_name
 from .ontology import Ontology, PropertySpec
 
+__all__ = ["NAME_MAX", "VALUE_MAX", "ChunkValidation", "Reason", "Rejection", "Validator", "aggregate",
+           "identity_attributes", "reason_counts", "validate_chunk"]
+
 NAME_MAX = 200  # longer "names" are sentences the model pasted, not entity names
+VALUE_MAX = 2000  # longest property / attribute value kept
+_INT_MAX = 2**53  # integers the model wrote as numbers are kept as text up to here
 
-
-class Reason(StrEnum):
-    MALFORMED = "malformed"
-    EMPTY_NAME = "empty_name"
-    UNKNOWN_RELATION = "unknown_relation"
-    UNKNOWN_CLASS = "unknown_class"
-    DOMAIN_VIOLATION = "domain_violation"
-    RANGE_VIOLATION = "range_violation"
-    SUBJECT_TYPE_MISMATCH = "subject_type_mismatch"
-    OBJECT_TYPE_MISMATCH = "object_type_mismatch"
-    SUBJECT_NOT_EXTRACTED = "subject_not_extracted"
-    OBJECT_NOT_EXTRACTED = "object_not_extracted"
-    SELF_RELATION = "self_relation"
-    UNKNOWN_PROPERTY = "unknown_property"
-    INVALID_ENUM_VALUE = "invalid_enum_value"
-    MISSING_REQUIRED_PROPERTY = "missing_required_property"
-    UNKNOWN_ATTRIBUTE = "unknown_attribute"
-
-
-Kind = Literal["relation", "entity", "property"]
-
-
-@dataclass
-class Rejection:
-    """One refused item. ``kind`` says what was dropped: a whole relation, a whole entity, or one property."""
-
-    kind: Kind
-    reason: Reason
-    message: str
-    item: dict[str, Any]
-    chunk_id: str | None = None
-    document_id: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["reason"] = self.reason.value
-        return d
-
-
-@dataclass
-class ValidEntity:
-    name: str
-    type: str
-    properties: dict[str, str]
-
-    @property
-    def key(self) -> str:
-        return normalize_name(self.name)
-
-    @property
-    def uid(self) -> str:
-        return entity_uid(self.type, self.name)
-
-
-@dataclass
-class ValidRelation:
-    subject: str
-    subject_type: str
-    relation: str
-    object: str
-    object_type: str
-    attributes: dict[str, str] = field(default_factory=dict)
-    symmetric: bool = False
-
-    @property
-    def momento(self) -> str | None:
-        return self.attributes.get("momento")
+_ENTITY_KEYS = frozenset({"name", "type", "properties"})
+_TRIPLE_KEYS = frozenset({"relation", "subject", "subject_type", "object", "object_type", "attributes"})
 
 
 @dataclass
 class ChunkValidation:
+    """What one chunk's answer yielded: accepted records (``chunk_ids`` = this chunk) and refusals."""
+
     chunk_id: str | None
     document_id: str | None
-    entities: list[ValidEntity] = field(default_factory=list)
-    relations: list[ValidRelation] = field(default_factory=list)
+    entities: list[EntityRecord] = field(default_factory=list)
+    relations: list[RelationRecord] = field(default_factory=list)
     rejections: list[Rejection] = field(default_factory=list)
 
     def counts(self) -> dict[str, Any]:
@@ -106,196 +53,357 @@ class ChunkValidation:
         }
 
 
+class _BadValue(ValueError):
+    """A scalar that cannot be stored as text (NaN, a nested object...)."""
+
+
 def _text(value: Any) -> str | None:
-    """A scalar as clean text; None for null/empty; lists and objects are not text."""
-    if value is None or isinstance(value, (dict, list, bool)):
+    """A scalar as clean text; None for null/empty. Raises _BadValue for what is not text."""
+    if value is None:
         return None
+    if isinstance(value, bool) or isinstance(value, (dict, list)):
+        raise _BadValue(f"a {type(value).__name__} is not text")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _BadValue(f"{value!r} is not a value")
+        value = int(value) if value.is_integer() and abs(value) < _INT_MAX else value
+    if isinstance(value, int) and abs(value) >= _INT_MAX:
+        raise _BadValue(f"the number {value} is out of range")
     text = str(value).strip()
     return text or None
 
 
-class Validator:
-    """Validates raw model answers against one ontology."""
+def _soft_text(value: Any) -> str | None:
+    try:
+        return _text(value)
+    except _BadValue:
+        return None
 
-    def __init__(self, ontology: Ontology):
+
+def identity_attributes(onto: Ontology) -> tuple[str, ...]:
+    """Relation attributes that are part of a fact's identity (declaration order)."""
+    declared = getattr(onto, "identity_attributes", None)
+    if declared is not None:
+        return tuple(declared)
+    return tuple(onto.relation_attributes)
+
+
+class Validator:
+    """Validates raw model answers (and records of an extraction file) against one ontology."""
+
+    def __init__(self, ontology: Ontology, *, max_entities: int | None = None, max_relations: int | None = None):
         self.onto = ontology
-        # normalized enum value -> declared value, per (class, property)
-        self._enum_index: dict[tuple[str, str], dict[str, str]] = {}
+        self.max_entities = max_entities
+        self.max_relations = max_relations
+        # normalized enum value -> declared value, per (class, property) and per relation attribute
+        self._enums: dict[tuple[str | None, str], dict[str, str]] = {}
         for cname, klass in ontology.classes.items():
             for pname, spec in klass.properties.items():
                 if spec.kind == "enum":
-                    self._enum_index[(cname, pname)] = {normalize_name(v): v for v in spec.values}
+                    self._enums[(cname, pname)] = {normalize_name(v): v for v in spec.values}
+        for aname, spec in ontology.relation_attributes.items():
+            if spec.kind == "enum":
+                self._enums[(None, aname)] = {normalize_name(v): v for v in spec.values}
+
+    # ------------------------------------------------------------------ values
+    def _value(self, owner: str | None, pname: str, spec: PropertySpec, value: Any) -> tuple[str | None, str | None]:
+        """(clean value, problem): the value as stored, or why it is refused."""
+        try:
+            text = _text(value)
+        except _BadValue as exc:
+            return None, str(exc)
+        if text is None:
+            return None, None
+        if len(text) > VALUE_MAX:
+            return None, f"{len(text)} characters long (max {VALUE_MAX})"
+        if spec.kind == "enum":
+            canon = self._enums[(owner, pname)].get(normalize_name(text))
+            if canon is None:
+                return None, "enum"
+            return canon, None
+        return text, None
 
     # ------------------------------------------------------------------ entities
-    def _entity(self, raw: Any, out: ChunkValidation) -> None:
-        def reject(kind: Kind, reason: Reason, message: str, item: dict[str, Any] | None = None) -> None:
-            out.rejections.append(Rejection(kind, reason, message, item if item is not None else _as_item(raw),
-                                            out.chunk_id, out.document_id))
+    def check_entity(self, raw: Any, chunk_id: str | None = None,
+                     document_id: str | None = None) -> tuple[EntityRecord | None, list[Rejection]]:
+        """One raw entity ``{"name", "type", <property>...}`` -> its record (or None) and refusals."""
+        rejections: list[Rejection] = []
+
+        def reject(kind: Kind, reason: Reason, message: str, item: dict[str, Any] | None = None,
+                   **fields: Any) -> None:
+            rejections.append(Rejection(kind=kind, reason=reason, message=message,
+                                        item=item if item is not None else _as_item(raw),
+                                        chunk_id=chunk_id, document_id=document_id, **fields))
 
         if not isinstance(raw, dict):
             reject("entity", Reason.MALFORMED, f"an entity must be an object, got {type(raw).__name__}")
-            return
-        name, ctype = _text(raw.get("name")), _text(raw.get("type"))
-        if name is None:
-            reject("entity", Reason.EMPTY_NAME, "entity without a name")
-            return
+            return None, rejections
+        ctype = _soft_text(raw.get("type"))
+        try:
+            name = _text(raw.get("name"))
+        except _BadValue as exc:
+            reject("entity", Reason.MALFORMED, f"entity name is not text: {exc}", entity_type=ctype)
+            return None, rejections
+        if name is None or not normalize_name(name):
+            reject("entity", Reason.EMPTY_NAME, "entity without a name" if name is None else
+                   f"entity name {name!r} has no letters or digits left once normalized", entity_type=ctype,
+                   entity_name=name)
+            return None, rejections
         if len(name) > NAME_MAX:
-            reject("entity", Reason.MALFORMED, f"entity name is {len(name)} characters long (max {NAME_MAX})")
-            return
+            reject("entity", Reason.NAME_TOO_LONG, f"entity name is {len(name)} characters long (max {NAME_MAX})",
+                   entity_name=name[:NAME_MAX], entity_type=ctype)
+            return None, rejections
         if ctype is None or ctype not in self.onto.classes:
             reject("entity", Reason.UNKNOWN_CLASS,
                    f"entity {name!r} has type {ctype!r}, which is not a class of the ontology "
-                   f"({', '.join(self.onto.classes)})")
-            return
+                   f"({', '.join(self.onto.classes)})", entity_name=name, entity_type=ctype,
+                   allowed=list(self.onto.classes))
+            return None, rejections
         klass = self.onto.classes[ctype]
-        given: dict[str, Any] = {k: v for k, v in raw.items() if k not in {"name", "type", "properties"}}
+        given: dict[str, Any] = {k: v for k, v in raw.items() if k not in _ENTITY_KEYS}
         if isinstance(raw.get("properties"), dict):
             given.update(raw["properties"])
         props: dict[str, str] = {}
         for pname, value in given.items():
-            text = _text(value)
-            if text is None:
+            if value is None or value == "":
                 continue
             spec = klass.properties.get(pname)
+            item = {"name": name, "type": ctype, pname: value}
+            shown = _soft_text(value)
             if spec is None:
                 reject("property", Reason.UNKNOWN_PROPERTY,
-                       f"{ctype} has no property {pname!r} (value {text!r} dropped; declared: "
-                       f"{', '.join(klass.properties) or 'none'})", {"name": name, "type": ctype, pname: value})
+                       f"{ctype} has no property {pname!r} (value {shown!r} dropped; declared: "
+                       f"{', '.join(klass.properties) or 'none'})", item, entity_name=name, entity_type=ctype,
+                       property=pname, value=shown, allowed=list(klass.properties))
                 continue
-            if spec.kind == "enum":
-                canon = self._enum_index[(ctype, pname)].get(normalize_name(text))
-                if canon is None:
-                    reject("property", Reason.INVALID_ENUM_VALUE,
-                           f"{ctype}.{pname} = {text!r} is not one of {', '.join(spec.values)} (value dropped)",
-                           {"name": name, "type": ctype, pname: value})
-                    continue
-                text = canon
-            props[pname] = text
+            text, problem = self._value(ctype, pname, spec, value)
+            if problem == "enum":
+                reject("property", Reason.INVALID_ENUM_VALUE,
+                       f"{ctype}.{pname} = {shown!r} is not one of {', '.join(spec.values)} (value dropped)", item,
+                       entity_name=name, entity_type=ctype, property=pname, value=shown, allowed=list(spec.values))
+                continue
+            if problem:
+                reject("property", Reason.INVALID_VALUE, f"{ctype}.{pname}: {problem} (value dropped)", item,
+                       entity_name=name, entity_type=ctype, property=pname, value=(shown or "")[:NAME_MAX])
+                continue
+            if text is not None:
+                props[pname] = text
         missing = [p for p, s in klass.properties.items() if s.required and p not in props]
         if missing:
             reject("entity", Reason.MISSING_REQUIRED_PROPERTY,
                    f"{ctype} {name!r} lacks required propert{'y' if len(missing) == 1 else 'ies'} "
-                   f"{', '.join(missing)}")
-            return
-        out.entities.append(ValidEntity(name=name, type=ctype, properties=props))
+                   f"{', '.join(missing)}", entity_name=name, entity_type=ctype, property=missing[0],
+                   allowed=missing)
+            return None, rejections
+        key = normalize_name(name)
+        record = EntityRecord(uid=f"{ctype}|{key}", key=key, name=name, type=ctype, properties=props,
+                              chunk_ids=[chunk_id] if chunk_id else [])
+        return record, rejections
 
     # ------------------------------------------------------------------ relations
-    def _relation(self, raw: Any, out: ChunkValidation, by_key: dict[str, set[str]]) -> None:
-        def reject(reason: Reason, message: str) -> None:
-            out.rejections.append(Rejection("relation", reason, message, _as_item(raw), out.chunk_id, out.document_id))
+    def check_relation(self, raw: Any, known: Mapping[str, set[str]], chunk_id: str | None = None,
+                       document_id: str | None = None) -> tuple[RelationRecord | None, list[Rejection]]:
+        """One raw triple -> its record (or None) and refusals.
+
+        ``known`` maps the normalized names of the accepted entities (of the chunk, or of the file
+        when loading) to their classes: both ends must be among them, with the class the triple gives.
+        """
+        rejections: list[Rejection] = []
+        item = _as_item(raw)
+        base: dict[str, Any] = {}
+        if isinstance(raw, dict):
+            base = {k: _soft_text(raw.get(k)) for k in ("relation", "subject", "subject_type", "object", "object_type")}
+
+        def reject(reason: Reason, message: str, **fields: Any) -> None:
+            rejections.append(Rejection(kind="relation", reason=reason, message=message, item=item,
+                                        chunk_id=chunk_id, document_id=document_id, **{**base, **fields}))
 
         if not isinstance(raw, dict):
             reject(Reason.MALFORMED, f"a relation must be an object, got {type(raw).__name__}")
-            return
-        rname = _text(raw.get("relation"))
-        subj, obj = _text(raw.get("subject")), _text(raw.get("object"))
+            return None, rejections
+        rname = base["relation"]
         if rname is None:
             reject(Reason.MALFORMED, "relation without a 'relation' name")
-            return
-        if subj is None or obj is None:
-            reject(Reason.EMPTY_NAME, f"{rname} without a {'subject' if subj is None else 'object'}")
-            return
+            return None, rejections
+        try:
+            subj, obj = _text(raw.get("subject")), _text(raw.get("object"))
+        except _BadValue as exc:
+            reject(Reason.MALFORMED, f"{rname}: an end is not text ({exc})")
+            return None, rejections
+        for end, name in (("subject", subj), ("object", obj)):
+            if name is None or not normalize_name(name):
+                reject(Reason.EMPTY_NAME, f"{rname} without a{'n' if end == 'object' else ''} {end} name",
+                       end=end, end_name=name)
+                return None, rejections
+            if len(name) > NAME_MAX:
+                reject(Reason.NAME_TOO_LONG, f"{rname}: {end} name is {len(name)} characters long (max {NAME_MAX})",
+                       end=end, end_name=name[:NAME_MAX])
+                return None, rejections
+        assert subj is not None and obj is not None
         rel = self.onto.relation(rname)
         if rel is None:
-            reject(Reason.UNKNOWN_RELATION, f"{rname!r} is not a relation of the ontology")
-            return
-        stype = _text(raw.get("subject_type")) or _infer_type(subj, by_key)
-        otype = _text(raw.get("object_type")) or _infer_type(obj, by_key)
-        for end, typ in (("subject", stype), ("object", otype)):
+            reject(Reason.UNKNOWN_RELATION, f"{rname!r} is not a relation of the ontology",
+                   allowed=[r.name for r in self.onto.relations])
+            return None, rejections
+        stype = base["subject_type"] or _infer_type(subj, known)
+        otype = base["object_type"] or _infer_type(obj, known)
+        for end, name, typ in (("subject", subj, stype), ("object", obj, otype)):
             if typ is None or typ not in self.onto.classes:
-                reject(Reason.UNKNOWN_CLASS,
-                       f"{rname}: {end} type {typ!r} is not a class of the ontology")
-                return
+                reject(Reason.UNKNOWN_CLASS, f"{rname}: {end} type {typ!r} is not a class of the ontology",
+                       end=end, end_name=name, end_type=typ, allowed=list(self.onto.classes))
+                return None, rejections
         assert stype is not None and otype is not None
+        base.update(subject_type=stype, object_type=otype)
         symmetric_ok = rel.symmetric and rel.accepts(stype, otype)
         if stype not in rel.domain and not symmetric_ok:
             reject(Reason.DOMAIN_VIOLATION,
-                   f"{rname} takes a subject of type {' | '.join(rel.domain)}, not {stype} ({subj!r})")
-            return
+                   f"{rname} takes a subject of type {' | '.join(rel.domain)}, not {stype} ({subj!r})",
+                   end="subject", end_name=subj, end_type=stype, allowed=list(rel.domain))
+            return None, rejections
         if otype not in rel.range and not symmetric_ok:
             reject(Reason.RANGE_VIOLATION,
-                   f"{rname} takes an object of type {' | '.join(rel.range)}, not {otype} ({obj!r})")
-            return
-        for end, name, typ, mismatch, missing in (
+                   f"{rname} takes an object of type {' | '.join(rel.range)}, not {otype} ({obj!r})",
+                   end="object", end_name=obj, end_type=otype, allowed=list(rel.range))
+            return None, rejections
+        ends: tuple[tuple[End, str, str, Reason, Reason], ...] = (
             ("subject", subj, stype, Reason.SUBJECT_TYPE_MISMATCH, Reason.SUBJECT_NOT_EXTRACTED),
             ("object", obj, otype, Reason.OBJECT_TYPE_MISMATCH, Reason.OBJECT_NOT_EXTRACTED),
-        ):
-            types = by_key.get(normalize_name(name))
+        )
+        for end, name, typ, mismatch, missing in ends:
+            types = known.get(normalize_name(name))
             if not types:
-                reject(missing, f"{rname}: {end} {name!r} is not among the entities extracted from this chunk")
-                return
+                reject(missing, f"{rname}: {end} {name!r} is not among the entities extracted from this chunk",
+                       end=end, end_name=name, end_type=typ)
+                return None, rejections
             if typ not in types:
                 reject(mismatch, f"{rname}: {end} {name!r} is typed {typ} here but was extracted as "
-                                 f"{' | '.join(sorted(types))}")
-                return
+                                 f"{' | '.join(sorted(types))}", end=end, end_name=name, end_type=typ,
+                       allowed=sorted(types))
+                return None, rejections
         if entity_uid(stype, subj) == entity_uid(otype, obj):
-            reject(Reason.SELF_RELATION, f"{rname} links {subj!r} to itself")
-            return
-        attrs: dict[str, str] = {}
-        extra = {k: v for k, v in raw.items()
-                 if k not in {"relation", "subject", "subject_type", "object", "object_type", "attributes"}}
+            reject(Reason.SELF_RELATION, f"{rname} links {subj!r} to itself", end="object", end_name=obj,
+                   end_type=otype)
+            return None, rejections
+        attrs = self._attributes(raw, rname, subj, stype, obj, otype, rejections, item, chunk_id, document_id)
+        if attrs is None:
+            return None, rejections
+        record = RelationRecord(subject=subj, subject_key=normalize_name(subj), subject_type=stype, relation=rname,
+                                object=obj, object_key=normalize_name(obj), object_type=otype, attributes=attrs,
+                                symmetric=rel.symmetric, chunk_ids=[chunk_id] if chunk_id else [])
+        return record, rejections
+
+    def _attributes(self, raw: dict[str, Any], rname: str, subj: str, stype: str, obj: str, otype: str,
+                    rejections: list[Rejection], item: dict[str, Any], chunk_id: str | None,
+                    document_id: str | None) -> dict[str, str] | None:
+        """The declared relation attributes of a triple; None when a required one is missing."""
+        ends = {"relation": rname, "subject": subj, "subject_type": stype, "object": obj, "object_type": otype}
+
+        def reject(kind: Kind, reason: Reason, message: str, **fields: Any) -> None:
+            rejections.append(Rejection(kind=kind, reason=reason, message=message, item=item, chunk_id=chunk_id,
+                                        document_id=document_id, **ends, **fields))
+
+        declared = self.onto.relation_attributes
+        given = {k: v for k, v in raw.items() if k not in _TRIPLE_KEYS}
         if isinstance(raw.get("attributes"), dict):
-            extra.update(raw["attributes"])
-        for aname, value in extra.items():
-            text = _text(value)
-            if text is None:
+            given.update(raw["attributes"])
+        attrs: dict[str, str] = {}
+        for aname, value in given.items():
+            if value is None or value == "":
                 continue
-            spec: PropertySpec | None = self.onto.relation_attributes.get(aname)
+            shown = _soft_text(value)
+            spec = declared.get(aname)
             if spec is None:
-                out.rejections.append(Rejection(
-                    "property", Reason.UNKNOWN_ATTRIBUTE,
-                    f"{rname} has no attribute {aname!r} (value {text!r} dropped; declared: "
-                    f"{', '.join(self.onto.relation_attributes) or 'none'})",
-                    _as_item(raw), out.chunk_id, out.document_id))
+                reject("property", Reason.UNKNOWN_ATTRIBUTE,
+                       f"{rname} has no attribute {aname!r} (value {shown!r} dropped; declared: "
+                       f"{', '.join(declared) or 'none'})", property=aname, value=shown, allowed=list(declared))
                 continue
-            if spec.kind == "enum" and text not in spec.values:
-                out.rejections.append(Rejection(
-                    "property", Reason.INVALID_ENUM_VALUE,
-                    f"{rname}.{aname} = {text!r} is not one of {', '.join(spec.values)} (value dropped)",
-                    _as_item(raw), out.chunk_id, out.document_id))
+            text, problem = self._value(None, aname, spec, value)
+            if problem == "enum":
+                reject("property", Reason.INVALID_ENUM_VALUE,
+                       f"{rname}.{aname} = {shown!r} is not one of {', '.join(spec.values)} (value dropped)",
+                       property=aname, value=shown, allowed=list(spec.values))
                 continue
-            attrs[aname] = text
-        out.relations.append(ValidRelation(subject=subj, subject_type=stype, relation=rname, object=obj,
-                                           object_type=otype, attributes=attrs, symmetric=rel.symmetric))
+            if problem:
+                reject("property", Reason.INVALID_VALUE, f"{rname}.{aname}: {problem} (value dropped)",
+                       property=aname, value=(shown or "")[:NAME_MAX])
+                continue
+            if text is not None:
+                attrs[aname] = text
+        missing = [a for a, s in declared.items() if s.required and a not in attrs]
+        if missing:
+            reject("relation", Reason.MISSING_REQUIRED_ATTRIBUTE,
+                   f"{rname} ({subj!r} -> {obj!r}) lacks required attribute{'s' if len(missing) > 1 else ''} "
+                   f"{', '.join(missing)}", property=missing[0], allowed=missing)
+            return None
+        return attrs
 
     # ------------------------------------------------------------------ entry point
     def validate(self, raw: Any, chunk_id: str | None = None, document_id: str | None = None) -> ChunkValidation:
         """Validate one chunk's answer ``{"entities": [...], "relations": [...]}`` (already parsed JSON)."""
         out = ChunkValidation(chunk_id=chunk_id, document_id=document_id)
         if not isinstance(raw, dict):
-            out.rejections.append(Rejection("entity", Reason.MALFORMED,
-                                            f"the answer must be a JSON object, got {type(raw).__name__}",
-                                            _as_item(raw), chunk_id, document_id))
+            out.rejections.append(Rejection(kind="entity", reason=Reason.MALFORMED,
+                                            message=f"the answer must be a JSON object, got {type(raw).__name__}",
+                                            item=_as_item(raw), chunk_id=chunk_id, document_id=document_id))
             return out
-        entities = raw.get("entities")
-        relations = raw.get("relations")
-        entities = [] if entities is None else entities
-        relations = [] if relations is None else relations
-        for name, value in (("entities", entities), ("relations", relations)):
+        lists: dict[str, list[Any]] = {}
+        for name, bound in (("entities", self.max_entities), ("relations", self.max_relations)):
+            value = raw.get(name)
+            kind: Kind = "entity" if name == "entities" else "relation"
+            if value is None:
+                value = []
             if not isinstance(value, list):
-                out.rejections.append(Rejection("entity" if name == "entities" else "relation", Reason.MALFORMED,
-                                                f"'{name}' must be a list, got {type(value).__name__}",
-                                                {name: value}, chunk_id, document_id))
-        if isinstance(entities, list):
-            for item in entities:
-                self._entity(item, out)
-        by_key: dict[str, set[str]] = {}
-        for ent in out.entities:
-            by_key.setdefault(ent.key, set()).add(ent.type)
-        if isinstance(relations, list):
-            for item in relations:
-                self._relation(item, out, by_key)
+                out.rejections.append(Rejection(kind=kind, reason=Reason.MALFORMED,
+                                                message=f"'{name}' must be a list, got {type(value).__name__}",
+                                                item={name: _shorten(value)}, chunk_id=chunk_id,
+                                                document_id=document_id))
+                value = []
+            if bound is not None and len(value) > bound:
+                out.rejections.append(Rejection(
+                    kind=kind, reason=Reason.TOO_MANY_ITEMS,
+                    message=f"the answer lists {len(value)} {name}; only the first {bound} (the schema's bound) "
+                            f"are read, {len(value) - bound} dropped",
+                    item={"count": len(value), "bound": bound}, chunk_id=chunk_id, document_id=document_id,
+                    value=str(len(value)), allowed=[str(bound)]))
+                value = value[:bound]
+            lists[name] = value
+        for item in lists["entities"]:
+            record, rejections = self.check_entity(item, chunk_id, document_id)
+            out.rejections += rejections
+            if record is not None:
+                out.entities.append(record)
+        known = known_entities(out.entities)
+        for item in lists["relations"]:
+            rel, rejections = self.check_relation(item, known, chunk_id, document_id)
+            out.rejections += rejections
+            if rel is not None:
+                out.relations.append(rel)
         return out
 
 
-def _infer_type(name: str, by_key: dict[str, set[str]]) -> str | None:
+def known_entities(entities: Iterable[EntityRecord]) -> dict[str, set[str]]:
+    """Normalized name -> classes, the lookup :meth:`Validator.check_relation` resolves ends with."""
+    known: dict[str, set[str]] = {}
+    for ent in entities:
+        known.setdefault(ent.key, set()).add(ent.type)
+    return known
+
+
+def _infer_type(name: str, known: Mapping[str, set[str]]) -> str | None:
     """A triple without a type takes its entity's type when the name has exactly one."""
-    types = by_key.get(normalize_name(name), set())
+    types = known.get(normalize_name(name), set())
     return next(iter(types)) if len(types) == 1 else None
 
 
 def _as_item(raw: Any) -> dict[str, Any]:
-    return raw if isinstance(raw, dict) else {"value": raw}
+    return raw if isinstance(raw, dict) else {"value": _shorten(raw)}
+
+
+def _shorten(value: Any) -> Any:
+    """A non-object item as kept in a rejection record: scalars as they are, containers summarized."""
+    if isinstance(value, (dict, list)):
+        return f"<{type(value).__name__} of {len(value)} item(s)>"
+    return value
 
 
 def validate_chunk(ontology: Ontology, raw: Any, chunk_id: str | None = None,
@@ -304,50 +412,51 @@ def validate_chunk(ontology: Ontology, raw: Any, chunk_id: str | None = None,
 
 
 # ---------------------------------------------------------------------- aggregation
-def aggregate(validations: list[ChunkValidation]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Merge per-chunk results into the entity and relation lists of extraction.json.
+def aggregate(validations: Iterable[ChunkValidation],
+              identity: tuple[str, ...] = ()) -> tuple[list[EntityRecord], list[RelationRecord]]:
+    """Merge per-chunk records into the entity and relation lists of extraction.json.
 
     Entities merge per uid (the first display name and first value of each property win; chunk ids
-    accumulate). Relations merge per (subject uid, relation, object uid, momento); a symmetric relation
-    is stored once with its ends in sorted-uid order.
+    accumulate). Relations merge per (subject uid, relation, object uid, identity attribute values);
+    a symmetric relation is stored once with its ends in sorted-uid order; other attributes: the
+    first value wins.
     """
-    entities: dict[str, dict[str, Any]] = {}
-    relations: dict[tuple[str, str, str, str | None], dict[str, Any]] = {}
+    entities: dict[str, EntityRecord] = {}
+    relations: dict[tuple[Any, ...], RelationRecord] = {}
     for val in validations:
-        cid = val.chunk_id
         for ent in val.entities:
             rec = entities.get(ent.uid)
             if rec is None:
-                rec = entities[ent.uid] = {"uid": ent.uid, "key": ent.key, "name": ent.name, "type": ent.type,
-                                           "properties": {}, "chunk_ids": []}
-            for k, v in ent.properties.items():
-                rec["properties"].setdefault(k, v)
-            if cid is not None and cid not in rec["chunk_ids"]:
-                rec["chunk_ids"].append(cid)
+                entities[ent.uid] = rec = ent.model_copy(deep=True)
+            else:
+                for k, v in ent.properties.items():
+                    rec.properties.setdefault(k, v)
+                _add_chunks(rec.chunk_ids, ent.chunk_ids)
         for rel in val.relations:
-            s = (entity_uid(rel.subject_type, rel.subject), rel.subject, rel.subject_type)
-            o = (entity_uid(rel.object_type, rel.object), rel.object, rel.object_type)
+            s = (rel.subject_uid, rel.subject, rel.subject_key, rel.subject_type)
+            o = (rel.object_uid, rel.object, rel.object_key, rel.object_type)
             if rel.symmetric and o[0] < s[0]:
                 s, o = o, s
-            momento = rel.momento
-            key = (s[0], rel.relation, o[0], momento)
+            key = (s[0], rel.relation, o[0], rel.identity(identity))
             rec = relations.get(key)
             if rec is None:
-                rec = relations[key] = {
-                    "subject": entities[s[0]]["name"] if s[0] in entities else s[1],
-                    "subject_key": normalize_name(s[1]), "subject_type": s[2],
-                    "relation": rel.relation,
-                    "object": entities[o[0]]["name"] if o[0] in entities else o[1],
-                    "object_key": normalize_name(o[1]), "object_type": o[2],
-                    "momento": momento, "symmetric": rel.symmetric, "chunk_ids": [],
-                }
-                extra = {k: v for k, v in rel.attributes.items() if k != "momento"}
-                if extra:
-                    rec["attributes"] = extra
-            if cid is not None and cid not in rec["chunk_ids"]:
-                rec["chunk_ids"].append(cid)
+                relations[key] = RelationRecord(
+                    subject=entities[s[0]].name if s[0] in entities else s[1], subject_key=s[2], subject_type=s[3],
+                    relation=rel.relation,
+                    object=entities[o[0]].name if o[0] in entities else o[1], object_key=o[2], object_type=o[3],
+                    attributes=dict(rel.attributes), symmetric=rel.symmetric, chunk_ids=list(rel.chunk_ids))
+            else:
+                for k, v in rel.attributes.items():
+                    rec.attributes.setdefault(k, v)
+                _add_chunks(rec.chunk_ids, rel.chunk_ids)
     return list(entities.values()), list(relations.values())
 
 
-def reason_counts(rejections: list[Rejection]) -> dict[str, int]:
+def _add_chunks(target: list[str], more: Iterable[str]) -> None:
+    for cid in more:
+        if cid not in target:
+            target.append(cid)
+
+
+def reason_counts(rejections: Iterable[Rejection]) -> dict[str, int]:
     return dict(sorted(Counter(r.reason.value for r in rejections).items()))

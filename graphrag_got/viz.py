@@ -11,8 +11,10 @@ written as static SVG, instead of running a force simulation in the browser. Rea
 A few lines of inline JavaScript add pan/zoom and "click a node to highlight its neighbours"; they
 are an optional extra, the SVG is complete without them.
 
-Every string that reaches the page (entity names, classes, relation types, properties, the title)
-is untrusted and HTML-escaped; nothing from the data is put inside the ``<script>`` element.
+The page is the jinja2 template ``templates/graph.html.j2`` (its script: ``graph_view.js.j2``);
+this module computes the geometry and passes plain data. Every string that reaches the page (entity
+names, classes, relation types, properties, the title) is untrusted and autoescaped; nothing from
+the data is put inside the ``<script>`` element.
 
 Machine-checkable structure: each entity is ``<circle class="node" data-uid=... data-group=...>``,
 each relation a ``<g class="edge" data-source=... data-target=... data-type=...>``, and the page has
@@ -21,9 +23,7 @@ each relation a ``<g class="edge" data-source=... data-target=... data-type=...>
 
 from __future__ import annotations
 
-import html
 import math
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -32,27 +32,24 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from .files import write_text_atomic
-from .normalize import entity_uid
+from .html_render import render
+from .extraction import Extraction
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import Settings
 
 Node = dict[str, Any]  # {"uid", "name", "type", optional "communityId", optional "properties"}
-Edge = dict[str, Any]  # {"source": uid, "target": uid, "type", optional "momento", "symmetric"}
+Edge = dict[str, Any]  # {"source": uid, "target": uid, "type", "attributes": {name: value}, "symmetric"}
 
 DEFAULT_NEO4J_LIMIT = 500
+#: Properties the loader keeps on every relationship; the others are the ontology's relation attributes.
+RELATION_BOOKKEEPING = frozenset({"chunk_ids", "doc_ids", "symmetric"})
 
 # Readable on white, distinguishable for most colour-vision types (Tableau 10 + 2).
 _PALETTE = [
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
     "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#1f77b4", "#8c564b",
 ]  # fmt: skip
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-
-def _esc(value: Any) -> str:
-    """HTML-escape any value for text or a double/single-quoted attribute (control chars dropped)."""
-    return html.escape(_CONTROL.sub("\ufffd", "" if value is None else str(value)), quote=True)
 
 
 def _color(i: int) -> str:
@@ -66,39 +63,22 @@ def _color(i: int) -> str:
 # data sources
 
 
-def graph_from_extraction(extraction: Mapping[str, Any]) -> tuple[list[Node], list[Edge]]:
-    """Nodes and edges from an ``extraction.json`` dict (accepted entities and relations only)."""
+def graph_from_extraction(extraction: "Extraction | Mapping[str, Any] | str | Path") -> tuple[list[Node], list[Edge]]:
+    """Nodes and edges of an extraction (accepted entities and relations only), read through the
+    :class:`~graphrag_got.extraction.Extraction` contract."""
+    ext = Extraction.read(extraction if not isinstance(extraction, Mapping) else dict(extraction))
     nodes: dict[str, Node] = {}
-    for ent in extraction.get("entities") or []:
-        uid = ent.get("uid") or entity_uid(ent["type"], ent.get("key") or ent["name"])
-        nodes.setdefault(
-            uid,
-            {
-                "uid": uid,
-                "name": ent.get("name") or ent.get("key") or uid,
-                "type": ent.get("type"),
-                "properties": dict(ent.get("properties") or {}),
-            },
-        )
+    for ent in ext.entities:
+        nodes.setdefault(ent.uid, {"uid": ent.uid, "name": ent.name, "type": ent.type,
+                                   "properties": dict(ent.properties)})
     edges: list[Edge] = []
-    for rel in extraction.get("relations") or []:
-        ends = []
-        for side in ("subject", "object"):
-            cls = rel.get(f"{side}_type")
-            name = rel.get(side) or rel.get(f"{side}_key") or ""
-            uid = entity_uid(cls, rel.get(f"{side}_key") or name)
+    for rel in ext.relations:
+        for uid, name, cls in ((rel.subject_uid, rel.subject, rel.subject_type),
+                               (rel.object_uid, rel.object, rel.object_type)):
             if uid not in nodes:  # should not happen in a valid file; keep the edge visible anyway
                 nodes[uid] = {"uid": uid, "name": name, "type": cls, "properties": {}}
-            ends.append(uid)
-        edges.append(
-            {
-                "source": ends[0],
-                "target": ends[1],
-                "type": rel.get("relation"),
-                "momento": rel.get("momento"),
-                "symmetric": bool(rel.get("symmetric")),
-            }
-        )
+        edges.append({"source": rel.subject_uid, "target": rel.object_uid, "type": rel.relation,
+                      "attributes": dict(rel.attributes), "symmetric": rel.symmetric})
     return list(nodes.values()), edges
 
 
@@ -137,7 +117,8 @@ def graph_from_neo4j(
             "source": r["source"],
             "target": r["target"],
             "type": r["type"],
-            "momento": r.get("momento") or None,
+            "attributes": {k: str(v) for k, v in sorted((r.get("properties") or {}).items())
+                           if k not in RELATION_BOOKKEEPING and v not in (None, "")},
             "symmetric": bool(r.get("symmetric")),
         }
         for r in (read(cypher.viz_relations(), uids=uids, limit=int(limit) * 4) if uids else [])
@@ -167,7 +148,11 @@ def _layout(nodes: list[Node], edges: list[Edge], seed: int) -> dict[str, tuple[
         if len(comp) == 1:
             boxes.append((_SPACING * 1.6, _SPACING * 0.6, {next(iter(comp)): (0.0, 0.0)}))
             continue
-        sub = g.subgraph(sorted(comp))
+        # a fresh graph in sorted order: a subgraph view iterates its node set, whose order
+        # changes with the hash seed, and spring_layout's result depends on node order
+        sub = nx.Graph()
+        sub.add_nodes_from(sorted(comp))
+        sub.add_edges_from(sorted(tuple(sorted(e)) for e in g.edges(comp)))
         # k a bit above the default 1/sqrt(n) spreads clusters so that labels overlap less
         pos = nx.spring_layout(sub, seed=seed, k=1.5 / math.sqrt(len(comp)), iterations=200)
         xs = [p[0] for p in pos.values()]
@@ -226,7 +211,7 @@ def render_html(
     node_list.sort(key=lambda nd: nd["uid"])
     edge_list = sorted(
         (e for e in edges if e["source"] in seen and e["target"] in seen),
-        key=lambda e: (e["source"], e["target"], str(e.get("type") or ""), str(e.get("momento") or "")),
+        key=lambda e: (e["source"], e["target"], str(e.get("type") or ""), sorted((e.get("attributes") or {}).items())),
     )
 
     by_community = (
@@ -257,7 +242,7 @@ def render_html(
     pair_count: Counter[frozenset[str]] = Counter(frozenset((e["source"], e["target"])) for e in edge_list)
     pair_seen: defaultdict[frozenset[str], int] = defaultdict(int)
     names = {nd["uid"]: str(nd.get("name") or nd["uid"]) for nd in node_list}
-    edge_svg: list[str] = []
+    edge_views: list[dict[str, Any]] = []
     for e in edge_list:
         s, t = e["source"], e["target"]
         (x1, y1), (x2, y2) = coords[s], coords[t]
@@ -265,8 +250,8 @@ def render_html(
         idx = pair_seen[key]
         pair_seen[key] += 1
         rel = str(e.get("type") or "")
-        arrow = "" if e.get("symmetric") else ' marker-end="url(#arrow)"'
-        tip = f"{names[s]} —{rel}→ {names[t]}" + (f" ({e['momento']})" if e.get("momento") else "")
+        shown = "; ".join(f"{k}: {v}" for k, v in (e.get("attributes") or {}).items())
+        tip = f"{names[s]} —{rel}→ {names[t]}" + (f" ({shown})" if shown else "")
         if s == t:  # self loop
             r = radius(s)
             d = f"M{x1:.1f},{y1 - r:.1f} c 30,-45 60,0 {r:.1f},{r:.1f}"
@@ -283,172 +268,32 @@ def render_html(
             mx, my = (x1 + ex) / 2 - dy / dist * bend, (y1 + ey) / 2 + dx / dist * bend
             d = f"M{x1:.1f},{y1:.1f} Q{mx:.1f},{my:.1f} {ex:.1f},{ey:.1f}"
             lx, ly = (x1 + 2 * mx + ex) / 4, (y1 + 2 * my + ey) / 4  # point on the curve at t=0.5
-        edge_svg.append(
-            f'<g class="edge" data-source="{_esc(s)}" data-target="{_esc(t)}" data-type="{_esc(rel)}">'
-            f"<title>{_esc(tip)}</title>"
-            f'<path d="{d}"{arrow}/>'
-            f'<text class="elabel" x="{lx:.1f}" y="{ly:.1f}">{_esc(rel)}</text></g>'
-        )
+        edge_views.append({"source": s, "target": t, "type": rel, "tip": tip, "d": d,
+                           "arrow": not e.get("symmetric"), "label_x": lx, "label_y": ly})
 
-    node_svg: list[str] = []
+    node_views: list[dict[str, Any]] = []
     for nd in node_list:
         uid = nd["uid"]
-        x, y = coords[uid]
-        r = radius(uid)
         group = _group_key(nd, by_community)
-        lines = [str(nd.get("name") or uid), f"class: {nd.get('type')}", f"uid: {uid}"]
+        tooltip = [str(nd.get("name") or uid), f"class: {nd.get('type')}", f"uid: {uid}"]
         if nd.get("communityId") is not None:
-            lines.append(f"community: {nd['communityId']}")
-        for k, v in sorted((nd.get("properties") or {}).items()):
-            lines.append(f"{k}: {v}")
-        lines.append(f"{degree[uid]} relation(s)")
-        node_svg.append(
-            f'<g class="entity"><title>{_esc(chr(10).join(lines))}</title>'
-            f'<circle class="node" data-uid="{_esc(uid)}" data-type="{_esc(nd.get("type"))}" '
-            f'data-group="{_esc(group)}" cx="{x:.1f}" cy="{y:.1f}" r="{r:.1f}" fill="{colors[group]}"/>'
-            f'<text class="nlabel" x="{x + r + 3:.1f}" y="{y + 4:.1f}">{_esc(nd.get("name") or uid)}</text></g>'
-        )
+            tooltip.append(f"community: {nd['communityId']}")
+        tooltip += [f"{k}: {v}" for k, v in sorted((nd.get("properties") or {}).items())]
+        tooltip.append(f"{degree[uid]} relation(s)")
+        x, y = coords[uid]
+        node_views.append({"uid": uid, "name": nd.get("name") or uid, "type": nd.get("type"), "group": group,
+                           "fill": colors[group], "x": x, "y": y, "r": radius(uid), "tooltip": tooltip})
 
-    legend_items = []
-    for k in groups:
-        label = legend_labels.get(k)
-        text = f"{k}: {label}" if label else k
-        legend_items.append(
-            f'<li data-group="{_esc(k)}"><span class="swatch" style="background:{colors[k]}"></span>'
-            f"{_esc(text)} <span class=\"n\">({group_counts[k]})</span></li>"
-        )
     rel_counts = Counter(str(e.get("type") or "") for e in edge_list)
-    rel_items = "".join(
-        f"<li>{_esc(k)} <span class=\"n\">({v})</span></li>" for k, v in sorted(rel_counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    )
-
-    page = _TEMPLATE.format(
-        title=_esc(title),
-        counts=f"{len(node_list)} nodes, {len(edge_list)} edges",
+    page = render(
+        "graph.html.j2",
+        title=title,
         legend_title="Community" if by_community else "Class",
-        legend="".join(legend_items),
-        relations=rel_items or "<li>(none)</li>",
-        viewbox=" ".join(f"{v:.1f}" for v in vb),
-        edges="\n".join(edge_svg),
-        nodes="\n".join(node_svg),
-        script=_SCRIPT,
+        legend=[{"group": k, "label": legend_labels.get(k), "color": colors[k], "count": group_counts[k]}
+                for k in groups],
+        relations=sorted(rel_counts.items(), key=lambda kv: (-kv[1], kv[0])),
+        viewbox=vb,
+        edges=edge_views,
+        nodes=node_views,
     )
     return write_text_atomic(out_path, page)
-
-
-_TEMPLATE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>
-  body {{ font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #222; }}
-  header {{ padding: 8px 16px; border-bottom: 1px solid #ddd; }}
-  h1 {{ font-size: 18px; margin: 0 0 2px 0; }}
-  #counts {{ margin: 0; color: #555; font-size: 13px; }}
-  main {{ display: flex; }}
-  #graph {{ flex: 1; height: calc(100vh - 60px); min-height: 480px; background: #fff; cursor: grab; }}
-  aside {{ width: 230px; padding: 8px 12px; border-left: 1px solid #ddd; font-size: 13px;
-          overflow-y: auto; max-height: calc(100vh - 60px); }}
-  aside h2 {{ font-size: 14px; margin: 8px 0 4px; }}
-  aside ul {{ list-style: none; padding: 0; margin: 0; }}
-  aside li {{ margin: 3px 0; }}
-  .swatch {{ display: inline-block; width: 12px; height: 12px; border-radius: 50%;
-            vertical-align: -1px; margin-right: 6px; border: 1px solid #0003; }}
-  .n {{ color: #888; }}
-  .hint {{ color: #888; font-size: 12px; }}
-  .edge path {{ fill: none; stroke: #9aa; stroke-width: 1.3; }}
-  .edge:hover path {{ stroke: #345; stroke-width: 2.2; }}
-  .elabel {{ font-size: 9px; fill: #677; text-anchor: middle; paint-order: stroke;
-            stroke: #fff; stroke-width: 3px; }}
-  .node {{ stroke: #fff; stroke-width: 1.5; }}
-  .entity:hover .node {{ stroke: #222; }}
-  .nlabel {{ font-size: 12px; fill: #222; paint-order: stroke; stroke: #fff; stroke-width: 3px; }}
-  .dim {{ opacity: 0.12; }}
-</style>
-</head>
-<body>
-<header>
-  <h1>{title}</h1>
-  <p id="counts">{counts}</p>
-</header>
-<main>
-<svg id="graph" xmlns="http://www.w3.org/2000/svg" viewBox="{viewbox}" preserveAspectRatio="xMidYMid meet"
-     role="img" aria-label="{title}">
-  <defs>
-    <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
-      <path d="M0,0 L10,5 L0,10 z" fill="#9aa"/>
-    </marker>
-  </defs>
-  <g id="viewport">
-  <g id="edges">
-{edges}
-  </g>
-  <g id="nodes">
-{nodes}
-  </g>
-  </g>
-</svg>
-<aside>
-  <h2>{legend_title}</h2>
-  <ul id="legend">{legend}</ul>
-  <h2>Relations</h2>
-  <ul id="relations">{relations}</ul>
-  <p class="hint">Hover for details. Wheel: zoom, drag: pan, click a node: its neighbours (click the background to reset).</p>
-</aside>
-</main>
-<script>{script}</script>
-</body>
-</html>
-"""
-
-# Pan/zoom and neighbour highlighting. Reads only the DOM built above; no data is inlined here.
-_SCRIPT = r"""
-(function () {
-  var svg = document.getElementById('graph');
-  if (!svg || !svg.viewBox) return;
-  var vb = svg.viewBox.baseVal, drag = null;
-  function pt(ev) {
-    var r = svg.getBoundingClientRect();
-    var s = Math.max(vb.width / r.width, vb.height / r.height);
-    return { x: vb.x + (ev.clientX - r.left - (r.width - vb.width / s) / 2) * s,
-             y: vb.y + (ev.clientY - r.top - (r.height - vb.height / s) / 2) * s, s: s };
-  }
-  svg.addEventListener('wheel', function (ev) {
-    ev.preventDefault();
-    var p = pt(ev), f = ev.deltaY > 0 ? 1.15 : 1 / 1.15;
-    vb.x = p.x - (p.x - vb.x) * f; vb.y = p.y - (p.y - vb.y) * f;
-    vb.width *= f; vb.height *= f;
-  }, { passive: false });
-  svg.addEventListener('mousedown', function (ev) { drag = { x: ev.clientX, y: ev.clientY, moved: false }; });
-  window.addEventListener('mouseup', function () { setTimeout(function () { drag = null; }, 0); });
-  svg.addEventListener('mousemove', function (ev) {
-    if (!drag) return;
-    var s = pt(ev).s, dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
-    if (Math.abs(dx) + Math.abs(dy) > 2) drag.moved = true;
-    vb.x -= dx * s; vb.y -= dy * s; drag.x = ev.clientX; drag.y = ev.clientY;
-  });
-  var nodes = Array.prototype.slice.call(document.querySelectorAll('circle.node'));
-  var edges = Array.prototype.slice.call(document.querySelectorAll('g.edge'));
-  function reset() {
-    nodes.forEach(function (n) { n.parentNode.classList.remove('dim'); });
-    edges.forEach(function (e) { e.classList.remove('dim'); });
-  }
-  svg.addEventListener('click', function (ev) {
-    if (drag && drag.moved) return;
-    var t = ev.target;
-    if (!(t.classList && t.classList.contains('node'))) { reset(); return; }
-    var uid = t.getAttribute('data-uid'), keep = {};
-    keep[uid] = true;
-    edges.forEach(function (e) {
-      var s = e.getAttribute('data-source'), d = e.getAttribute('data-target');
-      var on = s === uid || d === uid;
-      if (on) { keep[s] = true; keep[d] = true; }
-      e.classList.toggle('dim', !on);
-    });
-    nodes.forEach(function (n) { n.parentNode.classList.toggle('dim', !keep[n.getAttribute('data-uid')]); });
-  });
-  document.documentElement.setAttribute('data-viz-ready', String(nodes.length));
-})();
-"""

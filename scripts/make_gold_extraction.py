@@ -2,7 +2,11 @@
 
 The facts below were read off each paragraph of the corpus by hand; this script only adds the
 bookkeeping of the extraction.json format (chunks from our own chunker, uids, aggregation,
-counts). When the corpus changes, fix the facts of the paragraphs that changed and run
+counts). It goes through the library's own contract: every fact is checked by
+:class:`graphrag_got.validate.Validator` (a fact the ontology refuses stops the script with the
+validator's message), merged by :func:`graphrag_got.validate.aggregate` as ``extract`` merges them,
+and written by :meth:`graphrag_got.extraction.Extraction.write` (format ``graphrag_got.extraction/2``).
+When the corpus or the ontology changes, fix the facts of the paragraphs that changed and run
 
     .venv/bin/python scripts/make_gold_extraction.py            # writes the file
     .venv/bin/python scripts/make_gold_extraction.py --check    # exit 1 if the file is stale
@@ -11,31 +15,31 @@ Each paragraph lists its entities as ``(class, name, properties)`` or
 ``(class, name, properties, mention)``: ``mention`` is the text that names the entity in that
 paragraph when it differs from the canonical name (the script checks it is there, so a paragraph
 index that drifts is caught). Triples are ``(subject, RELATION, object)`` or
-``(subject, RELATION, object, momento)``, with names among the paragraph's entities; ``momento`` is
-given only when the text places the fact in time.
+``(subject, RELATION, object, momento)``, with names among the paragraph's entities; the fourth
+item is the relation attribute ``momento`` of the ontology, given only when the text places the
+fact in time.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import sys
+import tempfile
 from pathlib import Path
-from typing import Any
+
+from graphrag_got.chunking import chunk_text, read_text
+from graphrag_got.extraction import ChunkRecord, DocumentRecord, Extraction, LLMRef, OntologyRef
+from graphrag_got.ontology import Ontology
+from graphrag_got.validate import ChunkValidation, Validator, aggregate, known_entities
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from graphrag_got.files import write_text_atomic  # noqa: E402
-from graphrag_got.chunking import chunk_text, read_text  # noqa: E402
-from graphrag_got.normalize import entity_uid, normalize_name  # noqa: E402
 
 CORPUS = "corpus/got.txt"
 DOCUMENT_ID = "got.txt"
 ONTOLOGY = "ontology/got.json"
 OUT = "tests/data/got_extraction.json"
 MIN_CHARS, MAX_CHARS = 40, 1500
+TIME_ATTRIBUTE = "momento"  # the relation attribute the fourth item of a triple fills
 
 M, F = "masculino", "femenino"
 DURANTE_GUERRA = "durante la Guerra de los Cinco Reyes"
@@ -408,141 +412,101 @@ GOLD: dict[int, dict[str, list[tuple]]] = {
 }
 
 
-def ontology_hash(data: dict) -> str:
-    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+def _validate_paragraph(validator: Validator, index: int, chunk_id: str, text: str,
+                        facts: dict[str, list[tuple]]) -> ChunkValidation:
+    """One paragraph's curated facts as the validator's records; ValueError on the first refusal."""
+    where = f"paragraph {index}"
+    out = ChunkValidation(chunk_id=chunk_id, document_id=DOCUMENT_ID)
+    for item in facts["entities"]:
+        cls, name, props = item[:3]
+        mention = item[3] if len(item) > 3 else name
+        if mention.casefold() not in text.casefold():
+            raise ValueError(f"{where}: {mention!r} ({name}) is not in the paragraph text")
+        record, refused = validator.check_entity({"name": name, "type": cls, "properties": props},
+                                                 chunk_id, DOCUMENT_ID)
+        if refused or record is None:
+            raise ValueError(f"{where}: entity {name!r} refused: {refused[0].message if refused else 'no record'}")
+        out.entities.append(record)
+    known = known_entities(out.entities)
+    local = {record.name: record for record in out.entities}
+    for triple in facts["relations"]:
+        subject_name, rel, object_name = triple[:3]
+        attributes = {TIME_ATTRIBUTE: triple[3]} if len(triple) > 3 else {}
+        missing = [n for n in (subject_name, object_name) if n not in local]
+        if missing:
+            raise ValueError(f"{where}: {missing[0]!r} in {triple} is not among the paragraph's entities")
+        subject, obj = local[subject_name], local[object_name]
+        raw = {"subject": subject_name, "subject_type": subject.type, "relation": rel, "object": object_name,
+               "object_type": obj.type, "attributes": attributes}
+        record, refused = validator.check_relation(raw, known, chunk_id, DOCUMENT_ID)
+        if refused or record is None:
+            raise ValueError(f"{where}: {triple} refused: {refused[0].message if refused else 'no record'}")
+        out.relations.append(record)
+    return out
 
 
-def _as_list(value: str | list[str]) -> list[str]:
-    return [value] if isinstance(value, str) else list(value)
-
-
-def _check_property(onto: dict, cls: str, prop: str, value: str, where: str) -> None:
-    specs = onto["clases"][cls]["propiedades"]
-    if prop not in specs:
-        raise ValueError(f"{where}: {cls} has no property {prop!r}")
-    spec = specs[prop].split(",")[0].strip()
-    if spec.startswith("enum:"):
-        allowed = [v.strip() for v in spec[len("enum:"):].split("|")]
-        if value not in allowed:
-            raise ValueError(f"{where}: {cls}.{prop}={value!r} not in {allowed}")
-
-
-def build(root: Path = ROOT) -> dict[str, Any]:
-    """The gold extraction as a dict (raises ValueError when a curated fact no longer fits)."""
-    onto = json.loads((root / ONTOLOGY).read_text(encoding="utf-8"))
-    relations_spec = {r["nombre"]: r for r in onto["relaciones"]}
+def build(root: Path = ROOT) -> Extraction:
+    """The gold extraction (raises ValueError when a curated fact no longer fits the corpus or ontology)."""
+    onto = Ontology.from_file(root / ONTOLOGY)
+    if TIME_ATTRIBUTE not in onto.relation_attributes:
+        raise ValueError(f"{ONTOLOGY} declares no relation attribute {TIME_ATTRIBUTE!r}, which the gold triples use")
     text = read_text(root / CORPUS, CORPUS)
     chunked = chunk_text(DOCUMENT_ID, text, kind="paragraph", min_chars=MIN_CHARS, max_chars=MAX_CHARS, path=CORPUS)
     chunks = chunked.chunks
     if sorted(GOLD) != list(range(len(chunks))):
         raise ValueError(f"GOLD covers paragraphs {sorted(GOLD)} but the corpus has {len(chunks)} chunks")
 
-    entities: dict[str, dict[str, Any]] = {}
-    relations: dict[tuple[str, str, str, str], dict[str, Any]] = {}
-    for index, chunk in enumerate(chunks):
-        facts = GOLD[index]
-        where = f"paragraph {index}"
-        local: dict[str, dict[str, Any]] = {}
-        for item in facts["entities"]:
-            cls, name, props = item[:3]
-            mention = item[3] if len(item) > 3 else name
-            if cls not in onto["clases"]:
-                raise ValueError(f"{where}: unknown class {cls!r}")
-            if mention.casefold() not in chunk.text.casefold():
-                raise ValueError(f"{where}: {mention!r} ({name}) is not in the paragraph text")
-            for prop, value in props.items():
-                _check_property(onto, cls, prop, value, f"{where}, {name}")
-            uid = entity_uid(cls, name)
-            entity = entities.setdefault(
-                uid, {"uid": uid, "key": normalize_name(name), "name": name, "type": cls,
-                      "properties": {}, "chunk_ids": []}
-            )
-            for prop, value in props.items():
-                entity["properties"].setdefault(prop, value)  # first value wins
-            if chunk.id not in entity["chunk_ids"]:
-                entity["chunk_ids"].append(chunk.id)
-            local[name] = entity
-        for triple in facts["relations"]:
-            subject_name, rel, object_name = triple[:3]
-            momento = triple[3] if len(triple) > 3 else None
-            spec = relations_spec.get(rel)
-            if spec is None:
-                raise ValueError(f"{where}: unknown relation {rel!r}")
-            try:
-                subject, obj = local[subject_name], local[object_name]
-            except KeyError as exc:
-                raise ValueError(f"{where}: {exc.args[0]!r} in {triple} is not among the paragraph's entities") from None
-            if subject["type"] not in _as_list(spec["dominio"]) or obj["type"] not in _as_list(spec["rango"]):
-                raise ValueError(f"{where}: {triple} breaks the domain/range of {rel}")
-            symmetric = bool(spec.get("simetrica", False))
-            if symmetric and obj["uid"] < subject["uid"]:
-                subject, obj = obj, subject
-            key = (subject["uid"], rel, obj["uid"], momento or "")
-            record = relations.setdefault(
-                key,
-                {
-                    "subject": subject["name"], "subject_key": subject["key"], "subject_type": subject["type"],
-                    "relation": rel,
-                    "object": obj["name"], "object_key": obj["key"], "object_type": obj["type"],
-                    "momento": momento, "symmetric": symmetric, "chunk_ids": [],
-                },
-            )
-            if chunk.id not in record["chunk_ids"]:
-                record["chunk_ids"].append(chunk.id)
-
-    entity_list = [entities[uid] for uid in sorted(entities)]
-    relation_list = [relations[key] for key in sorted(relations)]
-    return {
-        "format": "graphrag_got.extraction/1",
-        "ontology": {"path": ONTOLOGY, "hash": ontology_hash(onto)},
-        "llm": {"provider": "gold", "model": "hand-curated"},
-        "prompt_version": "gold",
-        "documents": [
-            {"id": chunked.document.id, "path": chunked.document.path, "hash": chunked.document.hash,
-             "metadata": chunked.document.metadata}
-        ],
-        "chunks": [
-            {"id": c.id, "document_id": c.document_id, "index": c.index, "start": c.start, "end": c.end,
-             "hash": c.hash, "text": c.text, "heading": c.heading}
-            for c in chunks
-        ],
-        "entities": entity_list,
-        "relations": relation_list,
-        "relaciones_descartadas": [],
-        "entidades_descartadas": [],
-        "failed_chunks": [],
-        "counts": {
-            "chunks": len(chunks),
-            "entities": len(entity_list),
-            "relations": len(relation_list),
-            "rejected_relations": 0,
-            "by_reason": {},
-        },
-    }
+    validator = Validator(onto)
+    validations = [_validate_paragraph(validator, index, chunk.id, chunk.text, GOLD[index])
+                   for index, chunk in enumerate(chunks)]
+    identity = onto.identity_attributes
+    entities, relations = aggregate(validations, identity)
+    doc = chunked.document
+    ext = Extraction(
+        ontology=OntologyRef(path=ONTOLOGY, hash=onto.hash),
+        llm=LLMRef(provider="gold", model="hand-curated"),
+        prompt_version="gold",
+        documents=[DocumentRecord(id=doc.id, path=doc.path, hash=doc.hash, metadata=dict(doc.metadata))],
+        chunks=[ChunkRecord(id=c.id, document_id=c.document_id, index=c.index, start=c.start, end=c.end,
+                            hash=c.hash, text=c.text, heading=c.heading) for c in chunks],
+        entities=sorted(entities, key=lambda e: e.uid),
+        relations=sorted(relations, key=lambda r: (r.subject_uid, r.relation, r.object_uid, r.identity(identity))),
+    )
+    ext.recount()
+    ext.counts.chunks_extracted = len(chunks)
+    problems = ext.consistency_problems()
+    if problems:
+        raise ValueError("the gold extraction is inconsistent: " + "; ".join(f"{p}: {m}" for p, m in problems))
+    return ext
 
 
-def render(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+def render(ext: Extraction) -> str:
+    """The file's text exactly as :meth:`Extraction.write` writes it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return ext.write(Path(tmp) / "extraction.json").read_text(encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only compare with the checked-in file")
+    parser.add_argument("--out", type=Path, default=None, help=f"the file to write or check (default {OUT})")
     args = parser.parse_args(argv)
-    data = build()
-    content = render(data)
-    out = ROOT / OUT
+    try:
+        ext = build()
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    out = args.out or ROOT / OUT
     if args.check:
-        current = out.read_text(encoding="utf-8") if out.exists() else ""
-        if current != content:
-            print(f"{OUT} is stale; run scripts/make_gold_extraction.py", file=sys.stderr)
+        current = out.read_text(encoding="utf-8") if out.is_file() else ""
+        if current != render(ext):
+            print(f"{out} is stale; run scripts/make_gold_extraction.py", file=sys.stderr)
             return 1
-        print(f"{OUT} is up to date")
+        print(f"{out} is up to date")
         return 0
-    write_text_atomic(out, content)
-    counts = data["counts"]
-    print(f"wrote {OUT}: {counts['chunks']} chunks, {counts['entities']} entities, {counts['relations']} relations")
+    ext.write(out)
+    counts = ext.counts
+    print(f"wrote {out}: {counts.chunks} chunks, {counts.entities} entities, {counts.relations} relations")
     return 0
 
 

@@ -104,3 +104,16 @@ def clean_graph(neo4j_driver, wipe_graph: Callable[[], None]) -> Iterator[object
     wipe_graph()
     yield neo4j_driver
     wipe_graph()
+
+
+# --- hypothesis profiles (property-based tests, e.g. tests/test_fuzz_input.py) ----------------
+# "default" is what every run uses; `pytest --hypothesis-profile=thorough` searches much longer.
+# No example database: the suite writes no files into the tree, and a failure prints its example.
+try:
+    from hypothesis import settings as _hypothesis_settings
+except ImportError:  # the dev extra is not installed: the property tests fail at import, not the rest
+    pass
+else:
+    _hypothesis_settings.register_profile("default", max_examples=50, deadline=None, database=None)
+    _hypothesis_settings.register_profile("thorough", max_examples=2000, deadline=None, database=None)
+    _hypothesis_settings.load_profile("default")

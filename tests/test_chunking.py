@@ -61,11 +61,14 @@ def test_long_paragraph_is_split_at_sentence_ends() -> None:
     assert_offsets(text, result)
 
 
-def test_sentence_longer_than_max_is_kept_whole() -> None:
+def test_sentence_longer_than_max_is_split_between_words() -> None:
     long_sentence = "palabra " * 40 + "fin."
     text = f"Inicio breve. {long_sentence} Cierre breve."
     result = chunk_text("doc.txt", text, kind="paragraph", min_chars=0, max_chars=100)
-    assert long_sentence in [c.text for c in result.chunks]
+    texts = [c.text for c in result.chunks]
+    assert all(len(t) <= 100 for t in texts)
+    assert texts[0] == "Inicio breve." and texts[-1] == "Cierre breve."  # neighbours stay whole
+    assert " ".join(texts[1:-1]) == long_sentence
     assert_offsets(text, result)
 
 
@@ -135,13 +138,17 @@ def test_paragraph_kind_has_no_front_matter_handling() -> None:
 CODE = "```python\n" + "\n\n".join(f"linea_{i} = {i}  # ## no es un encabezado" for i in range(30)) + "\n```"
 
 
-def test_code_fence_never_split_even_when_longer_than_max() -> None:
+def test_code_fence_kept_whole_when_it_fits_else_split_at_lines() -> None:
     text = f"# Código\n\nAntes del bloque de código.\n\n{CODE}\n\nDespués del bloque.\n"
-    assert len(CODE) > 300
+    assert 300 < len(CODE) < 2000
+    whole = chunk_text("code.md", text, kind="markdown", min_chars=0, max_chars=2000)
+    assert any(CODE in c.text for c in whole.chunks)
     result = chunk_text("code.md", text, kind="markdown", min_chars=0, max_chars=300)
-    fenced = [c for c in result.chunks if c.text.startswith("```")]
-    assert len(fenced) == 1 and fenced[0].text == CODE
-    assert fenced[0].heading == "Código"
+    assert all(len(c.text) <= 300 for c in result.chunks)  # max_chars is a hard limit, fences too
+    fence_start = text.index(CODE)
+    pieces = [c for c in result.chunks if fence_start <= c.start < fence_start + len(CODE)]
+    assert len(pieces) > 1
+    assert all(text[c.start - 1] == "\n" for c in pieces)  # cut at line breaks
     assert all(c.heading == "Código" for c in result.chunks)  # '## ...' inside the fence is no heading
     assert_offsets(text, result)
 

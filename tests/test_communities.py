@@ -123,6 +123,7 @@ def test_summarize_calls_once_per_community_then_never(got) -> None:  # type: ig
     biggest = next(p for p in counter.prompts if "Jon Snow" in p)
     assert "Jon Snow (Personaje; genero: masculino" in biggest
     assert "Daenerys Targaryen SE_ENCUENTRA_CON Jon Snow (momento: tras la Batalla de los Bastardos)" in biggest
+    assert "language of the community's content" in biggest  # no language forced
 
     exported = json.loads((settings.out_dir / "communities.json").read_text(encoding="utf-8"))
     assert len(exported["communities"]) == len(comms)
@@ -145,6 +146,12 @@ def test_summarize_calls_once_per_community_then_never(got) -> None:  # type: ig
     # another model label is another cache key
     cm.summarize_communities(driver, settings, chat2, ontology=ONTO, label="other", progress=lines.append)
     assert counter2.calls == len(eligible)
+    # a forced language is another cache key, and the prompt says it
+    chat3, counter3 = fake_chat([SUMMARY])
+    cm.summarize_communities(driver, settings, chat3, ontology=ONTO, label="fake", language="English",
+                             progress=lines.append)  # fmt: skip
+    assert counter3.calls == len(eligible)
+    assert all("Write in English." in p and "community's content" not in p for p in counter3.prompts)
 
 
 def test_summarize_reports_a_failing_community_and_goes_on(got) -> None:  # type: ignore[no-untyped-def]

@@ -55,7 +55,12 @@ def test_label_and_type_come_from_the_argument() -> None:
     assert "SET e:`CasaNoble`" in q
     assert "MERGE (e:Entity {uid: row.uid})" in q
     r = cypher.merge_relations("LEAL_A")
-    assert "[r:`LEAL_A` {momento: row.momento}]" in r
+    assert "MERGE (a)-[r:`LEAL_A`]->(b)" in r  # no identity attribute: the fact is (start, type, end)
+    keyed = cypher.merge_relations("LEAL_A", ["momento", "lugar"])
+    assert "[r:`LEAL_A` {`momento`: row.identity.`momento`, `lugar`: row.identity.`lugar`}]" in keyed
+    assert "SET r += row.attributes" in keyed
+    with pytest.raises(ValueError):
+        cypher.merge_relations("LEAL_A", ["momento} ]->() DETACH DELETE a //"])
     assert "MATCH (a:Entity {uid: row.start})" in r and "MATCH (b:Entity {uid: row.end})" in r
     # The only backticked names are the ones passed in.
     assert re.findall(r"`[^`]*`", q) == ["`CasaNoble`"]
@@ -119,7 +124,7 @@ def test_no_value_is_spliced_into_the_text() -> None:
     for fn in loader_builders:
         params = inspect.signature(fn).parameters
         # these builders take only labels/types (escaped) or a checked batch size, never free values
-        assert set(params) <= {"label", "rel_type", "class_labels", "batch", "name"}, fn.__name__
+        assert set(params) <= {"label", "rel_type", "class_labels", "batch", "name", "identity"}, fn.__name__
 
 
 def test_read_queries_are_read_only() -> None:

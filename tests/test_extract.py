@@ -82,7 +82,7 @@ def test_replay_run_validates_audits_and_caches(corpus, tmp_path, capsys):
     s1 = run_extraction(settings, onto, corpus)
     assert s1.chunks == 4 and s1.llm_calls == 5 and s1.cache_hits == 0  # one chunk needed a retry
     data = json.loads(s1.out_path.read_text(encoding="utf-8"))
-    assert data["format"] == "graphrag_got.extraction/1"
+    assert data["format"] == "graphrag_got.extraction/2"
     assert data["counts"]["chunks_failed"] == 1 and data["counts"]["chunks_repaired"] == 1
     (failed,) = data["failed_chunks"]
     assert failed["raw_responses"] == ["I cannot answer that.", "Still no JSON, sorry."]
@@ -90,7 +90,7 @@ def test_replay_run_validates_audits_and_caches(corpus, tmp_path, capsys):
     assert ("Cersei Lannister", "CONTRATA", "Compañía Dorada") in rels
     assert ("Casa Frey", "TRAICIONA_A", "Casa Stark") in rels
     assert ("Daenerys Targaryen", "SE_ENCUENTRA_CON", "Jon Snow") in rels  # symmetric: sorted ends
-    by_reason = {r["reason"]: r for r in data["relaciones_descartadas"]}
+    by_reason = {r["reason"]: r for r in data["rejections"] if r["kind"] == "relation"}
     # the truncated last item that repair closed is refused, not silently kept
     assert set(by_reason) == {"range_violation", "empty_name"}
     refused = by_reason["range_violation"]
@@ -119,7 +119,7 @@ def test_revalidate_applies_a_widened_range_without_calls(corpus, tmp_path):
     s = run_extraction(settings, widened, corpus, revalidate=True)
     assert s.llm_calls == 0 and s.revalidated and s.missing_chunks == 0
     data = json.loads(s.out_path.read_text(encoding="utf-8"))
-    assert not [r for r in data["relaciones_descartadas"] if r["reason"] == "range_violation"]
+    assert not [r for r in data["rejections"] if r["reason"] == "range_violation"]
     assert any(r["relation"] == "GOBIERNA" for r in data["relations"])
     assert data["ontology"]["hash"] == widened.hash
 

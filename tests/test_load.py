@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from graphrag_got.errors import ExtractionFileError, Neo4jError
-from graphrag_got.load import EXTRACTION_FORMAT, graph_stats, load_extraction, read_extraction
+from graphrag_got.extraction import FORMAT as EXTRACTION_FORMAT
+from graphrag_got.load import graph_stats, load_extraction, read_extraction
 from graphrag_got.normalize import entity_uid, normalize_name
 from graphrag_got.ontology import Ontology
 
@@ -38,7 +39,8 @@ def rel(s: tuple[str, str], relation: str, o: tuple[str, str], chunks: list[str]
         symmetric: bool = False) -> dict[str, Any]:  # fmt: skip
     (stype, sname), (otype, oname) = s, o
     return {"subject": sname, "subject_key": normalize_name(sname), "subject_type": stype, "relation": relation,
-            "object": oname, "object_key": normalize_name(oname), "object_type": otype, "momento": momento,
+            "object": oname, "object_key": normalize_name(oname), "object_type": otype,
+            "attributes": {"momento": momento} if momento is not None else {},
             "symmetric": symmetric, "chunk_ids": chunks}  # fmt: skip
 
 
@@ -52,7 +54,7 @@ def extraction(docs: dict[str, str], entities: list[dict], relations: list[dict]
     return {"format": EXTRACTION_FORMAT, "ontology": {"path": "ontology/got.json", "hash": ONTO.hash},
             "llm": {"provider": "replay", "model": "test"}, "prompt_version": "extract-v1",
             "documents": documents, "chunks": chunks, "entities": entities, "relations": relations,
-            "relaciones_descartadas": [], "entidades_descartadas": [], "failed_chunks": [], "counts": {}}  # fmt: skip
+            "rejections": [], "failed_chunks": [], "counts": {}}  # fmt: skip
 
 
 JON, YGRITTE, SANSA = ("Personaje", "Jon Snow"), ("Personaje", "Ygritte"), ("Personaje", "Sansa Stark")
@@ -296,8 +298,9 @@ def test_relations_outside_the_ontology_are_refused(neo4j_driver, neo4j_settings
     )  # fmt: skip
     s = load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
     assert s.entities_refused == 1 and s.relations_refused == 3
-    assert s.refused_by_reason == {"entity_unknown_class": 1, "domain_range_violation": 1,
-                                   "relation_not_in_ontology": 1, "unknown_endpoint": 1}  # fmt: skip
+    # the same reason codes as extraction: load re-checks with the extraction's validator
+    assert s.refused_by_reason == {"unknown_class": 1, "range_violation": 1, "unknown_relation": 1,
+                                   "object_not_extracted": 1, "unknown_property": 1}  # fmt: skip
     assert s.properties_dropped == 1  # `color` is not a Personaje property
     types = [r["t"] for r in q(neo4j_driver, neo4j_settings, "MATCH (:Entity)-[r]->(:Entity) RETURN type(r) AS t")]
     assert types == ["PERTENECE_A"]
@@ -324,17 +327,13 @@ def test_stats_checks_are_zero_and_can_fail(neo4j_driver, neo4j_settings, clean_
 
 
 @pytest.mark.neo4j
-def test_failed_batch_is_rolled_back_and_named(neo4j_driver, neo4j_settings, clean_graph) -> None:
+def test_value_the_graph_cannot_hold_is_refused_before_writing(tmp_path) -> None:
+    """A list property (Neo4j refuses lists mixing strings and numbers; the ontology's properties are
+    text) is refused by the file contract, with its JSON path, before anything is written."""
     a = chunk_id("a.txt", TEXT_A)
-    # Neo4j refuses a list property mixing strings and numbers: the whole batch must roll back
     ext = extraction({"a.txt": TEXT_A}, [ent(*JON, [a]), ent(*YGRITTE, [a], titulo=["reina", 1])], [])
-    with pytest.raises(Neo4jError, match=r"entities Personaje: batch 1/1 \(rows 0-1\) failed and was rolled back"):
-        load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
-    assert count(neo4j_driver, neo4j_settings, "MATCH (e:Entity) RETURN count(e) AS n") == 0
-    # the document was not finalized: fixing the file and loading again redoes it
-    ext["entities"][1]["properties"]["titulo"] = ["reina"]
-    s = load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
-    assert s.documents_updated == 1 and s.entities_written == 2
+    with pytest.raises(ExtractionFileError, match=r"\$\.entities\[1\]\.properties\.titulo"):
+        read_extraction(ext)
 
 
 @pytest.mark.neo4j
@@ -362,7 +361,7 @@ def test_langchain_neo4jgraph_reads_the_loaded_graph(neo4j_driver, neo4j_setting
     [
         (lambda d: d.update(format="other/2"), "$.format"),
         (lambda d: d["entities"][1].pop("uid"), "$.entities[1].uid"),
-        (lambda d: d["relations"][2].update(momento=3), "$.relations[2].momento"),
+        (lambda d: d["relations"][2].update(attributes=3), "$.relations[2].attributes"),
         (lambda d: d["entities"][0]["chunk_ids"].append("nope:1"), "$.entities[0].chunk_ids[2]"),
         (lambda d: d["chunks"][0].update(document_id="zzz"), "$.chunks[0].document_id"),
         (lambda d: d["entities"][0]["properties"].update(titulo={"a": 1}), "$.entities[0].properties.titulo"),

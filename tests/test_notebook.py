@@ -1,48 +1,124 @@
-"""The walkthrough notebook runs top to bottom against the real Neo4j and the embedded model.
+"""The walkthrough notebook: its source, its checked-in copy, and a real run.
 
-Executed with nbclient in a temporary working folder, with the small model (GRAPHRAG_TEST_MODEL,
-default qwen2.5-coder-0.5b), tight schema bounds and a three-paragraph corpus so it stays quick. The
-kernel gets its settings through its environment. Asserts that no cell failed and that the outputs
-a reader relies on exist (the drawing as a PNG, the extraction, the report, the HTML view), never
-what the model wrote. Skipped when the model or llama-cpp-python is missing, unless
+``notebooks/walkthrough.py`` (jupytext percent format) is the source of truth; the checked-in
+``notebooks/walkthrough.ipynb`` is produced from it with ``jupytext --sync notebooks/walkthrough.py``.
+Without any service, the tests check that the two agree cell by cell, that the .ipynb carries no
+outputs, and that every call the notebook makes into the package matches the current signatures
+(so an API change cannot silently break the walkthrough).
+
+The end-to-end test runs the notebook top to bottom against the real Neo4j and the embedded model,
+with nbclient in a temporary working folder, the small model (GRAPHRAG_TEST_MODEL, default
+qwen2.5-coder-0.5b), tight schema bounds and a three-paragraph corpus so it stays quick. The kernel
+gets its settings through its environment. It asserts that no cell failed and that the outputs a
+reader relies on exist (the drawing as a PNG, the extraction, the report, the HTML view), never what
+the model wrote. Skipped when the model or llama-cpp-python is missing, unless
 GRAPHRAG_REQUIRE_LLM=1, where that is a failure (as in tests/test_embedded_llm.py).
 """
 
 from __future__ import annotations
 
-import importlib.util
+import ast
+import importlib
+import inspect
 import json
 import os
 from pathlib import Path
+from typing import Any
 
+import jupytext
 import pytest
 
 from graphrag_got.config import Settings
 from support import TEST_MODEL, require_embedded_model
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-from nbclient.exceptions import CellExecutionError  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "notebooks" / "walkthrough.py"
 NOTEBOOK = ROOT / "notebooks" / "walkthrough.ipynb"
 MODEL = TEST_MODEL
+STALE = "notebooks/walkthrough.ipynb is stale: run `.venv/bin/jupytext --sync notebooks/walkthrough.py`"
 
-pytestmark = [pytest.mark.neo4j, pytest.mark.llm]
+
+def _cells(path: Path) -> list[tuple[str, str]]:
+    return [(c.cell_type, c.source) for c in jupytext.read(path).cells]
 
 
+def test_ipynb_is_in_sync_with_its_jupytext_source() -> None:
+    source, notebook = _cells(SOURCE), _cells(NOTEBOOK)
+    assert len(source) > 10 and {kind for kind, _ in source} == {"markdown", "code"}
+    assert [kind for kind, _ in notebook] == [kind for kind, _ in source], STALE
+    for i, (ours, theirs) in enumerate(zip(source, notebook)):
+        assert theirs[1] == ours[1], f"cell {i} differs; {STALE}"
+    assert jupytext.read(SOURCE).metadata["jupytext"]["formats"] == "ipynb,py:percent"
+
+
+def test_ipynb_carries_no_outputs() -> None:
+    code = [c for c in jupytext.read(NOTEBOOK).cells if c.cell_type == "code"]
+    assert code
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), \
+        "clear the outputs before committing notebooks/walkthrough.ipynb"
+
+
+def _package_names(tree: ast.Module) -> dict[str, Any]:
+    """Every ``from graphrag_got... import name`` of the notebook, resolved to the object."""
+    names: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "graphrag_got":
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                assert hasattr(module, alias.name), f"the notebook imports {node.module}.{alias.name}, which is gone"
+                names[alias.asname or alias.name] = getattr(module, alias.name)
+    return names
+
+
+def _callee(call: ast.Call, names: dict[str, Any]) -> tuple[str, Any] | None:
+    """``f(...)`` or ``Cls.method(...)`` where ``f`` / ``Cls`` was imported from the package."""
+    if isinstance(call.func, ast.Name) and call.func.id in names:
+        return call.func.id, names[call.func.id]
+    if (isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
+            and call.func.value.id in names and inspect.isclass(names[call.func.value.id])):
+        owner = names[call.func.value.id]
+        label = f"{call.func.value.id}.{call.func.attr}"
+        assert hasattr(owner, call.func.attr), f"the notebook calls {label}, which is gone"
+        return label, getattr(owner, call.func.attr)
+    return None
+
+
+def test_notebook_calls_match_the_package_api() -> None:
+    # the percent-format source is plain Python (markdown and magics are comments): line numbers are real
+    tree = ast.parse(SOURCE.read_text(encoding="utf-8"), filename=str(SOURCE))
+    names = _package_names(tree)
+    assert {"run_extraction", "build_report", "write_report", "load_extraction", "local_search"} <= set(names)
+    checked = 0
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        found = _callee(call, names)
+        if found is None or any(isinstance(a, ast.Starred) for a in call.args):
+            continue
+        label, target = found
+        try:
+            signature = inspect.signature(target)
+        except (TypeError, ValueError):  # a builtin without a signature: nothing to check
+            continue
+        kwargs = {k.arg: None for k in call.keywords if k.arg is not None}
+        try:
+            signature.bind(*[None] * len(call.args), **kwargs)
+        except TypeError as exc:
+            pytest.fail(f"notebooks/walkthrough.py line {call.lineno}: {label}(...) no longer matches "
+                        f"{label}{signature}: {exc}", pytrace=False)
+        checked += 1
+    assert checked >= 15  # the walkthrough makes that many package calls: the walk did find them
+
+
+@pytest.mark.neo4j
+@pytest.mark.llm
 def test_walkthrough_notebook_runs_end_to_end(neo4j_settings: Settings, clean_graph, tmp_path: Path) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    from nbclient.exceptions import CellExecutionError
+
     base = Settings.load()
     require_embedded_model(base, MODEL)
-    # the committed notebook is what scripts/make_notebook.py generates, and carries no outputs
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    spec = importlib.util.spec_from_file_location("make_notebook", ROOT / "scripts" / "make_notebook.py")
-    assert spec and spec.loader
-    maker = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(maker)
-    assert [c.source for c in maker.build().cells] == [c.source for c in nb.cells], \
-        "notebooks/walkthrough.ipynb is stale: run scripts/make_notebook.py"
-    assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code")
+    assert [(c.cell_type, c.source) for c in nb.cells] == _cells(SOURCE), STALE
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()

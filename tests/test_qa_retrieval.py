@@ -8,28 +8,14 @@ recall 0.86 at 1 hop.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmarks.qa import run as qa
 from graphrag_got.ontology import Ontology
 
 ROOT = Path(__file__).resolve().parent.parent
-RUN_PY = ROOT / "benchmarks" / "qa" / "run.py"
-
-
-def _load_run():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("qa_run", RUN_PY)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["qa_run"] = mod  # dataclasses resolve their module through sys.modules
-    spec.loader.exec_module(mod)
-    return mod
-
-
-qa = _load_run()
 ONTO = Ontology.from_file(ROOT / "ontology" / "got.json")
 QUESTIONS = qa.load_questions()
 LOCAL = [q for q in QUESTIONS if q["type"] == "local"]

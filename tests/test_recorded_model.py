@@ -53,9 +53,8 @@ def test_refusals_are_real_and_reproducible(replayed):
     recorded = {r["chunk_id"]: r["responses"] for r in json.loads(REPLAY.read_text(encoding="utf-8"))["responses"]}
     from graphrag_got.llm import parse_json_text
 
-    for rej in replayed["relaciones_descartadas"]:
+    for rej in (r for r in replayed["rejections"] if r["kind"] == "relation"):
         answer, _ = parse_json_text(recorded[rej["chunk_id"]][-1])
         again = validator.validate(answer, rej["chunk_id"])
         assert any(r.reason.value == rej["reason"] and r.item == rej["item"] for r in again.rejections)
-    assert sum(replayed["counts"]["by_reason"].values()) == (
-        len(replayed["relaciones_descartadas"]) + len(replayed["entidades_descartadas"]))
+    assert sum(replayed["counts"]["by_reason"].values()) == len(replayed["rejections"])

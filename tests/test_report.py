@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import hashlib
 import json
 from pathlib import Path
 
@@ -20,13 +21,39 @@ ONTOLOGY = ROOT / "ontology" / "got.json"
 XSS = "<script>alert(1)</script>"
 
 
-def _rel(reason, subject, stype, relation, obj, otype, chunk="d.txt:c1", momento=None):
-    return {
-        "reason": reason, "message": f"{relation} refused ({reason})", "kind": "relation",
-        "item": {"subject": subject, "subject_type": stype, "relation": relation, "object": obj,
-                 "object_type": otype, "momento": momento},
-        "chunk_id": chunk, "document_id": "d.txt",
+# Which end of the triple the validator blames for each relation reason (``end`` of a rejection).
+_BLAMED_END = {"domain_violation": "subject", "subject_type_mismatch": "subject", "subject_not_extracted": "subject",
+               "range_violation": "object", "object_type_mismatch": "object", "object_not_extracted": "object",
+               "self_relation": "object"}
+
+
+def _rel(reason, subject, stype, relation, obj, otype, chunk="d.txt:c1", attributes=None, allowed=()):
+    """A relation rejection as graphrag_got.validate writes it (format /2): the raw triple in ``item``
+    and the structured fields (the triple, the blamed end, what the ontology allows there)."""
+    item = {"subject": subject, "subject_type": stype, "relation": relation, "object": obj, "object_type": otype}
+    if attributes:
+        item["attributes"] = dict(attributes)
+    rec = {
+        "kind": "relation", "reason": reason, "message": f"{relation} refused ({reason})", "item": item,
+        "chunk_id": chunk, "document_id": "d.txt", "relation": relation, "subject": subject, "subject_type": stype,
+        "object": obj, "object_type": otype, "allowed": list(allowed),
     }
+    end = _BLAMED_END.get(reason)
+    if end:
+        rec.update(end=end, end_name=subject if end == "subject" else obj, end_type=stype if end == "subject" else otype)
+    return rec
+
+
+def _enum(name, value, allowed=("masculino", "femenino")):
+    return {"kind": "property", "reason": "invalid_enum_value", "message": f"genero {value!r} not allowed",
+            "item": {"name": name, "type": "Personaje", "genero": value}, "chunk_id": "d.txt:c1",
+            "document_id": "d.txt", "entity_name": name, "entity_type": "Personaje", "property": "genero",
+            "value": value, "allowed": list(allowed)}
+
+
+def _chunk(cid, index, text):
+    return {"id": cid, "document_id": "d.txt", "index": index, "start": 0, "end": len(text),
+            "hash": hashlib.sha256(text.encode("utf-8")).hexdigest(), "text": text, "heading": None}
 
 
 @pytest.fixture()
@@ -35,46 +62,68 @@ def extraction() -> dict:
              "Stannis Baratheon llegó después.")
     text2 = "Daenerys Targaryen manda sobre los Inmaculados. " + "Relleno sin nombres. " * 40 + "Fin."
     return {
-        "format": "graphrag_got.extraction/1",
+        "format": "graphrag_got.extraction/2",
         "ontology": {"path": str(ONTOLOGY), "hash": "x"},
         "documents": [{"id": "d.txt", "path": "d.txt", "hash": "h", "metadata": {}}],
-        "chunks": [
-            {"id": "d.txt:c1", "document_id": "d.txt", "index": 0, "text": text1},
-            {"id": "d.txt:c2", "document_id": "d.txt", "index": 1, "text": text2},
-        ],
+        "chunks": [_chunk("d.txt:c1", 0, text1), _chunk("d.txt:c2", 1, text2)],
         "entities": [
             {"uid": "Personaje|jon snow", "key": "jon snow", "name": "Jon Snow", "type": "Personaje",
              "properties": {}, "chunk_ids": ["d.txt:c1"]},
         ],
         "relations": [
-            {"subject": "Jon Snow", "subject_type": "Personaje", "relation": "ES_MIEMBRO_DE",
-             "object": "Guardia de la Noche", "object_type": "Organizacion", "momento": None, "chunk_ids": ["d.txt:c1"]},
+            {"subject": "Jon Snow", "subject_key": "jon snow", "subject_type": "Personaje", "relation": "ES_MIEMBRO_DE",
+             "object": "Guardia de la Noche", "object_key": "guardia de la noche", "object_type": "Organizacion",
+             "attributes": {}, "symmetric": False, "chunk_ids": ["d.txt:c1"]},
         ],
-        "relaciones_descartadas": [
-            _rel("range_violation", "Jon Snow", "Personaje", "GOBIERNA", "Guardia de la Noche", "Organizacion"),
-            _rel("range_violation", "Stannis Baratheon", "Personaje", "GOBIERNA", "Guardia de la Noche", "Organizacion"),
+        "rejections": [
+            _rel("range_violation", "Jon Snow", "Personaje", "GOBIERNA", "Guardia de la Noche", "Organizacion",
+                 allowed=["Region"]),
+            _rel("range_violation", "Stannis Baratheon", "Personaje", "GOBIERNA", "Guardia de la Noche", "Organizacion",
+                 allowed=["Region"]),
             _rel("range_violation", "Daenerys Targaryen", "Personaje", "GOBIERNA", "Inmaculados", "Organizacion",
-                 chunk="d.txt:c2"),
+                 chunk="d.txt:c2", allowed=["Region"]),
             _rel("unknown_relation", "Jon Snow", "Personaje", "CASADA_CON", "Ygritte", "Personaje"),
             _rel("unknown_relation", "Jon Snow", "Personaje", "CASADA_CON", "Ygritte", "Personaje"),
             _rel("object_not_extracted", XSS, "Personaje", "LEAL_A", "Robb Stark", "Personaje"),
-            {"reason": "malformed", "message": "not an object", "item": "garbage", "chunk_id": "d.txt:c1",
+            {"reason": "malformed", "message": "not an object", "item": {"value": "garbage"}, "chunk_id": "d.txt:c1",
              "document_id": "d.txt", "kind": "relation"},
-        ],
-        "entidades_descartadas": [
-            {"reason": "invalid_enum_value", "message": "genero 'hombre' not allowed", "kind": "property",
-             "item": {"name": "Jon Snow", "type": "Personaje", "genero": "hombre"},
-             "chunk_id": "d.txt:c1", "document_id": "d.txt"},
-            {"reason": "invalid_enum_value", "message": "genero 'varon' not allowed", "kind": "property",
-             "item": {"name": "Stannis Baratheon", "type": "Personaje", "properties": {"genero": "varon"}},
-             "chunk_id": "d.txt:c1", "document_id": "d.txt"},
+            _enum("Jon Snow", "hombre"),
+            _enum("Stannis Baratheon", "varon"),
         ],
         "failed_chunks": [
             {"chunk_id": "d.txt:c2", "document_id": "d.txt", "error": "invalid JSON after retry",
              "raw_responses": ["{not json", "<b>still</b> not json"]},
         ],
-        "counts": {"chunks": 2, "entities": 1, "relations": 1, "rejected_relations": 7, "by_reason": {}},
+        "counts": {"chunks": 2, "entities": 1, "relations": 1, "rejected_relations": 7, "rejected_properties": 2},
     }
+
+
+def _as_format_1(ext: dict) -> dict:
+    """The same extraction as a format /1 file: ``momento`` on relations, two rejection lists whose
+    records carry only reason, message, raw item and chunk (the structured fields did not exist)."""
+    def legacy(i: int, rec: dict) -> dict:
+        item = dict(rec["item"])
+        if rec["kind"] == "relation":
+            item["momento"] = item.pop("attributes", {}).get("momento")
+        elif i % 2:  # old files nested entity properties too
+            item = {"name": item["name"], "type": item["type"],
+                    "properties": {k: v for k, v in item.items() if k not in ("name", "type")}}
+        if set(item) == {"value"}:
+            item = item["value"]
+        return {"kind": rec["kind"], "reason": rec["reason"], "message": rec["message"], "item": item,
+                "chunk_id": rec["chunk_id"], "document_id": rec["document_id"]}
+
+    old = {k: v for k, v in ext.items() if k not in ("rejections", "counts")}
+    old["format"] = "graphrag_got.extraction/1"
+    old["relations"] = [{**{k: v for k, v in r.items() if k != "attributes"}, "momento": r["attributes"].get("momento")}
+                        for r in ext["relations"]]
+    records = list(enumerate(ext["rejections"]))
+    old["relaciones_descartadas"] = [legacy(i, r) for i, r in records if r["kind"] == "relation"]
+    old["entidades_descartadas"] = [legacy(i, r) for i, r in records if r["kind"] != "relation"]
+    old["counts"] = {"chunks": len(ext["chunks"]), "entities": len(ext["entities"]),
+                     "relations": len(ext["relations"]), "rejected_relations": len(old["relaciones_descartadas"]),
+                     "by_reason": {}}
+    return old
 
 
 @pytest.fixture()
@@ -164,11 +213,59 @@ def test_html_escapes_untrusted_strings(extraction, onto):
     assert XSS not in md and "&lt;script" in md
 
 
+def test_html_marks_names_in_excerpts_and_clips_long_values(extraction, onto):
+    from html.parser import HTMLParser
+
+    class Marks(HTMLParser):
+        def __init__(self, text: str):
+            super().__init__()
+            self.marked: list[str] = []
+            self.quotes: list[str] = []
+            self.tags: list[str] = []
+            self._in: list[str] = []
+            self.feed(text)
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+            self._in.append(tag)
+            if tag == "blockquote":
+                self.quotes.append("")
+
+        def handle_endtag(self, tag):
+            if self._in and self._in[-1] == tag:
+                self._in.pop()
+
+        def handle_data(self, data):
+            if "mark" in self._in:
+                self.marked.append(data)
+            if "blockquote" in self._in:
+                self.quotes[-1] += data
+
+    hostile = "Ser <img src=x onerror=alert(1)> & Jon Snow dijo <b>no</b>."
+    long_name = "Jon " + "x" * 1000
+    extraction["chunks"].append({"id": "d.txt:c3", "document_id": "d.txt", "index": 2, "start": 0,
+                                 "end": len(hostile), "hash": "h3", "text": hostile})
+    extraction["rejections"] = [
+        _rel("range_violation", "Jon Snow", "Personaje", "GOBIERNA", "Ser", "Organizacion", chunk="d.txt:c3"),
+        _rel("range_violation", long_name, "Personaje", "GOBIERNA", "Ser", "Organizacion", chunk="d.txt:c3"),
+        *(r for r in extraction["rejections"] if r["kind"] != "relation"),
+    ]
+    page = to_html(build_report(extraction, onto, min_repeat=1))
+    parsed = Marks(page)
+    assert "img" not in parsed.tags and "b" not in parsed.tags
+    # the excerpt reads as the source text, and exactly the names are marked
+    assert hostile in parsed.quotes
+    assert parsed.marked[:2] == ["Ser", "Jon Snow"]
+    # untrusted fields are cut to the display limit, the full value stays in the CSV
+    assert long_name not in page and long_name[:199] + "…" in page
+    assert long_name in to_csv(build_report(extraction, onto))
+
+
 def test_csv_one_row_per_rejection(extraction, onto):
     rep = build_report(extraction, onto)
     rows = list(csv.reader(io.StringIO(to_csv(rep))))
     assert tuple(rows[0]) == CSV_COLUMNS
-    assert {"reason", "relation", "subject", "subject_type", "object", "object_type", "momento", "chunk_id",
+    assert {"reason", "relation", "subject", "subject_type", "object", "object_type", "attributes", "chunk_id",
             "document_id", "message"} <= set(rows[0])
     assert len(rows) - 1 == 7 + 2
     body = [dict(zip(rows[0], r)) for r in rows[1:]]
@@ -177,7 +274,7 @@ def test_csv_one_row_per_rejection(extraction, onto):
 
 
 def test_csv_neutralises_formulas(extraction, onto):
-    extraction["relaciones_descartadas"].append(
+    extraction["rejections"].append(
         _rel("self_relation", "=HYPERLINK(\"x\")", "Personaje", "LEAL_A", "=HYPERLINK(\"x\")", "Personaje"))
     rows = list(csv.DictReader(io.StringIO(to_csv(build_report(extraction, onto)))))
     [row] = [r for r in rows if r["reason"] == "self_relation"]
@@ -202,9 +299,13 @@ def test_write_report_files(extraction, onto, tmp_path):
 @pytest.mark.parametrize("content, expected", [
     (None, "not found"),
     ("{\"format\": \"graphrag_got.extraction/1\", ", "not valid JSON"),
-    ("[1, 2]", "top level"),
+    ("[1, 2]", "$: expected a JSON object, got list"),
     ("{\"format\": \"other\"}", "$.format"),
-    ("{\"format\": \"graphrag_got.extraction/1\", \"relaciones_descartadas\": {}}", "$.relaciones_descartadas"),
+    ("{\"format\": \"graphrag_got.extraction/2\", \"rejections\": {}}", "$.rejections: Input should be a valid list"),
+    ("{\"format\": \"graphrag_got.extraction/2\", \"rejections\": [{\"kind\": \"relation\", \"message\": \"m\"}]}",
+     "$.rejections[0].reason: field required"),
+    ("{\"format\": \"graphrag_got.extraction/1\", \"relations\": [{\"subject\": \"A\", \"relation\": \"R\"}]}",
+     "$.relations[0].subject_key: field required"),
 ])
 def test_bad_extraction_file(tmp_path, content, expected):
     path = tmp_path / "extraction.json"
@@ -279,13 +380,13 @@ def test_rejections_written_by_the_validator(onto):
         ],
     }
     val = validate.validate_chunk(onto, answer, "d.txt:c1", "d.txt")
-    rej = [r.to_dict() for r in val.rejections]
+    rej = [r.model_dump(mode="json") for r in val.rejections]
     extraction = {
-        "format": "graphrag_got.extraction/1",
-        "chunks": [{"id": "d.txt:c1", "document_id": "d.txt", "text": text}],
+        "format": "graphrag_got.extraction/2",
+        "documents": [{"id": "d.txt", "path": "d.txt", "hash": "h"}],
+        "chunks": [_chunk("d.txt:c1", 0, text)],
         "entities": [], "relations": [],
-        "relaciones_descartadas": [r for r in rej if r["kind"] == "relation"],
-        "entidades_descartadas": [r for r in rej if r["kind"] != "relation"],
+        "rejections": rej,
         "failed_chunks": [],
     }
     rep = build_report(extraction, onto, min_repeat=1)
@@ -301,3 +402,25 @@ def test_rejections_written_by_the_validator(onto):
     rows = list(csv.DictReader(io.StringIO(to_csv(rep))))
     assert len(rows) == len(rej)
     assert {r["relation"] for r in rows if r["reason"] == "unknown_attribute"} == {"ES_MIEMBRO_DE"}
+
+
+def test_format_1_file_is_upgraded_to_the_same_report(extraction, onto, tmp_path):
+    """A file of the previous format (rejections without structured fields) is read, upgraded and
+    reported exactly like the same extraction in format /2."""
+    extraction["rejections"].append(_rel("range_violation", "Jon Snow", "Personaje", "GOBIERNA", "Guardia de la Noche",
+                                         "Organizacion", attributes={"momento": "tras los votos"}, allowed=["Region"]))
+    legacy = tmp_path / "extraction.json"
+    legacy.write_text(json.dumps(_as_format_1(extraction), ensure_ascii=False), encoding="utf-8")
+    assert "rejections" not in json.loads(legacy.read_text(encoding="utf-8"))
+    old, new = build_report(legacy, onto, min_repeat=1), build_report(extraction, onto, min_repeat=1)
+    assert old.source == str(legacy)
+    old.source = new.source
+    assert old.to_dict() == new.to_dict()
+    # and the checks that matter hold on the upgraded file
+    assert old.totals.refused_relations == 8 and old.totals.refused_entities == 2
+    g = _group(old, "GOBIERNA", "range_violation")
+    assert (g.count, g.offending_end, g.offending_type) == (4, "object", "Organizacion")
+    [eg] = old.entity_groups
+    assert eg.values == ["hombre", "varon"] and eg.allowed_values == ["masculino", "femenino"]
+    rows = list(csv.DictReader(io.StringIO(to_csv(old))))
+    assert [r["attributes"] for r in rows if r["reason"] == "range_violation"] == ["", "", "", "momento: tras los votos"]

@@ -71,11 +71,25 @@ def test_llm_schema_is_plain_bounded_and_agrees_with_the_model(onto):
         jsonschema.validate(bad, schema)
 
 
-def test_symmetric_relation_schema_allows_both_orders():
+def test_symmetric_relation_schema_is_exactly_domain_to_range():
+    """The decoding schema admits A -> B only (not A -> A, which the validator refuses); a replayed
+    B -> A answer is still accepted by the validator, since the relation is symmetric."""
+    import pydantic
+
+    from graphrag_got.validate import Validator
+
     onto = Ontology.from_dict({"clases": {"A": {}, "B": {}},
                                "relaciones": [{"nombre": "R", "dominio": "A", "rango": "B", "simetrica": True}]})
     model = relation_models(onto)["R"]
-    model.model_validate({"relation": "R", "subject": "b", "subject_type": "B", "object": "a", "object_type": "A"})
+    model.model_validate({"relation": "R", "subject": "a", "subject_type": "A", "object": "b", "object_type": "B"})
+    for s_type, o_type in (("A", "A"), ("B", "B"), ("B", "A")):
+        with pytest.raises(pydantic.ValidationError):
+            model.model_validate({"relation": "R", "subject": "x", "subject_type": s_type, "object": "y",
+                                  "object_type": o_type})
+    out = Validator(onto).validate({"entities": [{"type": "A", "name": "a"}, {"type": "B", "name": "b"}],
+                                    "relations": [{"relation": "R", "subject": "b", "subject_type": "B",
+                                                   "object": "a", "object_type": "A"}]})
+    assert len(out.relations) == 1 and not out.rejections
 
 
 def test_property_names_that_clash_with_pydantic_are_safe():

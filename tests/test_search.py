@@ -57,7 +57,7 @@ def test_local_meeting_of_jon_and_daenerys(got) -> None:  # type: ignore[no-unty
     assert {a.uid for a in res.anchors} == {JON, DANY}
     meeting = [f for f in res.facts if f.type == "SE_ENCUENTRA_CON" and {f.start, f.end} == {JON, DANY}]
     assert len(meeting) == 1 and meeting[0].dist == 1
-    assert meeting[0].momento == "tras la Batalla de los Bastardos"  # what the gold file records
+    assert dict(meeting[0].attributes) == {"momento": "tras la Batalla de los Bastardos"}  # what the gold records
     assert res.facts[0] in meeting or res.facts[1] in meeting  # facts joining both anchors rank first
     assert "Rocadragón" in res.context_text()  # LEAL_A "tras el encuentro en Rocadragón" and the excerpt
     assert any("se encuentra con Daenerys Targaryen" in e.text for e in res.excerpts)
@@ -91,11 +91,11 @@ def test_one_hop_facts_all_touch_an_anchor(got) -> None:  # type: ignore[no-unty
 def test_symmetric_facts_appear_once(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
     res = local_search(driver, settings, MEETING, hops=2, answer=False, ontology=ONTO)
-    keys = [(f.start, f.type, f.end, f.momento) for f in res.facts]
+    keys = [(f.start, f.type, f.end, f.attributes) for f in res.facts]
     assert len(keys) == len(set(keys))
     for f in res.facts:
         if f.symmetric:
-            assert (f.end, f.type, f.start, f.momento) not in keys
+            assert (f.end, f.type, f.start, f.attributes) not in keys
     assert sum(1 for f in res.facts if f.type == "SE_ENCUENTRA_CON" and {f.start, f.end} == {JON, DANY}) == 1
 
 
@@ -121,6 +121,8 @@ def test_local_answer_is_asked_with_the_context(got) -> None:  # type: ignore[no
     assert [(a.uid, a.how) for a in res.anchors] == [("Personaje|robb stark", "llm:exact")]
     assert res.answer == "Respuesta de prueba." and counter.calls == res.llm_calls == 2
     assert "Robb Stark TRAICIONA_A Walder Frey" in counter.prompts[-1]
+    assert all(c in counter.prompts[0] for c in ONTO.classes)  # the anchor prompt names the ontology's classes
+    assert "in the language of the question" in counter.prompts[-1]
 
 
 def test_hops_are_validated(got) -> None:  # type: ignore[no-untyped-def]
@@ -171,6 +173,17 @@ def test_global_map_reduce_filters_orders_and_skips_failures(summarized) -> None
     reduce_prompt = counter.prompts[-1]
     assert reduce_prompt.index("EXTRACT-B") < reduce_prompt.index("EXTRACT-A")
     assert "EXTRACT-D" not in reduce_prompt
+    assert "in the language of the question" in reduce_prompt
+
+
+def test_global_answer_language_can_be_forced(summarized) -> None:  # type: ignore[no-untyped-def]
+    driver, settings, ids = summarized
+    counter = CallCounter()
+    chat = ReplayChatModel(responses={f"community:{i}": _rating(9, "x") for i in ids}, fallback=["ANSWER"],
+                           callbacks=[counter])  # fmt: skip
+    res = global_search(driver, settings, "¿Qué bandos hay?", chat=chat, threshold=5, language="English")
+    assert res.answer == "ANSWER" and counter.calls == len(ids) + 1
+    assert all("in English" in p and "language of the question" not in p for p in counter.prompts)
 
 
 def test_global_nothing_relevant_makes_no_reduce_call(summarized) -> None:  # type: ignore[no-untyped-def]

@@ -7,43 +7,36 @@ sentences below are made up for these tests.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from graphrag_got.cli import main
 from graphrag_got.errors import OntologyError
-from graphrag_got.importers import import_text2kgbench, write_ontology
+from graphrag_got.importers import import_text2kgbench, renamed_labels, write_ontology
 from graphrag_got.importers.text2kgbench import class_identifier, relation_identifier
 from graphrag_got.ontology import Ontology
 from support import TEXT2KGBENCH_DATA, needs_text2kgbench
 
-REPO = Path(__file__).resolve().parents[1]
-BENCH_DIR = REPO / "benchmarks" / "text2kgbench"
 DATA = TEXT2KGBENCH_DATA
 WEBNLG = DATA / "dbpedia_webnlg"
 needs_data = needs_text2kgbench
 
 
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def scorer():
     pytest.importorskip("nltk", reason="the scorer needs NLTK: pip install -e '.[bench]'")
-    return _load("t2kb_scorer", BENCH_DIR / "scorer.py")
+    from benchmarks.text2kgbench import scorer
+
+    return scorer
 
 
 @pytest.fixture(scope="module")
 def reproduce(scorer):
-    return _load("t2kb_reproduce", BENCH_DIR / "reproduce.py")
+    from benchmarks.text2kgbench import reproduce
+
+    return reproduce
 
 
 # ----------------------------------------------------------------------------- identifiers
@@ -113,6 +106,16 @@ def test_import_handmade_edge_cases(tmp_path):
     assert "relation \"employer\"" in validated.classes["Organisation"].comment
     assert 'original label: "birth date"' in rels["BIRTH_DATE"].comment
     assert all(not r.symmetric for r in validated.relations)
+    # only the labels whose spelling changed count as renamed ("Organisation" stays, datatypes are not labels)
+    assert renamed_labels(label_map) == {
+        "classes": {"human": "Human", "Document": "DocumentConcept", "ethnic group": "EthnicGroup",
+                    "ethnicGroup": "EthnicGroup"},
+        "relations": {"birth date": "BIRTH_DATE", "birthDate": "BIRTH_DATE_2", "mentions": "MENTIONS_REL",
+                      "ethnicGroup": "ETHNIC_GROUP", "staff": "STAFF", "employer": "EMPLOYER", "height": "HEIGHT"},
+    }
+    # the benchmark has no relation attributes: the import must not declare one
+    assert "atributos_de_relacion" not in onto and "relation_attributes" not in onto
+    assert validated.relation_attributes == {}
 
 
 @pytest.mark.parametrize("content, fragment", [
@@ -160,7 +163,52 @@ def test_every_local_ontology_validates():
     assert files
     for path in files:
         onto, _ = import_text2kgbench(path)
-        Ontology.from_dict(onto, source=str(path))  # raises OntologyError on any problem
+        validated = Ontology.from_dict(onto, source=str(path))  # raises OntologyError on any problem
+        # no source file has relation attributes, so no import may declare one (it would reach the prompt)
+        assert "relation_attributes" not in json.loads(path.read_text(encoding="utf-8"))
+        assert validated.relation_attributes == {}, path.name
+
+
+# ----------------------------------------------------------------------------- `ontology import` command
+DATATYPE_SPELLINGS = {"string", "number", "date", "year"}  # the datatypes the DBpedia-WebNLG files use
+
+
+def _expected_renames(source: dict, written: dict) -> int:
+    """Labels of the source that do not survive verbatim as a class or relation name of the output."""
+    relation_names = {r["nombre"] for r in written["relaciones"]}
+    class_spellings = {c["label"] for c in source["concepts"]}
+    class_spellings |= {r[end] for r in source["relations"] for end in ("domain", "range")
+                        if r[end] and r[end].lower() not in DATATYPE_SPELLINGS}
+    renamed_relations = {r["label"] for r in source["relations"]} - relation_names
+    return len(renamed_relations) + len(class_spellings - set(written["clases"]))
+
+
+@needs_data
+def test_ontology_import_command(tmp_path, capsys):
+    src = WEBNLG / "ontologies" / "2_musicalwork_ontology.json"  # has class labels that get renamed too
+    out = tmp_path / "imported" / "musicalwork.json"
+    code = main(["ontology", "import", "--from", "text2kgbench", str(src), "-o", str(out)])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err
+    onto = Ontology.from_file(out)
+    written = json.loads(out.read_text(encoding="utf-8"))
+    source = json.loads(src.read_text(encoding="utf-8"))
+    expected = _expected_renames(source, written)
+    assert 0 < expected < len(source["relations"]) + len(source["concepts"])
+    assert f"wrote {out}: {len(onto.classes)} classes, {len(onto.relations)} relations " in printed.out
+    assert f"({expected} labels renamed to identifiers:" in printed.out
+    assert onto.relation_attributes == {}
+
+
+def test_ontology_import_command_bad_input(tmp_path, capsys):
+    bad = _write(tmp_path, {"concepts": [], "relations": [{"label": "x", "domain": "", "range": ""}, 5]})
+    out = tmp_path / "out.json"
+    code = main(["ontology", "import", "--from", "text2kgbench", str(bad), "-o", str(out)])
+    printed = capsys.readouterr()
+    assert code == 1
+    assert "$.relations[1]" in printed.err and str(bad) in printed.err
+    assert "Traceback" not in printed.err
+    assert not out.exists()
 
 
 # ----------------------------------------------------------------------------- scorer, hand-made cases

@@ -1,24 +1,24 @@
 """The Text2KGBench replay: published Vicuna-13B answers through our validation (no model).
 
 Reads the benchmark files from the shared data folder (Text2KGBench by Mihindukulasooriya, Tiwari,
-Enguix, Lata; ISWC 2023; CC BY-SA 4.0); skipped when they are not there.
+Enguix, Lata; ISWC 2023; CC BY-SA 4.0); skipped when they are not there. The end-to-end tests run the
+scripts' ``main`` on a copy of a few of those sentences in a temporary folder.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import json
+import re
+import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from graphrag_got.importers import import_text2kgbench
 from graphrag_got.ontology import Ontology
-from support import TEXT2KGBENCH_DATA, needs_text2kgbench
 from graphrag_got.validate import Reason
+from support import REPO, TEXT2KGBENCH_DATA, needs_text2kgbench
 
-REPO = Path(__file__).resolve().parents[1]
-BENCH_DIR = REPO / "benchmarks" / "text2kgbench"
 DATA = TEXT2KGBENCH_DATA
 WEBNLG = DATA / "dbpedia_webnlg"
 pytestmark = needs_text2kgbench
@@ -28,15 +28,9 @@ ONTOLOGY = "10_comicscharacter"  # the smallest test set: keeps this test fast
 @pytest.fixture(scope="module")
 def replay():
     pytest.importorskip("nltk", reason="the scorer needs NLTK: pip install -e '.[bench]'")
-    sys.path.insert(0, str(BENCH_DIR))
-    try:
-        spec = importlib.util.spec_from_file_location("t2kb_replay", BENCH_DIR / "replay.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["t2kb_replay"] = module  # dataclasses look their module up there
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BENCH_DIR))
-    return module
+    from benchmarks.text2kgbench import replay
+
+    return replay
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +98,26 @@ def test_kept_relations_are_ontology_relations(replay, paths):
     assert total > 0
 
 
+def test_judging_triple_by_triple_matches_validating_the_whole_answer(replay, paths):
+    onto_path, _gt, resp = paths
+    ours, label_map = import_text2kgbench(onto_path)
+    onto = Ontology.from_dict(ours)
+    validator = replay.Validator(onto)
+    lookup = replay.relation_lookup(label_map)
+    refused = 0
+    for sid, triples in replay.scorer.load_predictions(resp).items():
+        raw, _ = replay.to_raw_answer(triples, lookup, onto)
+        verdicts = replay.judge_relations(validator, raw, sid, ONTOLOGY)
+        whole = validator.validate(raw, sid, ONTOLOGY)
+        as_tuples = [(r.subject, r.subject_type, r.relation, r.object, r.object_type) for r in whole.relations]
+        assert [(v.subject, v.subject_type, v.relation, v.object, v.object_type)
+                for _item, v, _reason in verdicts if v is not None] == as_tuples
+        assert [item for item, *_ in verdicts] == raw["relations"]
+        assert all((v is None) != (reason is None) for _item, v, reason in verdicts)
+        refused += sum(v is None for _item, v, _reason in verdicts)
+    assert refused > 0
+
+
 def test_typing_votes_and_shapes(replay):
     """Made-up ontology: an entity typed two ways loses the minority triple; a date is no Person."""
     onto = Ontology.from_dict({
@@ -134,3 +148,182 @@ def test_typing_votes_and_shapes(replay):
     assert dec2["paris"].type == "LiteralDate"
     assert not replay.end_checked(dec2["paris"], "BIRTH_DATE", "object")
     assert replay.end_checked(decisions["ann"], "BIRTH_PLACE", "subject")
+
+
+# ----------------------------------------------------------------------------- end to end, on a subset
+# Gold lines of the subset: the first sentence (all kept) and three whose answers lose triples for
+# different reasons (unknown class, range violation, unknown relation), about different subjects.
+SUBSET_LINES = (0, 3, 12, 20)
+
+
+@pytest.fixture
+def subset(tmp_path, paths):
+    """A data folder shaped like the benchmark's, holding one ontology and a few of its sentences."""
+    onto, gt, resp = paths
+    root = tmp_path / "data" / "dbpedia_webnlg"
+    for sub in ("ontologies", "ground_truth", "vicuna13b_responses", "test"):
+        (root / sub).mkdir(parents=True)
+    all_gt = gt.read_text(encoding="utf-8").splitlines()
+    gt_lines = [all_gt[i] for i in SUBSET_LINES]
+    ids = [json.loads(line)["id"] for line in gt_lines]
+    resp_lines = [line for line in resp.read_text(encoding="utf-8").splitlines() if json.loads(line)["id"] in ids]
+    test_src = WEBNLG / "test" / f"ont_{ONTOLOGY}_test.jsonl"
+    test_lines = [line for line in test_src.read_text(encoding="utf-8").splitlines() if json.loads(line)["id"] in ids]
+    assert len(resp_lines) == len(test_lines) == len(ids) > 1
+    files = {
+        root / "ontologies" / onto.name: onto.read_text(encoding="utf-8"),
+        root / "ground_truth" / gt.name: "\n".join(gt_lines) + "\n",
+        root / "vicuna13b_responses" / resp.name: "\n".join(resp_lines) + "\n",
+        root / "test" / test_src.name: "\n".join(test_lines) + "\n",
+    }
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
+    return {"data": tmp_path / "data", "onto": root / "ontologies" / onto.name, "gt": root / "ground_truth" / gt.name,
+            "resp": root / "vicuna13b_responses" / resp.name, "ids": ids}
+
+
+def _sections(text: str) -> dict[str, list[str]]:
+    """``## heading`` -> its lines."""
+    out: dict[str, list[str]] = {}
+    current = "preamble"
+    for line in text.splitlines():
+        if line.startswith("## "):
+            current = line[3:]
+            out[current] = []
+        else:
+            out.setdefault(current, []).append(line)
+    return out
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _rows(lines: list[str], first_cell: str) -> list[list[str]]:
+    return [_cells(line) for line in lines if line.startswith(f"| {first_cell} |")]
+
+
+def test_replay_main_writes_the_report(replay, subset, tmp_path, capsys):
+    out = tmp_path / "results" / "replay.md"
+    assert replay.main(["--data", str(subset["data"]), "--ontologies", "10", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    text = out.read_text(encoding="utf-8")
+    assert printed == f"{text}\nwrote {out}\n"   # the file holds exactly the report shown
+    assert not list(out.parent.glob(".*.tmp"))   # atomic write: no temp file left behind
+
+    assert "CC BY-SA 4.0" in text and "Mihindukulasooriya" in text
+    assert "typing mode of this report: **shape+votes**" in text
+    sections = _sections(text)
+    assert list(sections)[1:] == ["Quality before → after validation",
+                                  "What the validator refused (relation triples, by reason)",
+                                  "How the untyped triples were typed", "Reading these numbers"]
+    scorer = replay.scorer
+    n = len(subset["ids"])
+
+    # quality: "before" is the benchmark's own scoring of the subset; after validation only ontology relations
+    published = scorer.score_files(subset["resp"], subset["gt"], subset["onto"])
+    quality = sections["Quality before → after validation"]
+    (row,) = _rows(quality, ONTOLOGY)
+    assert row[1] == str(n) and len(row) == 2 + len(scorer.METRICS) + 1
+    before_after = dict(zip(scorer.METRICS, (cell.split(" → ") for cell in row[2:])))
+    for metric, (before, after) in before_after.items():
+        assert before == f"{published.averages[metric]:.2f}", metric
+        assert re.fullmatch(r"\d\.\d\d", after), (metric, after)
+    assert before_after["onto_conf"][1] == "1.00" and before_after["rel_halluc"][1] == "0.00"
+    assert re.fullmatch(r"(\d\.\d\d|n/a) → (\d\.\d\d|n/a)", row[-1])
+    for mode in ("shape+votes", "votes"):   # both typing modes are averaged for comparison
+        (avg,) = _rows(quality, f"average, {mode}")
+        assert avg[1] == str(n)
+
+    # the counts add up, across the three places that report them
+    n_pred = sum(len(t) for t in scorer.load_predictions(subset["resp"]).values())
+    reading = "\n".join(sections["Reading these numbers"])
+    m = re.search(r"- (\d+) predicted triples, (\d+) kept \((\S+)\), (\d+) refused, (\d+) of them equal to a gold",
+                  reading)
+    assert m, reading
+    pred, kept, refused, in_gold = (int(m.group(i)) for i in (1, 2, 4, 5))
+    assert pred == n_pred > 0 and kept + refused == pred and 0 < kept and 0 < refused and in_gold <= refused
+    assert m.group(3) == f"{kept / pred:.2f}"
+
+    refusals = sections["What the validator refused (relation triples, by reason)"]
+    header = next(_cells(line) for line in refusals if line.startswith("| ontology | triples |"))
+    this_mode = _rows(refusals, ONTOLOGY)[0]
+    assert this_mode[1:3] == [str(pred), str(kept)]
+    assert this_mode[3] == f"{refused} ({in_gold})"
+    by_reason = {reason: int(cell.split()[0]) for reason, cell in zip(header[4:], this_mode[4:])}
+    assert sum(by_reason.values()) == refused
+    assert len(by_reason) > 1 and set(by_reason) <= {reason.value for reason in Reason}
+
+    typing = sections["How the untyped triples were typed"]
+    (typed_row,) = _rows(typing, ONTOLOGY)
+    typed, no_evidence, tie, conflict, checked, vacuous = map(int, typed_row[1:])
+    assert checked + vacuous == kept
+    assert typed > 0 and min(no_evidence, tie, conflict) >= 0
+
+
+def test_replay_main_reports_a_missing_data_folder(replay, tmp_path, capsys):
+    out = tmp_path / "replay.md"
+    assert replay.main(["--data", str(tmp_path / "nowhere"), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "no dbpedia_webnlg folder" in err and "TEXT2KGBENCH_DIR" in err
+    assert not out.exists()
+
+
+def test_replay_runs_as_a_module_from_the_repo_root(subset, tmp_path):
+    pytest.importorskip("nltk", reason="the scorer needs NLTK: pip install -e '.[bench]'")
+    out = tmp_path / "module-run.md"
+    run = subprocess.run([sys.executable, "-m", "benchmarks.text2kgbench.replay", "--data", str(subset["data"]),
+                          "--ontologies", ONTOLOGY, "--typing", "votes", "--out", str(out)],
+                         cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "typing mode of this report: **votes**" in out.read_text(encoding="utf-8")
+    # run as a file it cannot import its sibling modules: it says how to run it, without a traceback
+    as_file = subprocess.run([sys.executable, str(REPO / "benchmarks" / "text2kgbench" / "replay.py"), "--help"],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert as_file.returncode == 1
+    assert "python -m benchmarks.text2kgbench.replay" in as_file.stderr and "Traceback" not in as_file.stderr
+
+
+def test_live_main_writes_its_report_from_cached_answers(replay, subset, tmp_path, capsys, monkeypatch):
+    """live.py's whole main path with every answer already cached: no model runs, both files are written.
+
+    The cached answers are Vicuna's published triples in our answer shape, stored under the key live.py
+    computes (same settings, ontology and sentence text), so this is the path a rerun takes.
+    """
+    from benchmarks.text2kgbench import live
+
+    def no_model(*_args, **_kwargs):
+        raise AssertionError("every answer is cached: no chat model may be created")
+
+    monkeypatch.setattr(live, "get_chat_model", no_model)
+    home = tmp_path / "home"
+    settings = live.Settings.load(home=home, llm_provider="llamacpp", llamacpp_model="qwen2.5-coder-0.5b",
+                                  max_entities=live.DEFAULT_MAX_ITEMS, max_relations=live.DEFAULT_MAX_ITEMS)
+    cache = live.ExtractionCache(settings.cache_dir, live.model_label(settings, "llamacpp"),
+                                 settings.max_entities, settings.max_relations)
+    ours, label_map = import_text2kgbench(subset["onto"])
+    onto = Ontology.from_dict(ours, source=str(subset["onto"]))
+    lookup = replay.relation_lookup(label_map)
+    predictions = replay.scorer.load_predictions(subset["resp"])
+    tests = replay.scorer.read_jsonl(subset["data"] / "dbpedia_webnlg" / "test" / f"ont_{ONTOLOGY}_test.jsonl")
+    for i, rec in enumerate(tests):
+        raw, _ = replay.to_raw_answer(predictions[rec["id"]], lookup, onto)
+        chunk = live.sentence_chunk(ONTOLOGY, i, rec["id"], rec["sent"])
+        record = {"status": "ok", "parsed": raw, "raw_responses": [json.dumps(raw)], "seconds": 1.5,
+                  "output_tokens": 7}   # the shape extract_chunk stores for an answer that parsed
+        cache.put(chunk.hash, onto.hash, record)
+
+    out = tmp_path / "results" / "live.md"
+    code = live.main(["--data", str(subset["data"]), "--ontologies", "10", "--per-ontology", str(len(tests)),
+                      "--home", str(home), "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    store = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    (run,) = store["runs"]
+    (row,) = run["ontologies"]
+    assert row["ontology"] == ONTOLOGY and row["sentences"] == len(tests)
+    assert row["fresh_calls"] == 0 and row["failed"] == 0 and row["seconds"] == [1.5] * len(tests)
+    assert row["relations_raw"] == sum(len(predictions[r["id"]]) for r in tests)
+    assert 0 < row["relations_kept"] <= row["relations_raw"]
+    text = out.read_text(encoding="utf-8")
+    assert "CC BY-SA 4.0" in text and f"## {run['model']} — {run['sample']}" in text
+    assert f"{len(tests)} sentences, 0 new model calls" in text

@@ -48,7 +48,7 @@ def test_valid_relation_is_kept_with_momento(validator):
     out = validator.validate({"entities": ENTITIES, "relations": [item]})
     assert not out.rejections
     (r,) = out.relations
-    assert r.momento == "en Rocadragón" and r.symmetric
+    assert r.attributes == {"momento": "en Rocadragón"} and r.symmetric
 
 
 @pytest.mark.parametrize(
@@ -110,7 +110,7 @@ def test_entity_reasons(validator):
     ]})
     reasons = sorted(r.reason.value for r in out.rejections)
     assert reasons == sorted(["empty_name", "unknown_class", "invalid_enum_value", "unknown_property", "malformed",
-                              "malformed"])
+                              "name_too_long"])
     (arya,) = out.entities
     # the enum value matched after normalization is stored in its declared spelling
     assert arya.properties == {"genero": "femenino"}
@@ -159,14 +159,18 @@ def test_aggregate_merges_entities_and_symmetric_relations(validator):
                                               "Personaje", momento="en Rocadragón"),
                                           rel("SE_ENCUENTRA_CON", "Daenerys Targaryen", "Personaje", "Jon Snow",
                                               "Personaje")]}, "c2")
-    entities, relations = aggregate([a, b])
-    jon = next(e for e in entities if e["uid"] == "Personaje|jon snow")
-    assert jon["name"] == "Jon Snow"  # first display name wins
-    assert jon["properties"] == {"genero": "masculino", "estado": "vivo"}  # none lost
-    assert jon["chunk_ids"] == ["c1", "c2"]
-    meets = [r for r in relations if r["relation"] == "SE_ENCUENTRA_CON"]
-    # same symmetric fact from both directions merges; a different momento is a separate fact
+    entities, relations = aggregate([a, b], ("momento",))
+    jon = next(e for e in entities if e.uid == "Personaje|jon snow")
+    assert jon.name == "Jon Snow"  # first display name wins
+    assert jon.properties == {"genero": "masculino", "estado": "vivo"}  # none lost
+    assert jon.chunk_ids == ["c1", "c2"]
+    meets = [r for r in relations if r.relation == "SE_ENCUENTRA_CON"]
+    # same symmetric fact from both directions merges; a different identity attribute is a separate fact
     assert len(meets) == 2
-    with_m = next(r for r in meets if r["momento"])
-    assert with_m["chunk_ids"] == ["c1", "c2"]
-    assert with_m["subject_key"] < with_m["object_key"]
+    with_m = next(r for r in meets if r.attributes.get("momento"))
+    assert with_m.chunk_ids == ["c1", "c2"]
+    assert with_m.subject_key < with_m.object_key
+    # without identity attributes the attribute no longer separates facts: one fact, the first value kept
+    _, merged = aggregate([a, b], ())
+    (one,) = [r for r in merged if r.relation == "SE_ENCUENTRA_CON"]
+    assert one.attributes == {"momento": "en Rocadragón"} and one.chunk_ids == ["c1", "c2"]

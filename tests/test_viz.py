@@ -78,7 +78,7 @@ def test_untrusted_strings_are_escaped(tmp_path: Path):
     # the raw markup never appears; its escaped form does
     for raw in (EVIL_SCRIPT, EVIL_IMG, "<evil>", "<Co>", "<b>now</b>", "</svg></html>", "<i>GoT</i>"):
         assert raw not in text
-    assert "&lt;script&gt;document.title=&#x27;pwned&#x27;&lt;/script&gt;" in text
+    assert "&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;" in text  # quotes too (markupsafe)
     assert "&lt;i&gt;GoT&lt;/i&gt; &amp; friends" in text
     page = Page(text)
     assert page.tags.count("script") == 1  # ours only
@@ -106,7 +106,7 @@ def test_structure_counts_and_legend(tmp_path: Path):
     assert "Personaje (2)" in "".join(page.text)
     # parallel edges are drawn apart (different paths)
     text = (tmp_path / "g.html").read_text(encoding="utf-8")
-    assert text.count('data-target="Casa|&quot;q&quot; &amp; &#x27;s&#x27;"') == 2
+    assert text.count('data-target="Casa|&#34;q&#34; &amp; &#39;s&#39;"') == 2
 
 
 def test_page_is_self_contained_and_deterministic(tmp_path: Path):
@@ -148,6 +148,61 @@ def test_colour_by_community(tmp_path: Path):
 def test_empty_graph(tmp_path: Path):
     page = Page(viz.render_html([], [], tmp_path / "e.html", "empty").read_text(encoding="utf-8"))
     assert page.ids["counts"].strip() == "0 nodes, 0 edges"
+
+
+# --- templates -------------------------------------------------------------------------------------
+
+_RENDER_IN_A_PROCESS = """
+import sys
+from graphrag_got import viz
+nodes = [{"uid": f"C|n{i}", "name": f"N{i}", "type": "C" if i % 3 else "D"} for i in range(9)]
+edges = [{"source": f"C|n{i}", "target": f"C|n{(i * 5 + 1) % 9}", "type": "R"} for i in range(7)]
+viz.render_html(nodes, edges, sys.argv[1], "t")
+"""
+
+
+def test_layout_is_the_same_in_every_process(tmp_path: Path):
+    """Same graph -> same file, whatever the interpreter's string hash seed (it orders sets)."""
+    import os
+    import sys
+
+    pages = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"p{seed}.html"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        proc = subprocess.run([sys.executable, "-c", _RENDER_IN_A_PROCESS, str(out)], env=env,
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        pages.append(out.read_text(encoding="utf-8"))
+    assert len(Page(pages[0]).circles) == 9
+    assert pages[0] == pages[1]
+
+
+def test_control_characters_are_replaced(tmp_path: Path):
+    nodes = [{"uid": "C|a\x01b", "name": "a\x01b\x1b[31m", "type": "C\x7f"}]
+    text = viz.render_html(nodes, [], tmp_path / "c.html", "t\x00").read_text(encoding="utf-8")
+    assert not any(ch in text for ch in "\x00\x01\x1b\x7f")
+    page = Page(text)
+    assert page.circles[0]["data-uid"] == "C|a\ufffdb" and page.circles[0]["data-type"] == "C\ufffd"
+    assert "a\ufffdb\ufffd[31m" in page.text
+
+
+def test_script_is_ours_and_carries_no_data(tmp_path: Path):
+    nodes, edges = sample_graph()
+    text = viz.render_html(nodes, edges, tmp_path / "g.html", "t").read_text(encoding="utf-8")
+    script = text.split("<script>", 1)[1].split("</script>", 1)[0]
+    template = (Path(viz.__file__).parent / "templates" / "graph_view.js.j2").read_text(encoding="utf-8")
+    assert script == template  # included verbatim: no value of the graph inside the script
+    assert "data-viz-ready" in script
+
+
+def test_templates_refuse_missing_values():
+    """StrictUndefined: a value the template needs but was not given fails the render."""
+    jinja2 = pytest.importorskip("jinja2")
+    from graphrag_got.html_render import render
+
+    with pytest.raises(jinja2.UndefinedError, match="title"):
+        render("graph.html.j2", nodes=[], edges=[])
 
 
 def test_graph_from_extraction_minimal():

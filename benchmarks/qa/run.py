@@ -25,7 +25,7 @@ e.g. ``NEO4J_URI=bolt://127.0.0.1:7695 GRAPHRAG_HOME=/tmp/graphrag-qa graphrag-g
 A database that is not empty is wiped only when this script loaded it (a ``:QABenchmarkRun`` marker
 node whose fingerprint - document ids/hashes and entity count - still matches) or with ``--force``.
 
-    .venv/bin/python benchmarks/qa/run.py [--extraction out/extraction.json] [--llm] [--force]
+    .venv/bin/python -m benchmarks.qa.run [--extraction out/extraction.json] [--llm] [--force]
 """
 
 from __future__ import annotations
@@ -42,24 +42,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import neo4j
+
+from graphrag_got import communities as cm
+from graphrag_got import cypher
+from graphrag_got import graphdb
+from graphrag_got.config import Settings
+from graphrag_got.errors import GraphragGotError
+from graphrag_got.files import write_json_atomic, write_text_atomic
+from graphrag_got.graphdb import connect
+from graphrag_got.load import LoadSummary, load_extraction
+from graphrag_got.normalize import normalize_name
+from graphrag_got.ontology import Ontology
+from graphrag_got.search.local import LocalResult, local_search
+
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-import neo4j  # noqa: E402
-
-from graphrag_got.files import write_text_atomic  # noqa: E402
-from graphrag_got import cypher  # noqa: E402
-from graphrag_got import communities as cm  # noqa: E402
-from graphrag_got import graphdb  # noqa: E402
-from graphrag_got.config import Settings  # noqa: E402
-from graphrag_got.errors import GraphragGotError  # noqa: E402
-from graphrag_got.extract import write_json_atomic  # noqa: E402
-from graphrag_got.graphdb import connect  # noqa: E402
-from graphrag_got.load import LoadSummary, load_extraction  # noqa: E402
-from graphrag_got.normalize import normalize_name  # noqa: E402
-from graphrag_got.ontology import Ontology  # noqa: E402
-from graphrag_got.search.local import LocalResult, local_search  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "questions.json"

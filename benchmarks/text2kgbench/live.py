@@ -1,12 +1,12 @@
 """Run OUR extractor on a fixed sample of Text2KGBench test sentences; score before vs after validation.
 
-Usage::
+Usage (from the repository root)::
 
-    python benchmarks/text2kgbench/live.py                       # embedded qwen2.5-coder-0.5b, 3 ontologies x 5 sentences
-    python benchmarks/text2kgbench/live.py --model qwen2.5-coder-1.5b --per-ontology 2
-    python benchmarks/text2kgbench/live.py --ontologies 1,9 --per-ontology 10
-    python benchmarks/text2kgbench/live.py --all                 # every test sentence of every ontology (slow)
-    python benchmarks/text2kgbench/live.py --provider ollama --ollama-model qwen2.5:7b-instruct
+    python -m benchmarks.text2kgbench.live                       # embedded qwen2.5-coder-0.5b, 3 ontologies x 5 sentences
+    python -m benchmarks.text2kgbench.live --model qwen2.5-coder-1.5b --per-ontology 2
+    python -m benchmarks.text2kgbench.live --ontologies 1,9 --per-ontology 10
+    python -m benchmarks.text2kgbench.live --all                 # every test sentence of every ontology (slow)
+    python -m benchmarks.text2kgbench.live --provider ollama --ollama-model qwen2.5:7b-instruct
 
 The code path is the one users run: the ontology comes from our importer (``Ontology.from_dict``),
 each test sentence becomes a :class:`graphrag_got.chunking.Chunk`, and
@@ -41,22 +41,24 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-import replay  # noqa: E402
-import reproduce  # noqa: E402
-import scorer  # noqa: E402
+if not __package__:  # run as a file: the sibling modules are importable only through the package
+    sys.exit("run this from the repository root as a module: python -m benchmarks.text2kgbench.live")
 
 from graphrag_got.chunking import Chunk  # noqa: E402
 from graphrag_got.config import Settings  # noqa: E402
 from graphrag_got.errors import GraphragGotError  # noqa: E402
 from graphrag_got.extract import ExtractionCache, PROMPT_VERSION, extract_chunk, system_prompt  # noqa: E402
+from graphrag_got.files import write_json_atomic, write_text_atomic  # noqa: E402
 from graphrag_got.importers import import_text2kgbench  # noqa: E402
 from graphrag_got.llm import get_chat_model, model_label  # noqa: E402
 from graphrag_got.ontology import Ontology  # noqa: E402
 from graphrag_got.schema import extraction_schema  # noqa: E402
 from graphrag_got.validate import Validator  # noqa: E402
+
+from . import replay, reproduce, scorer  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
 
 DEFAULT_ONTOLOGIES = 3
 DEFAULT_PER_ONTOLOGY = 5
@@ -267,9 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     store = args.out.with_suffix(".json")
     runs = [r for r in load_runs(store) if (r.get("model"), r.get("sample"), r.get("max_entities")) !=
             (run["model"], run["sample"], run["max_entities"])] + [run]
-    reproduce.write_atomic(store, json.dumps({"runs": runs}, ensure_ascii=False, indent=1) + "\n")
-    text = markdown(runs)
-    reproduce.write_atomic(args.out, text)
+    write_json_atomic(store, {"runs": runs}, indent=1)
+    write_text_atomic(args.out, markdown(runs))
     print("\n".join(run_markdown(run)))
     print(f"wrote {args.out} and {store}")
     return 0

@@ -2,12 +2,15 @@
 
 Usage::
 
-    python benchmarks/text2kgbench/replay.py [--data DIR] [--ontologies 1,3] [--out FILE]
+    python -m benchmarks.text2kgbench.replay [--data DIR] [--ontologies 1,3] [--out FILE]
+
+(from the repository root).
 
 No model is run. For each DBpedia-WebNLG ontology: import it with
 ``graphrag_got.importers.import_text2kgbench``, turn every response's triples into the raw answer
 shape our extractor produces (``{"entities": [...], "relations": [...]}``), validate it with
-``graphrag_got.validate.Validator`` exactly as ``extract`` does, map the kept relations back to the
+``graphrag_got.validate.Validator`` as ``extract`` does (triple by triple, each with the answer's
+entities: the same verdicts, see :func:`judge_relations`), map the kept relations back to the
 benchmark's labels (``scorer.to_benchmark_relations``) and score both sides with ``scorer.py``.
 Writes a Markdown report to ``results/replay.md``. Every number in it is computed here.
 
@@ -50,15 +53,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import reproduce  # noqa: E402
-import scorer  # noqa: E402
+if not __package__:  # run as a file: the sibling modules are importable only through the package
+    sys.exit("run this from the repository root as a module: python -m benchmarks.text2kgbench.replay")
 
+from graphrag_got.files import write_text_atomic  # noqa: E402
 from graphrag_got.importers import import_text2kgbench  # noqa: E402
 from graphrag_got.normalize import normalize_name  # noqa: E402
 from graphrag_got.ontology import Ontology  # noqa: E402
 from graphrag_got.validate import Validator  # noqa: E402
+
+from . import reproduce, scorer  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
 
 # Literal kinds (datatype keys, lower case) a string of each shape may be.
 _NUMBER_KINDS = {"number", "integer", "int", "nonnegativeinteger", "positiveinteger", "float", "double",
@@ -231,6 +237,40 @@ def relation_lookup(label_map: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def _reason_code(rejection: Any) -> str:
+    """A rejection's reason as its plain code (``Reason`` is a str enum; a plain string passes through)."""
+    reason = rejection.reason
+    return str(getattr(reason, "value", reason))
+
+
+def judge_relations(validator: Validator, raw: Mapping[str, Any], chunk_id: str,
+                    document_id: str) -> list[tuple[dict[str, str], Any, str | None]]:
+    """Each raw relation with its verdict: ``(item, kept relation or None, reason code or None)``.
+
+    The validator judges a triple only against the answer's entity list, never against the other
+    triples, so validating the triples one at a time (each with all the entities) keeps exactly what
+    validating the whole answer keeps. Doing it per triple tells which triple each refusal belongs to
+    from the result's public ``relations``/``rejections`` alone: the refusal of a triple is the
+    rejection its answer has beyond those of the entity list by itself.
+    """
+    entities = list(raw["entities"])
+    baseline = Counter(_reason_code(r) for r in validator.validate({"entities": entities, "relations": []},
+                                                                    chunk_id, document_id).rejections)
+    out: list[tuple[dict[str, str], Any, str | None]] = []
+    for item in raw["relations"]:
+        result = validator.validate({"entities": entities, "relations": [item]}, chunk_id, document_id)
+        if result.relations:
+            out.append((item, result.relations[0], None))
+            continue
+        extra = Counter(_reason_code(r) for r in result.rejections) - baseline
+        reasons = sorted(extra.elements())
+        if len(reasons) != 1:
+            raise RuntimeError(f"{document_id}/{chunk_id}: triple {item} was neither kept nor refused once "
+                               f"(extra rejections: {reasons}); the validator's contract changed")
+        out.append((item, None, reasons[0]))
+    return out
+
+
 def replay_ontology(name: str, onto_path: Path, gt_path: Path, resp_path: Path,
                     mode: str = "shape+votes") -> ReplayResult:
     use_shape = MODES[mode]
@@ -250,29 +290,28 @@ def replay_ontology(name: str, onto_path: Path, gt_path: Path, resp_path: Path,
     typed = checked = vacuous = n_pred = n_kept = 0
     for sid, triples in predictions.items():
         raw, decisions = to_raw_answer(triples, lookup, onto, use_shape)
-        result = validator.validate(raw, chunk_id=sid, document_id=name)
+        verdicts = judge_relations(validator, raw, sid, name)
+        kept_rels = [v for _item, v, _reason in verdicts if v is not None]
         n_pred += len(raw["relations"])
-        n_kept += len(result.relations)
+        n_kept += len(kept_rels)
         gold = {scorer.triple_key(t) for t in ground_truth.get(sid, {}).get("triples", [])}
-        for rej in result.rejections:
-            if rej.kind != "relation":
+        for item, kept_rel, reason in verdicts:
+            if kept_rel is not None:
                 continue
-            refused[rej.reason.value] += 1
-            item = rej.item
-            if all(isinstance(item.get(k), str) for k in ("subject", "relation", "object")):
-                t = scorer.Triple(item["subject"], back.get(item["relation"], item["relation"]), item["object"])
-                refused_gold[rej.reason.value] += scorer.triple_key(t) in gold
+            refused[reason] += 1
+            t = scorer.Triple(item["subject"], back.get(item["relation"], item["relation"]), item["object"])
+            refused_gold[reason] += scorer.triple_key(t) in gold
         for d in decisions.values():
             if d.type is None:
                 untyped[d.reason] += 1
             else:
                 typed += 1
-        for rel in result.relations:
+        for rel in kept_rels:
             ok = all(end_checked(decisions[normalize_name(end)], rel.relation, role)
                      for end, role in ((rel.subject, "subject"), (rel.object, "object")))
             checked += ok
             vacuous += not ok
-        kept = [(r.subject, r.relation, r.object) for r in result.relations]  # our types left out on purpose
+        kept = [(r.subject, r.relation, r.object) for r in kept_rels]  # our types left out on purpose
         after[sid] = scorer.to_benchmark_relations(kept, label_map)
     before_score = scorer.score(predictions, ground_truth, bench_onto)
     after_score = scorer.score(after, ground_truth, bench_onto)
@@ -341,7 +380,11 @@ def refusal_table(rows: Sequence[tuple[str, int, int, Counter[str], Counter[str]
     A cell reads ``refused`` or, when gold counts are given, ``refused (of which in gold)``.
     """
     reasons = sorted({r for *_, c, _g in rows for r in c})
-    lines = ["| ontology | triples | kept | refused | " + " | ".join(reasons) + " |",
+
+    def line(cells: Iterable[object]) -> str:
+        return "| " + " | ".join(map(str, cells)) + " |"
+
+    lines = [line(["ontology", "triples", "kept", "refused", *reasons]),
              "|---|---:|---:|---:|" + "---:|" * len(reasons)]
 
     def cell(c: Counter[str], g: Counter[str] | None, r: str | None = None) -> str:
@@ -358,10 +401,9 @@ def refusal_table(rows: Sequence[tuple[str, int, int, Counter[str], Counter[str]
         if tot_g is not None and g is not None:
             tot_g.update(g)
         tp, tk = tp + pred, tk + kept
-        lines.append(f"| {label} | {pred} | {kept} | {cell(c, g)} | " + " | ".join(cell(c, g, r) for r in reasons) + " |")
+        lines.append(line([label, pred, kept, cell(c, g), *(cell(c, g, r) for r in reasons)]))
     if len(rows) > 1:
-        lines.append(f"| **total** | {tp} | {tk} | {cell(tot, tot_g)} | "
-                     + " | ".join(cell(tot, tot_g, r) for r in reasons) + " |")
+        lines.append(line(["**total**", tp, tk, cell(tot, tot_g), *(cell(tot, tot_g, r) for r in reasons)]))
     return lines
 
 
@@ -491,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
     other = run(args.data, only, next(m for m in MODES if m != args.typing))
     text = markdown(results, other)
     print(text)
-    reproduce.write_atomic(args.out, text)
+    write_text_atomic(args.out, text)
     print(f"wrote {args.out}")
     return 0
 

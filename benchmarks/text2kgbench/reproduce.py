@@ -2,7 +2,9 @@
 
 Usage::
 
-    python benchmarks/text2kgbench/reproduce.py [--data DIR] [--tolerance 0.02] [--out FILE]
+    python -m benchmarks.text2kgbench.reproduce [--data DIR] [--tolerance 0.02] [--out FILE]
+
+(from the repository root).
 
 The data folder (``TEXT2KGBENCH_DIR``, default ``<repo>/../shared/data/text2kgbench``) holds the
 benchmark's DBpedia-WebNLG files: ontologies, ground truth, the Vicuna-13B responses and
@@ -22,10 +24,12 @@ import re
 import sys
 from pathlib import Path
 
-from graphrag_got.files import write_text_atomic
+if not __package__:  # run as a file: the sibling modules are importable only through the package
+    sys.exit("run this from the repository root as a module: python -m benchmarks.text2kgbench.reproduce")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import scorer  # noqa: E402
+from graphrag_got.files import write_text_atomic  # noqa: E402
+
+from . import scorer  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -53,7 +53,7 @@ def run_local(args: argparse.Namespace, settings: Settings) -> int:
         print("anchors: " + (", ".join(f"{a.name} ({a.type}, {a.how})" for a in res.anchors) or "none"))
         print(f"context ({len(res.facts)} facts, up to {res.hops} hop(s)):")
         for f in res.facts:
-            print(f"  [{f.dist}{'m' if f.via == 'momento' else ''}] {f.line}")
+            print(f"  [{f.dist}{'a' if f.via == 'attribute' else ''}] {f.line}")
         for e in res.excerpts:
             print(f"  excerpt {e.chunk_id}: {e.text}")
     for err in res.llm_errors:

@@ -6,6 +6,7 @@ import argparse
 
 from ..config import Settings
 from ..errors import ConfigError
+from .render import progress_bar
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -91,8 +92,8 @@ def run_summarize(args: argparse.Namespace, settings: Settings) -> int:
     from .. import communities as cm
 
     driver, onto = _connect(settings)
-    with driver:
-        res = cm.summarize_communities(driver, settings, ontology=onto, force=args.force, progress=print)
+    with driver, progress_bar() as progress:
+        res = cm.summarize_communities(driver, settings, ontology=onto, force=args.force, progress=progress)
     print(f"communities: {res.communities} ({res.singletons_skipped} singleton(s) not summarized)")
     print(f"summaries: {res.generated} generated, {res.cached} from cache, {res.unchanged} unchanged, "
           f"{len(res.failed)} failed")  # fmt: skip

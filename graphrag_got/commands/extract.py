@@ -8,6 +8,7 @@ from pathlib import Path
 from ..config import Settings
 from ..extract import run_extraction
 from ..ontology import Ontology
+from .render import progress_bar
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -26,9 +27,11 @@ def register(sub: "argparse._SubParsersAction") -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     settings = settings.with_overrides(concurrency=args.concurrency, chunker=args.chunker)
     onto = Ontology.from_file(settings.ontology_path)
-    summary = run_extraction(settings, onto, args.corpus, args.output, revalidate=args.revalidate,
-                             retry_failed=args.retry_failed,
-                             export_replay=Path(args.export_replay) if args.export_replay else None)
+    with progress_bar() as progress:
+        summary = run_extraction(settings, onto, args.corpus, args.output, revalidate=args.revalidate,
+                                 retry_failed=args.retry_failed,
+                                 export_replay=Path(args.export_replay) if args.export_replay else None,
+                                 progress=progress)
     for line in summary.lines():
         print(line)
     return 0

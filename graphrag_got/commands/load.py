@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..config import Settings
 from ..errors import ExtractionFileError
+from .render import progress_bar
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -39,8 +40,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.batch_size is not None:
         settings = settings.with_overrides(batch_size=args.batch_size)
     driver, ontology = _connect_and_ontology(settings)
-    with driver:
-        s = load_extraction(driver, settings, args.extraction, ontology, progress=print)
+    with driver, progress_bar() as progress:
+        s = load_extraction(driver, settings, args.extraction, ontology, progress=progress)
     print(
         f"documents: {s.documents_added} added, {s.documents_updated} updated, "
         f"{s.documents_unchanged} unchanged, {s.documents_pruned} pruned"

@@ -7,6 +7,7 @@ import argparse
 from ..config import Settings
 from ..errors import ModelInstallError
 from .. import model_store
+from .render import progress_bar
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -38,7 +39,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             raise ModelInstallError(
                 f"{name!r} is not a model name this tool can install; choose one of: {known}"
             )
-        path = model_store.install_model(name, settings, progress=print, force=args.force)
+        with progress_bar() as progress:
+            path = model_store.install_model(name, settings, progress=progress, force=args.force)
         print(path)
         return 0
     if cmd == "list":

@@ -6,6 +6,7 @@ import argparse
 
 from ..config import Settings
 from ..errors import Neo4jServerError
+from .render import progress_bar
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -33,7 +34,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     cmd = getattr(args, "neo4j_command", None)
     if cmd == "start":
-        info = srv.ensure_running(settings, wait_s=args.wait)
+        with progress_bar() as progress:
+            info = srv.ensure_running(settings, wait_s=args.wait, progress=progress)
         if not info.started:
             owner = f"embedded, pid {info.pid}" if info.pid else "not started by graphrag-got"
             print(f"Neo4j {info.version or ''} already answers at {info.uri} ({owner}); nothing to do".replace("  ", " "))

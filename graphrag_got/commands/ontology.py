@@ -20,6 +20,8 @@ def register(sub: "argparse._SubParsersAction") -> None:
     c.set_defaults(func=run_check)
     s = osub.add_parser("show", help="readable summary (the same text the extraction prompt uses)")
     s.add_argument("file", nargs="?")
+    s.add_argument("--prompt", action="store_true",
+                   help="print the exact extraction system prompt built from the ontology, then its version")
     s.set_defaults(func=run_show)
     j = osub.add_parser("schema", help="print the JSON schema the LLM output is constrained by")
     j.add_argument("file", nargs="?")
@@ -45,7 +47,18 @@ def run_check(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_show(args: argparse.Namespace, settings: Settings) -> int:
+    if getattr(args, "prompt", False):
+        return run_show_prompt(args, settings)
     print(_load(args, settings).describe())
+    return 0
+
+
+def run_show_prompt(args: argparse.Namespace, settings: Settings) -> int:
+    """`ontology show --prompt`: the extraction system prompt, byte for byte, and its version."""
+    from ..prompts import EXTRACTION_VERSION, extraction_system_prompt
+
+    print(extraction_system_prompt(_load(args, settings)))
+    print(f"prompt version: {EXTRACTION_VERSION}")
     return 0
 
 
@@ -62,7 +75,7 @@ def run_schema(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_import(args: argparse.Namespace, settings: Settings) -> int:
-    from ..importers.text2kgbench import import_text2kgbench, write_ontology
+    from ..importers.text2kgbench import import_text2kgbench, renamed_labels, write_ontology
 
     data, label_map = import_text2kgbench(args.file)
     try:
@@ -70,7 +83,9 @@ def run_import(args: argparse.Namespace, settings: Settings) -> int:
     except OntologyError as exc:
         raise OntologyError(f"the converted ontology is not valid (a bug in the importer):\n{exc}") from None
     write_ontology(data, args.output)
-    renamed = sum(1 for k, v in label_map.items() if k != v)
+    renamed = renamed_labels(label_map)
+    n_classes, n_relations = len(renamed["classes"]), len(renamed["relations"])
     print(f"wrote {args.output}: {len(onto.classes)} classes, {len(onto.relations)} relations "
-          f"({renamed} labels renamed to identifiers)")
+          f"({n_classes + n_relations} labels renamed to identifiers: {n_classes} of classes, "
+          f"{n_relations} of relations)")
     return 0

@@ -34,8 +34,10 @@ Choices made here (the output must be a valid graphrag_got ontology *and* let th
   IN_COMMUNITY) get a suffix (``DocumentConcept``, ``MENTIONS_REL``); a name that would start with a
   digit gets a prefix (``Class1stRunwaySurfaceType``, ``REL_1ST_RUNWAY_NUMBER``); two labels that
   collapse to the same identifier are told apart with ``_2``, ``_3`` (``2``, ``3`` for classes).
-* The benchmark has no symmetry information, so every relation has ``simetrica: false``, and no
-  properties, so every class has ``propiedades: {}``.
+* The benchmark has no symmetry information, so every relation has ``simetrica: false``; no
+  properties, so every class has ``propiedades: {}``; and no relation attributes, so the ontology
+  declares none (no ``atributos_de_relacion`` key), and the extraction schema offers no attribute
+  field.
 
 The label map returned with the ontology is ``{"relations": {label: TYPE}, "classes": {label: Class},
 "datatypes": {datatype: LiteralClass}}``; every key is the benchmark's original spelling.
@@ -261,6 +263,21 @@ def import_text2kgbench(path: str | os.PathLike[str]) -> tuple[dict[str, Any], d
     return ontology, label_map
 
 
+def renamed_labels(label_map: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """The class and relation labels whose identifier differs from the benchmark's spelling.
+
+    ``{"classes": {label: Class}, "relations": {label: TYPE}}``, keeping only the renamed entries
+    (``birthDate`` -> ``BIRTH_DATE`` is one, ``City`` -> ``City`` is not). Datatypes are left out:
+    they become literal classes by design, not because their spelling is not an identifier.
+    """
+    return {kind: {label: name for label, name in label_map[kind].items() if label != name}
+            for kind in ("classes", "relations")}
+
+
 def write_ontology(ontology: dict[str, Any], out_path: str | os.PathLike[str]) -> Path:
     """Write ``ontology`` as pretty JSON, atomically (temp file in the same folder, then rename)."""
-    return write_json_atomic(out_path, ontology, indent=2)
+    try:
+        return write_json_atomic(out_path, ontology, indent=2)
+    except OSError as exc:
+        raise OntologyError(f"cannot write the converted ontology to {out_path}: {exc.strerror or exc}. "
+                            "Choose an --output path in a folder you can write to.", path=str(out_path)) from exc

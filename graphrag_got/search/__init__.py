@@ -1,7 +1,7 @@
 """Questions over the graph: local (entity neighbourhoods) and global (community summaries).
 
     from graphrag_got.search import local_search, global_search
-    res = local_search(driver, settings, "¿Cómo se conocieron Jon Snow y Daenerys?", chat=chat)
+    res = local_search(driver, settings, "How did Ada Lovelace meet Charles Babbage?", chat=chat)
     res = global_search(driver, settings, "¿Qué bandos hay en la guerra?", chat=chat)
 """
 

@@ -7,7 +7,7 @@
   community whatever the thread order.
 * keep ratings >= threshold, sorted by relevance (descending) then community id;
 * reduce: one ``complete_text`` call that answers from the kept extracts, organised by
-  faction/theme. Nothing kept: a fixed answer saying so, and no reduce call.
+  theme or group. Nothing kept: a fixed answer saying so, and no reduce call.
 
 Singleton communities have no summary (see :mod:`graphrag_got.communities`) and are not mapped.
 """
@@ -28,6 +28,7 @@ from ..graphdb import read_all
 from ..config import Settings
 from ..errors import LLMError, SearchError
 from ..llm import Attempt, LLMOutputError, LLMUsage, complete_json, complete_text, get_chat_model
+from ..prompts import map_prompt, reduce_prompt
 
 MAX_MEMBERS_SHOWN = 15
 
@@ -53,19 +54,9 @@ MAP_SCHEMA: dict[str, Any] = {
     "required": ["relevance", "extract"],
 }
 
-MAP_PROMPT = (
-    "You rate how useful one summary of a group of related entities (a community of a knowledge graph) "
-    "is for answering a question, and extract what helps. Use only the summary. "
-    'Answer with only a JSON object: {"relevance": <integer 0-10>, "extract": "<1-3 sentences, in the '
-    'language of the question; empty if irrelevant>"}.'
-)
-
-REDUCE_PROMPT = (
-    "You answer a broad question about a story from extracts of community summaries of a knowledge "
-    "graph, each with its relevance (0-10). Use only these extracts, no outside knowledge. Organise "
-    "the answer by faction or theme (one short paragraph or bullet group each), most relevant first. "
-    "If the extracts are not enough, say so. Answer in the language of the question."
-)
+#: The map and reduce prompts in their default form (language of the question); see ``graphrag_got.prompts``.
+MAP_PROMPT = map_prompt()
+REDUCE_PROMPT = reduce_prompt()
 
 
 @dataclass
@@ -105,8 +96,13 @@ def global_search(
     chat: BaseChatModel | None = None,
     threshold: int | None = None,
     concurrency: int | None = None,
+    language: str | None = None,
 ) -> GlobalResult:
-    """Map-reduce over the community summaries (see module docstring)."""
+    """Map-reduce over the community summaries (see module docstring).
+
+    ``language`` forces the extracts' and the answer's language (``"English"``); None answers in the
+    language of the question.
+    """
     threshold = settings.global_threshold if threshold is None else threshold
     if isinstance(threshold, bool) or not isinstance(threshold, int) or not 0 <= threshold <= 10:
         raise SearchError(f"--threshold must be an integer from 0 to 10, got {threshold!r}")
@@ -119,6 +115,7 @@ def global_search(
     chat = chat or get_chat_model(settings)
     res = GlobalResult(question=question, threshold=threshold)
     lock = threading.Lock()
+    map_system, reduce_system = map_prompt(language), reduce_prompt(language)
 
     def one(row: dict[str, Any]) -> CommunityRating:
         rating = CommunityRating(row["id"], row["title"], row["size"])
@@ -126,7 +123,7 @@ def global_search(
         user = (f"QUESTION: {question}\n\nCOMMUNITY {row['id']}: {row['title'] or ''}\n"
                 f"MEMBERS: {members}\nSUMMARY: {row['summary']}")  # fmt: skip
         try:
-            obj, attempt = complete_json(chat, MAP_PROMPT, user, MapAnswer, schema=MAP_SCHEMA,
+            obj, attempt = complete_json(chat, map_system, user, MapAnswer, schema=MAP_SCHEMA,
                                           replay_key=f"community:{row['id']}", max_tokens=MAP_MAX_TOKENS)
             with lock:
                 res.count(attempt, len(attempt.raw_responses))
@@ -154,7 +151,7 @@ def global_search(
     user = f"QUESTION: {question}\n\nEXTRACTS:\n\n" + "\n\n".join(blocks) + "\n\nAnswer from these extracts only."
     attempt = Attempt()
     try:
-        res.answer = complete_text(chat, REDUCE_PROMPT, user, attempt, max_tokens=REDUCE_MAX_TOKENS)
+        res.answer = complete_text(chat, reduce_system, user, attempt, max_tokens=REDUCE_MAX_TOKENS)
     finally:
         res.count(attempt, 1)
     return res

@@ -3,9 +3,10 @@
 Steps of :func:`local_search`:
 
 1. Anchors. A deterministic matcher (always) looks for graph entities in the normalized question:
-   the whole normalized key as words ("jon snow"), then one distinctive word of a key
-   ("daenerys" -> Daenerys Targaryen), then close spellings (``difflib``: "daeneris"). A word that
-   fits more than ``MAX_AMBIGUOUS`` entities ("stark") is reported as ambiguous and not used.
+   the whole normalized key as words ("ada lovelace"), then one distinctive word of a key
+   ("lovelace" -> Ada Lovelace), then close spellings (``difflib``: "lovelase"). A word that
+   fits more than ``MAX_AMBIGUOUS`` entities (a family name many share) is reported as ambiguous
+   and not used.
    When an answer is wanted, the LLM is also asked for the names the question is about
    (``complete_json``, a list of names) and each name is resolved against the graph the same way,
    which catches aliases the matcher cannot see. With ``answer=False`` (CLI ``--no-answer``) only
@@ -13,9 +14,9 @@ Steps of :func:`local_search`:
 2. Facts. Ontology relations on paths of 1..hops from the anchors (read-only session,
    variable-length Cypher path whose relationship types are restricted to the ontology's, the hop
    bound a validated integer literal, at most ``path_limit`` paths); plus, from 2 hops on,
-   relations whose ``momento`` names an anchor ("en la Boda Roja" for the event Boda Roja).
+   relations one of whose relation attributes names an anchor ("after the Great Fire" for the event Great Fire).
    A symmetric relation (stored both ways) appears once. Ranking: nearest first, then facts
-   joining two anchors, then momento hits, then most supported (number of chunks).
+   joining two anchors, then attribute hits, then most supported (number of chunks).
 3. Context: one line per fact, plus short excerpts of the chunks behind the best facts.
 4. Answer (``complete_text``) from that context only. No anchor, or no fact: a fixed answer
    saying so, and the LLM is not asked.
@@ -25,7 +26,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 import neo4j
@@ -39,6 +42,7 @@ from ..config import Settings
 from ..errors import LLMError, SearchError
 from ..llm import Attempt, LLMOutputError, LLMUsage, complete_json, complete_text, get_chat_model
 from ..normalize import normalize_name
+from ..prompts import anchor_prompt, local_answer_prompt
 
 MAX_AMBIGUOUS = 3  # a partial/fuzzy word matching more entities than this is not an anchor
 MAX_ANCHORS = 10
@@ -51,20 +55,34 @@ ANSWER_MAX_TOKENS = 600
 
 NO_ANCHOR_ANSWER = (
     "No anchor found: the question names no entity of the graph, so there is nothing to answer from. "
-    "Use the name of a character, house, place, organization or event as the corpus writes it."
+    "Use the name of an entity (a person, a place, an organization...) as the corpus writes it."
 )
 NO_FACTS_ANSWER = "The graph has no relation around {names}: not enough context to answer."
 
-# Function words and question words (Spanish and English) never used as partial/fuzzy anchors.
-STOPWORDS = frozenset("""
-como cuando donde quien quienes cual cuales cuanto cuantos porque para sobre entre desde hasta tras
-durante contra segun sino pero este esta estos estas ese esa esos esas eso esto aquel aquella
-tiene tienen tenia hizo hace hacen hacia paso pasa pasaron fueron fue era eran estan estaba sido
-son ser hay habia conocieron conocio conoce conocen relacion relaciona relacionan quien
-todos todas cada otro otra otros otras mismo misma algo alguien nada nunca siempre tambien
-what when where which whom whose about from that this there their they have does did were with
-into after before between
-""".split())
+#: Languages whose function words ship in ``graphrag_got/data/stopwords/<code>.txt``.
+STOPWORD_LANGUAGES = ("es", "en")
+
+
+def load_stopwords(languages: Iterable[str] = STOPWORD_LANGUAGES) -> frozenset[str]:
+    """Function words and question words of ``languages``, never used alone as partial/fuzzy anchors.
+
+    They are language data, not corpus vocabulary: one word a line, ``#`` starts a comment. A
+    question may mix languages with the names it cites, so every shipped list applies by default.
+    """
+    words: set[str] = set()
+    folder = resources.files("graphrag_got").joinpath("data/stopwords")
+    for code in languages:
+        try:
+            text = folder.joinpath(f"{code}.txt").read_text(encoding="utf-8")
+        except FileNotFoundError:
+            shipped = sorted(p.name.removesuffix(".txt") for p in folder.iterdir() if p.name.endswith(".txt"))
+            raise SearchError(f"no stopword list for language {code!r}; shipped: {', '.join(shipped)}") from None
+        for line in text.splitlines():
+            words.update(normalize_name(w) for w in line.split("#", 1)[0].split())
+    return frozenset(words)
+
+
+STOPWORDS = load_stopwords()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -101,11 +119,11 @@ class Fact:
     type: str
     end: str
     end_name: str
-    momento: str
+    attributes: tuple[tuple[str, str], ...]  # the ontology's relation attributes the fact holds
     symmetric: bool
     chunk_ids: list[str]
     dist: int
-    via: str  # "path" or "momento"
+    via: str  # "path", or "attribute" (an attribute value names an anchor)
 
     @property
     def support(self) -> int:
@@ -113,13 +131,13 @@ class Fact:
 
     @property
     def line(self) -> str:
-        return fact_line(self.start_name, self.type, self.end_name, self.momento)
+        return fact_line(self.start_name, self.type, self.end_name, dict(self.attributes))
 
-    def key(self) -> tuple[str, str, str, str]:
+    def key(self) -> tuple[Any, ...]:
         a, b = (self.start, self.end)
         if self.symmetric and b < a:
             a, b = b, a
-        return (a, self.type, b, self.momento)
+        return (a, self.type, b, self.attributes)
 
 
 @dataclass
@@ -161,7 +179,7 @@ _NON_WORD = re.compile(r"[^\w]+")
 
 
 def _words(text: str) -> str:
-    """normalize_name plus punctuation to spaces: '¿Cómo... Daenerys?' -> 'como ... daenerys'."""
+    """normalize_name plus punctuation to spaces: '¿Cómo... Lovelace?' -> 'como ... lovelace'."""
     return " ".join(_NON_WORD.sub(" ", normalize_name(text)).split())
 
 
@@ -257,12 +275,8 @@ ANCHOR_SCHEMA: dict[str, Any] = {
 }
 
 
-ANCHOR_PROMPT = (
-    "You read a question about a knowledge graph and list the named things it is about: characters, "
-    "houses, places, organizations, events. Write each name in full as a text would (e.g. 'Jon Snow', "
-    "'Casa Stark', 'Boda Roja'); resolve nicknames when you know them. No generic words. "
-    'Answer with only a JSON object: {"entities": ["...", "..."]}.'
-)
+#: The anchor prompt without the ontology's classes; ``local_search`` lists the classes it has.
+ANCHOR_PROMPT = anchor_prompt()
 
 
 def find_anchors(question: str, catalog: list[dict[str, Any]], llm_names: list[str] | None = None
@@ -295,40 +309,46 @@ def find_anchors(question: str, catalog: list[dict[str, Any]], llm_names: list[s
 
 
 def _facts(rows: list[dict[str, Any]], via: str) -> list[Fact]:
-    return [Fact(r["start"], r["start_name"], r["type"], r["end"], r["end_name"], r["momento"] or "",
+    return [Fact(r["start"], r["start_name"], r["type"], r["end"], r["end_name"],
+                 tuple(sorted((str(k), str(v)) for k, v in (r.get("attributes") or []))),
                  bool(r["symmetric"]), list(r["chunk_ids"] or []), int(r["dist"]), via) for r in rows]  # fmt: skip
 
 
 def retrieve_facts(driver: neo4j.Driver, settings: Settings, anchors: list[Anchor], hops: int, types: list[str],
-                   max_facts: int, path_limit: int = PATH_LIMIT) -> list[Fact]:  # fmt: skip
-    """The ranked, deduplicated facts around ``anchors`` (read-only session)."""
+                   max_facts: int, path_limit: int = PATH_LIMIT,
+                   attributes: Sequence[str] = ()) -> list[Fact]:  # fmt: skip
+    """The ranked, deduplicated facts around ``anchors`` (read-only session).
+
+    ``attributes``: the ontology's relation attribute names, returned with each fact; facts one of
+    whose attribute values names an anchor are retrieved too (a fact placed at an event).
+    """
     uids = [a.uid for a in anchors]
-    params = {"anchors": uids, "types": types}
+    params = {"anchors": uids, "types": types, "attributes": list(attributes)}
     found = _facts(read_all(driver, settings, cypher.local_direct_facts(), limit=max_facts * 2, **params), "path")
     if hops >= 2:
         q = cypher.local_neighborhood(hops)
         found += _facts(read_all(driver, settings, q, path_limit=path_limit, limit=max_facts * 4, **params), "path")
         names = sorted({a.name.lower() for a in anchors if len(a.name) >= 4})
-        if names:
-            rows = read_all(driver, settings, cypher.local_momento_facts(), types=types, names=names, limit=max_facts)
-            found += _facts(rows, "momento")
+        if names and attributes:
+            rows = read_all(driver, settings, cypher.local_attribute_facts(), names=names, limit=max_facts, **params)
+            found += _facts(rows, "attribute")
     best: dict[tuple[str, str, str, str], Fact] = {}
     for f in found:
         if f.symmetric and f.end < f.start:  # show a symmetric pair in one fixed direction
-            f = Fact(f.end, f.end_name, f.type, f.start, f.start_name, f.momento, True, f.chunk_ids, f.dist, f.via)
+            f = Fact(f.end, f.end_name, f.type, f.start, f.start_name, f.attributes, True, f.chunk_ids, f.dist, f.via)
         k = f.key()
         old = best.get(k)
         if old is None:
             best[k] = f
         else:
             old.dist = min(old.dist, f.dist)
-            if f.via == "momento":
-                old.via = "momento"
+            if f.via == "attribute":
+                old.via = "attribute"
     anchor_set = set(uids)
 
     def rank(f: Fact) -> tuple[Any, ...]:
         both = f.start in anchor_set and f.end in anchor_set
-        return (f.dist, not both, f.via != "momento", -f.support, f.line)
+        return (f.dist, not both, f.via != "attribute", -f.support, f.line)
 
     return sorted(best.values(), key=rank)[:max_facts]
 
@@ -363,12 +383,8 @@ def excerpts_for(driver: neo4j.Driver, settings: Settings, facts: list[Fact], an
     return out
 
 
-ANSWER_PROMPT = (
-    "You answer questions about a story using ONLY the facts and source excerpts given (taken from a "
-    "knowledge graph). Do not use outside knowledge. If they are not enough to answer, say plainly "
-    "that the graph does not contain enough information, and say what it does contain. "
-    "Answer in the language of the question, in a few sentences."
-)
+#: The answer prompt in its default form (language of the question); see ``prompts.local_answer_prompt``.
+ANSWER_PROMPT = local_answer_prompt()
 
 
 def local_search(
@@ -384,11 +400,13 @@ def local_search(
     excerpts: bool = True,
     ontology: Any = None,
     path_limit: int = PATH_LIMIT,
+    language: str | None = None,
 ) -> LocalResult:
     """Answer ``question`` from the neighbourhood of the entities it names (see module docstring).
 
     ``answer=False`` retrieves only (no LLM at all). ``chat`` defaults to ``get_chat_model(settings)``,
-    built only when a call is needed.
+    built only when a call is needed. ``language`` forces the answer's language (``"English"``);
+    None answers in the language of the question.
     """
     hops = settings.local_hops if hops is None else hops
     if isinstance(hops, bool) or not isinstance(hops, int) or not 1 <= hops <= cypher.MAX_HOPS:
@@ -409,8 +427,8 @@ def local_search(
     if answer and llm_anchors:
         chat = chat or get_chat_model(settings)
         try:
-            obj, attempt = complete_json(chat, ANCHOR_PROMPT, f"QUESTION: {question}", AnchorNames, schema=ANCHOR_SCHEMA,
-                                         max_tokens=ANCHOR_MAX_TOKENS)
+            obj, attempt = complete_json(chat, anchor_prompt(list(onto.classes)), f"QUESTION: {question}",
+                                         AnchorNames, schema=ANCHOR_SCHEMA, max_tokens=ANCHOR_MAX_TOKENS)
             res.count(attempt, len(attempt.raw_responses))
             llm_names = [n for n in obj.entities if isinstance(n, str) and n.strip()][:MAX_ANCHORS]
         except LLMOutputError as exc:
@@ -425,7 +443,8 @@ def local_search(
         res.answer = NO_ANCHOR_ANSWER
         return res
 
-    res.facts = retrieve_facts(driver, settings, res.anchors, hops, types, max_facts, path_limit)
+    res.facts = retrieve_facts(driver, settings, res.anchors, hops, types, max_facts, path_limit,
+                               attributes=list(onto.relation_attributes))
     if excerpts and res.facts:
         res.excerpts = excerpts_for(driver, settings, res.facts, res.anchors)
     if not answer:
@@ -437,7 +456,7 @@ def local_search(
     attempt = Attempt()
     user = f"QUESTION: {question}\n\n{res.context_text()}\n\nAnswer the question from this context only."
     try:
-        res.answer = complete_text(chat, ANSWER_PROMPT, user, attempt, max_tokens=ANSWER_MAX_TOKENS)
+        res.answer = complete_text(chat, local_answer_prompt(language), user, attempt, max_tokens=ANSWER_MAX_TOKENS)
     finally:
         res.count(attempt, 1)
     return res

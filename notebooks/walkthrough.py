@@ -1,67 +1,49 @@
-#!/usr/bin/env python3
-"""Write ``notebooks/walkthrough.ipynb`` from the cells below (no outputs).
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
 
-The notebook is generated so that its cells can be reviewed as plain Python here and so that it can
-be regenerated after an API change: edit this file, run ``.venv/bin/python scripts/make_notebook.py``
-and commit both files. ``tests/test_notebook.py`` executes the result against a real Neo4j and the
-embedded model.
-"""
+# %% [markdown]
+# <!-- Source of truth: notebooks/walkthrough.py (jupytext percent format). After editing it, run
+#      `.venv/bin/jupytext --sync notebooks/walkthrough.py` and commit both files;
+#      tests/test_notebook.py checks that they agree and that the .ipynb carries no outputs. -->
+# # graphrag_got walkthrough
+#
+# From a text corpus to a Neo4j knowledge graph that obeys an ontology, and questions over it:
+#
+# 1. settings and a scratch folder,
+# 2. the ontology: read it, edit it (validated), and see a broken edit refused with its JSON path,
+# 3. extraction with the LLM, and what the ontology refused (the discarded-relations report),
+# 4. revalidation of the stored answers against the edited ontology (no LLM call),
+# 5. loading into Neo4j, communities and their summaries,
+# 6. one community drawn inline, and the HTML view of the whole graph,
+# 7. a local question (with its context) and a global question.
+#
+# The example corpus and ontology are in Spanish (Game of Thrones); the code is not tied to them.
+#
+# **Before running.** Settings come from the environment and `.env` (see the README's configuration
+# table); `GRAPHRAG_CORPUS` chooses the corpus. The notebook writes only into its scratch folder
+# (`out/notebook/` in the repository, or `GRAPHRAG_NOTEBOOK_DIR`), but step 5 *writes into the Neo4j
+# database at `NEO4J_URI`*: a document with the same id as one already loaded is replaced, and the
+# communities are recomputed. Extraction and summaries call the LLM once per chunk / community; the
+# answers are cached, so a second run is fast.
 
-from __future__ import annotations
-
-import argparse
-import sys
-from pathlib import Path
-
-import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = ROOT / "notebooks" / "walkthrough.ipynb"
-
-CELLS: list[tuple[str, str]] = []
-
-
-def md(text: str) -> None:
-    CELLS.append(("markdown", text.strip("\n")))
-
-
-def code(text: str) -> None:
-    CELLS.append(("code", text.strip("\n")))
-
-
-# --------------------------------------------------------------------------------------------------
-md("""
-# graphrag_got walkthrough
-
-From a text corpus to a Neo4j knowledge graph that obeys an ontology, and questions over it:
-
-1. settings and a scratch folder,
-2. the ontology: read it, edit it (validated), and see a broken edit refused with its JSON path,
-3. extraction with the LLM, and what the ontology refused (the discarded-relations report),
-4. revalidation of the stored answers against the edited ontology (no LLM call),
-5. loading into Neo4j, communities and their summaries,
-6. one community drawn inline, and the HTML view of the whole graph,
-7. a local question (with its context) and a global question.
-
-The example corpus and ontology are in Spanish (Game of Thrones); the code is not tied to them.
-
-**Before running.** Settings come from the environment and `.env` (see the README's configuration
-table); `GRAPHRAG_CORPUS` chooses the corpus. The notebook writes only into its scratch folder
-(`out/notebook/` in the repository, or `GRAPHRAG_NOTEBOOK_DIR`), but step 5 *writes into the Neo4j
-database at `NEO4J_URI`*: a document with the same id as one already loaded is replaced, and the
-communities are recomputed. Extraction and summaries call the LLM once per chunk / community; the
-answers are cached, so a second run is fast.
-""")
-
-code("""
+# %%
 import json
 import os
 import shutil
 import subprocess
 import sys
-import time
-from collections import Counter
 from pathlib import Path
 
 import graphrag_got
@@ -70,8 +52,8 @@ from IPython.display import HTML, Markdown, display
 
 
 def find_repo_root() -> Path:
-    \"\"\"The checkout this notebook lives in: walk up from the working folder (Jupyter starts the
-    kernel in the notebook's folder), else the folder holding the installed package.\"\"\"
+    """The checkout this notebook lives in: walk up from the working folder (Jupyter starts the
+    kernel in the notebook's folder), else the folder holding the installed package."""
     here = Path.cwd().resolve()
     for folder in (here, *here.parents):
         if (folder / "graphrag_got" / "__init__.py").is_file() and (folder / "ontology").is_dir():
@@ -85,7 +67,7 @@ WORK.mkdir(parents=True, exist_ok=True)
 
 
 def under_root(p: Path) -> Path:
-    \"\"\"Relative settings are relative to the repository root, as for the CLI run from there.\"\"\"
+    """Relative settings are relative to the repository root, as for the CLI run from there."""
     return p if p.is_absolute() else ROOT / p
 
 
@@ -106,12 +88,12 @@ OUT.mkdir(parents=True, exist_ok=True)
 
 
 def md_table(headers, rows) -> Markdown:
-    \"\"\"A small Markdown table (cells with '|' or newlines are escaped).\"\"\"
+    """A small Markdown table (cells with '|' or newlines are escaped)."""
     def cell(v):
-        return str("" if v is None else v).replace("|", "\\\\|").replace("\\n", " ")
+        return str("" if v is None else v).replace("|", "\\|").replace("\n", " ")
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return Markdown("\\n".join(lines))
+    return Markdown("\n".join(lines))
 
 
 display(md_table(["setting", "value"], [
@@ -125,40 +107,35 @@ display(md_table(["setting", "value"], [
     ["Neo4j", f"{settings.neo4j_uri} (database {settings.neo4j_database})"],
     ["state folder (cache, models)", settings.home],
 ]))
-""")
 
-# --------------------------------------------------------------------------------------------------
-md("""
-## 1. The ontology
+# %% [markdown]
+# ## 1. The ontology
+#
+# The ontology declares the entity classes (with their properties) and the relations with their
+# domain (subject classes) and range (object classes). `describe()` is the text the extraction prompt
+# uses, and what `graphrag-got ontology show` prints.
 
-The ontology declares the entity classes (with their properties) and the relations with their
-domain (subject classes) and range (object classes). `describe()` is the text the extraction prompt
-uses, and what `graphrag-got ontology show` prints.
-""")
-
-code("""
+# %%
 from graphrag_got.ontology import Ontology
 from graphrag_got.errors import OntologyError
 
 onto = Ontology.from_file(ONTOLOGY_COPY)
 print(onto.describe())
-print(f"\\nhash {onto.hash[:12]} · {len(onto.classes)} classes · {len(onto.relations)} relations")
-""")
+print(f"\nhash {onto.hash[:12]} · {len(onto.classes)} classes · {len(onto.relations)} relations")
 
-md("""
-### Editing the ontology
+# %% [markdown]
+# ### Editing the ontology
+#
+# The file is plain JSON: edit it with any tool, then validate it with `Ontology.from_dict` (or
+# `graphrag-got ontology check`). Here we make two edits to a *separate* file, `ontology_edited.json`,
+# to compare later:
+#
+# * **narrow** `PARTICIPA_EN`: only a `Personaje` can take part in an event (no more houses or orders);
+# * **widen** `PERTENECE_A`: a character can belong to a `CasaNoble` *or* an `Organizacion`.
+#
+# The extraction below uses the unedited copy; section 3 shows what the edits change.
 
-The file is plain JSON: edit it with any tool, then validate it with `Ontology.from_dict` (or
-`graphrag-got ontology check`). Here we make two edits to a *separate* file, `ontology_edited.json`,
-to compare later:
-
-* **narrow** `PARTICIPA_EN`: only a `Personaje` can take part in an event (no more houses or orders);
-* **widen** `PERTENECE_A`: a character can belong to a `CasaNoble` *or* an `Organizacion`.
-
-The extraction below uses the unedited copy; section 3 shows what the edits change.
-""")
-
-code("""
+# %%
 raw = json.loads(ONTOLOGY_COPY.read_text(encoding="utf-8"))
 edited_raw = json.loads(json.dumps(raw))                  # deep copy
 for rel in edited_raw["relaciones"]:
@@ -169,31 +146,29 @@ for rel in edited_raw["relaciones"]:
 
 edited = Ontology.from_dict(edited_raw, source="ontology_edited.json")   # raises OntologyError if invalid
 ONTOLOGY_EDITED = WORK / "ontology_edited.json"
-ONTOLOGY_EDITED.write_text(json.dumps(edited_raw, ensure_ascii=False, indent=2) + "\\n", encoding="utf-8")
+ONTOLOGY_EDITED.write_text(json.dumps(edited_raw, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
 for name in ("PARTICIPA_EN", "PERTENECE_A"):
     before, after = onto.relation(name), edited.relation(name)
     print(f"{name:<13} before: {' | '.join(before.domain)} -> {' | '.join(before.range)}")
     print(f"{'':<13} after:  {' | '.join(after.domain)} -> {' | '.join(after.range)}")
-print(f"\\nedited ontology valid, written to {ONTOLOGY_EDITED} (hash {edited.hash[:12]})")
-""")
+print(f"\nedited ontology valid, written to {ONTOLOGY_EDITED} (hash {edited.hash[:12]})")
 
-md("""
-### A broken edit is refused, with its JSON path
+# %% [markdown]
+# ### A broken edit is refused, with its JSON path
+#
+# Now a deliberate mistake: `GOBIERNA` gets the range class `Ciudad`, which is not declared in
+# `clases`. `graphrag-got ontology check` exits with code 1 and names the exact place
+# (`$.relaciones[i].rango[j]`); from Python, `OntologyError.problems` holds the same `(json_path,
+# message)` pairs.
 
-Now a deliberate mistake: `GOBIERNA` gets the range class `Ciudad`, which is not declared in
-`clases`. `graphrag-got ontology check` exits with code 1 and names the exact place
-(`$.relaciones[i].rango[j]`); from Python, `OntologyError.problems` holds the same `(json_path,
-message)` pairs.
-""")
-
-code("""
+# %%
 broken_raw = json.loads(json.dumps(raw))
 for rel in broken_raw["relaciones"]:
     if rel["nombre"] == "GOBIERNA":
         rel["rango"] = ["Region", "Ciudad"]          # 'Ciudad' is not a declared class
 ONTOLOGY_BROKEN = WORK / "ontology_broken.json"
-ONTOLOGY_BROKEN.write_text(json.dumps(broken_raw, ensure_ascii=False, indent=2) + "\\n", encoding="utf-8")
+ONTOLOGY_BROKEN.write_text(json.dumps(broken_raw, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
 check = subprocess.run([sys.executable, "-m", "graphrag_got.cli", "ontology", "check", str(ONTOLOGY_BROKEN)],
                        capture_output=True, text=True)
@@ -205,90 +180,82 @@ try:
     Ontology.from_dict(broken_raw, source=ONTOLOGY_BROKEN.name)
 except OntologyError as exc:
     display(md_table(["JSON path", "problem"], exc.problems))
-""")
 
-# --------------------------------------------------------------------------------------------------
-md("""
-## 2. Extraction
+# %% [markdown]
+# ## 2. Extraction
+#
+# `run_extraction` splits the corpus into chunks (paragraphs for `.txt`, headings for `.md`) and asks
+# the LLM for entities and relations, its output constrained by a JSON schema generated from the
+# ontology. Every answer is validated again in code; what the ontology does not allow is kept aside
+# with a reason. Each chunk's raw answer is cached, so rerunning this cell costs no LLM call.
+# Long steps report their progress to a callback (`graphrag_got.progress`); here it prints a line.
 
-`run_extraction` splits the corpus into chunks (paragraphs for `.txt`, headings for `.md`) and asks
-the LLM for entities and relations, its output constrained by a JSON schema generated from the
-ontology. Every answer is validated again in code; what the ontology does not allow is kept aside
-with a reason. Each chunk's raw answer is cached, so rerunning this cell costs no LLM call.
-""")
-
-code("""
+# %%
 from graphrag_got.extract import run_extraction
 from graphrag_got.llm import resolve_provider
+from graphrag_got.progress import ProgressEvent
+
+
+def show_progress(event: ProgressEvent | str) -> None:
+    """A progress callback: one line per finished unit (chunk, community...)."""
+    if isinstance(event, str):  # some steps report plain status lines
+        print(event)
+    elif event.done:
+        stats = "".join(f" · {k} {v}" for k, v in event.stats.items())
+        print(f"  [{event.done}/{event.total if event.total is not None else '?'}] {event.step}{stats}")
+
 
 print(f"corpus {settings.corpus_path} · provider {resolve_provider(settings)}")
-ex = run_extraction(settings, onto, progress_out=print)
-print("\\n".join(ex.lines()))
-extraction = json.loads(ex.out_path.read_text(encoding="utf-8"))
-""")
+ex = run_extraction(settings, onto, progress=show_progress)
+print("\n".join(ex.lines()))
 
-md("""
-### What was refused
+# %% [markdown]
+# ### What was refused
+#
+# `extraction.json` keeps every refused triple with its reason (`domain_violation`,
+# `range_violation`, `unknown_relation`, `subject_not_extracted`, ...). `build_report` groups them
+# by relation, reason and the offending type, with the types the model gave:
 
-`relaciones_descartadas` in `extraction.json` holds every refused triple with its reason
-(`domain_violation`, `range_violation`, `unknown_relation`, `subject_not_extracted`, ...).
-Grouped by reason, relation and the types the model gave:
-""")
+# %%
+from graphrag_got.report import build_report, write_report
 
-code("""
-def triple_key(rej):
-    item = rej.get("item") or {}
-    return (rej["reason"], str(item.get("relation", "?")),
-            str(item.get("subject_type", "?")), str(item.get("object_type", "?")))
-
-refused = extraction["relaciones_descartadas"]
-groups = Counter(triple_key(r) for r in refused)
-print(f"{len(refused)} refused relation(s), {len(extraction['entidades_descartadas'])} refused entit(ies), "
-      f"{len(extraction['failed_chunks'])} chunk(s) with an unusable answer")
-if groups:
-    display(md_table(["reason", "relation", "subject type", "object type", "count"],
-                     [[*k, n] for k, n in groups.most_common(15)]))
+report = build_report(ex.out_path, onto)
+print(f"{ex.rejected_relations} refused relation(s), {ex.rejected_entities} refused entit(ies), "
+      f"{ex.failed_chunks} chunk(s) with an unusable answer")
+if report.relation_groups:
+    display(md_table(["reason", "relation", "offending type", "types given (subject → object)", "count"],
+                     [[g.reason, g.relation, g.offending_type, ", ".join(f"{a} → {b}" for a, b in g.type_pairs),
+                       g.count] for g in report.relation_groups[:15]]))
 else:
     print("nothing was refused")
-""")
 
-md("""
-The same information as a report (`graphrag-got report`): groups with example triples, the source
-excerpt and a suggestion of what to change in the ontology. Written as Markdown, HTML, CSV and JSON;
-the Markdown is shown here.
-""")
+# %% [markdown]
+# The same information as a report (`graphrag-got report`): groups with example triples, the source
+# excerpt and a suggestion of what to change in the ontology. Written as Markdown, HTML, CSV and JSON;
+# the Markdown is shown here.
 
-code("""
-from graphrag_got.report import write_report
-
+# %%
 report_paths = write_report(ex.out_path, OUT, ontology=onto)
 for fmt, path in report_paths.items():
     print(f"{fmt:<5} {path}")
 report_md = Path(report_paths["md"]).read_text(encoding="utf-8")
 limit = 12000
 display(Markdown(report_md if len(report_md) <= limit
-                 else report_md[:limit] + f"\\n\\n*... cut here, full report in `{report_paths['md']}`*"))
-""")
+                 else report_md[:limit] + f"\n\n*... cut here, full report in `{report_paths['md']}`*"))
 
-# --------------------------------------------------------------------------------------------------
-md("""
-## 3. Revalidation: the edited ontology vs the original
+# %% [markdown]
+# ## 3. Revalidation: the edited ontology vs the original
+#
+# `run_extraction(..., revalidate=True)` takes the stored answers and validates them against another
+# ontology, in seconds, without calling the LLM. We revalidate against both ontologies (into separate
+# files, so `extraction.json` stays as it is) and compare. What changes depends on what the model
+# wrote: with few chunks or a small model, the edits may change nothing.
 
-`run_extraction(..., revalidate=True)` takes the stored answers and validates them against another
-ontology, in seconds, without calling the LLM. We revalidate against both ontologies (into separate
-files, so `extraction.json` stays as it is) and compare. What changes depends on what the model
-wrote: with few chunks or a small model, the edits may change nothing.
-""")
-
-code("""
-quiet = lambda line: None  # noqa: E731  (no per-chunk progress lines: this takes well under a second)
-re_orig = run_extraction(settings, onto, out_path=OUT / "revalidated_original.json", revalidate=True,
-                         progress_out=quiet)
-re_edit = run_extraction(settings, edited, out_path=OUT / "revalidated_edited.json", revalidate=True,
-                         progress_out=quiet)
+# %%
+# no progress callback: this takes well under a second
+re_orig = run_extraction(settings, onto, out_path=OUT / "revalidated_original.json", revalidate=True)
+re_edit = run_extraction(settings, edited, out_path=OUT / "revalidated_edited.json", revalidate=True)
 assert re_orig.llm_calls == 0 and re_edit.llm_calls == 0
-data_orig = json.loads(re_orig.out_path.read_text(encoding="utf-8"))
-data_edit = json.loads(re_edit.out_path.read_text(encoding="utf-8"))
 
 reasons = sorted(set(re_orig.by_reason) | set(re_edit.by_reason))
 rows = [["relations kept", re_orig.relations, re_edit.relations],
@@ -297,30 +264,33 @@ rows += [[f"refused: {r}", re_orig.by_reason.get(r, 0), re_edit.by_reason.get(r,
 display(md_table(["", "original ontology", "edited ontology"], rows))
 
 
-def kept(data):
-    return {(r["subject"], r["relation"], r["object"]) for r in data["relations"]}
+from graphrag_got.viz import graph_from_extraction
 
 
-gained, lost = kept(data_edit) - kept(data_orig), kept(data_orig) - kept(data_edit)
+def kept(summary):
+    """The relations an extraction kept, as (subject name, relation, object name)."""
+    nodes, edges = graph_from_extraction(summary.out_path)
+    name = {n["uid"]: n["name"] for n in nodes}
+    return {(name[e["source"]], e["type"], name[e["target"]]) for e in edges}
+
+
+gained, lost = kept(re_edit) - kept(re_orig), kept(re_orig) - kept(re_edit)
 print(f"kept only with the edited ontology: {len(gained)}; kept only with the original: {len(lost)}")
 for s, rel, o in sorted(gained)[:10]:
     print(f"  + {s} {rel} {o}")
 for s, rel, o in sorted(lost)[:10]:
     print(f"  - {s} {rel} {o}")
-""")
 
-# --------------------------------------------------------------------------------------------------
-md("""
-## 4. Neo4j: load the graph
+# %% [markdown]
+# ## 4. Neo4j: load the graph
+#
+# `ensure_running` reuses the Neo4j answering at `NEO4J_URI` (Docker, embedded, any) or starts the
+# embedded one. `load_extraction` MERGEs the extraction in batches: entities become
+# `(:Entity:<Class>)` nodes, relations typed relationships, plus `Document` and `Chunk` nodes for
+# provenance. Loading is idempotent and incremental per document. We load the extraction made with
+# the original ontology.
 
-`ensure_running` reuses the Neo4j answering at `NEO4J_URI` (Docker, embedded, any) or starts the
-embedded one. `load_extraction` MERGEs the extraction in batches: entities become
-`(:Entity:<Class>)` nodes, relations typed relationships, plus `Document` and `Chunk` nodes for
-provenance. Loading is idempotent and incremental per document. We load the extraction made with
-the original ontology.
-""")
-
-code("""
+# %%
 from graphrag_got.graphdb import connect
 from graphrag_got.load import graph_stats, load_extraction
 from graphrag_got.neo4j_server import ensure_running
@@ -335,18 +305,15 @@ print(f"documents +{ls.documents_added} ~{ls.documents_updated} ={ls.documents_u
 stats = graph_stats(driver, settings, onto)
 print(f"graph: {stats['entities']} entities, {stats['entity_relations']} relationships, "
       f"ontology violations {stats['violations']}, missing symmetric directions {stats['missing_symmetric']}")
-""")
 
-# --------------------------------------------------------------------------------------------------
-md("""
-## 5. Communities
+# %% [markdown]
+# ## 5. Communities
+#
+# Louvain over the entity graph (weighted by how many chunks support each relation) groups entities
+# into communities, stored as `(:Community)` nodes. Each community with two or more members then gets
+# an LLM-written title and summary (cached by content): global search reads these summaries.
 
-Louvain over the entity graph (weighted by how many chunks support each relation) groups entities
-into communities, stored as `(:Community)` nodes. Each community with two or more members then gets
-an LLM-written title and summary (cached by content): global search reads these summaries.
-""")
-
-code("""
+# %%
 from graphrag_got.communities import (detect_communities, fact_line, read_entity_graph,
                                       stored_communities, summarize_communities, write_communities)
 
@@ -356,20 +323,18 @@ write_communities(driver, settings, comms)
 sizes = [c.size for c in comms]
 print(f"{len(comms)} communities; sizes {sizes[:15]}{' ...' if len(sizes) > 15 else ''}")
 if any(s > 1 for s in sizes):
-    sm = summarize_communities(driver, settings, ontology=onto, progress=print)
+    sm = summarize_communities(driver, settings, ontology=onto, progress=show_progress)
     print(f"summaries: {sm.generated} new, {sm.cached + sm.unchanged} reused, {len(sm.failed)} failed; "
           f"{sm.llm_calls} LLM calls")
 else:
     print("no community has two members or more: nothing to summarize")
-""")
 
-md("""
-### One community up close
+# %% [markdown]
+# ### One community up close
+#
+# The largest community: its members, the facts among them and its summary.
 
-The largest community: its members, the facts among them and its summary.
-""")
-
-code("""
+# %%
 stored = {c["id"]: c for c in stored_communities(driver, settings)}
 multi = [c for c in comms if c.size > 1]          # comms are sorted by size, largest first
 chosen = multi[0] if multi else None
@@ -390,26 +355,24 @@ else:
     facts = [r for r in eg.relations if r.start in members and r.end in members]
     print("facts:")
     for r in facts:
-        print("  - " + fact_line(eg.entities[r.start]["name"], r.type, eg.entities[r.end]["name"], r.momento))
-""")
+        print("  - " + fact_line(eg.entities[r.start]["name"], r.type, eg.entities[r.end]["name"], dict(r.attributes)))
 
-md("""
-### Drawing it
+# %% [markdown]
+# ### Drawing it
+#
+# networkx + matplotlib: nodes labelled by name and coloured by class, edges labelled by relation
+# (symmetric ones marked "sym."; the arrow then only shows the stored order). The figure is also
+# saved as `community.png` in the scratch folder.
 
-networkx + matplotlib: nodes labelled by name and coloured by class, edges labelled by relation
-(symmetric ones marked "sym."; the arrow then only shows the stored order). The figure is also
-saved as `community.png` in the scratch folder.
-""")
-
-code("""
-%matplotlib inline
+# %%
+# %matplotlib inline
 import matplotlib.pyplot as plt
 import networkx as nx
 from matplotlib.lines import Line2D
 
 
 def draw_entities(eg, uids, title, max_nodes=40):
-    \"\"\"Draw the given entities and the relations among them (the best connected ``max_nodes``).\"\"\"
+    """Draw the given entities and the relations among them (the best connected ``max_nodes``)."""
     g = nx.DiGraph()
     uids = sorted(uids, key=lambda u: (-eg.graph.degree(u) if u in eg.graph else 0, u))[:max_nodes]
     keep = set(uids)
@@ -437,7 +400,7 @@ def draw_entities(eg, uids, title, max_nodes=40):
                             labels={u: eg.entities[u]["name"] for u in g.nodes},
                             bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.75))
     nx.draw_networkx_edge_labels(g, pos, ax=ax, font_size=8, font_color="#444444",
-                                 edge_labels={e: "\\n".join(t) for e, t in labels_on_edge.items()},
+                                 edge_labels={e: "\n".join(t) for e, t in labels_on_edge.items()},
                                  bbox=dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.7))
     ax.legend(handles=[Line2D([0], [0], marker="o", ls="", markersize=11, color=color[c], label=c) for c in classes],
               loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, title="class")
@@ -453,17 +416,15 @@ else:
     fig = draw_entities(eg, list(eg.entities), "the whole entity graph")
 fig.savefig(WORK / "community.png", dpi=110, bbox_inches="tight")
 plt.show()
-""")
 
-md("""
-### The HTML view
+# %% [markdown]
+# ### The HTML view
+#
+# `graphrag_got.viz.render_html` writes one self-contained page (static SVG, pan/zoom, click a node to
+# see its neighbours), coloured by community, the same as `graphrag-got viz`. It is embedded below;
+# the file can also be opened in any browser.
 
-`graphrag_got.viz.render_html` writes one self-contained page (static SVG, pan/zoom, click a node to
-see its neighbours), coloured by community, the same as `graphrag-got viz`. It is embedded below;
-the file can also be opened in any browser.
-""")
-
-code("""
+# %%
 import html as html_lib
 
 from graphrag_got.viz import graph_from_neo4j, render_html
@@ -474,19 +435,16 @@ print(f"{len(nodes)} nodes, {len(edges)} edges -> {graph_html}")
 page = graph_html.read_text(encoding="utf-8")
 display(HTML(f'<div><iframe srcdoc="{html_lib.escape(page, quote=True)}" '
              f'style="width:100%;height:560px;border:1px solid #ccc"></iframe></div>'))
-""")
 
-# --------------------------------------------------------------------------------------------------
-md("""
-## 6. Questions
+# %% [markdown]
+# ## 6. Questions
+#
+# **Local search** finds the entities the question names (anchors, by exact, partial or fuzzy match,
+# helped by names the LLM picks out), collects the facts around them in the graph plus source
+# excerpts, and answers from that context only. If the question names nothing in the graph, we ask
+# instead about the best connected entity.
 
-**Local search** finds the entities the question names (anchors, by exact, partial or fuzzy match,
-helped by names the LLM picks out), collects the facts around them in the graph plus source
-excerpts, and answers from that context only. If the question names nothing in the graph, we ask
-instead about the best connected entity.
-""")
-
-code("""
+# %%
 from graphrag_got.errors import SearchError
 from graphrag_got.search.local import local_search
 
@@ -498,27 +456,25 @@ def show_local(lr):
     print("anchors:", ", ".join(f"{a.name} ({a.type}, {a.how})" for a in lr.anchors) or "none")
     print(f"context ({len(lr.facts)} facts, {len(lr.excerpts)} excerpts):")
     print(lr.context_text())
-    print(f"\\nA: {lr.answer}")
+    print(f"\nA: {lr.answer}")
 
 
 try:
     lr = local_search(driver, settings, LOCAL_QUESTION, ontology=onto)
     if lr.no_anchor and eg.entities:
-        print(f"'{LOCAL_QUESTION}' names no entity of this graph; asking about the best connected one.\\n")
+        print(f"'{LOCAL_QUESTION}' names no entity of this graph; asking about the best connected one.\n")
         hub = max(eg.entities, key=lambda u: (eg.graph.degree(u), u))
         lr = local_search(driver, settings, f"¿Qué se sabe de {eg.entities[hub]['name']}?", ontology=onto)
     show_local(lr)
 except SearchError as exc:
     print(f"local search not possible: {exc}")
-""")
 
-md("""
-**Global search** is map-reduce over the community summaries: each summary is rated for relevance
-to the question (0-10) with a short extract; the extracts above the threshold are combined into one
-answer.
-""")
+# %% [markdown]
+# **Global search** is map-reduce over the community summaries: each summary is rated for relevance
+# to the question (0-10) with a short extract; the extracts above the threshold are combined into one
+# answer.
 
-code("""
+# %%
 from graphrag_got.search.global_ import global_search
 
 GLOBAL_QUESTION = "¿Cuáles son las principales facciones en conflicto y qué las mueve?"
@@ -531,46 +487,14 @@ try:
     print(f"A: {gr.answer}")
 except SearchError as exc:
     print(f"global search not possible: {exc}")
-""")
 
-md("""
-## Files written
+# %% [markdown]
+# ## Files written
+#
+# Everything the notebook wrote is in its scratch folder; the Neo4j graph stays loaded.
 
-Everything the notebook wrote is in its scratch folder; the Neo4j graph stays loaded.
-""")
-
-code("""
+# %%
 driver.close()
 for path in sorted(WORK.rglob("*")):
     if path.is_file():
         print(f"{path.stat().st_size:>9,d}  {path.relative_to(WORK)}")
-""")
-
-
-def build() -> nbformat.NotebookNode:
-    nb = new_notebook()
-    nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
-    nb.metadata["language_info"] = {"name": "python"}
-    for i, (kind, text) in enumerate(CELLS):
-        cell = new_markdown_cell(text) if kind == "markdown" else new_code_cell(text)
-        cell["id"] = f"cell-{i:02d}"  # stable ids: regenerating gives the same file
-        nb.cells.append(cell)
-    nbformat.validate(nb)
-    return nb
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-o", "--out", type=Path, default=DEFAULT_OUT, help=f"default {DEFAULT_OUT.relative_to(ROOT)}")
-    args = ap.parse_args(argv)
-    nb = build()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.out.with_name(args.out.name + ".tmp")
-    nbformat.write(nb, str(tmp))
-    tmp.replace(args.out)
-    print(f"wrote {args.out}: {len(nb.cells)} cells ({sum(c.cell_type == 'code' for c in nb.cells)} code)")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

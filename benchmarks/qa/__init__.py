@@ -1,0 +1,1 @@
+"""Retrieval quality on the GoT corpus (``python -m benchmarks.qa.run``)."""

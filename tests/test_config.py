@@ -1,0 +1,226 @@
+"""Settings: sources and their precedence, empty values, errors, derived ENV map and README table."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphrag_got.config import DEFAULT_HOME, ENV, Settings, settings_table_markdown
+from graphrag_got.errors import ConfigError, GraphragGotError
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+@pytest.fixture()
+def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No setting in the environment and a cwd without `.env` (find_dotenv looks upwards from it)."""
+    for var in ENV.values():
+        monkeypatch.delenv(var, raising=False)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return work
+
+
+# --- defaults and the ENV map ------------------------------------------------------------------
+
+# The defaults before the move to pydantic-settings: changing one is a decision, not an accident.
+OLD_DEFAULTS = {
+    "home": DEFAULT_HOME, "ontology_path": Path("ontology/got.json"), "corpus_path": Path("corpus"),
+    "out_dir": Path("out"), "chunker": "auto", "chunk_min_chars": 40, "chunk_max_chars": 1500,
+    "llm_provider": "auto", "ollama_base_url": "http://localhost:11434", "ollama_model": "qwen2.5:7b-instruct",
+    "llamacpp_model": "qwen2.5-coder-1.5b", "models_path": None, "llamacpp_n_ctx": 4096,
+    "llamacpp_threads": None, "llm_max_tokens": 1536, "llm_timeout_s": 600.0, "replay_file": None,
+    "max_entities": 12, "max_relations": 12, "concurrency": 1, "neo4j_uri": "bolt://127.0.0.1:7687",
+    "neo4j_username": "neo4j", "neo4j_password": "graphrag-got", "neo4j_database": "neo4j",
+    "neo4j_version": "5.26.30", "batch_size": 5000, "community_resolution": 1.0, "community_seed": 42,
+    "local_hops": 2, "local_max_facts": 60, "global_threshold": 5,
+}
+
+
+def test_defaults_are_unchanged(clean_env: Path):
+    assert Settings.load().model_dump() == OLD_DEFAULTS
+    assert Settings().model_dump() == OLD_DEFAULTS
+
+
+def test_env_map_is_derived_from_the_fields():
+    assert set(ENV) == set(Settings.model_fields) == set(OLD_DEFAULTS)
+    assert len(set(ENV.values())) == len(ENV), "two settings share an environment variable"
+    assert ENV["home"] == "GRAPHRAG_HOME" and ENV["neo4j_uri"] == "NEO4J_URI"
+    assert ENV["ollama_base_url"] == "OLLAMA_BASE_URL" and ENV["llm_timeout_s"] == "GRAPHRAG_LLM_TIMEOUT"
+    assert ENV["models_path"] == "GRAPHRAG_MODELS_DIR"
+
+
+def test_every_field_has_a_description():
+    missing = [name for name, info in Settings.model_fields.items() if not (info.description or "").strip()]
+    assert missing == []
+
+
+def test_paths_derived_from_home(clean_env: Path, tmp_path: Path):
+    s = Settings(home=tmp_path / "h")
+    assert s.cache_dir == tmp_path / "h" / "cache"
+    assert s.models_dir == tmp_path / "h" / "models"
+    assert s.with_overrides(models_path=tmp_path / "m").models_dir == tmp_path / "m"
+
+
+# --- sources and precedence ---------------------------------------------------------------------
+
+
+def test_precedence_defaults_dotenv_environment_overrides(clean_env: Path, monkeypatch: pytest.MonkeyPatch):
+    (clean_env / ".env").write_text("GRAPHRAG_BATCH_SIZE=10\nGRAPHRAG_CONCURRENCY=3\nNEO4J_DATABASE=fromfile\n")
+    monkeypatch.setenv("GRAPHRAG_CONCURRENCY", "4")
+    monkeypatch.setenv("NEO4J_DATABASE", "fromenv")
+    s = Settings.load(neo4j_database="fromarg", local_hops=None)
+    assert s.batch_size == 10  # .env over the default
+    assert s.concurrency == 4  # environment over .env
+    assert s.neo4j_database == "fromarg"  # explicit override over everything
+    assert s.local_hops == 2  # None means "not given": the default stays
+
+
+def test_dotenv_is_found_in_a_parent_folder(clean_env: Path, monkeypatch: pytest.MonkeyPatch):
+    (clean_env / ".env").write_text("GRAPHRAG_OLLAMA_MODEL=parent-model\n")
+    child = clean_env / "a" / "b"
+    child.mkdir(parents=True)
+    monkeypatch.chdir(child)
+    assert Settings.load().ollama_model == "parent-model"
+
+
+def test_explicit_env_file_wins_over_the_found_one(clean_env: Path, tmp_path: Path):
+    (clean_env / ".env").write_text("GRAPHRAG_OLLAMA_MODEL=found\n")
+    other = tmp_path / "other.env"
+    other.write_text("GRAPHRAG_OLLAMA_MODEL=explicit\n")
+    assert Settings.load(env_file=other).ollama_model == "explicit"
+
+
+def test_missing_explicit_env_file_is_a_clear_error(clean_env: Path, tmp_path: Path):
+    with pytest.raises(ConfigError, match=r"nope\.env.*does not exist"):
+        Settings.load(env_file=tmp_path / "nope.env")
+
+
+def test_empty_values_mean_unset(clean_env: Path, monkeypatch: pytest.MonkeyPatch):
+    (clean_env / ".env").write_text("NEO4J_PASSWORD=\nGRAPHRAG_MAX_ENTITIES=7\n")
+    monkeypatch.setenv("GRAPHRAG_MAX_ENTITIES", "")
+    monkeypatch.setenv("GRAPHRAG_LLAMACPP_THREADS", "")
+    s = Settings.load()
+    assert s.neo4j_password == "graphrag-got"
+    assert s.max_entities == 7  # the empty environment value does not hide the .env one
+    assert s.llamacpp_threads is None
+
+
+def test_unrelated_dotenv_variables_are_ignored(clean_env: Path):
+    (clean_env / ".env").write_text("COMPOSE_PROJECT_NAME=x\nSOMETHING_ELSE=1\nGRAPHRAG_OUT=elsewhere\n")
+    assert Settings.load().out_dir == Path("elsewhere")
+
+
+def test_variable_names_are_case_sensitive(clean_env: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("graphrag_batch_size", "3")
+    assert Settings.load().batch_size == 5000
+
+
+def test_values_are_typed(clean_env: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("GRAPHRAG_LLM_TIMEOUT", "12.5")
+    monkeypatch.setenv("GRAPHRAG_REPLAY_FILE", "rec/answers.json")
+    monkeypatch.setenv("GRAPHRAG_LLM_PROVIDER", "replay")
+    s = Settings.load()
+    assert s.llm_timeout_s == 12.5 and s.replay_file == Path("rec/answers.json") and s.llm_provider == "replay"
+
+
+def test_direct_construction_reads_no_environment(clean_env: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    monkeypatch.setenv("GRAPHRAG_BATCH_SIZE", "7")
+    monkeypatch.setenv("GRAPHRAG_MODELS_DIR", str(tmp_path / "shared-models"))
+    (clean_env / ".env").write_text("GRAPHRAG_CONCURRENCY=5\n")
+    s = Settings(home=tmp_path / "h")
+    assert s.batch_size == 5000 and s.concurrency == 1 and s.models_dir == tmp_path / "h" / "models"
+    assert Settings.load().batch_size == 7
+
+
+def test_home_default_follows_graphrag_home(clean_env: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    monkeypatch.setenv("GRAPHRAG_HOME", str(tmp_path / "state"))
+    assert Settings().home == tmp_path / "state"
+    assert Settings.load().home == tmp_path / "state"
+    monkeypatch.setenv("GRAPHRAG_HOME", "")
+    assert Settings().home == DEFAULT_HOME
+
+
+# --- with_overrides and errors ------------------------------------------------------------------
+
+
+def test_with_overrides_returns_a_validated_copy(clean_env: Path):
+    base = Settings.load()
+    changed = base.with_overrides(batch_size=2, concurrency=None)
+    assert changed.batch_size == 2 and changed.concurrency == base.concurrency
+    assert base.batch_size == 5000
+    with pytest.raises(ConfigError) as info:
+        base.with_overrides(local_hops=9)
+    assert "GRAPHRAG_LOCAL_HOPS = 9: Input should be less than or equal to 4" in str(info.value)
+
+
+def test_bad_values_name_the_variable_and_the_value(clean_env: Path, monkeypatch: pytest.MonkeyPatch):
+    (clean_env / ".env").write_text("GRAPHRAG_CHUNKER=sentences\n")
+    monkeypatch.setenv("GRAPHRAG_BATCH_SIZE", "zero")
+    with pytest.raises(ConfigError) as info:
+        Settings.load()
+    lines = str(info.value).splitlines()
+    assert lines[0] == "invalid setting(s):"
+    assert any(re.fullmatch(r"  GRAPHRAG_BATCH_SIZE = 'zero': Input should be a valid integer.*", ln) for ln in lines)
+    assert any(ln.startswith("  GRAPHRAG_CHUNKER = 'sentences': Input should be 'auto', 'paragraph' or 'markdown'")
+               for ln in lines)
+    assert "README" in lines[-1]
+    assert isinstance(info.value, GraphragGotError)
+
+
+def test_unknown_override_is_refused(clean_env: Path):
+    with pytest.raises(ConfigError, match="no_such_setting"):
+        Settings.load(no_such_setting=1)
+
+
+# --- the README table ----------------------------------------------------------------------------
+
+
+def _readme_table() -> str:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
+    rows = [ln for ln in section.splitlines() if ln.startswith("|")]
+    return "\n".join(rows) + "\n"
+
+
+def test_readme_table_is_the_generated_one():
+    assert _readme_table() == settings_table_markdown(), (
+        "README.md's configuration table is out of date: replace it with the output of "
+        "`python -m graphrag_got.config`"
+    )
+
+
+def test_table_lists_every_variable_with_its_default():
+    table = settings_table_markdown()
+    rows = table.splitlines()[2:]
+    assert len(rows) == len(ENV)
+    for field, var in ENV.items():
+        row = next(r for r in rows if r.startswith(f"| `{var}` |"))
+        default = OLD_DEFAULTS[field]
+        shown = "(unset)" if default is None else f"`{default.as_posix() if isinstance(default, Path) else default}`"
+        assert row.split(" | ")[1] == shown, row
+    # Literal choices appear in the meaning even when the description does not list them
+    chunker = next(r for r in rows if r.startswith("| `GRAPHRAG_CHUNKER` |"))
+    assert all(f"`{c}`" in chunker for c in ("auto", "paragraph", "markdown"))
+
+
+def test_table_cells_cannot_break_the_table():
+    from pydantic import Field
+    from pydantic_settings import BaseSettings
+
+    class Odd(BaseSettings):
+        mode: str = Field("a|b", validation_alias="X_MODE", description="pipe | inside")
+
+    row = settings_table_markdown(Odd).splitlines()[2]
+    assert row == "| `X_MODE` | `a\\|b` | pipe \\| inside |"
+
+
+def test_module_prints_the_table():
+    out = subprocess.run([sys.executable, "-m", "graphrag_got.config"], capture_output=True, text=True,
+                         check=True, cwd=README.parent).stdout
+    assert out == settings_table_markdown()
