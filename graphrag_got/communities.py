@@ -31,10 +31,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +49,7 @@ from .config import Settings
 from .errors import GraphragGotError, LLMError, Neo4jError
 from .graphdb import read_all, session
 from .llm import LLMOutputError, LLMUsage, complete_json, drop_repeated_sentences
+from .progress import ProgressCallback, ProgressEvent
 from .prompts import COMMUNITY_SUMMARY_VERSION, community_summary_prompt, language_tag
 
 PROMPT_VERSION = COMMUNITY_SUMMARY_VERSION  # in every summary key: a new wording never reuses old summaries
@@ -61,7 +61,6 @@ BOOKKEEPING = frozenset({"uid", "key", "name", "type", "chunk_ids", "doc_ids", "
 MAX_PROMPT_MEMBERS = 60
 MAX_PROMPT_RELATIONS = 80
 
-Progress = Callable[[str], None]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -359,7 +358,7 @@ def summarize_communities(
     label: str | None = None,
     force: bool = False,
     export: bool = True,
-    progress: Progress | None = None,
+    progress: ProgressCallback | None = None,
     language: str | None = None,
 ) -> SummarizeResult:
     """One LLM call per non-singleton community whose summary is missing or out of date.
@@ -373,7 +372,6 @@ def summarize_communities(
     from .files import write_json_atomic
 
     t0 = time.perf_counter()
-    out = progress or (lambda s: print(s, file=sys.stderr, flush=True))
     eg = read_entity_graph(driver, settings, ontology)
     stored = read_all(driver, settings, cypher.communities_with_members())
     if not stored:
@@ -444,8 +442,10 @@ def summarize_communities(
                         write_json_atomic(cache_dir / f"{key}.json", record)
                         rows.append({"id": rec["id"], "title": record["title"], "summary": record["summary"],
                                      "summary_key": key})  # fmt: skip
-                    out(f"  [{done}/{total}] communities summarized · {res.llm_calls} LLM calls · "
-                        f"{len(res.failed)} failed")  # fmt: skip
+                    if progress is not None:
+                        progress(ProgressEvent(step="summaries", done=done, total=total, message=str(rec["id"]),
+                                               stats={"LLM calls": res.llm_calls, "failed": len(res.failed)},
+                                               finished=done >= total))
     if rows:
         try:
             with session(driver, settings, write=True) as ses:

@@ -231,8 +231,10 @@ class Extraction(_Model):
         data = dict(data)
         data["format"] = FORMAT
         relations = []
+        if not isinstance(data.get("relations") or [], list):
+            return data  # reported by the model at $.relations
         for rel in data.get("relations") or []:
-            if isinstance(rel, dict):
+            if isinstance(rel, dict) and isinstance(rel.get("attributes") or {}, dict):
                 rel = dict(rel)
                 attrs = dict(rel.get("attributes") or {})
                 if rel.get("momento") is not None:
@@ -241,8 +243,11 @@ class Extraction(_Model):
                 rel["attributes"] = attrs
             relations.append(rel)
         data["relations"] = relations
-        data["rejections"] = [_legacy_rejection(r) for r in (*(data.pop("relaciones_descartadas", None) or []),
-                                                             *(data.pop("entidades_descartadas", None) or []))]
+        legacy = [v if v is not None else [] for v in (data.pop("relaciones_descartadas", None),
+                                                       data.pop("entidades_descartadas", None))]
+        bad = next((v for v in legacy if not isinstance(v, list)), None)
+        # a list that is not a list is left for the model to report (at $.rejections)
+        data["rejections"] = bad if bad is not None else [_legacy_rejection(r) for part in legacy for r in part]
         return data
 
     # ------------------------------------------------------------------ views

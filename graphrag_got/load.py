@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import logging
 import json
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,9 +38,10 @@ from .config import Settings
 from .errors import Neo4jError, OntologyError
 from .extraction import EntityRecord, Extraction, Rejection
 from .ontology import Ontology
+from .progress import ProgressCallback, ProgressEvent
 from .validate import Validator, identity_attributes, known_entities
 
-Progress = Callable[[str], None]
+logger = logging.getLogger(__name__)
 
 
 def _ontology(ontology: Ontology | str | Path) -> Ontology:
@@ -208,7 +210,8 @@ class LoadSummary:
 class _Writer:
     """Runs ``UNWIND $rows`` queries in batches, one managed transaction per batch."""
 
-    def __init__(self, session: neo4j.Session, batch_size: int, summary: LoadSummary, progress: Progress | None):
+    def __init__(self, session: neo4j.Session, batch_size: int, summary: LoadSummary,
+                 progress: ProgressCallback | None):
         self.session = session
         self.batch_size = batch_size
         self.summary = summary
@@ -237,8 +240,11 @@ class _Writer:
             self.summary.entities_pruned += counters.nodes_deleted if kind == "prune entities" else 0
         ps = self.summary.phase_seconds
         ps[kind] = round(ps.get(kind, 0.0) + time.perf_counter() - t0, 3)
-        if self.progress and rows:
-            self.progress(f"  {what}: {len(rows)} rows in {n_batches} batch(es)")
+        if rows:
+            logger.info("%s: %d rows in %d batch(es)", what, len(rows), n_batches)
+            if self.progress:
+                self.progress(ProgressEvent(step="load", done=self.summary.batches, message=what,
+                                            stats={"rows": len(rows), "batches": n_batches}))
         return total
 
     def read(self, query: str, **params: Any) -> list[neo4j.Record]:
@@ -308,7 +314,7 @@ def load_extraction(
     extraction: dict[str, Any] | str | Path,
     ontology: Any,
     *,
-    progress: Progress | None = None,
+    progress: ProgressCallback | None = None,
 ) -> LoadSummary:
     """Load ``extraction`` (a dict or an ``extraction.json`` path) into the graph.
 
@@ -346,11 +352,8 @@ def load_extraction(
         summary.documents_added, summary.documents_updated = len(new_docs), len(changed)
         summary.documents_unchanged = len(ext.documents) - len(new_docs) - len(changed)
         summary.documents_pruned = len(missing)
-        if progress:
-            progress(
-                f"{source}: {len(new_docs)} new, {len(changed)} changed, {summary.documents_unchanged} unchanged, "
-                f"{len(missing)} removed document(s)"
-            )
+        logger.info("%s: %d new, %d changed, %d unchanged, %d removed document(s)", source, len(new_docs),
+                    len(changed), summary.documents_unchanged, len(missing))
 
         touched_entities: list[dict[str, str]] = []
         touched_relations: list[dict[str, str]] = []

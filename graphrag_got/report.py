@@ -288,6 +288,8 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def _attributes_text(rec: Rejection) -> str:
     """The relation attributes the model gave a refused triple, as ``name: value; ...``."""
     item = rec.item
+    if "relation" not in item:  # not a triple (a non-object answer is kept as {"value": ...})
+        return ""
     given = {k: v for k, v in item.items() if k not in _TRIPLE_KEYS}
     given.update(_as_dict(item.get("attributes")))
     return "; ".join(f"{k}: {_s(v)}" for k, v in given.items() if v not in (None, ""))

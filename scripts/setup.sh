@@ -15,13 +15,22 @@ if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
 
+# llama.cpp is built for a portable x86-64 baseline (AVX2/FMA/F16C), not -march=native: on machines
+# whose CPU advertises AMX/AVX-512 features the kernel or hypervisor does not enable, a native build
+# dies with "Illegal instruction" at the first decode. Set LLAMA_CMAKE_ARGS for another build
+# (e.g. "-DGGML_CUDA=on" for GPUs, "-DGGML_NATIVE=ON" where the CPU is known to be fine).
+LLAMA_CMAKE_ARGS="${LLAMA_CMAKE_ARGS:--DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
+
 stamp=.venv/.graphrag_got-installed
-want="$(sha256sum pyproject.toml | cut -c1-16)"
+want="$( (cat pyproject.toml; echo "$LLAMA_CMAKE_ARGS") | sha256sum | cut -c1-16)"
 if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
     echo "installing graphrag_got and its dependencies into .venv (first time: builds llama-cpp-python, several minutes)"
     .venv/bin/python -m pip install -q --upgrade pip
-    # LLAVA (image support) is not needed; set CMAKE_ARGS yourself for GPU builds (e.g. -DGGML_CUDA=on).
-    CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" .venv/bin/python -m pip install -q -e ".[llamacpp,dev,bench]"
+    # Built from source with the flags above; --no-cache-dir so a wheel built earlier with other
+    # flags (pip caches built wheels regardless of CMAKE_ARGS) is never reused.
+    llama_pin="$(grep -o 'llama-cpp-python==[0-9.]*' pyproject.toml)"
+    CMAKE_ARGS="$LLAMA_CMAKE_ARGS" .venv/bin/python -m pip install -q --no-cache-dir --force-reinstall --no-deps "$llama_pin"
+    .venv/bin/python -m pip install -q -e ".[llamacpp,dev,bench]"
     echo "$want" > "$stamp"
 else
     echo ".venv is up to date"

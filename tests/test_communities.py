@@ -112,13 +112,14 @@ def test_summarize_calls_once_per_community_then_never(got) -> None:  # type: ig
     eligible = [c for c in comms if c.size > 1]
 
     chat, counter = fake_chat([SUMMARY])
-    lines: list[str] = []
+    lines: list = []
     res = cm.summarize_communities(driver, settings, chat, ontology=ONTO, label="fake", progress=lines.append)
     assert counter.calls == res.llm_calls == len(eligible)
     assert (res.generated, res.cached, res.unchanged, res.failed) == (len(eligible), 0, 0, [])
     assert res.singletons_skipped == len(comms) - len(eligible)
     assert res.input_tokens > 0 and res.tokens_estimated  # the fake model reports no usage
-    assert lines[-1].lstrip().startswith(f"[{len(eligible)}/{len(eligible)}]")
+    assert (lines[-1].step, lines[-1].done, lines[-1].total) == ("summaries", len(eligible), len(eligible))
+    assert lines[-1].finished and lines[-1].stats["LLM calls"] == res.llm_calls
     # the prompt carries types, properties and relations with momento, not only names
     biggest = next(p for p in counter.prompts if "Jon Snow" in p)
     assert "Jon Snow (Personaje; genero: masculino" in biggest

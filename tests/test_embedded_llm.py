@@ -76,9 +76,10 @@ def test_real_model_extraction_validates_and_audit_is_consistent(llm_settings, t
     # the audit is consistent with the counts
     c = data["counts"]
     assert c["relations"] == len(data["relations"])
-    assert c["rejected_relations"] == len(data["relaciones_descartadas"])
-    assert sum(c["by_reason"].values()) == len(data["relaciones_descartadas"]) + len(data["entidades_descartadas"])
-    for rej in data["relaciones_descartadas"]:
+    refused = [r for r in data["rejections"] if r["kind"] == "relation"]
+    assert c["rejected_relations"] == len(refused)
+    assert sum(c["by_reason"].values()) == len(data["rejections"])
+    for rej in refused:
         assert rej["chunk_id"] == data["chunks"][0]["id"] and rej["message"]
 
     # a rerun pays no LLM call

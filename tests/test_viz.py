@@ -207,21 +207,22 @@ def test_templates_refuse_missing_values():
 
 def test_graph_from_extraction_minimal():
     data = {
+        "format": "graphrag_got.extraction/2",
         "entities": [
             {"uid": "Personaje|jon snow", "key": "jon snow", "name": "Jon Snow", "type": "Personaje", "properties": {}},
             {"uid": "CasaNoble|casa stark", "key": "casa stark", "name": "Casa Stark", "type": "CasaNoble"},
         ],
         "relations": [
             {"subject": "Jon Snow", "subject_key": "jon snow", "subject_type": "Personaje", "relation": "PERTENECE_A",
-             "object": "Casa Stark", "object_key": "casa stark", "object_type": "CasaNoble", "momento": None,
-             "symmetric": False, "chunk_ids": []},
+             "object": "Casa Stark", "object_key": "casa stark", "object_type": "CasaNoble",
+             "attributes": {"momento": "en Invernalia"}, "symmetric": False, "chunk_ids": []},
         ],
     }  # fmt: skip
     nodes, edges = viz.graph_from_extraction(data)
     assert [n["uid"] for n in nodes] == ["Personaje|jon snow", "CasaNoble|casa stark"]
     assert edges == [
         {"source": "Personaje|jon snow", "target": "CasaNoble|casa stark", "type": "PERTENECE_A",
-         "momento": None, "symmetric": False}
+         "attributes": {"momento": "en Invernalia"}, "symmetric": False}
     ]  # fmt: skip
 
 
@@ -252,7 +253,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
 def test_cli_from_extraction(tmp_path: Path, capsys):
     ex = tmp_path / "extraction.json"
     nodes, _ = sample_graph()
-    ex.write_text(json.dumps({"entities": [{**n, "key": n["uid"].split("|", 1)[1]} for n in nodes], "relations": []}))
+    keys = [n["uid"].split("|", 1)[1] for n in nodes]  # the contract wants uid == "<type>|<key>"
+    entities = [{**n, "uid": f"{n['type']}|{key}", "key": key} for n, key in zip(nodes, keys)]
+    ex.write_text(json.dumps({"format": "graphrag_got.extraction/2", "entities": entities, "relations": []}))
     args = parse(["--out", str(tmp_path / "outdir"), "viz", "--out", str(tmp_path / "g.html"), "--extraction", str(ex)])
     assert args.out == str(tmp_path / "outdir")
     assert args.func(args, Settings(out_dir=tmp_path / "outdir")) == 0
@@ -384,7 +387,7 @@ def test_graph_from_neo4j_reads_one_community(viz_driver, tmp_path: Path):
         assert {n["uid"] for n in nodes} == {r["uid"] for r in rows[:3]}
         assert all(n["communityId"] == tag for n in nodes)
         assert sorted((e["type"], e["symmetric"]) for e in edges) == [("PERTENECE_A", False), ("SE_ENCUENTRA_CON", True)]
-        assert next(e for e in edges if e["type"] == "PERTENECE_A")["momento"] == "hoy"
+        assert next(e for e in edges if e["type"] == "PERTENECE_A")["attributes"] == {"momento": "hoy"}
         assert titles == {tag: "Los Stark"}
         # limit keeps the best connected entities (jon: 3 distinct neighbours, dany and stark fewer)
         top, _, _ = viz.graph_from_neo4j(viz_driver, s, community_id=tag, limit=1)
