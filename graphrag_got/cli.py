@@ -11,6 +11,7 @@ the subparser's default. A subcommand that defines an option of the same name fo
 from __future__ import annotations
 
 import argparse
+import os
 import contextlib
 import importlib
 import logging
@@ -46,11 +47,16 @@ GLOBAL_OPTIONS: tuple[GlobalOption, ...] = (
     GlobalOption(("--home",), {"metavar": "DIR",
                                "help": "state folder for caches, models, Neo4j (env GRAPHRAG_HOME)"}),
     GlobalOption(("--out",), {"metavar": "DIR", "help": "output folder (env GRAPHRAG_OUT; default out/)"}),
-    GlobalOption(("--provider",), {"choices": ["auto", "ollama", "llamacpp", "replay"],
+    GlobalOption(("--provider",), {"choices": ["auto", "ollama", "llamacpp", "openai", "langchain", "replay"],
                                    "help": "LLM provider (env GRAPHRAG_LLM_PROVIDER; default auto: Ollama if it "
                                            "answers, else llama.cpp)"}),
-    GlobalOption(("--model",), {"metavar": "NAME", "help": "Ollama model name, or embedded model name / .gguf "
-                                                           "path with --provider llamacpp"}),
+    GlobalOption(("--model",), {"metavar": "NAME", "help": "Ollama model name; embedded model name / .gguf path "
+                                                           "with --provider llamacpp; served model name with "
+                                                           "--provider openai; PROVIDER:MODEL (init_chat_model) "
+                                                           "with --provider langchain"}),
+    GlobalOption(("--base-url",), {"metavar": "URL", "action": "append",
+                                   "help": "OpenAI-compatible server for --provider openai (repeat it, or separate "
+                                           "URLs with commas, for a pool; env GRAPHRAG_OPENAI_BASE_URLS)"}),
     GlobalOption(("--replay-file",), {"metavar": "FILE", "help": "recorded answers for --provider replay"}),
 )
 
@@ -129,11 +135,13 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         "out_dir": getattr(args, "out", None),
         "llm_provider": getattr(args, "provider", None),
         "replay_file": getattr(args, "replay_file", None),
+        "openai_base_urls": getattr(args, "base_url", None),
     }
     settings = Settings.load(env_file=getattr(args, "env_file", None), **overrides)
     model = getattr(args, "model", None)
     if model:
-        key = "llamacpp_model" if settings.llm_provider == "llamacpp" else "ollama_model"
+        key = {"llamacpp": "llamacpp_model", "openai": "openai_model",
+               "langchain": "langchain_model"}.get(settings.llm_provider, "ollama_model")
         settings = settings.with_overrides(**{key: model})
     return settings
 
@@ -175,7 +183,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:  # pragma: no cover - the console script; tests call main()
-    code = main()
+    try:
+        code = main()
+    except BrokenPipeError:
+        # the reader went away (`graphrag-got schema extraction | head`): not an error of ours; point
+        # stdout at devnull so the interpreter's final flush does not raise again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
     if code == EXIT_INTERRUPTED and threading.current_thread() is threading.main_thread():
         # Interpreter shutdown still joins worker threads (e.g. an LLM call in flight): a Ctrl-C
         # there would print a traceback after "interrupted".

@@ -15,22 +15,23 @@ from __future__ import annotations
 import os
 import typing
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from dotenv import find_dotenv
-from pydantic import Field, ValidationError
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
     DotEnvSettingsSource,
     EnvSettingsSource,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
 
 from .errors import ConfigError
 
-Provider = Literal["auto", "ollama", "llamacpp", "replay"]
+Provider = Literal["auto", "ollama", "llamacpp", "openai", "langchain", "replay"]
 
 #: The state folder when GRAPHRAG_HOME is not set.
 DEFAULT_HOME = Path(".graphrag_got")
@@ -82,7 +83,9 @@ class Settings(BaseSettings):
     # --- LLM -------------------------------------------------------------------------------
     llm_provider: Provider = _env(
         "GRAPHRAG_LLM_PROVIDER", "auto",
-        "`auto` (Ollama if it answers and has the model, else llama.cpp), `ollama`, `llamacpp`, `replay`")
+        "`auto` (the LangChain model or OpenAI base URLs when set, else Ollama if it answers and has the model, "
+        "else llama.cpp), `ollama`, `llamacpp`, `openai` (any OpenAI-compatible server), `langchain` (any "
+        "`init_chat_model` string), `replay`")
     ollama_base_url: str = _env("OLLAMA_BASE_URL", "http://localhost:11434", "Ollama server")
     ollama_model: str = _env("GRAPHRAG_OLLAMA_MODEL", "qwen2.5:7b-instruct", "Ollama model")
     llamacpp_model: str = _env("GRAPHRAG_LLAMACPP_MODEL", "qwen2.5-coder-1.5b",
@@ -95,12 +98,56 @@ class Settings(BaseSettings):
     llm_max_tokens: int = _env("GRAPHRAG_LLM_MAX_TOKENS", 1536, "most tokens in one LLM answer", ge=64)
     llm_timeout_s: float = _env("GRAPHRAG_LLM_TIMEOUT", 600.0, "seconds one LLM call may take", gt=0)
     replay_file: Path | None = _env("GRAPHRAG_REPLAY_FILE", None, "recorded answers for the `replay` provider")
+    openai_base_urls: Annotated[list[str], NoDecode] = _env(
+        "GRAPHRAG_OPENAI_BASE_URLS", [],
+        "OpenAI-compatible servers of `openai` (vLLM, LM Studio, llama.cpp, Ollama's `/v1`), comma-separated; "
+        "several form a pool that calls are spread over (unset: the OpenAI API)")
+    openai_model: str | None = _env("GRAPHRAG_OPENAI_MODEL", None,
+                                    "model name for `openai` (unset: the first model the server lists)")
+    openai_api_key: SecretStr | None = _env("OPENAI_API_KEY", None,
+                                            "API key for `openai` (leave unset for local servers)")
+    openai_balance: Literal["least_busy", "round_robin"] = _env(
+        "GRAPHRAG_OPENAI_BALANCE", "least_busy",
+        "how `openai` spreads calls over the pool: `least_busy` (fewest calls in flight, ties in turn) or "
+        "`round_robin`")
+    openai_response_format: Literal["auto", "json_schema", "json_object", "none"] = _env(
+        "GRAPHRAG_OPENAI_RESPONSE_FORMAT", "auto",
+        "how `openai` constrains answers to the JSON schema: `auto` (`json_schema`, stepping down per server to "
+        "`json_object` + schema, then `none`, when a server refuses it), `json_schema`, `json_object`, `none`")
+    langchain_model: str | None = _env(
+        "GRAPHRAG_LANGCHAIN_MODEL", None,
+        "`init_chat_model` string for `langchain`, e.g. `deepseek:deepseek-chat` (install its package yourself)")
+    structured_output: Literal["auto", "json_schema", "function_calling", "none"] = _env(
+        "GRAPHRAG_STRUCTURED_OUTPUT", "auto",
+        "structured output of `langchain` models: `auto` (`json_schema` where supported, else "
+        "`function_calling`, else text with repair), `json_schema`, `function_calling`, `none`")
+    llm_retries: int = _env("GRAPHRAG_LLM_RETRIES", 3,
+                            "more tries of a remote LLM call after HTTP 429/5xx, a connection error or a timeout",
+                            ge=0)
+    llm_backoff_s: float = _env("GRAPHRAG_LLM_BACKOFF", 1.0,
+                                "seconds before the first retry of a remote LLM call, doubled at each retry", ge=0)
     max_entities: int = _env("GRAPHRAG_MAX_ENTITIES", 12, "maxItems of the entity array in the extraction schema",
                              ge=1)
     max_relations: int = _env("GRAPHRAG_MAX_RELATIONS", 12,
                               "maxItems of the relation array in the extraction schema", ge=1)
-    concurrency: int = _env("GRAPHRAG_CONCURRENCY", 1, "parallel LLM calls (Ollama; llama.cpp runs one at a time)",
-                            ge=1)
+    concurrency: int = _env("GRAPHRAG_CONCURRENCY", 1,
+                            "parallel LLM calls (Ollama, `openai`, `langchain`; llama.cpp runs one at a time): "
+                            "with a pool, at least one per server", ge=1)
+
+    # --- trust: evidence, repair, entity resolution, verification ----------------------------
+    evidence: bool = _env("GRAPHRAG_EVIDENCE", True,
+                          "refuse entities not found in their chunk and relations whose ends never meet; keep evidence")
+    evidence_window: int = _env("GRAPHRAG_EVIDENCE_WINDOW", 1,
+                                "sentences apart the two ends of a relation may be (0 = same sentence)", ge=0)
+    mention_threshold: float = _env("GRAPHRAG_MENTION_THRESHOLD", 0.85,
+                                    "fuzzy score (0-1) an entity name needs to count as found in its chunk",
+                                    ge=0, le=1)
+    repair: bool = _env("GRAPHRAG_REPAIR", True,
+                        "audited repair before refusing: infer an end's class, majority class, flip ends")
+    resolution: bool = _env("GRAPHRAG_RESOLUTION", True,
+                            "merge aliases of one entity within a class (logged; aliases file to pin/split)")
+    verify: bool = _env("GRAPHRAG_VERIFY", False,
+                        "ask the model a yes/no question per candidate triple against its evidence sentence")
 
     # --- Neo4j -----------------------------------------------------------------------------
     neo4j_uri: str = _env("NEO4J_URI", "bolt://127.0.0.1:7687", "Neo4j Bolt address (the embedded server listens here)")
@@ -119,6 +166,21 @@ class Settings(BaseSettings):
     global_threshold: int = _env("GRAPHRAG_GLOBAL_THRESHOLD", 5,
                                  "global search: keep communities rated at least this relevant (0 to 10)",
                                  ge=0, le=10)
+
+    @field_validator("openai_base_urls", mode="before")
+    @classmethod
+    def _split_base_urls(cls, value: Any) -> Any:
+        """Comma-separated text or a list (``--base-url`` repeated, each may hold commas) -> clean URLs."""
+        if value is None:
+            return []
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)):
+            return value  # pydantic reports the wrong type
+        urls = [part.strip().rstrip("/") for item in items for part in str(item).split(",") if part.strip()]
+        bad = [u for u in urls if not u.startswith(("http://", "https://"))]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not an http:// or https:// URL (e.g. http://127.0.0.1:8000/v1)")
+        return list(dict.fromkeys(urls))
 
     @classmethod
     def settings_customise_sources(

@@ -83,14 +83,15 @@ def await_indexes() -> str:
 
 
 def existing_documents() -> str:
-    """Every loaded document with its content hash (null while a load of it is unfinished)."""
-    return "MATCH (d:Document) RETURN d.id AS id, d.hash AS hash"
+    """Every loaded document with its content hash and the hash of the ontology it was loaded
+    under (both null while a load of it is unfinished, or from a load older than the field)."""
+    return "MATCH (d:Document) RETURN d.id AS id, d.hash AS hash, d.ontology_hash AS ontology_hash"
 
 
 def merge_documents() -> str:
     """Rows ``{id, path, metadata}``. The hash is removed here and set by
-    :func:`finalize_documents` once everything of the document is written, so an interrupted
-    load is detected (hash mismatch) and redone on the next run."""
+    :func:`finalize_documents` at the end of the same transaction (a document is written by one
+    transaction), so a document without a hash can only come from a load older than that rule."""
     return (
         "UNWIND $rows AS row\n"
         "MERGE (d:Document {id: row.id})\n"
@@ -100,8 +101,12 @@ def merge_documents() -> str:
 
 
 def finalize_documents() -> str:
-    """Rows ``{id, hash}``: mark documents as completely loaded."""
-    return "UNWIND $rows AS row\nMATCH (d:Document {id: row.id})\nSET d.hash = row.hash"
+    """Rows ``{id, hash, ontology_hash}``: mark documents as completely loaded, under that ontology."""
+    return (
+        "UNWIND $rows AS row\n"
+        "MATCH (d:Document {id: row.id})\n"
+        "SET d.hash = row.hash, d.ontology_hash = row.ontology_hash"
+    )
 
 
 def merge_chunks() -> str:
@@ -137,31 +142,35 @@ def _union(target: str, field: str) -> str:
 
 
 def merge_entities(label: str) -> str:
-    """Rows ``{uid, key, name, type, properties, chunk_ids, doc_ids}`` of one ontology class.
+    """Rows ``{uid, key, name, type, properties, chunk_ids, doc_ids, aliases}`` of one ontology class.
 
     ``properties`` holds no nulls (the caller drops them) and is merged with ``+=``, so values
     from earlier loads stay. The display name is the first one seen. ``key`` and ``type`` are
-    set after ``+=``; the loader also drops model field names from ``properties``.
+    set after ``+=``; the loader also drops model field names from ``properties``. ``aliases``
+    (other names entity resolution merged into the entity) is unioned like the provenance lists.
     """
     lab = escape_name(label)
     return (
         "UNWIND $rows AS row\n"
         "MERGE (e:Entity {uid: row.uid})\n"
-        "ON CREATE SET e.name = row.name, e.chunk_ids = row.chunk_ids, e.doc_ids = row.doc_ids\n"
+        "ON CREATE SET e.name = row.name, e.chunk_ids = row.chunk_ids, e.doc_ids = row.doc_ids,\n"
+        "    e.aliases = coalesce(row.aliases, [])\n"
         "ON MATCH SET e.name = coalesce(e.name, row.name),\n"
         f"    e.chunk_ids = {_union('e', 'chunk_ids')},\n"
-        f"    e.doc_ids = {_union('e', 'doc_ids')}\n"
+        f"    e.doc_ids = {_union('e', 'doc_ids')},\n"
+        f"    e.aliases = {_union('e', 'aliases')}\n"
         f"SET e:{lab}, e += row.properties, e.key = row.key, e.type = row.type"
     )
 
 
 def merge_relations(rel_type: str, identity: Sequence[str] = ()) -> str:
-    """Rows ``{start, end, identity, attributes, symmetric, chunk_ids, doc_ids}`` of one type.
+    """Rows ``{start, end, identity, attributes, symmetric, chunk_ids, doc_ids, evidence}`` of one type.
 
     Both ends are matched by ``Entity.uid`` (unique-constraint seek). The relationship is merged on
     (start, type, end) plus the ontology's identity attributes ``identity`` (relation attribute
     names, validated identifiers), whose values in ``row.identity`` are never null (``""`` when
-    absent); the other attributes in ``row.attributes`` (no nulls) are set with ``+=``. Returns
+    absent); the other attributes in ``row.attributes`` (no nulls) are set with ``+=``.
+    ``evidence`` (the sentences stating the fact) is unioned like the provenance lists. Returns
     ``written``: rows whose two ends existed.
     """
     rel = escape_name(rel_type)
@@ -172,10 +181,12 @@ def merge_relations(rel_type: str, identity: Sequence[str] = ()) -> str:
         "MATCH (a:Entity {uid: row.start})\n"
         "MATCH (b:Entity {uid: row.end})\n"
         f"MERGE (a)-{pattern}->(b)\n"
-        "ON CREATE SET r.symmetric = row.symmetric, r.chunk_ids = row.chunk_ids, r.doc_ids = row.doc_ids\n"
+        "ON CREATE SET r.symmetric = row.symmetric, r.chunk_ids = row.chunk_ids, r.doc_ids = row.doc_ids,\n"
+        "    r.evidence = coalesce(row.evidence, [])\n"
         "ON MATCH SET r.symmetric = row.symmetric,\n"
         f"    r.chunk_ids = {_union('r', 'chunk_ids')},\n"
-        f"    r.doc_ids = {_union('r', 'doc_ids')}\n"
+        f"    r.doc_ids = {_union('r', 'doc_ids')},\n"
+        f"    r.evidence = {_union('r', 'evidence')}\n"
         "SET r += row.attributes\n"
         "RETURN count(r) AS written"
     )
@@ -192,7 +203,7 @@ def chunks_of_documents() -> str:
 
 
 def entities_of_documents() -> str:
-    """Entities supported by any of ``$doc_ids`` (read): element id and provenance lists."""
+    """Entities supported by any of ``$doc_ids`` (read, a scan): element id and provenance lists."""
     return (
         "MATCH (e:Entity) WHERE any(d IN coalesce(e.doc_ids, []) WHERE d IN $doc_ids)\n"
         "RETURN elementId(e) AS id, e.chunk_ids AS chunk_ids, e.doc_ids AS doc_ids"
@@ -200,10 +211,43 @@ def entities_of_documents() -> str:
 
 
 def relations_of_documents() -> str:
-    """Entity-to-entity relationships supported by any of ``$doc_ids`` (read)."""
+    """Entity-to-entity relationships supported by any of ``$doc_ids`` (read, a scan)."""
     return (
         "MATCH (:Entity)-[r]->(:Entity) WHERE any(d IN coalesce(r.doc_ids, []) WHERE d IN $doc_ids)\n"
         "RETURN elementId(r) AS id, r.chunk_ids AS chunk_ids, r.doc_ids AS doc_ids"
+    )
+
+
+def entities_by_ids() -> str:
+    """The entities ``$ids`` (element ids, a seek) still supported by one of ``$doc_ids`` (read):
+    uid, type, labels and provenance lists. The support test skips an element id that a later
+    node reused after the entity it was read for was deleted."""
+    return (
+        "MATCH (e:Entity) WHERE elementId(e) IN $ids AND any(d IN coalesce(e.doc_ids, []) WHERE d IN $doc_ids)\n"
+        "RETURN elementId(e) AS id, e.uid AS uid, e.type AS type, labels(e) AS labels,\n"
+        "       e.chunk_ids AS chunk_ids, e.doc_ids AS doc_ids"
+    )
+
+
+def relations_by_ids() -> str:
+    """The relationships ``$ids`` (element ids, a seek) still supported by one of ``$doc_ids``
+    (read): type, the labels of both ends and provenance lists (see :func:`entities_by_ids`)."""
+    return (
+        "MATCH (a:Entity)-[r]->(b:Entity)\n"
+        "WHERE elementId(r) IN $ids AND any(d IN coalesce(r.doc_ids, []) WHERE d IN $doc_ids)\n"
+        "RETURN elementId(r) AS id, type(r) AS type, labels(a) AS start_labels, labels(b) AS end_labels,\n"
+        "       r.chunk_ids AS chunk_ids, r.doc_ids AS doc_ids"
+    )
+
+
+def add_entity_provenance() -> str:
+    """Rows ``{uid, chunk_ids, doc_ids}``: union more provenance into entities already written
+    (cheaper than :func:`merge_entities` when the rest of the row is written already)."""
+    return (
+        "UNWIND $rows AS row\n"
+        "MATCH (e:Entity {uid: row.uid})\n"
+        f"SET e.chunk_ids = {_union('e', 'chunk_ids')},\n"
+        f"    e.doc_ids = {_union('e', 'doc_ids')}"
     )
 
 
@@ -245,12 +289,37 @@ def prune_relations() -> str:
 
 
 def prune_entities() -> str:
-    """Rows ``{id}``: delete those entities that no chunk supports and no relation connects."""
+    """Rows ``{id}``: delete those entities that no chunk supports and no relation connects;
+    returns the ``uid`` of each one deleted."""
     return (
         "UNWIND $rows AS row\n"
         "MATCH (e:Entity) WHERE elementId(e) = row.id AND size(coalesce(e.chunk_ids, [])) = 0\n"
         "  AND NOT EXISTS { (e)--(:Entity) }\n"
-        "DETACH DELETE e"
+        "WITH e, e.uid AS uid\n"
+        "DETACH DELETE e\n"
+        "RETURN uid"
+    )
+
+
+def delete_relations() -> str:
+    """Rows ``{id, type}``: delete those relationships (the current ontology refuses them). The
+    type is checked too, so a stale element id never deletes another relationship."""
+    return (
+        "UNWIND $rows AS row\n"
+        "MATCH ()-[r]->() WHERE elementId(r) = row.id AND type(r) = row.type\n"
+        "DELETE r"
+    )
+
+
+def delete_entities() -> str:
+    """Rows ``{id, uid}``: delete those entities with their relationships (the current ontology
+    refuses their class); returns the ``uid`` of each one deleted."""
+    return (
+        "UNWIND $rows AS row\n"
+        "MATCH (e:Entity) WHERE elementId(e) = row.id AND e.uid = row.uid\n"
+        "WITH e, e.uid AS uid\n"
+        "DETACH DELETE e\n"
+        "RETURN uid"
     )
 
 
@@ -299,6 +368,15 @@ def ontology_violations() -> str:
         "  ELSE 'domain_range' END AS reason\n"
         "WHERE reason IS NOT NULL\n"
         "RETURN type(r) AS type, reason, count(*) AS count ORDER BY type, reason"
+    )
+
+
+def entity_violations() -> str:
+    """Entities none of whose labels is a class in ``$classes`` (a class the ontology dropped),
+    counted per stored ``type``."""
+    return (
+        "MATCH (e:Entity) WHERE none(l IN labels(e) WHERE l IN $classes)\n"
+        "RETURN coalesce(toStringOrNull(e.type), '') AS type, count(*) AS count ORDER BY type"
     )
 
 
@@ -468,8 +546,9 @@ MAX_HOPS = 4
 
 
 def search_entity_catalog() -> str:
-    """Every entity's uid, key, name and type: the vocabulary the anchor matcher works on."""
-    return "MATCH (e:Entity) RETURN e.uid AS uid, e.key AS key, e.name AS name, e.type AS type ORDER BY uid"
+    """Every entity's uid, key, name, type and aliases: the vocabulary the anchor matcher works on."""
+    return ("MATCH (e:Entity) RETURN e.uid AS uid, e.key AS key, e.name AS name, e.type AS type, "
+            "coalesce(e.aliases, []) AS aliases ORDER BY uid")
 
 
 def local_neighborhood(hops: int) -> str:
@@ -495,7 +574,7 @@ def local_neighborhood(hops: int) -> str:
         "WITH r, dist, startNode(r) AS s, endNode(r) AS o\n"
         "RETURN s.uid AS start, s.name AS start_name, o.uid AS end, o.name AS end_name, type(r) AS type,\n"
         "       " + _attribute_pairs("r") + ", coalesce(r.symmetric, false) AS symmetric,\n"
-        "       coalesce(r.chunk_ids, []) AS chunk_ids, dist\n"
+        "       coalesce(r.chunk_ids, []) AS chunk_ids, coalesce(r.evidence, []) AS evidence, dist\n"
         "ORDER BY dist ASC, size(chunk_ids) DESC, start, type, end\n"
         "LIMIT $limit"
     )
@@ -509,7 +588,7 @@ def local_direct_facts() -> str:
         "WHERE (s.uid IN $anchors OR o.uid IN $anchors) AND type(r) IN $types\n"
         "RETURN s.uid AS start, s.name AS start_name, o.uid AS end, o.name AS end_name, type(r) AS type,\n"
         "       " + _attribute_pairs("r") + ", coalesce(r.symmetric, false) AS symmetric,\n"
-        "       coalesce(r.chunk_ids, []) AS chunk_ids, 1 AS dist\n"
+        "       coalesce(r.chunk_ids, []) AS chunk_ids, coalesce(r.evidence, []) AS evidence, 1 AS dist\n"
         "ORDER BY size(chunk_ids) DESC, start, type, end\n"
         "LIMIT $limit"
     )
@@ -525,7 +604,7 @@ def local_attribute_facts() -> str:
         "  AND any(k IN $attributes WHERE any(n IN $names WHERE toLower(toString(coalesce(r[k], ''))) CONTAINS n))\n"
         "RETURN s.uid AS start, s.name AS start_name, o.uid AS end, o.name AS end_name, type(r) AS type,\n"
         "       " + _attribute_pairs("r") + ", coalesce(r.symmetric, false) AS symmetric,\n"
-        "       coalesce(r.chunk_ids, []) AS chunk_ids, 2 AS dist\n"
+        "       coalesce(r.chunk_ids, []) AS chunk_ids, coalesce(r.evidence, []) AS evidence, 2 AS dist\n"
         "ORDER BY size(chunk_ids) DESC, start, type, end\n"
         "LIMIT $limit"
     )
@@ -553,3 +632,55 @@ def community_summaries() -> str:
         "       names[0..$members] AS members\n"
         "ORDER BY id"
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# code impact (used by graphrag_got.code.impact; read only)
+# ---------------------------------------------------------------------------------------------
+
+
+def code_impact_candidates() -> str:
+    """Entities of the classes ``$types`` whose key is ``$key`` or ends with one of ``$suffixes``
+    (``.name`` for a qualified name, ``/name`` for a path), at most ``$limit``."""
+    return (
+        "MATCH (e:Entity) WHERE e.type IN $types\n"
+        "  AND (e.key = $key OR any(s IN $suffixes WHERE e.key ENDS WITH s))\n"
+        "RETURN e.uid AS uid, e.name AS name, e.type AS type, e.path AS path, e.start_line AS start_line,\n"
+        "       e.nodeid AS nodeid\n"
+        "ORDER BY size(e.name), e.name LIMIT $limit"
+    )
+
+
+def code_impact_members() -> str:
+    """What the entities ``$uids`` hold through the relationship types ``$types`` (a file's
+    definitions, a class's methods), restricted to the classes ``$classes``."""
+    return (
+        "MATCH (s:Entity)-[r]->(m:Entity) WHERE s.uid IN $uids AND type(r) IN $types AND m.type IN $classes\n"
+        "RETURN DISTINCT m.uid AS uid, m.name AS name, m.type AS type, m.path AS path,\n"
+        "       m.start_line AS start_line, m.nodeid AS nodeid, s.uid AS via, type(r) AS relation\n"
+        "ORDER BY name"
+    )
+
+
+def code_impact_dependents(relations: Sequence[str]) -> str:
+    """One step of the blast radius: entities with a relationship of ``relations`` *towards* one of
+    ``$frontier`` (uids): the callers, subclasses, importers and tests of the frontier."""
+    if not relations:
+        raise ValueError("code_impact_dependents needs at least one relationship type")
+    types = "|".join(escape_name(r) for r in relations)
+    return (
+        f"MATCH (a:Entity)-[r:{types}]->(b:Entity) WHERE b.uid IN $frontier\n"
+        "RETURN a.uid AS uid, a.name AS name, a.type AS type, a.path AS path, a.start_line AS start_line,\n"
+        "       a.nodeid AS nodeid, b.uid AS via, b.name AS via_name, type(r) AS relation, r.lines AS lines\n"
+        "ORDER BY uid, via"
+    )
+
+
+def code_graph_size() -> str:
+    """How many entities of the classes ``$types`` the graph holds (is a code graph loaded?)."""
+    return "MATCH (e:Entity) WHERE e.type IN $types RETURN count(e) AS count"
+
+
+def code_impact_unresolved() -> str:
+    """``unresolved_calls`` of the entities ``$uids`` (a property the code extractor writes)."""
+    return "MATCH (e:Entity) WHERE e.uid IN $uids RETURN e.uid AS uid, e.unresolved_calls AS unresolved"

@@ -33,6 +33,11 @@ from .extraction import ChunkRecord, DocumentRecord, Extraction, FailedChunk, LL
 from .prompts import EXTRACTION_VERSION, extraction_system_prompt, extraction_user_prompt
 from .schema import extraction_schema
 from .validate import ChunkValidation, Validator, aggregate, identity_attributes
+from .evidence import ChunkText, EvidenceRules
+from .extraction import Repair
+from .repair import ChunkAnswer, RepairedAnswer, repair_answers
+from .extraction import Merge, Rejection
+from .resolve import resolve_entities
 
 PROMPT_VERSION = EXTRACTION_VERSION
 FORMAT = EXTRACTION_FORMAT
@@ -136,7 +141,10 @@ class ExtractionSummary:
     model: str
     revalidated: bool = False
     replay_path: Path | None = None
+    merges: int = 0  # entity resolution records (names joined within a class)
     extra: dict[str, Any] = field(default_factory=dict)
+    repairs: int = 0  # audited repairs applied before validation (graphrag_got.repair)
+    repairs_by_reason: dict[str, int] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
         out = [
@@ -148,8 +156,15 @@ class ExtractionSummary:
             f"  entities {self.entities} · relations kept {self.relations} · relations refused "
             f"{self.rejected_relations} · entities refused {self.rejected_entities}",
         ]
+        if self.merges:
+            out.append(f"  entity resolution: {self.merges} merge(s) of names within a class (\"merges\" in the "
+                       "file; pin or split names in <ontology stem>.aliases.json beside the ontology)")
         if self.by_reason:
             out.append("  refusals by reason: " + ", ".join(f"{k} {v}" for k, v in self.by_reason.items()))
+        if self.repairs:
+            out.append(f"  audited repairs {self.repairs}: "
+                       + ", ".join(f"{k} {v}" for k, v in self.repairs_by_reason.items())
+                       + " (\"repairs\" in the file; --no-repair turns them off)")
         if self.failed_chunks:
             out.append(f"  chunks whose answer was unusable: {self.failed_chunks} (raw answers kept in the file)")
         if self.missing_chunks:
@@ -256,16 +271,64 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         missing_chunks=missing, entities=c.entities, relations=c.relations,
         rejected_relations=c.rejected_relations, rejected_entities=c.rejected_entities,
         by_reason=c.by_reason, seconds=time.monotonic() - t0, model=label, revalidated=revalidate,
-        replay_path=replay_path,
+        merges=len(ext.merges),
+        replay_path=replay_path, repairs=c.repairs, repairs_by_reason=dict(c.repairs_by_reason),
     )
 
 
 def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
                      records: dict[str, dict[str, Any]], *, provider: str, model: str) -> Extraction:
-    """Validate every stored answer against ``onto`` and assemble the :class:`Extraction`."""
-    validator = Validator(onto, max_entities=settings.max_entities, max_relations=settings.max_relations)
-    validations: list[ChunkValidation] = []
+    """Validate every stored answer against ``onto`` and assemble the :class:`Extraction`.
+
+    With ``settings.repair``, the answers first go through the audited repair (two passes over the
+    corpus, :mod:`graphrag_got.repair`); with ``settings.evidence``, the validator checks each
+    answer against its chunk text. Both work from the stored answers alone (no model call).
+    """
+    validations, repairs, failed, repaired = validate_answers(settings, onto, docs, records)
+    entities, relations = aggregate(validations, identity_attributes(onto))
+    merges: list[Merge] = []
+    merged_away: list[Rejection] = []  # relations whose two ends resolution merged into one entity
+    if settings.resolution:
+        entities, relations, merges, merged_away = resolve_entities(entities, relations, onto, settings=settings)
+    ext = Extraction(
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        ontology=OntologyRef(path=onto.source, hash=onto.hash),
+        llm=LLMRef(provider=provider, model=model),
+        prompt_version=PROMPT_VERSION,
+        documents=[DocumentRecord(id=d.document.id, path=d.document.path, hash=d.document.hash,
+                                  metadata=d.document.metadata) for d in docs],
+        chunks=[ChunkRecord(id=c.id, document_id=c.document_id, index=c.index, start=c.start, end=c.end,
+                            hash=c.hash, text=c.text, heading=c.heading) for d in docs for c in d.chunks],
+        entities=entities,
+        relations=relations,
+        rejections=[r for v in validations for r in v.rejections] + merged_away,
+        merges=merges,
+        repairs=repairs,
+        failed_chunks=failed,
+    )
+    ext.recount()
+    ext.counts.chunks_extracted = len(validations)
+    ext.counts.chunks_repaired = repaired
+    return ext
+
+
+def make_validator(settings: Settings, onto: Ontology) -> Validator:
+    """The extraction's validator: schema bounds, and the evidence rules when ``evidence`` is on."""
+    return Validator(onto, max_entities=settings.max_entities, max_relations=settings.max_relations,
+                     evidence=EvidenceRules.from_settings(settings) if settings.evidence else None)
+
+
+def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
+                     records: dict[str, dict[str, Any]]
+                     ) -> tuple[list[ChunkValidation], list[Repair], list[FailedChunk], int]:
+    """Repair (when on) and validate every stored answer, in corpus order.
+
+    Returns the per-chunk validations, the repair records, the failed chunks and the number of
+    answers whose JSON had to be repaired.
+    """
+    validator = make_validator(settings, onto)
     failed: list[FailedChunk] = []
+    answers: list[ChunkAnswer] = []
     repaired = 0
     for d in docs:
         for ch in d.chunks:
@@ -278,26 +341,14 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
                                           raw_responses=[str(r) for r in raws] if isinstance(raws, list) else []))
                 continue
             repaired += int(bool(rec.get("repaired")))
-            validations.append(validator.validate(rec.get("parsed"), ch.id, d.document.id))
-    entities, relations = aggregate(validations, identity_attributes(onto))
-    ext = Extraction(
-        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        ontology=OntologyRef(path=onto.source, hash=onto.hash),
-        llm=LLMRef(provider=provider, model=model),
-        prompt_version=PROMPT_VERSION,
-        documents=[DocumentRecord(id=d.document.id, path=d.document.path, hash=d.document.hash,
-                                  metadata=d.document.metadata) for d in docs],
-        chunks=[ChunkRecord(id=c.id, document_id=c.document_id, index=c.index, start=c.start, end=c.end,
-                            hash=c.hash, text=c.text, heading=c.heading) for d in docs for c in d.chunks],
-        entities=entities,
-        relations=relations,
-        rejections=[r for v in validations for r in v.rejections],
-        failed_chunks=failed,
-    )
-    ext.recount()
-    ext.counts.chunks_extracted = len(validations)
-    ext.counts.chunks_repaired = repaired
-    return ext
+            answers.append(ChunkAnswer(ch.id, d.document.id, rec.get("parsed"), ChunkText(ch.text, offset=ch.start)))
+    if settings.repair:
+        fixed = repair_answers(validator, answers, threshold=settings.mention_threshold)
+    else:
+        fixed = [RepairedAnswer(a.chunk_id, a.document_id, a.answer) for a in answers]
+    validations = [validator.validate(f.answer, a.chunk_id, a.document_id, a.text, extra_entities=f.extra_entities)
+                   for a, f in zip(answers, fixed)]
+    return validations, [r for f in fixed for r in f.repairs], failed, repaired
 
 
 def replay_document(chunks: list[Chunk], records: dict[str, dict[str, Any]], model: str) -> dict[str, Any]:

@@ -52,6 +52,16 @@ class Reason(StrEnum):
     MISSING_REQUIRED_PROPERTY = "missing_required_property"
     UNKNOWN_ATTRIBUTE = "unknown_attribute"
     MISSING_REQUIRED_ATTRIBUTE = "missing_required_attribute"
+    NOT_IN_TEXT = "not_in_text"  # evidence: the name is not found in its chunk's text
+    ENDS_NOT_NEAR = "ends_not_near"  # evidence: the two ends never meet within the sentence window
+
+
+class RepairReason(StrEnum):
+    """What an audited repair changed in a model answer before validation (:mod:`graphrag_got.repair`)."""
+
+    INFERRED_CLASS = "inferred_class"  # a relation end never extracted was added with the only class it can have
+    MAJORITY_CLASS = "majority_class"  # a class corrected to the one most of the name's mentions give it
+    FLIPPED_ENDS = "flipped_ends"  # subject and object swapped: only the reverse fits domain and range
 
 
 Kind = Literal["relation", "entity", "property"]
@@ -96,7 +106,11 @@ class Rejection(_Model):
 
 
 class Repair(_Model):
-    """A change made to a model answer before validation (reason code, before, after, where)."""
+    """A change made to a model answer before validation (reason code, before, after, where).
+
+    ``reason`` is a :class:`RepairReason` value; ``before``/``after`` are the item (entity or
+    triple) as the model wrote it and as it was validated; ``kind`` says which.
+    """
 
     reason: str
     message: str
@@ -104,6 +118,22 @@ class Repair(_Model):
     after: dict[str, Any] = Field(default_factory=dict)
     chunk_id: str | None = None
     document_id: str | None = None
+    kind: Literal["entity", "relation"] | None = None
+
+
+class Evidence(_Model):
+    """Where the text states a fact: a span of sentences of one chunk mentioning both ends.
+
+    ``start``/``end`` index into the chunk text (``chunk.text[start:end] == text``);
+    ``document_start``/``document_end`` into the document (chunk start + offset).
+    """
+
+    chunk_id: str | None = None
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    text: str
+    document_start: int | None = None
+    document_end: int | None = None
 
 
 class DocumentRecord(_Model):
@@ -133,6 +163,7 @@ class EntityRecord(_Model):
     type: str = Field(min_length=1)
     properties: dict[str, str] = Field(default_factory=dict)
     chunk_ids: list[str] = Field(default_factory=list)
+    aliases: list[str] = Field(default_factory=list)  # other names merged into it (graphrag_got.resolve)
 
     @model_validator(mode="before")
     @classmethod
@@ -159,6 +190,7 @@ class RelationRecord(_Model):
     attributes: dict[str, str] = Field(default_factory=dict)
     symmetric: bool = False
     chunk_ids: list[str] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
 
     @property
     def subject_uid(self) -> str:
@@ -171,6 +203,27 @@ class RelationRecord(_Model):
     def identity(self, attributes: Iterable[str]) -> tuple[str, ...]:
         """Values of the identity attributes (``""`` when absent), in the order given."""
         return tuple(self.attributes.get(a, "") for a in attributes)
+
+
+MergeRule = Literal["pinned", "article_or_class_word", "containment", "fuzzy"]
+
+
+class Merge(_Model):
+    """Entity resolution joined entities of one class into one (:mod:`graphrag_got.resolve`).
+
+    ``rule`` says why: ``pinned`` (the alias file), ``article_or_class_word`` (equal without leading
+    articles and the words of the class name), ``containment`` (the only longer name holding the
+    words), ``fuzzy`` (spelt alike); ``score`` (0-1) and ``evidence`` say how close and what matched.
+    """
+
+    type: str = Field(min_length=1)
+    canonical_uid: str = Field(min_length=1)
+    canonical_name: str = Field(min_length=1)
+    merged_names: list[str] = Field(default_factory=list)
+    merged_uids: list[str] = Field(default_factory=list)
+    rule: MergeRule
+    score: float = 1.0
+    evidence: str = ""
 
 
 class FailedChunk(_Model):
@@ -193,6 +246,7 @@ class Counts(_Model):
     rejected_properties: int = 0
     repairs: int = 0
     by_reason: dict[str, int] = Field(default_factory=dict)
+    repairs_by_reason: dict[str, int] = Field(default_factory=dict)
 
 
 class OntologyRef(_Model):
@@ -220,6 +274,7 @@ class Extraction(_Model):
     rejections: list[Rejection] = Field(default_factory=list)
     repairs: list[Repair] = Field(default_factory=list)
     failed_chunks: list[FailedChunk] = Field(default_factory=list)
+    merges: list[Merge] = Field(default_factory=list)
     counts: Counts = Field(default_factory=Counts)
 
     @model_validator(mode="before")
@@ -273,6 +328,7 @@ class Extraction(_Model):
         c.rejected_entities = sum(r.kind == "entity" for r in self.rejections)
         c.rejected_properties = sum(r.kind == "property" for r in self.rejections)
         c.repairs = len(self.repairs)
+        c.repairs_by_reason = dict(sorted(Counter(r.reason for r in self.repairs).items()))
         c.by_reason = dict(sorted(Counter(r.reason.value for r in self.rejections).items()))
 
     # ------------------------------------------------------------------ reading and writing
@@ -344,6 +400,10 @@ class Extraction(_Model):
                 for j, cid in enumerate(item.chunk_ids):
                     if cid not in chunk_ids:
                         problems.append((f"$.{kind}[{i}].chunk_ids[{j}]", f"{cid!r} is not in $.chunks"))
+        for i, r in enumerate(self.relations):
+            for j, ev in enumerate(r.evidence):
+                if ev.chunk_id is not None and ev.chunk_id not in chunk_ids:
+                    problems.append((f"$.relations[{i}].evidence[{j}].chunk_id", f"{ev.chunk_id!r} is not in $.chunks"))
         for i, e in enumerate(self.entities):
             if e.uid != f"{e.type}|{e.key}":
                 problems.append((f"$.entities[{i}].uid",

@@ -1,9 +1,13 @@
-"""Chat models (Ollama, in-process llama.cpp, replay) and getting JSON out of them reliably.
+"""Chat models (Ollama, in-process llama.cpp, OpenAI-compatible pools, any LangChain model, replay)
+and getting JSON out of them reliably.
 
-Every provider is a LangChain chat model. We ask for raw text constrained by a JSON schema
-(Ollama's ``format``, llama.cpp's ``response_format``) rather than ``with_structured_output``:
-the raw answer must be kept for the cache, the audit and ``--revalidate``, and per-item validation
-happens in :mod:`graphrag_got.validate`, not in the parser.
+Every provider is a LangChain chat model. For Ollama, llama.cpp and OpenAI-compatible servers we
+ask for raw text constrained by a JSON schema (Ollama's ``format``, ``response_format``) rather
+than ``with_structured_output``: the raw answer must be kept for the cache, the audit and
+``--revalidate``, and per-item validation happens in :mod:`graphrag_got.validate`, not in the
+parser. A LangChain model of any other provider uses its structured output
+(:mod:`graphrag_got.providers.langchain_provider`), and the JSON text of the result is what we
+keep. Remote calls are retried with backoff (:mod:`graphrag_got.providers.retry`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import json_repair
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -26,7 +30,10 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError
 
 from .config import Settings
 from .errors import LLMError
-from .sanitize import MAX_JSON_DEPTH, clean_json, replace_surrogates
+
+if TYPE_CHECKING:
+    from .providers.retry import RetryPolicy
+from .sanitize import MAX_JSON_DEPTH, clean_json, clean_text, replace_surrogates
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -59,6 +66,7 @@ class Attempt:
     input_tokens: int = 0
     output_tokens: int = 0
     tokens_estimated: bool = False
+    transport_retries: int = 0  # calls tried again after HTTP 429/5xx or a connection error
 
 
 @dataclass(kw_only=True)
@@ -69,6 +77,7 @@ class LLMUsage:
     input_tokens: int = 0
     output_tokens: int = 0
     tokens_estimated: bool = False
+    transport_retries: int = 0
 
     def count(self, attempt: Attempt | None, calls: int) -> None:
         self.llm_calls += calls
@@ -76,6 +85,7 @@ class LLMUsage:
             self.input_tokens += attempt.input_tokens
             self.output_tokens += attempt.output_tokens
             self.tokens_estimated = self.tokens_estimated or attempt.tokens_estimated
+            self.transport_retries += attempt.transport_retries
 
 
 # ---------------------------------------------------------------------------- replay provider
@@ -156,11 +166,16 @@ def ollama_available(settings: Settings, timeout: float = 1.5) -> tuple[bool, li
 
 
 def resolve_provider(settings: Settings) -> str:
-    """``auto`` means Ollama when it answers and has the configured model, else embedded llama.cpp."""
+    """``auto``: replay when a replay file is set, then a configured LangChain model, then configured
+    OpenAI-compatible base URLs, then Ollama when it answers and has the model, else embedded llama.cpp."""
     if settings.llm_provider != "auto":
         return settings.llm_provider
     if settings.replay_file:
         return "replay"
+    if settings.langchain_model:
+        return "langchain"
+    if settings.openai_base_urls:
+        return "openai"
     up, models = ollama_available(settings)
     if up and _has_model(models, settings.ollama_model):
         return "ollama"
@@ -178,6 +193,10 @@ def model_label(settings: Settings, provider: str | None = None) -> str:
         return f"ollama:{settings.ollama_model}"
     if provider == "llamacpp":
         return f"llamacpp:{Path(settings.llamacpp_model).name}"
+    if provider == "openai":
+        return f"openai:{openai_model_name(settings)}"
+    if provider == "langchain":
+        return f"langchain:{settings.langchain_model}"
     return f"replay:{Path(str(settings.replay_file)).name}"
 
 
@@ -187,11 +206,75 @@ def get_chat_model(settings: Settings, provider: str | None = None) -> BaseChatM
         return _ollama(settings)
     if provider == "llamacpp":
         return _llamacpp(settings)
+    if provider == "openai":
+        return _openai_pool(settings)
+    if provider == "langchain":
+        return _langchain(settings)
     if provider == "replay":
         if not settings.replay_file:
             raise LLMError("provider 'replay' needs a file: set GRAPHRAG_REPLAY_FILE or pass --replay-file")
         return ReplayChatModel.from_file(settings.replay_file)
-    raise LLMError(f"unknown LLM provider {provider!r}: use auto, ollama, llamacpp or replay")
+    raise LLMError(f"unknown LLM provider {provider!r}: use auto, ollama, llamacpp, openai, langchain or replay")
+
+
+def retry_policy(settings: Settings) -> "RetryPolicy":
+    from .providers.retry import RetryPolicy
+
+    return RetryPolicy(retries=settings.llm_retries, backoff_s=settings.llm_backoff_s)
+
+
+def openai_base_urls(settings: Settings) -> list[str]:
+    """The pool of the ``openai`` provider: the configured base URLs, else the OpenAI API."""
+    from .providers.openai_pool import OPENAI_API_URL
+
+    return list(settings.openai_base_urls) or [OPENAI_API_URL]
+
+
+def _api_key(settings: Settings) -> str | None:
+    return settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+
+
+def openai_model_name(settings: Settings) -> str:
+    """The configured model of the ``openai`` provider, else the first one its servers list."""
+    if settings.openai_model:
+        return settings.openai_model
+    if not settings.openai_base_urls:
+        raise LLMError("provider 'openai' without --base-url talks to the OpenAI API: name the model with --model "
+                       "or GRAPHRAG_OPENAI_MODEL (and set OPENAI_API_KEY), or pass --base-url URL of your server")
+    from .providers.openai_pool import discover_model
+
+    return discover_model(openai_base_urls(settings), _api_key(settings), timeout=min(10.0, settings.llm_timeout_s))
+
+
+def _openai_pool(settings: Settings) -> BaseChatModel:
+    from .providers.openai_pool import OpenAIPoolChatModel
+
+    try:
+        import openai  # noqa: F401
+    except ImportError:  # pragma: no cover - a dependency
+        raise LLMError("the openai provider needs the openai package: pip install langchain-openai") from None
+    if not settings.openai_base_urls and not settings.openai_api_key:
+        raise LLMError("provider 'openai' without --base-url talks to the OpenAI API, which needs a key: set "
+                       "OPENAI_API_KEY, or pass --base-url URL of an OpenAI-compatible server")
+    return OpenAIPoolChatModel(
+        model_name=openai_model_name(settings), base_urls=openai_base_urls(settings),
+        api_key=settings.openai_api_key, timeout_s=settings.llm_timeout_s, max_tokens=settings.llm_max_tokens,
+        response_format=settings.openai_response_format, balance=settings.openai_balance,
+        retries=settings.llm_retries, backoff_s=settings.llm_backoff_s,
+    )
+
+
+def _langchain(settings: Settings) -> BaseChatModel:
+    from .providers.langchain_provider import ChatProfile, init_langchain_model, register
+
+    urls = list(settings.openai_base_urls)
+    if len(urls) > 1:
+        raise LLMError(f"provider 'langchain' takes at most one --base-url (got {len(urls)}: {', '.join(urls)}); "
+                       "a pool of servers needs --provider openai")
+    chat = init_langchain_model(settings.langchain_model, max_tokens=settings.llm_max_tokens,
+                                timeout_s=settings.llm_timeout_s, base_url=urls[0] if urls else None)
+    label = f"langchain model {settings.langchain_model}"
+    return register(chat, ChatProfile(label=label, policy=retry_policy(settings), structured=settings.structured_output))
 
 
 def _ollama(settings: Settings) -> BaseChatModel:
@@ -204,9 +287,13 @@ def _ollama(settings: Settings) -> BaseChatModel:
     if not _has_model(models, settings.ollama_model):
         raise LLMError(f"Ollama has no model {settings.ollama_model!r} (it has: {', '.join(models) or 'none'}). "
                        f"Run `ollama pull {settings.ollama_model}` or set GRAPHRAG_OLLAMA_MODEL.")
-    return ChatOllama(model=settings.ollama_model, base_url=settings.ollama_base_url, temperature=0,
+    from .providers.langchain_provider import ChatProfile, register
+
+    chat = ChatOllama(model=settings.ollama_model, base_url=settings.ollama_base_url, temperature=0,
                       num_predict=settings.llm_max_tokens, num_ctx=max(settings.llamacpp_n_ctx, 4096),
                       client_kwargs={"timeout": settings.llm_timeout_s})
+    # Ollama keeps its own constraint (`format`); the profile only adds retries on 5xx/connection errors.
+    return register(chat, ChatProfile(label=f"ollama at {settings.ollama_base_url}", policy=retry_policy(settings)))
 
 
 def _llamacpp(settings: Settings) -> BaseChatModel:
@@ -254,6 +341,13 @@ def _constraint_kwargs(chat: BaseChatModel, schema: dict[str, Any] | None) -> di
     if name == "ChatLlamaCpp":
         # llama-cpp-python ignores {"type": "json_schema"}; only json_object + schema constrains.
         return {"response_format": {"type": "json_object", "schema": schema}}
+    if name == "OpenAIPoolChatModel":
+        return {"json_schema": schema}  # the pool picks the response_format form each server takes
+    from .providers.langchain_provider import profile_of
+
+    profile = profile_of(chat)
+    if profile is not None and profile.structured is not None:
+        return {"structured_schema": schema}  # with_structured_output, see _invoke
     return {}
 
 
@@ -268,6 +362,8 @@ def _length_kwargs(chat: BaseChatModel, max_tokens: int | None) -> dict[str, Any
         # `options` replaces the model's options wholesale, so repeat the ones we set
         return {"options": {"temperature": 0, "num_ctx": getattr(chat, "num_ctx", None) or 4096,
                             "num_predict": max_tokens}}
+    if name == "OpenAIPoolChatModel":
+        return {"max_tokens": max_tokens}
     return {}
 
 
@@ -279,15 +375,34 @@ _CONTEXT_OVERFLOW = re.compile(r"exceeds? (?:the )?context window|context length
 
 def _invoke(chat: BaseChatModel, messages: list[BaseMessage], attempt: Attempt | None,
             max_tokens: int | None = None, **kwargs: Any) -> str:
+    from .providers.langchain_provider import profile_of, structured_invoke
+
     if not isinstance(chat, ReplayChatModel):
         kwargs.pop("replay_key", None)
+    structured_schema = kwargs.pop("structured_schema", None)
     kwargs.update(_length_kwargs(chat, max_tokens))
-    try:
+    profile = profile_of(chat)
+    retries = 0
+
+    def call() -> tuple[BaseMessage, str | None]:
+        if structured_schema is not None and profile is not None:
+            return structured_invoke(chat, messages, structured_schema, profile, **kwargs)
         if _is_llamacpp(chat):
             with _LLAMA_LOCK:
-                msg = chat.invoke(messages, **kwargs)
+                return chat.invoke(messages, **kwargs), None
+        return chat.invoke(messages, **kwargs), None
+
+    def count_retry(exc: BaseException, wait: float) -> None:
+        nonlocal retries
+        retries += 1
+
+    try:
+        if profile is not None:
+            from .providers.retry import call_with_retries
+
+            msg, structured_text = call_with_retries(call, profile.policy, what=profile.label, on_retry=count_retry)
         else:
-            msg = chat.invoke(messages, **kwargs)
+            msg, structured_text = call()
     except LLMError:
         raise
     except Exception as exc:  # provider errors vary (httpx, ollama.ResponseError, llama_cpp ValueError)
@@ -299,8 +414,11 @@ def _invoke(chat: BaseChatModel, messages: list[BaseMessage], attempt: Attempt |
             ) from exc
         raise LLMError(f"the model call failed: {type(exc).__name__}: {exc}") from exc
     # the raw text is cached and audited as UTF-8: a lone surrogate must not make that write fail
-    text = replace_surrogates(msg.content if isinstance(msg.content, str) else json.dumps(msg.content))
+    if structured_text is None:
+        structured_text = msg.content if isinstance(msg.content, str) else json.dumps(msg.content)
+    text = replace_surrogates(structured_text)
     if attempt is not None:
+        attempt.transport_retries += retries + int((getattr(msg, "response_metadata", None) or {}).get("retries", 0))
         usage = getattr(msg, "usage_metadata", None) or {}
         if usage.get("input_tokens") is not None:
             attempt.input_tokens += int(usage.get("input_tokens") or 0)
@@ -314,11 +432,12 @@ def _invoke(chat: BaseChatModel, messages: list[BaseMessage], attempt: Attempt |
 
 def complete_text(chat: BaseChatModel, system: str, user: str, attempt: Attempt | None = None,
                   max_tokens: int | None = None) -> str:
-    """A plain-text answer (at most ``max_tokens`` long when given), without repeated sentences."""
+    """A plain-text answer (at most ``max_tokens`` long when given), without repeated sentences,
+    cleaned like every string of a model answer (:func:`graphrag_got.sanitize.clean_text`)."""
     # Free text may take a mild repetition penalty (JSON may not: it repeats keys by design).
     extra = {"repeat_penalty": 1.1} if _is_llamacpp(chat) else {}
     text = _invoke(chat, [SystemMessage(content=system), HumanMessage(content=user)], attempt, max_tokens, **extra)
-    return drop_repeated_sentences(text.strip())
+    return drop_repeated_sentences(clean_text(text).strip())
 
 
 def drop_repeated_sentences(text: str) -> str:

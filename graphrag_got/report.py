@@ -1,5 +1,6 @@
 """The discarded-relations report: what the validator refused, grouped so a user can tell whether the
-text, the model or the ontology is at fault.
+text, the model or the ontology is at fault, and what the audited repair changed before validating
+(every repair, grouped by reason, with the item before and after).
 
 The report is built from the extraction data (``extraction.json`` or the same dict), never from log
 lines. :func:`build_report` returns a :class:`Report` (plain dataclasses); the renderers
@@ -28,7 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .files import write_text_atomic
 from .html_render import render
 from .errors import ConfigError
-from .extraction import Extraction, Reason, Rejection
+from .extraction import Extraction, Reason, Rejection, Repair
 from .ontology import Ontology
 
 FORMATS = ("md", "html", "csv", "json")
@@ -124,6 +125,40 @@ class FailedChunk:
 
 
 @dataclass
+class MergeRow:
+    """One entity-resolution merge: the names of one class joined under the canonical (display) name."""
+
+    entity_type: str
+    canonical: str
+    merged: list[str]
+    rule: str
+    score: float
+    evidence: str
+
+
+@dataclass
+class RepairExample:
+    """One audited repair: the item as the model wrote it and as it was validated."""
+
+    before: str
+    after: str
+    chunk_id: str
+    document_id: str
+    message: str
+    excerpt: Excerpt | None = None
+
+
+@dataclass
+class RepairGroup:
+    """All repairs sharing a reason (``inferred_class``, ``majority_class``, ``flipped_ends``)."""
+
+    reason: str
+    count: int
+    examples: list[RepairExample]
+    relations: dict[str, int] = field(default_factory=dict)  # relation name -> repairs in this group
+
+
+@dataclass
 class Totals:
     kept_relations: int  # aggregated relations in the extraction (one per distinct fact)
     refused_relations: int  # raw refused triples
@@ -132,6 +167,7 @@ class Totals:
     refused_entities: int
     chunks: int
     failed_chunks: int
+    repairs: int = 0
 
 
 @dataclass
@@ -164,6 +200,9 @@ class Report:
     rows: list[Row]
     min_repeat: int
     notes: list[str] = field(default_factory=list)
+    repair_reasons: dict[str, int] = field(default_factory=dict)
+    repair_groups: list[RepairGroup] = field(default_factory=list)
+    merges: list[MergeRow] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -414,19 +453,55 @@ def build_report(
             excerpt=excerpt_for(fc.chunk_id, []),
         ))
 
+    # ---- audited repairs
+    repair_buckets: dict[str, list[Repair]] = {}
+    for rep in ext.repairs:
+        repair_buckets.setdefault(rep.reason, []).append(rep)
+    repair_groups = [
+        RepairGroup(
+            reason=reason, count=len(recs),
+            examples=[RepairExample(before=_item_text(r.before), after=_item_text(r.after), chunk_id=r.chunk_id or "",
+                                    document_id=r.document_id or "", message=r.message,
+                                    excerpt=excerpt_for(r.chunk_id or "", _item_names(r.before, r.after)))
+                      for r in recs[:max_examples]],
+            relations=dict(Counter(_s(r.before["relation"]) for r in recs if r.before.get("relation")).most_common()),
+        )
+        for reason, recs in repair_buckets.items()
+    ]
+    repair_groups.sort(key=lambda g: (-g.count, g.reason))
+
     kept_rel, kept_ent, refused = len(ext.relations), len(ext.entities), len(rel_records)
     totals = Totals(
         kept_relations=kept_rel, refused_relations=refused,
         refusal_rate=round(refused / (kept_rel + refused), 4) if (kept_rel + refused) else 0.0,
         kept_entities=kept_ent, refused_entities=len(ent_records),
-        chunks=len(ext.chunks), failed_chunks=len(failed),
+        chunks=len(ext.chunks), failed_chunks=len(failed), repairs=len(ext.repairs),
     )
     return Report(
         source=label, ontology_path=onto_path, totals=totals,
         relation_reasons=dict(rel_reasons.most_common()), entity_reasons=dict(ent_reasons.most_common()),
         relation_groups=relation_groups, entity_groups=entity_groups, failed_chunks=failed, rows=rows,
         min_repeat=min_repeat, notes=notes,
+        repair_reasons={g.reason: g.count for g in repair_groups}, repair_groups=repair_groups,
+        merges=[MergeRow(entity_type=m.type, canonical=m.canonical_name, merged=list(m.merged_names),
+                         rule=m.rule.value if hasattr(m.rule, "value") else str(m.rule), score=m.score,
+                         evidence=m.evidence) for m in ext.merges],
     )
+
+
+def _item_text(item: Mapping[str, Any]) -> str:
+    """A repair's before/after item as one line: a triple ``(s : T) -[R]-> (o : T)`` or an entity ``name : T``."""
+    if "relation" in item:
+        return (f"({_s(item.get('subject'))} : {_s(item.get('subject_type'))}) -[{_s(item.get('relation'))}]-> "
+                f"({_s(item.get('object'))} : {_s(item.get('object_type'))})")
+    if "name" in item or "type" in item:
+        return f"{_s(item.get('name'))} : {_s(item.get('type'))}"
+    return _s(dict(item))
+
+
+def _item_names(*items: Mapping[str, Any]) -> list[str]:
+    names = [_s(it.get(k)) for it in items for k in ("subject", "object", "name")]
+    return list(dict.fromkeys(n for n in names if n))
 
 
 def _enum_values(onto: Ontology | None, etype: str | None, relation: str | None, prop: str | None) -> list[str]:
@@ -497,6 +572,14 @@ def _relation_suggestion(g: RelationGroup, recs: Sequence[Rejection], onto: Onto
             if hints:
                 text += ", or the model meant an existing one (" + "; ".join(hints) + ")"
         return text + "."
+    if g.reason == "not_in_text":
+        return (f"{rel} refused {n} because an end is not mentioned in its chunk: the model invented or "
+                "misremembered the name. If these are spelling variants the text does use, lower "
+                "GRAPHRAG_MENTION_THRESHOLD; otherwise nothing to fix in the ontology.")
+    if g.reason == "ends_not_near":
+        return (f"{rel} refused {n} because the text never mentions both ends within the evidence window: "
+                "the model linked names that merely share a chunk. If your text states facts across "
+                "several sentences, widen GRAPHRAG_EVIDENCE_WINDOW.")
     if g.reason in ("subject_not_extracted", "object_not_extracted"):
         end = "subject" if g.reason.startswith("subject") else "object"
         return (f"{rel} refused {n} because the model named {'a subject' if end == 'subject' else 'an object'} it did not extract as an entity: the text "
@@ -556,6 +639,10 @@ def _entity_suggestion(g: EntityGroup, onto: Ontology | None, onto_path: str | N
             if close:
                 text += f", or it means {_names(close)}"
         return text + "."
+    if g.reason == "not_in_text":
+        return (f"{cls} refused {n} because the name is not mentioned in its chunk (an invented or "
+                "remembered name, not read in the text); if the text spells it differently, lower "
+                "GRAPHRAG_MENTION_THRESHOLD.")
     if g.reason in ("malformed", "empty_name"):
         return (f"{n} entities came out incomplete ({g.reason}): the model's output, not the text or the ontology; "
                 "try a bigger model.")
@@ -619,13 +706,15 @@ def to_markdown(report: Report) -> str:
           f"| relations kept | {t.kept_relations} |", f"| relations refused | {t.refused_relations} |",
           f"| refusal rate | {_pct(t.refusal_rate)} |", f"| entities kept | {t.kept_entities} |",
           f"| entity/property rejections | {t.refused_entities} |", f"| chunks | {t.chunks} |",
-          f"| failed chunks | {t.failed_chunks} |", ""]
+          f"| failed chunks | {t.failed_chunks} |", f"| audited repairs | {t.repairs} |", ""]
     for title, reasons in (("Relation rejections by reason", report.relation_reasons),
                            ("Entity/property rejections by reason", report.entity_reasons)):
         if reasons:
             L += [f"### {title}", "", "| reason | count |", "|---|---:|"]
             L += [f"| {_md(r)} | {c} |" for r, c in reasons.items()]
             L.append("")
+    L += _md_repairs(report)
+    L += _md_merges(report)
     L += ["## Refused relations", ""]
     if not report.relation_groups:
         L += ["No relation was refused.", ""]
@@ -676,6 +765,44 @@ def to_markdown(report: Report) -> str:
             L.append(f"  > {_md_excerpt(fc.excerpt)}")
     L.append("")
     return "\n".join(L)
+
+
+def _md_merges(report: Report) -> list[str]:
+    """Entity-resolution merges, one row each (reversible: pin non-aliases in the alias file)."""
+    L = ["## Entity merges", ""]
+    if not report.merges:
+        return L + ["No entity was merged.", ""]
+    L += ["Names of one class joined into one entity; each is recorded in extraction.json (`merges`). To undo "
+          "one, list the names under `distinct` in the alias file next to the ontology and run "
+          "`graphrag-got extract --revalidate`.", "", "| class | entity | merged names | rule | score |",
+          "|---|---|---|---|---:|"]
+    L += [f"| {_md(m.entity_type)} | {_md(m.canonical)} | {_md(', '.join(m.merged))} | {_md(m.rule)} | "
+          f"{m.score:.2f} |" for m in report.merges]
+    return L + [""]
+
+
+def _md_repairs(report: Report) -> list[str]:
+    """The audited repairs: counts by reason, then examples (before -> after) per reason."""
+    L = ["## Audited repairs", ""]
+    if not report.repair_groups:
+        return L + ["No answer was repaired.", ""]
+    L += ["Changes made to the model's answers before validation; each is recorded in extraction.json "
+          "(`repairs`). `graphrag-got extract --no-repair` turns them off.", "",
+          "| reason | count |", "|---|---:|"]
+    L += [f"| {_md(g.reason)} | {g.count} |" for g in report.repair_groups]
+    L.append("")
+    for g in report.repair_groups:
+        by_rel = ", ".join(f"{_md(r)} {c}" for r, c in g.relations.items())
+        L += [f"### {_md(g.reason)} — {g.count}x", ""] + ([f"Relations: {by_rel}", ""] if by_rel else [])
+        for ex in g.examples:
+            L.append(f"- {_md(ex.before)} ⇒ {_md(ex.after)}  ")
+            L.append(f"  chunk {_md(ex.chunk_id)} · {_md(ex.message, 500)}  ")
+            if ex.excerpt is not None:
+                L.append(f"  > {_md_excerpt(ex.excerpt)}")
+        if g.count > len(g.examples):
+            L.append(f"- … and {g.count - len(g.examples)} more (see extraction.json, `repairs`)")
+        L.append("")
+    return L
 
 
 def _excerpt_segments(ex: Excerpt) -> list[tuple[str, bool]]:

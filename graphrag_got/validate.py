@@ -8,6 +8,12 @@ all pass every item through :class:`Validator`, with the same reason codes
 ``extraction.json`` (:class:`EntityRecord`, :class:`RelationRecord`) and refusals are
 :class:`Rejection` records with structured fields (which end or property, the offending value and
 type, what was allowed), so the report never re-derives them.
+
+Evidence (:mod:`graphrag_got.evidence`) is checked when the validator is built with
+:class:`EvidenceRules` *and* a call passes the chunk text: an entity its chunk never mentions is
+refused (``not_in_text``), and so is a triple whose two ends are never mentioned within the sentence
+window (``ends_not_near``); a kept triple carries its evidence spans. Calls without text (``load``
+re-checking records of a file) check the ontology rules only.
 """
 
 from __future__ import annotations
@@ -15,17 +21,19 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
-from .extraction import End, EntityRecord, Kind, Reason, Rejection, RelationRecord
+from .evidence import ChunkText, EvidenceRules
+from .extraction import End, EntityRecord, Evidence, Kind, Reason, Rejection, RelationRecord
 from .normalize import entity_uid, normalize_name
 from .ontology import Ontology, PropertySpec
 
-__all__ = ["NAME_MAX", "VALUE_MAX", "ChunkValidation", "Reason", "Rejection", "Validator", "aggregate",
-           "identity_attributes", "reason_counts", "validate_chunk"]
+__all__ = ["MAX_EVIDENCE", "NAME_MAX", "VALUE_MAX", "ChunkValidation", "EvidenceRules", "Reason", "Rejection",
+           "Validator", "aggregate", "identity_attributes", "known_entities", "reason_counts", "validate_chunk"]
 
 NAME_MAX = 200  # longer "names" are sentences the model pasted, not entity names
 VALUE_MAX = 2000  # longest property / attribute value kept
+MAX_EVIDENCE = 10  # evidence spans kept per aggregated relation (first chunks first)
 _INT_MAX = 2**53  # integers the model wrote as numbers are kept as text up to here
 
 _ENTITY_KEYS = frozenset({"name", "type", "properties"})
@@ -89,12 +97,17 @@ def identity_attributes(onto: Ontology) -> tuple[str, ...]:
 
 
 class Validator:
-    """Validates raw model answers (and records of an extraction file) against one ontology."""
+    """Validates raw model answers (and records of an extraction file) against one ontology.
 
-    def __init__(self, ontology: Ontology, *, max_entities: int | None = None, max_relations: int | None = None):
+    ``evidence``: the evidence rules applied to calls that pass the chunk text (None: never).
+    """
+
+    def __init__(self, ontology: Ontology, *, max_entities: int | None = None, max_relations: int | None = None,
+                 evidence: EvidenceRules | None = None):
         self.onto = ontology
         self.max_entities = max_entities
         self.max_relations = max_relations
+        self.evidence = evidence
         # normalized enum value -> declared value, per (class, property) and per relation attribute
         self._enums: dict[tuple[str | None, str], dict[str, str]] = {}
         for cname, klass in ontology.classes.items():
@@ -124,9 +137,15 @@ class Validator:
         return text, None
 
     # ------------------------------------------------------------------ entities
-    def check_entity(self, raw: Any, chunk_id: str | None = None,
-                     document_id: str | None = None) -> tuple[EntityRecord | None, list[Rejection]]:
-        """One raw entity ``{"name", "type", <property>...}`` -> its record (or None) and refusals."""
+    def _rules(self, text: ChunkText | None) -> EvidenceRules | None:
+        """The evidence rules of this call: only with rules and a text."""
+        return self.evidence if text is not None else None
+
+    def check_entity(self, raw: Any, chunk_id: str | None = None, document_id: str | None = None, *,
+                     text: ChunkText | None = None) -> tuple[EntityRecord | None, list[Rejection]]:
+        """One raw entity ``{"name", "type", <property>...}`` -> its record (or None) and refusals.
+
+        With ``text`` (and evidence rules), the name must be mentioned in it."""
         rejections: list[Rejection] = []
 
         def reject(kind: Kind, reason: Reason, message: str, item: dict[str, Any] | None = None,
@@ -158,6 +177,12 @@ class Validator:
                    f"entity {name!r} has type {ctype!r}, which is not a class of the ontology "
                    f"({', '.join(self.onto.classes)})", entity_name=name, entity_type=ctype,
                    allowed=list(self.onto.classes))
+            return None, rejections
+        rules = self._rules(text)
+        if rules is not None and text is not None and not text.mentions(name, rules.threshold):
+            reject("entity", Reason.NOT_IN_TEXT,
+                   f"{ctype} {name!r} is not mentioned in the text of its chunk (mention threshold "
+                   f"{rules.threshold})", entity_name=name, entity_type=ctype)
             return None, rejections
         klass = self.onto.classes[ctype]
         given: dict[str, Any] = {k: v for k, v in raw.items() if k not in _ENTITY_KEYS}
@@ -202,11 +227,14 @@ class Validator:
 
     # ------------------------------------------------------------------ relations
     def check_relation(self, raw: Any, known: Mapping[str, set[str]], chunk_id: str | None = None,
-                       document_id: str | None = None) -> tuple[RelationRecord | None, list[Rejection]]:
+                       document_id: str | None = None, *,
+                       text: ChunkText | None = None) -> tuple[RelationRecord | None, list[Rejection]]:
         """One raw triple -> its record (or None) and refusals.
 
         ``known`` maps the normalized names of the accepted entities (of the chunk, or of the file
         when loading) to their classes: both ends must be among them, with the class the triple gives.
+        With ``text`` (and evidence rules), both ends must be mentioned in it, within the sentence
+        window of each other; the record then carries the evidence spans.
         """
         rejections: list[Rejection] = []
         item = _as_item(raw)
@@ -269,6 +297,13 @@ class Validator:
             ("subject", subj, stype, Reason.SUBJECT_TYPE_MISMATCH, Reason.SUBJECT_NOT_EXTRACTED),
             ("object", obj, otype, Reason.OBJECT_TYPE_MISMATCH, Reason.OBJECT_NOT_EXTRACTED),
         )
+        rules = self._rules(text)
+        if rules is not None and text is not None:
+            for end, name, typ, _, _ in ends:
+                if not text.mentions(name, rules.threshold):
+                    reject(Reason.NOT_IN_TEXT, f"{rname}: {end} {name!r} is not mentioned in the text of this chunk",
+                           end=end, end_name=name, end_type=typ)
+                    return None, rejections
         for end, name, typ, mismatch, missing in ends:
             types = known.get(normalize_name(name))
             if not types:
@@ -284,12 +319,24 @@ class Validator:
             reject(Reason.SELF_RELATION, f"{rname} links {subj!r} to itself", end="object", end_name=obj,
                    end_type=otype)
             return None, rejections
+        evidence: list[Evidence] = []
+        if rules is not None and text is not None:
+            spans = text.evidence(subj, obj, rules.window, rules.threshold, others=known)
+            if not spans:
+                apart = "in the same sentence" if rules.window == 0 else f"within {rules.window} sentence(s)"
+                reject(Reason.ENDS_NOT_NEAR, f"{rname}: the text never mentions {subj!r} and {obj!r} {apart}",
+                       value=str(rules.window))
+                return None, rejections
+            evidence = [Evidence(chunk_id=chunk_id, start=sp.start, end=sp.end, text=text.text[sp.start:sp.end],
+                                 document_start=text.offset + sp.start, document_end=text.offset + sp.end)
+                        for sp in spans]
         attrs = self._attributes(raw, rname, subj, stype, obj, otype, rejections, item, chunk_id, document_id)
         if attrs is None:
             return None, rejections
         record = RelationRecord(subject=subj, subject_key=normalize_name(subj), subject_type=stype, relation=rname,
                                 object=obj, object_key=normalize_name(obj), object_type=otype, attributes=attrs,
-                                symmetric=rel.symmetric, chunk_ids=[chunk_id] if chunk_id else [])
+                                symmetric=rel.symmetric, chunk_ids=[chunk_id] if chunk_id else [],
+                                evidence=evidence)
         return record, rejections
 
     def _attributes(self, raw: dict[str, Any], rname: str, subj: str, stype: str, obj: str, otype: str,
@@ -338,9 +385,18 @@ class Validator:
         return attrs
 
     # ------------------------------------------------------------------ entry point
-    def validate(self, raw: Any, chunk_id: str | None = None, document_id: str | None = None) -> ChunkValidation:
-        """Validate one chunk's answer ``{"entities": [...], "relations": [...]}`` (already parsed JSON)."""
+    def validate(self, raw: Any, chunk_id: str | None = None, document_id: str | None = None,
+                 text: str | ChunkText | None = None, *, text_start: int = 0,
+                 extra_entities: Sequence[Any] = ()) -> ChunkValidation:
+        """Validate one chunk's answer ``{"entities": [...], "relations": [...]}`` (already parsed JSON).
+
+        ``text``: the chunk text (evidence is checked when the validator has evidence rules; without
+        text it is not); ``text_start``: where the chunk starts in its document. ``extra_entities``:
+        entities added by an audited repair, validated after the answer's own (and not counted
+        against the schema bound, which applies to what the model wrote).
+        """
         out = ChunkValidation(chunk_id=chunk_id, document_id=document_id)
+        ctx = chunk_text(text, text_start) if self.evidence is not None else None
         if not isinstance(raw, dict):
             out.rejections.append(Rejection(kind="entity", reason=Reason.MALFORMED,
                                             message=f"the answer must be a JSON object, got {type(raw).__name__}",
@@ -367,18 +423,25 @@ class Validator:
                     value=str(len(value)), allowed=[str(bound)]))
                 value = value[:bound]
             lists[name] = value
-        for item in lists["entities"]:
-            record, rejections = self.check_entity(item, chunk_id, document_id)
+        for item in [*lists["entities"], *extra_entities]:
+            record, rejections = self.check_entity(item, chunk_id, document_id, text=ctx)
             out.rejections += rejections
             if record is not None:
                 out.entities.append(record)
         known = known_entities(out.entities)
         for item in lists["relations"]:
-            rel, rejections = self.check_relation(item, known, chunk_id, document_id)
+            rel, rejections = self.check_relation(item, known, chunk_id, document_id, text=ctx)
             out.rejections += rejections
             if rel is not None:
                 out.relations.append(rel)
         return out
+
+
+def chunk_text(text: str | ChunkText | None, text_start: int = 0) -> ChunkText | None:
+    """The text prepared for mention search (a :class:`ChunkText` is reused with its cache)."""
+    if text is None or isinstance(text, ChunkText):
+        return text
+    return ChunkText(text, offset=text_start)
 
 
 def known_entities(entities: Iterable[EntityRecord]) -> dict[str, set[str]]:
@@ -407,8 +470,9 @@ def _shorten(value: Any) -> Any:
 
 
 def validate_chunk(ontology: Ontology, raw: Any, chunk_id: str | None = None,
-                   document_id: str | None = None) -> ChunkValidation:
-    return Validator(ontology).validate(raw, chunk_id, document_id)
+                   document_id: str | None = None, text: str | None = None, *,
+                   evidence: EvidenceRules | None = None) -> ChunkValidation:
+    return Validator(ontology, evidence=evidence).validate(raw, chunk_id, document_id, text)
 
 
 # ---------------------------------------------------------------------- aggregation
@@ -444,12 +508,24 @@ def aggregate(validations: Iterable[ChunkValidation],
                     subject=entities[s[0]].name if s[0] in entities else s[1], subject_key=s[2], subject_type=s[3],
                     relation=rel.relation,
                     object=entities[o[0]].name if o[0] in entities else o[1], object_key=o[2], object_type=o[3],
-                    attributes=dict(rel.attributes), symmetric=rel.symmetric, chunk_ids=list(rel.chunk_ids))
+                    attributes=dict(rel.attributes), symmetric=rel.symmetric, chunk_ids=list(rel.chunk_ids),
+                    evidence=[e.model_copy() for e in rel.evidence[:MAX_EVIDENCE]])
             else:
                 for k, v in rel.attributes.items():
                     rec.attributes.setdefault(k, v)
                 _add_chunks(rec.chunk_ids, rel.chunk_ids)
+                _add_evidence(rec.evidence, rel.evidence)
     return list(entities.values()), list(relations.values())
+
+
+def _add_evidence(target: list[Evidence], more: Iterable[Evidence]) -> None:
+    seen = {(e.chunk_id, e.start, e.end) for e in target}
+    for ev in more:
+        if len(target) >= MAX_EVIDENCE:
+            return
+        if (ev.chunk_id, ev.start, ev.end) not in seen:
+            seen.add((ev.chunk_id, ev.start, ev.end))
+            target.append(ev.model_copy())
 
 
 def _add_chunks(target: list[str], more: Iterable[str]) -> None:

@@ -21,15 +21,22 @@ fi
 # (e.g. "-DGGML_CUDA=on" for GPUs, "-DGGML_NATIVE=ON" where the CPU is known to be fine).
 LLAMA_CMAKE_ARGS="${LLAMA_CMAKE_ARGS:--DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
 
-stamp=.venv/.graphrag_got-installed
-want="$( (cat pyproject.toml; echo "$LLAMA_CMAKE_ARGS") | sha256sum | cut -c1-16)"
-if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
-    echo "installing graphrag_got and its dependencies into .venv (first time: builds llama-cpp-python, several minutes)"
+llama_pin="$(grep -o 'llama-cpp-python==[0-9.]*' pyproject.toml)"
+llama_stamp=.venv/.llama-cpp-installed
+llama_want="$(echo "$llama_pin $LLAMA_CMAKE_ARGS" | sha256sum | cut -c1-16)"
+if [ "$(cat "$llama_stamp" 2>/dev/null || true)" != "$llama_want" ]; then
+    echo "building $llama_pin from source into .venv (several minutes)"
     .venv/bin/python -m pip install -q --upgrade pip
-    # Built from source with the flags above; --no-cache-dir so a wheel built earlier with other
-    # flags (pip caches built wheels regardless of CMAKE_ARGS) is never reused.
-    llama_pin="$(grep -o 'llama-cpp-python==[0-9.]*' pyproject.toml)"
+    # --no-cache-dir: pip caches built wheels whatever CMAKE_ARGS were, so a wheel built earlier with
+    # other flags would otherwise be reused.
     CMAKE_ARGS="$LLAMA_CMAKE_ARGS" .venv/bin/python -m pip install -q --no-cache-dir --force-reinstall --no-deps "$llama_pin"
+    echo "$llama_want" > "$llama_stamp"
+fi
+
+stamp=.venv/.graphrag_got-installed
+want="$(sha256sum pyproject.toml | cut -c1-16)"
+if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
+    echo "installing graphrag_got and its dependencies into .venv"
     .venv/bin/python -m pip install -q -e ".[llamacpp,dev,bench]"
     echo "$want" > "$stamp"
 else

@@ -151,12 +151,33 @@ def test_bad_file_names_the_path_and_field(tmp_path: Path, mutate, where) -> Non
 
 def test_recorded_answers_give_the_same_counts_as_before(tmp_path: Path) -> None:
     """The refactor keeps the graph of the recorded answers: same kept entities and relations and
-    the same refusals by reason as before it (88 / 88 / 83, measured on the previous release)."""
-    settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay", replay_file=REPLAY)
+    the same refusals by reason as before it (88 / 88 / 83, measured on the previous release).
+    This pins the raw configuration: ontology rules only, no evidence, repair or resolution."""
+    settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay", replay_file=REPLAY,
+                        evidence=False, repair=False, resolution=False)
     summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus")
     assert (summary.entities, summary.relations, summary.rejected_relations) == (88, 88, 83)
     assert summary.by_reason == {"object_not_extracted": 26, "object_type_mismatch": 28, "self_relation": 3,
                                  "subject_not_extracted": 2, "subject_type_mismatch": 24}
+    assert summary.repairs == 0
+
+
+def test_recorded_answers_counts_with_evidence_and_repair(tmp_path: Path) -> None:
+    """The default evidence and repair settings on the same answers (resolution off, so only this
+    step is pinned): hallucinated names are refused as not_in_text, facts whose ends never meet as
+    ends_not_near, and the audited repairs recover relations the raw run refused."""
+    settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay", replay_file=REPLAY,
+                        resolution=False)
+    assert settings.evidence and settings.repair and settings.evidence_window == 1
+    summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus")
+    counts = (summary.entities, summary.relations, summary.rejected_relations, summary.rejected_entities)
+    assert counts == (85, 102, 63, 32)
+    assert summary.by_reason == {"ends_not_near": 7, "not_in_text": 46, "object_not_extracted": 2,
+                                 "object_type_mismatch": 21, "self_relation": 3, "subject_type_mismatch": 16}
+    assert summary.repairs_by_reason == {"flipped_ends": 3, "inferred_class": 11, "majority_class": 7}
+    ext = Extraction.read(summary.out_path)
+    assert len(ext.repairs) == 21 and all(r.chunk_id and r.message and r.before and r.after for r in ext.repairs)
+    assert all(r.evidence for r in ext.relations)
 
 
 def test_library_has_no_words_of_the_worked_example() -> None:

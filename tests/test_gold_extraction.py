@@ -99,6 +99,7 @@ def test_header_and_counts(gold: dict[str, Any], ontology: dict[str, Any], onto:
         "rejected_properties": 0,
         "repairs": 0,
         "by_reason": {},
+        "repairs_by_reason": {},
     }
     assert 40 <= len(gold["entities"]) <= 80 and len(gold["relations"]) >= 50
 

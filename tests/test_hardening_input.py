@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
@@ -21,7 +22,7 @@ from graphrag_got.config import Settings
 from graphrag_got.errors import CorpusError, ExtractionError, GraphragGotError, LLMError
 from graphrag_got.extract import run_extraction
 from graphrag_got.llm import (LLMContextError, LLMOutputError, ReplayChatModel, complete_json,
-                              parse_json_text)
+                              complete_text, parse_json_text)
 from graphrag_got.normalize import entity_uid, is_empty_key, normalize_name
 from graphrag_got.ontology import Ontology
 from graphrag_got.sanitize import clean_json, clean_text, replace_surrogates
@@ -261,6 +262,12 @@ def test_complete_json_returns_cleaned_values_and_keeps_raw_text() -> None:
     assert replace_surrogates(answer) == answer
 
 
+def test_text_answers_are_cleaned_too() -> None:
+    answer = complete_text(FakeListChatModel(responses=["Una respuesta\u200b con\x00 basura\ud83d."]), "s", "u")
+    assert answer == "Una respuesta con basura\ufffd."
+    answer.encode("utf-8")
+
+
 # --- 5. the merge key ignores invisible characters -------------------------------------------
 
 
@@ -365,3 +372,4 @@ def test_utf8_bom_is_accepted(tmp_path: Path) -> None:
     [doc] = read_corpus(tmp_path, min_chars=0, max_chars=500)
     assert doc.document.metadata == {"title": "t"}
     assert not doc.chunks[0].text.startswith("\ufeff")
+

@@ -47,14 +47,44 @@ def test_kept_relations_obey_the_ontology_and_link_kept_entities(replayed):
 
 
 def test_refusals_are_real_and_reproducible(replayed):
-    """Each refused triple is refused again when validated alone against its chunk's answer."""
-    onto = Ontology.from_file(ROOT / "ontology" / "got.json")
-    validator = Validator(onto)
-    recorded = {r["chunk_id"]: r["responses"] for r in json.loads(REPLAY.read_text(encoding="utf-8"))["responses"]}
+    """Each refused triple is refused again when its chunk's answer is repaired and validated alone
+    against the chunk text (the default evidence and repair settings), and so is every repair; the
+    only other refusals are the self-relations entity resolution makes when it merges two ends."""
+    from graphrag_got.evidence import ChunkText
+    from graphrag_got.extract import make_validator
     from graphrag_got.llm import parse_json_text
+    from graphrag_got.repair import ChunkAnswer, repair_answers
 
+    onto = Ontology.from_file(ROOT / "ontology" / "got.json")
+    settings = Settings()
+    assert settings.evidence and settings.repair
+    validator = make_validator(settings, onto)
+    recorded = {r["chunk_id"]: r["responses"] for r in json.loads(REPLAY.read_text(encoding="utf-8"))["responses"]}
+    chunks = {c["id"]: c for c in replayed["chunks"]}
+    answers = [ChunkAnswer(cid, chunks[cid]["document_id"], parse_json_text(responses[-1])[0],
+                           ChunkText(chunks[cid]["text"], offset=chunks[cid]["start"]))
+               for cid, responses in recorded.items()]
+    fixed = repair_answers(validator, answers, threshold=settings.mention_threshold)
+    again = {a.chunk_id: validator.validate(f.answer, a.chunk_id, a.document_id, a.text,
+                                            extra_entities=f.extra_entities)
+             for a, f in zip(answers, fixed)}
+    merged = {n for m in replayed.get("merges", []) for n in [m["canonical_name"], *m["merged_names"]]}
     for rej in (r for r in replayed["rejections"] if r["kind"] == "relation"):
-        answer, _ = parse_json_text(recorded[rej["chunk_id"]][-1])
-        again = validator.validate(answer, rej["chunk_id"])
-        assert any(r.reason.value == rej["reason"] and r.item == rej["item"] for r in again.rejections)
+        if any(r.reason.value == rej["reason"] and r.item == rej["item"] for r in again[rej["chunk_id"]].rejections):
+            continue
+        assert rej["reason"] == "self_relation" and {rej["subject"], rej["object"]} <= merged, rej
+    assert [r.model_dump(mode="json") for f in fixed for r in f.repairs] == replayed["repairs"]
     assert sum(replayed["counts"]["by_reason"].values()) == len(replayed["rejections"])
+
+
+def test_kept_relations_carry_their_evidence_sentences(replayed):
+    """Every kept relation has evidence: chunk offsets that slice its text out of the chunk, document
+    offsets = chunk start + offset, and the text mentions the fact within the sentence window."""
+    chunks = {c["id"]: c for c in replayed["chunks"]}
+    for r in replayed["relations"]:
+        assert r["evidence"], r
+        for ev in r["evidence"]:
+            chunk = chunks[ev["chunk_id"]]
+            assert chunk["text"][ev["start"]:ev["end"]] == ev["text"]
+            assert ev["document_start"] == chunk["start"] + ev["start"]
+            assert ev["document_end"] == chunk["start"] + ev["end"]

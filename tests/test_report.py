@@ -424,3 +424,17 @@ def test_format_1_file_is_upgraded_to_the_same_report(extraction, onto, tmp_path
     assert eg.values == ["hombre", "varon"] and eg.allowed_values == ["masculino", "femenino"]
     rows = list(csv.DictReader(io.StringIO(to_csv(old))))
     assert [r["attributes"] for r in rows if r["reason"] == "range_violation"] == ["", "", "", "momento: tras los votos"]
+
+
+def test_entity_merges_are_listed_with_their_rule(extraction):
+    extraction["merges"] = [{"type": "Personaje", "canonical_uid": "Personaje|jon snow", "canonical_name": "Jon Snow",
+                             "merged_names": ["Jon", XSS], "merged_uids": ["Personaje|jon"], "rule": "containment",
+                             "score": 0.5, "evidence": "only candidate"}]
+    report = build_report(extraction, ONTOLOGY)
+    (m,) = report.merges
+    assert (m.entity_type, m.canonical, m.rule) == ("Personaje", "Jon Snow", "containment")
+    md, page = to_markdown(report), to_html(report)
+    assert "## Entity merges" in md and "| Personaje | Jon Snow |" in md
+    assert "Entity merges" in page and XSS not in page and "&lt;script&gt;" in page
+    extraction["merges"] = []
+    assert "No entity was merged." in to_markdown(build_report(extraction, ONTOLOGY))

@@ -1,9 +1,14 @@
 """The ladder: pipeline configurations side by side, scored against the gold extraction.
 
-Every rung runs the real ``run_extraction`` on the corpus with the **replay** provider, i.e. the
-recorded answers of the embedded model (``tests/data/got_replay_qwen2.5-coder-1.5b.json``): zero
-model calls, a few seconds per rung, same numbers on every machine. Each rung gets its own
-temporary home and output folder, so no cache is shared between rungs.
+Every rung runs the real ``run_extraction`` on a corpus with the **replay** provider, i.e. the
+recorded answers of an embedded model (``tests/data/got_replay_qwen2.5-coder-1.5b.json`` for the
+GoT corpus): zero model calls, a few seconds per rung, same numbers on every machine. Each rung gets
+its own temporary home and output folder, so no cache is shared between rungs.
+
+The ladder runs every rung over every corpus of ``CORPORA`` (a ``GoldCorpus``: corpus, ontology,
+gold extraction, recorded answers) and writes one table per corpus,
+``results/<corpus name>-recorded.{md,json}``. The GoT corpus (``corpus/``, ``ontology/got.json``)
+is the first and the default; ``benchmarks/quality/data/<name>/`` holds the others.
 
 A rung is a name and a function that receives the base Settings (replay provider, temporary
 folders) and returns one of:
@@ -14,7 +19,7 @@ folders) and returns one of:
 
 Later rungs (+evidence, +repair, +resolution, +verification) are added by appending to ``RUNGS``.
 
-    python -m benchmarks.quality.ladder [--out benchmarks/quality/results] [--json]
+    python -m benchmarks.quality.ladder [--corpus NAME ...] [--out benchmarks/quality/results] [--json]
 """
 
 from __future__ import annotations
@@ -24,12 +29,12 @@ import json
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from graphrag_got.config import Settings
-from graphrag_got.errors import GraphragGotError
+from graphrag_got.errors import CorpusError, GraphragGotError
 from graphrag_got.extract import run_extraction
 from graphrag_got.files import write_text_atomic
 from graphrag_got.ontology import Ontology
@@ -46,6 +51,41 @@ GOLD = ROOT / "tests" / "data" / "got_extraction.json"
 REPLAY = ROOT / "tests" / "data" / "got_replay_qwen2.5-coder-1.5b.json"
 RESULTS = HERE / "results"
 RESULTS_NAME = "got-recorded"
+DATA = HERE / "data"
+
+
+@dataclass(frozen=True)
+class GoldCorpus:
+    """A corpus the ladder scores: its ontology, hand-curated gold extraction and recorded answers."""
+
+    name: str  # identifier: `--corpus NAME` and results/<name>-recorded.{md,json}
+    title: str  # how the results page names it
+    corpus: Path
+    ontology: Path
+    gold: Path
+    replay: Path
+
+    @property
+    def results_name(self) -> str:
+        return f"{self.name}-recorded"
+
+    def with_paths(self, **paths: Path | None) -> "GoldCorpus":
+        """The same corpus with some of its files replaced (``None`` keeps a file)."""
+        return replace(self, **{k: v for k, v in paths.items() if v is not None})
+
+    def missing(self) -> list[tuple[str, Path]]:
+        """(what, path) of every file or folder of this corpus that does not exist."""
+        wanted = (("corpus", self.corpus), ("ontology", self.ontology), ("gold extraction", self.gold),
+                  ("recorded answers", self.replay))
+        return [(what, path) for what, path in wanted if not path.exists()]
+
+
+GOT = GoldCorpus("got", "the GoT corpus (Spanish)", corpus=CORPUS, ontology=ONTOLOGY, gold=GOLD, replay=REPLAY)
+OBSERVATORY = GoldCorpus(
+    "observatory", "the observatory corpus (English, invented research history)",
+    corpus=DATA / "observatory" / "corpus", ontology=DATA / "observatory" / "ontology.json",
+    gold=DATA / "observatory" / "gold.json", replay=DATA / "observatory" / "replay-qwen2.5-coder-0.5b.json")
+CORPORA: tuple[GoldCorpus, ...] = (GOT, OBSERVATORY)  # the first is the default of every single-corpus call
 
 Configured = Settings | Mapping[str, Any] | tuple[Settings, Mapping[str, Any]]
 
@@ -65,9 +105,32 @@ def raw_validation(settings: Settings) -> Settings:
 
 
 RUNGS: list[Rung] = [
-    Rung("raw (today's validation)", raw_validation,
-         "recorded answers validated against the ontology as `graphrag-got extract` does today"),
+    Rung("raw (today's validation)",
+         lambda s: raw_validation(s).with_overrides(evidence=False, repair=False, resolution=False),
+         "recorded answers validated against the ontology only: no evidence check, no repair, "
+         "no entity resolution"),
+    Rung("+evidence", lambda s: s.with_overrides(evidence=True, repair=False, resolution=False),
+         "as raw, and every entity must be mentioned in its chunk, every relation's ends within "
+         "`evidence_window` sentences of each other (refusals `not_in_text`, `ends_not_near`)"),
+    Rung("+repair", lambda s: s.with_overrides(evidence=True, repair=True, resolution=False),
+         "as +evidence, after the audited repair of the answers (inferred end class, majority class, "
+         "flipped ends), each repair recorded"),
 ]
+
+
+def _then_resolution(previous: Rung) -> Rung:
+    """``previous`` (its evidence and repair settings) with entity resolution on; every other rung
+    runs with ``resolution=False``."""
+    def configure(settings: Settings) -> Configured:
+        chosen, kwargs = _split(previous.configure(settings), settings, previous.name)
+        return chosen.with_overrides(resolution=True), kwargs
+
+    return Rung("+resolution", configure,
+                f"as `{previous.name}`, then entity resolution within a class (alias file, articles and class "
+                "words, containment, fuzzy spelling): one entity per real entity, relations re-pointed")
+
+
+RUNGS.append(_then_resolution(RUNGS[-1]))
 
 
 @dataclass(frozen=True)
@@ -131,6 +194,59 @@ def run_ladder(rungs: Sequence[Rung] = RUNGS, *, ontology_path: Path = ONTOLOGY,
     return results
 
 
+@dataclass(frozen=True)
+class CorpusResults:
+    """Every rung's result on one corpus, with the label of the model whose answers were replayed."""
+
+    corpus: GoldCorpus
+    results: list[RungResult]
+    model: str  # the replay file's "model" ("" when it does not say)
+
+
+def recorded_model(replay: Path) -> str:
+    """The model label a replay file was recorded with ("" when the file does not say)."""
+    try:
+        data = json.loads(replay.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return ""  # run_extraction reports an unreadable replay file with its own clear error
+    model = data.get("model") if isinstance(data, dict) else None
+    return model if isinstance(model, str) else ""
+
+
+def check_corpus(spec: GoldCorpus) -> None:
+    """Raise one ``CorpusError`` listing every missing file of ``spec``, with how to make each."""
+    missing = spec.missing()
+    if not missing:
+        return
+    lines = [f"corpus {spec.name!r}: {what} not found: {_rel(path)}" for what, path in missing]
+    if any(what == "recorded answers" for what, _ in missing):
+        lines.append(f"record the answers with `graphrag-got --ontology {_rel(spec.ontology)} --provider llamacpp "
+                     f"extract {_rel(spec.corpus)} --export-replay {_rel(spec.replay)}`")
+    raise CorpusError("; ".join(lines))
+
+
+def run_corpus(spec: GoldCorpus, rungs: Sequence[Rung] = RUNGS, *,
+               progress: ProgressCallback = no_progress) -> CorpusResults:
+    """Every rung on one corpus, from its recorded answers, scored against its gold extraction."""
+    check_corpus(spec)
+
+    def tagged(event: ProgressEvent) -> None:
+        progress(replace(event, step=f"ladder {spec.name}"))
+
+    results = run_ladder(rungs, ontology_path=spec.ontology, gold_path=spec.gold, replay=spec.replay,
+                         corpus=spec.corpus, progress=tagged)
+    return CorpusResults(corpus=spec, results=results, model=recorded_model(spec.replay))
+
+
+def select_corpora(names: Sequence[str] = (), *, corpora: Sequence[GoldCorpus] = CORPORA) -> list[GoldCorpus]:
+    """The corpora called ``names`` (every one when empty), in the order given, each once."""
+    by_name = {c.name: c for c in corpora}
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise CorpusError(f"unknown corpus {unknown[0]!r}; the ladder knows {', '.join(by_name)}")
+    return [by_name[n] for n in dict.fromkeys(names)] if names else list(corpora)
+
+
 # ---------------------------------------------------------------------------- rendering
 def ladder_table(results: Sequence[RungResult]) -> str:
     """rung x mode -> entity P/R/F1, relation P/R/F1, relations kept and refused (Markdown)."""
@@ -152,17 +268,21 @@ def _rel(path: Path) -> str:
         return str(path)
 
 
-def results_markdown(results: Sequence[RungResult], *, gold_path: Path, replay: Path, ontology_path: Path) -> str:
+def results_markdown(results: Sequence[RungResult], *, gold_path: Path, replay: Path, ontology_path: Path,
+                     title: str = GOT.title, corpus_path: Path | None = None, model: str = "") -> str:
     gold_counts = results[0].score.exact if results else None
+    recorded = f" (answers of `{model}`)" if model else ""
     lines = [
-        "# Extraction quality on the GoT corpus, from recorded model answers",
+        f"# Extraction quality on {title}, from recorded model answers",
         "",
         "Generated by `python -m benchmarks.quality.ladder`; every number is computed by it. "
         "See `benchmarks/quality/README.md` for what each number means.",
         "",
+        *([f"- corpus: `{_rel(corpus_path)}`"] if corpus_path is not None else []),
         f"- gold: `{_rel(gold_path)}`"
         + (f" ({gold_counts.entities.gold} entities, {gold_counts.relations.gold} relations)" if gold_counts else ""),
-        f"- predictions: `{_rel(replay)}` replayed through `run_extraction` (replay provider, no model call)",
+        f"- predictions: `{_rel(replay)}`{recorded} replayed through `run_extraction` "
+        "(replay provider, no model call)",
         f"- ontology: `{_rel(ontology_path)}`",
         "- names: `exact` = class + normalized name; `tolerant` = also without class-name words and "
         "leading articles, with aliases",
@@ -176,46 +296,90 @@ def results_markdown(results: Sequence[RungResult], *, gold_path: Path, replay: 
     return "\n".join(lines) + "\n"
 
 
+def _results_doc(results: Sequence[RungResult], *, gold_path: Path, replay: Path, ontology_path: Path,
+                 **about: Any) -> dict[str, Any]:
+    return {**about, "gold": _rel(gold_path), "replay": _rel(replay), "ontology": _rel(ontology_path),
+            "modes": list(MODES), "rungs": [r.to_dict() for r in results]}
+
+
 def results_json(results: Sequence[RungResult], *, gold_path: Path, replay: Path, ontology_path: Path) -> str:
-    doc = {"gold": _rel(gold_path), "replay": _rel(replay), "ontology": _rel(ontology_path), "modes": list(MODES),
-           "rungs": [r.to_dict() for r in results]}
+    doc = _results_doc(results, gold_path=gold_path, replay=replay, ontology_path=ontology_path)
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+def corpus_markdown(cr: CorpusResults) -> str:
+    """``results/<name>-recorded.md`` of one corpus."""
+    c = cr.corpus
+    return results_markdown(cr.results, gold_path=c.gold, replay=c.replay, ontology_path=c.ontology,
+                            title=c.title, corpus_path=c.corpus, model=cr.model)
+
+
+def corpus_doc(cr: CorpusResults) -> dict[str, Any]:
+    """The content of ``results/<name>-recorded.json`` of one corpus."""
+    c = cr.corpus
+    return _results_doc(cr.results, gold_path=c.gold, replay=c.replay, ontology_path=c.ontology,
+                        corpus=c.name, title=c.title, corpus_path=_rel(c.corpus), model=cr.model)
+
+
+def write_results(cr: CorpusResults, out_dir: Path) -> tuple[Path, Path]:
+    """Write ``<out_dir>/<name>-recorded.md`` and ``.json``; return both paths."""
+    name = cr.corpus.results_name
+    md = write_text_atomic(out_dir / f"{name}.md", corpus_markdown(cr))
+    js = write_text_atomic(out_dir / f"{name}.json", json.dumps(corpus_doc(cr), ensure_ascii=False, indent=2) + "\n")
+    return md, js
 
 
 # ---------------------------------------------------------------------------- CLI
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m benchmarks.quality.ladder",
-        description="Run each pipeline configuration on the recorded model answers (no model call), "
-                    "score it against the gold extraction and write one table.")
-    p.add_argument("--out", type=Path, default=RESULTS, help="folder for got-recorded.md/.json (default %(default)s)")
-    p.add_argument("--gold", type=Path, default=GOLD, help="gold extraction (default %(default)s)")
-    p.add_argument("--replay", type=Path, default=REPLAY, help="recorded answers (default %(default)s)")
-    p.add_argument("--ontology", type=Path, default=ONTOLOGY, help="ontology (default %(default)s)")
-    p.add_argument("--json", action="store_true", help="print the results as JSON instead of the table")
+        description="Run each pipeline configuration on each corpus's recorded model answers (no model call), "
+                    "score it against that corpus's gold extraction and write one table per corpus.")
+    names = ", ".join(c.name for c in CORPORA)
+    p.add_argument("--corpus", action="append", dest="corpora", metavar="NAME", default=[],
+                   help=f"run this corpus only (repeatable; one of {names}; default: all)")
+    p.add_argument("--out", type=Path, default=RESULTS,
+                   help="folder for <corpus>-recorded.md/.json (default %(default)s)")
+    p.add_argument("--gold", type=Path, help="replace the gold extraction of the one corpus run")
+    p.add_argument("--replay", type=Path, help="replace the recorded answers of the one corpus run")
+    p.add_argument("--ontology", type=Path, help="replace the ontology of the one corpus run")
+    p.add_argument("--json", action="store_true", help="print the results as JSON instead of the tables")
     args = p.parse_args(argv)
-    if not args.replay.is_file():
-        print(f"error: {args.replay}: recorded answers not found. Record them with "
-              "`graphrag-got --provider llamacpp extract corpus/ --export-replay FILE`.", file=sys.stderr)
+    overrides = {"gold": args.gold, "replay": args.replay, "ontology": args.ontology}
+    given = [f"--{k}" for k, v in overrides.items() if v is not None]
+    try:
+        # a replaced file belongs to one corpus: the one named, else the default (the first)
+        selected = select_corpora(args.corpora or ([CORPORA[0].name] if given else []))
+        if given and len(selected) > 1:
+            raise CorpusError(f"{', '.join(given)}: a replaced file belongs to one corpus, but {len(selected)} "
+                              "corpora were chosen; pass a single --corpus NAME")
+        selected = [spec.with_paths(**overrides) for spec in selected]
+        for spec in selected:  # every missing file is reported before anything runs
+            check_corpus(spec)
+    except GraphragGotError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 1
 
     def show(event: ProgressEvent) -> None:
         if event.message:
-            print(f"[{event.done}/{event.total}] {event.message}", file=sys.stderr)
+            print(f"[{event.step} {event.done}/{event.total}] {event.message}", file=sys.stderr)
 
-    try:
-        results = run_ladder(ontology_path=args.ontology, gold_path=args.gold, replay=args.replay, progress=show)
-    except GraphragGotError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    meta = {"gold_path": args.gold, "replay": args.replay, "ontology_path": args.ontology}
-    md = write_text_atomic(args.out / f"{RESULTS_NAME}.md", results_markdown(results, **meta))
-    js = write_text_atomic(args.out / f"{RESULTS_NAME}.json", results_json(results, **meta))
+    docs = []
+    for i, spec in enumerate(selected):
+        try:
+            cr = run_corpus(spec, RUNGS, progress=show)  # RUNGS read now, not when run_corpus was defined
+        except GraphragGotError as exc:
+            print(f"error: corpus {spec.name!r}: {exc}", file=sys.stderr)
+            return 1
+        md, js = write_results(cr, args.out)
+        docs.append(corpus_doc(cr))
+        if not args.json:
+            model = f", answers of {cr.model}" if cr.model else ""
+            print(("\n" if i else "") + f"## {spec.name}: {spec.title}{model}\n")
+            print(ladder_table(cr.results))
+            print(f"\nwritten: {md}\n         {js}")
     if args.json:
-        print(results_json(results, **meta), end="")
-    else:
-        print(ladder_table(results))
-        print(f"\nwritten: {md}\n         {js}")
+        print(json.dumps({"corpora": docs}, ensure_ascii=False, indent=2))
     return 0
 
 

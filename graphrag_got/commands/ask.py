@@ -28,6 +28,10 @@ def register(sub: "argparse._SubParsersAction") -> None:
     gl.add_argument("--show-context", action="store_true", help="print every community's relevance and extract")
     gl.set_defaults(func=run_global)
 
+    from .impact import add_parser as add_impact_parser  # code graphs: `ask impact TARGET`
+
+    add_impact_parser(asub)
+
 
 def _tokens(res) -> str:  # type: ignore[no-untyped-def]
     est = ", estimated" if res.tokens_estimated else ""

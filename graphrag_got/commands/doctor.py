@@ -8,12 +8,21 @@ import time
 
 from ..config import Settings
 from ..errors import GraphragGotError
-from ..llm import complete_text, get_chat_model, model_label, ollama_available, resolve_provider
+from ..llm import (
+    Attempt,
+    complete_text,
+    get_chat_model,
+    model_label,
+    ollama_available,
+    openai_base_urls,
+    resolve_provider,
+)
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
     p = sub.add_parser("doctor", help="show which LLM, Neo4j and embedding model will be used, and whether each answers")
-    p.add_argument("--no-llm-call", action="store_true", help="do not load the model to ask it a one-word question")
+    p.add_argument("--no-llm-call", action="store_true",
+                   help="do not load (or call) the model to ask it a one-word question")
     p.set_defaults(func=run)
 
 
@@ -25,11 +34,22 @@ def _line(ok: bool | None, what: str, detail: str) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     failures = 0
     # ---- LLM
-    up, models = ollama_available(settings)
-    _line(None, "ollama", f"{settings.ollama_base_url} {'answers' if up else 'does not answer'}"
-          + (f"; models: {', '.join(models) or 'none'}" if up else ""))
+    if settings.llm_provider in ("auto", "ollama"):
+        up, models = ollama_available(settings)
+        _line(None, "ollama", f"{settings.ollama_base_url} {'answers' if up else 'does not answer'}"
+              + (f"; models: {', '.join(models) or 'none'}" if up else ""))
     provider = resolve_provider(settings)
-    _line(None, "llm provider", f"{settings.llm_provider} -> {provider} ({model_label(settings, provider)})")
+    if provider == "openai":
+        failures += _openai_servers(settings)
+    try:
+        label = model_label(settings, provider)
+    except GraphragGotError as exc:
+        _line(False, "llm provider", f"{settings.llm_provider} -> {provider}: {exc}")
+        label, failures = "", failures + 1
+    if label:
+        _line(None, "llm provider", f"{settings.llm_provider} -> {provider} ({label})")
+    if provider == "langchain" and not failures:
+        failures += _langchain_model(settings)
     if provider == "llamacpp":
         from ..model_store import resolve_model_path
 
@@ -43,10 +63,15 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             _line(False, "embedded model file", str(exc))
             failures += 1
     if not failures and not args.no_llm_call:
-        t0 = time.monotonic()
         try:
-            answer = complete_text(get_chat_model(settings, provider), "Answer with one word.", "Say: ready")
-            _line(True, "llm answers", f"{answer[:40]!r} in {time.monotonic() - t0:.1f}s")
+            chat = get_chat_model(settings, provider)
+            t0 = time.monotonic()  # one call's latency, without loading or building the model
+            attempt = Attempt()
+            answer = complete_text(chat, "Answer with one word.", "Say: ready", attempt, max_tokens=16)
+            tokens = f"{attempt.input_tokens} tokens in, {attempt.output_tokens} out" + (
+                " (estimated)" if attempt.tokens_estimated else "")
+            retried = f", {attempt.transport_retries} retries" if attempt.transport_retries else ""
+            _line(True, "llm answers", f"{answer[:40]!r} in {time.monotonic() - t0:.2f}s ({tokens}{retried})")
         except GraphragGotError as exc:
             _line(False, "llm answers", str(exc))
             failures += 1
@@ -69,3 +94,39 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
           "so no embedding model is needed")
     print("all good" if not failures else f"{failures} problem(s)")
     return 0 if not failures else 1
+
+
+def _openai_servers(settings: Settings) -> int:
+    """One line per server of the pool: answers, models, context size. Returns the number that fail."""
+    from ..providers.openai_pool import server_info
+
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    failures = 0
+    for url in openai_base_urls(settings):
+        info = server_info(url, key, timeout=min(10.0, settings.llm_timeout_s))
+        if not info.answers:
+            _line(False, "openai server", f"{url} does not answer ({info.error}); start it or fix --base-url")
+            failures += 1
+            continue
+        models = ", ".join(info.models[:5]) + (" ..." if len(info.models) > 5 else "") if info.models else "none listed"
+        wanted = settings.openai_model
+        if wanted and info.models and wanted not in info.models:
+            models += f" (the configured model {wanted!r} is not among them)"
+        context = f"; context {info.context} tokens" if info.context else "; context size not reported"
+        _line(True, "openai server", f"{url} answers; models: {models}{context}"
+              + (f" ({info.error})" if info.error else ""))
+    return failures
+
+
+def _langchain_model(settings: Settings) -> int:
+    """The LangChain model's class and, when its profile knows it, its context size."""
+    try:
+        chat = get_chat_model(settings, "langchain")
+    except GraphragGotError as exc:
+        _line(False, "langchain model", str(exc))
+        return 1
+    profile = getattr(chat, "profile", None)
+    context = profile.get("max_input_tokens") if isinstance(profile, dict) else None
+    _line(True, "langchain model", f"{settings.langchain_model} -> {type(chat).__name__}"
+          + (f"; context {context} tokens" if context else "; context size not known"))
+    return 0

@@ -21,17 +21,57 @@ def register(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--concurrency", type=int, help="parallel LLM calls (Ollama; llama.cpp runs one at a time)")
     p.add_argument("--chunker", choices=["auto", "paragraph", "markdown"])
     p.add_argument("--export-replay", metavar="FILE", help="also write the raw answers as a replay file")
+    p.add_argument("--no-repair", action="store_true",
+                   help="refuse model mistakes as they are: no audited repair (inferred end class, majority "
+                        "class, flipped ends) before validation (setting GRAPHRAG_REPAIR)")
+    p.add_argument("--no-evidence", action="store_true",
+                   help="do not require entities to be mentioned in their chunk nor relation ends to meet "
+                        "in the text (setting GRAPHRAG_EVIDENCE)")
+    p.add_argument("--evidence-window", type=int, metavar="N",
+                   help="sentences apart the two ends of a relation may be (0 = same sentence)")
+    p.add_argument("--extractor", choices=["llm", "code"], default="llm",
+                   help="llm (default): the language model over a text corpus; code: a Python source tree "
+                        "read with tree-sitter, no LLM (use with --ontology ontology/code.json)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    settings = settings.with_overrides(concurrency=args.concurrency, chunker=args.chunker)
+    if getattr(args, "extractor", "llm") == "code":
+        return _run_code(args, settings)
+    settings = settings.with_overrides(concurrency=args.concurrency, chunker=args.chunker,
+                                       repair=False if args.no_repair else None,
+                                       evidence=False if args.no_evidence else None,
+                                       evidence_window=args.evidence_window)
     onto = Ontology.from_file(settings.ontology_path)
     with progress_bar() as progress:
         summary = run_extraction(settings, onto, args.corpus, args.output, revalidate=args.revalidate,
                                  retry_failed=args.retry_failed,
                                  export_replay=Path(args.export_replay) if args.export_replay else None,
                                  progress=progress)
+    for line in summary.lines():
+        print(line)
+    return 0
+
+
+def _run_code(args: argparse.Namespace, settings: Settings) -> int:
+    """`extract --extractor code REPO`: the deterministic Python extractor (graphrag_got.code)."""
+    from ..code.extractor import run_code_extraction
+    from ..errors import ConfigError
+
+    llm_only = [flag for flag, given in (("--revalidate", args.revalidate), ("--retry-failed", args.retry_failed),
+                                         ("--concurrency", args.concurrency is not None),
+                                         ("--chunker", args.chunker is not None),
+                                         ("--export-replay", args.export_replay is not None)) if given]
+    if llm_only:
+        raise ConfigError(f"{', '.join(llm_only)} only apply to --extractor llm; the code extractor calls no model "
+                          "and is rerun in seconds: drop the flag.")
+    if not args.corpus:
+        raise ConfigError("--extractor code needs the folder (or .py file) to read: "
+                          "graphrag-got extract --extractor code REPO --ontology ontology/code.json")
+    onto = Ontology.from_file(settings.ontology_path)
+    with progress_bar() as progress:
+        summary = run_code_extraction(onto, args.corpus, args.output or settings.out_dir / "extraction.json",
+                                      progress=progress)
     for line in summary.lines():
         print(line)
     return 0

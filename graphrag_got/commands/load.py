@@ -1,4 +1,4 @@
-"""`graphrag-got load EXTRACTION_JSON [--batch-size N]` and `graphrag-got stats`."""
+"""`graphrag-got load EXTRACTION_JSON [--batch-size N]` and `graphrag-got stats [--json] [--strict]`."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ def register(sub: "argparse._SubParsersAction") -> None:
 
     s = sub.add_parser("stats", help="counts of the loaded graph and its consistency checks against the ontology")
     s.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    s.add_argument("--strict", action="store_true",
+                   help="exit 1 when a consistency check finds a problem (default: report it, exit 0)")
     s.set_defaults(func=run_stats)
 
 
@@ -42,8 +44,15 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     driver, ontology = _connect_and_ontology(settings)
     with driver, progress_bar() as progress:
         s = load_extraction(driver, settings, args.extraction, ontology, progress=progress)
+    if s.ontology_mismatch:
+        print(
+            f"warning: {s.source} was extracted with the ontology {s.extraction_ontology_path or '?'} "
+            f"(hash {s.extraction_ontology_hash[:12]}), not the configured {s.ontology_path} "
+            f"(hash {s.ontology_hash[:12]}); every record was checked again against the configured one"
+        )
+    for_ontology = f" ({s.documents_reloaded_for_ontology} for the ontology)" if s.documents_reloaded_for_ontology else ""
     print(
-        f"documents: {s.documents_added} added, {s.documents_updated} updated, "
+        f"documents: {s.documents_added} added, {s.documents_updated} updated{for_ontology}, "
         f"{s.documents_unchanged} unchanged, {s.documents_pruned} pruned"
     )
     print(
@@ -51,6 +60,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         f"(directed), {s.mentions_written} mentions"
     )
     print(f"pruned: {s.relations_pruned} relations, {s.entities_pruned} entities")
+    if s.relations_removed_by_ontology or s.entities_removed_by_ontology:
+        print(f"removed (refused by the current ontology, left by earlier loads): {s.relations_removed_by_ontology} "
+              f"relations, {s.entities_removed_by_ontology} entities")  # fmt: skip
     if s.entities_refused or s.relations_refused:
         reasons = ", ".join(f"{k}={v}" for k, v in sorted(s.refused_by_reason.items()))
         print(f"refused (not in the current ontology): {s.entities_refused} entities, {s.relations_refused} relations ({reasons})")
@@ -60,7 +72,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"properties not declared in the ontology, dropped: {s.properties_dropped}")
     if s.relations_unmatched:
         print(f"warning: {s.relations_unmatched} relation rows found no end entity")
-    print(f"{s.batches} batch(es) in {s.seconds:.2f} s")
+    print(f"{s.batches} batch(es) in {s.transactions} transaction(s), {s.seconds:.2f} s")
     return 0
 
 
@@ -70,9 +82,10 @@ def run_stats(args: argparse.Namespace, settings: Settings) -> int:
     driver, ontology = _connect_and_ontology(settings)
     with driver:
         st = graph_stats(driver, settings, ontology)
+    problems = st["missing_symmetric"] or st["violations"] or st["entity_violations"]
     if args.json:
         print(json.dumps(st, indent=2, ensure_ascii=False))
-        return 0
+        return 1 if problems and args.strict else 0
     print(f"documents: {st['documents']}  chunks: {st['chunks']}  entities: {st['entities']}  "
           f"entity relations: {st['entity_relations']}")  # fmt: skip
     print("nodes by label:")
@@ -87,5 +100,11 @@ def run_stats(args: argparse.Namespace, settings: Settings) -> int:
     print(f"relations violating the ontology: {st['violations']}")
     for k, n in st["violations_by_type"].items():
         print(f"  {k}: {n}")
+    print(f"entities of no class of the ontology: {st['entity_violations']}")
+    for k, n in st["entity_violations_by_class"].items():
+        print(f"  {k}: {n}")
     print(f"orphan entities (no relation): {st['orphan_entities']}")
-    return 1 if st["missing_symmetric"] or st["violations"] else 0
+    if problems and (st["violations"] or st["entity_violations"]):
+        print("note: rows an earlier load made under another ontology stay until their documents are rewritten; "
+              "`graphrag-got load` rewrites every document loaded under another ontology and removes them")
+    return 1 if problems and args.strict else 0

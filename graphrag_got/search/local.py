@@ -3,7 +3,7 @@
 Steps of :func:`local_search`:
 
 1. Anchors. A deterministic matcher (always) looks for graph entities in the normalized question:
-   the whole normalized key as words ("ada lovelace"), then one distinctive word of a key
+   the whole normalized key (or alias) as words ("ada lovelace"), then one distinctive word of a key
    ("lovelace" -> Ada Lovelace), then close spellings (``difflib``: "lovelase"). A word that
    fits more than ``MAX_AMBIGUOUS`` entities (a family name many share) is reported as ambiguous
    and not used.
@@ -124,6 +124,15 @@ class Fact:
     chunk_ids: list[str]
     dist: int
     via: str  # "path", or "attribute" (an attribute value names an anchor)
+    evidence: list[str] = field(default_factory=list)  # sentences of the corpus stating the fact
+
+    @property
+    def context_line(self) -> str:
+        """The fact and, when the graph holds one, the first sentence that states it."""
+        if not self.evidence:
+            return self.line
+        sentence = " ".join(self.evidence[0].split())
+        return f"{self.line} — \"{sentence[:300]}{'…' if len(sentence) > 300 else ''}\""
 
     @property
     def support(self) -> int:
@@ -160,7 +169,7 @@ class LocalResult(LLMUsage):
 
     @property
     def context_lines(self) -> list[str]:
-        return [f.line for f in self.facts]
+        return [f.context_line for f in self.facts]
 
     def context_text(self) -> str:
         parts = ["FACTS:"] + [f"- {line}" for line in self.context_lines]
@@ -186,18 +195,20 @@ def _words(text: str) -> str:
 def match_entities(text: str, catalog: list[dict[str, Any]], source: str = "question") -> list[Match]:
     """Entities named in ``text``: exact keys, then distinctive words, then close spellings.
 
-    ``catalog`` rows are ``{uid, key, name, type}``. Matches come in the order found; ambiguous
-    words are returned with ``how="ambiguous"`` (not anchors).
+    ``catalog`` rows are ``{uid, key, name, type}`` with optional ``aliases`` (other names entity
+    resolution merged into the entity): an alias anchors its entity like the entity's own key.
+    Matches come in the order found; ambiguous words are returned with ``how="ambiguous"`` (not anchors).
     """
     q = _words(text)
     keys: dict[str, list[dict[str, Any]]] = {}
     for e in catalog:
-        raw = e.get("key") or e.get("name")
-        if not isinstance(raw, str):
-            continue
-        k = _words(raw)
-        if k:
-            keys.setdefault(k, []).append(e)
+        aliases = e.get("aliases")
+        for raw in [e.get("key") or e.get("name"), *(aliases if isinstance(aliases, list) else [])]:
+            if not isinstance(raw, str):
+                continue
+            k = _words(raw)
+            if k and all(other["uid"] != e["uid"] for other in keys.get(k, ())):
+                keys.setdefault(k, []).append(e)
     out: list[Match] = []
     consumed = [False] * len(q)
 
@@ -311,7 +322,8 @@ def find_anchors(question: str, catalog: list[dict[str, Any]], llm_names: list[s
 def _facts(rows: list[dict[str, Any]], via: str) -> list[Fact]:
     return [Fact(r["start"], r["start_name"], r["type"], r["end"], r["end_name"],
                  tuple(sorted((str(k), str(v)) for k, v in (r.get("attributes") or []))),
-                 bool(r["symmetric"]), list(r["chunk_ids"] or []), int(r["dist"]), via) for r in rows]  # fmt: skip
+                 bool(r["symmetric"]), list(r["chunk_ids"] or []), int(r["dist"]), via,
+                 [str(e) for e in r.get("evidence") or []]) for r in rows]  # fmt: skip
 
 
 def retrieve_facts(driver: neo4j.Driver, settings: Settings, anchors: list[Anchor], hops: int, types: list[str],
@@ -335,7 +347,8 @@ def retrieve_facts(driver: neo4j.Driver, settings: Settings, anchors: list[Ancho
     best: dict[tuple[str, str, str, str], Fact] = {}
     for f in found:
         if f.symmetric and f.end < f.start:  # show a symmetric pair in one fixed direction
-            f = Fact(f.end, f.end_name, f.type, f.start, f.start_name, f.attributes, True, f.chunk_ids, f.dist, f.via)
+            f = Fact(f.end, f.end_name, f.type, f.start, f.start_name, f.attributes, True, f.chunk_ids, f.dist, f.via,
+                     f.evidence)
         k = f.key()
         old = best.get(k)
         if old is None:

@@ -1,0 +1,333 @@
+"""``graphrag-got extract --extractor code REPO``: a Python tree -> ``extraction.json``, without an LLM.
+
+The output is the same contract as the LLM extraction (:class:`graphrag_got.extraction.Extraction`):
+
+* documents are the ``.py`` files (id = path relative to the root, POSIX);
+* chunks are the file's top-level definitions and the runs of module-level statements between them
+  (character offsets into the file; ``heading`` = the definition's qualified name);
+* for every chunk we build the answer an extractor would give (entities with their properties,
+  relations with their source lines) and pass it through the one
+  :class:`~graphrag_got.validate.Validator` and :func:`~graphrag_got.validate.aggregate`, so the
+  ontology is enforced and refusals are audited exactly as for model answers.
+
+A document's ``hash`` covers the file's bytes *and* the facts extracted from it: a call in an
+unchanged file may resolve differently when another file changes (a callee renamed or moved), and
+``load``, which reloads only documents whose hash changed, must then reload that file too. The
+plain sha256 of the bytes is kept in the document's metadata and on the File entity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+import tokenize
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import metadata as importlib_metadata
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+from ..errors import CorpusError, OntologyError
+from ..extraction import ChunkRecord, DocumentRecord, Extraction, LLMRef, OntologyRef
+from ..ontology import Ontology
+from ..progress import ProgressCallback, ProgressEvent
+from ..validate import ChunkValidation, Validator, aggregate, identity_attributes
+from . import vocabulary as v
+from .parse import Definition, FileFacts, parse_file
+from .resolve import ResolvedFile, entity_class, resolve, unique_module_names
+
+logger = logging.getLogger(__name__)
+
+EXTRACTOR_VERSION = "code-python-v1"
+LANGUAGE = "python"
+#: Folders never walked: hidden ones (.git, .venv), caches, build output, installed packages.
+SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "build", "dist", "venv"})
+
+
+@dataclass
+class CodeExtractionSummary:
+    out_path: Path
+    root: Path
+    files: int
+    skipped_files: list[str]
+    files_with_syntax_errors: list[str]
+    chunks: int
+    entities_by_class: dict[str, int]
+    relations_by_type: dict[str, int]
+    calls_resolved: int
+    calls_external: int
+    calls_unresolved: int
+    rejected_relations: int
+    rejected_entities: int
+    by_reason: dict[str, int]
+    seconds: float
+    parse_seconds: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def call_sites(self) -> int:
+        return self.calls_resolved + self.calls_external + self.calls_unresolved
+
+    def lines(self) -> list[str]:
+        ents = " · ".join(f"{k} {n}" for k, n in self.entities_by_class.items())
+        rels = " · ".join(f"{k} {n}" for k, n in self.relations_by_type.items())
+        out = [
+            f"extraction written to {self.out_path}",
+            f"  root {self.root} · python files {self.files} · chunks {self.chunks} · extractor {EXTRACTOR_VERSION} "
+            "(tree-sitter, no LLM call)",
+            f"  entities: {ents or 'none'}",
+            f"  relations: {rels or 'none'}",
+            f"  call sites {self.call_sites}: resolved in the tree {self.calls_resolved} · external (builtins, "
+            f"stdlib, third party) {self.calls_external} · unresolved {self.calls_unresolved} (counted on each "
+            "Function as unresolved_calls, never guessed)",
+            f"  refused by the ontology: relations {self.rejected_relations} · entities {self.rejected_entities}",
+        ]
+        if self.by_reason:
+            out.append("  refusals by reason: " + ", ".join(f"{k} {n}" for k, n in self.by_reason.items()))
+        if self.files_with_syntax_errors:
+            out.append(f"  files with syntax errors (partly extracted): {len(self.files_with_syntax_errors)}: "
+                       + ", ".join(self.files_with_syntax_errors[:5]))
+        if self.skipped_files:
+            out.append(f"  files skipped (not readable as Python source): {len(self.skipped_files)}: "
+                       + ", ".join(self.skipped_files[:5]))
+        out.append(f"  {self.seconds:.2f}s (parsing and resolution {self.parse_seconds:.2f}s)")
+        return out
+
+
+def tree_sitter_label() -> str:
+    try:
+        return f"tree-sitter-python {importlib_metadata.version('tree-sitter-python')}"
+    except importlib_metadata.PackageNotFoundError:  # pragma: no cover - a broken install
+        return "tree-sitter-python"
+
+
+def check_ontology(onto: Ontology) -> None:
+    """Refuse an ontology that declares none of the code classes (the usual mistake: the default one)."""
+    if not any(c in onto.classes for c in v.CLASSES):
+        raise OntologyError(
+            f"{onto.source}: the code extractor writes the classes {', '.join(v.CLASSES)} and this ontology "
+            f"declares none of them (it has {', '.join(onto.classes)}). Pass --ontology ontology/code.json "
+            "(or an ontology derived from it) to extract, load and ask.", path=onto.source)
+    missing = [c for c in v.CLASSES if c not in onto.classes] + [r for r in v.RELATIONS if onto.relation(r) is None]
+    if missing:
+        logger.warning("%s does not declare %s: those facts will be refused and listed in the report",
+                       onto.source, ", ".join(missing))
+
+
+def python_files(root: Path) -> list[Path]:
+    """Every ``*.py`` under ``root`` (or ``root`` itself), sorted, skipping :data:`SKIP_DIRS` and hidden folders."""
+    if root.is_file():
+        return [root]
+    out = []
+    for p in root.rglob("*.py"):
+        rel = p.relative_to(root).parts
+        if any(part.startswith(".") or part in SKIP_DIRS or part.endswith(".egg-info") for part in rel[:-1]):
+            continue
+        if p.is_file():
+            out.append(p)
+    return sorted(out, key=lambda p: p.relative_to(root).as_posix())
+
+
+def read_source(path: Path) -> tuple[bytes, str]:
+    """(UTF-8 bytes, text) of a source file, honouring a PEP 263 coding line; ValueError if unreadable."""
+    blob = path.read_bytes()
+    if b"\x00" in blob:
+        raise ValueError("binary content (NUL bytes)")
+    try:
+        text = blob.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        try:
+            encoding, _ = tokenize.detect_encoding(BytesIO(blob).readline)
+            text = blob.decode(encoding)
+        except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+            raise ValueError(f"not UTF-8 and no usable coding declaration ({exc})") from None
+    return text.encode("utf-8"), text
+
+
+def parse_tree(root: Path, progress: ProgressCallback | None = None) -> tuple[list[FileFacts], list[str]]:
+    """Parse every Python file under ``root``; returns the facts and the files skipped (with why)."""
+    if not root.exists():
+        raise CorpusError(f"{root}: not found; pass the folder (or .py file) of the code to extract.")
+    paths = python_files(root)
+    if not paths:
+        raise CorpusError(f"{root}: no .py file found (hidden folders and {', '.join(sorted(SKIP_DIRS))} are "
+                          "skipped); pass the root of a Python code base.")
+    base = root if root.is_dir() else root.parent
+    rels = [p.relative_to(base).as_posix() for p in paths]
+    root_name = base.resolve().name
+    names = unique_module_names(rels, root_name)
+    files: list[FileFacts] = []
+    skipped: list[str] = []
+    for i, (p, rel) in enumerate(zip(paths, rels), 1):
+        try:
+            source, text = read_source(p)
+        except (OSError, ValueError) as exc:
+            logger.warning("%s: skipped: %s", p, exc)
+            skipped.append(f"{rel} ({exc})")
+            continue
+        module, is_package = names[rel]
+        facts = parse_file(rel, module, source, text, is_package=is_package)
+        if facts.syntax_errors:
+            logger.warning("%s: %d syntax error(s): extracted what parses", p, facts.syntax_errors)
+        files.append(facts)
+        if progress is not None:
+            progress(ProgressEvent(step="parse", done=i, total=len(paths), message=rel,
+                                   stats={"definitions": sum(len(f.definitions) for f in files)},
+                                   finished=i == len(paths)))
+    return files, skipped
+
+
+# ---------------------------------------------------------------------------- answers per chunk
+def _entity_properties(rf: ResolvedFile, d: Definition) -> dict[str, str]:
+    f = rf.facts
+    props = {"path": f.path, "start_line": str(d.start_line), "end_line": str(d.end_line), "language": LANGUAGE,
+             "signature": d.signature, "docstring": d.docstring}
+    cls = entity_class(d)
+    if cls == v.FUNCTION:
+        props["kind"] = d.kind
+    if cls == v.TEST:
+        props["nodeid"] = pytest_nodeid(f.path, f.module, d.qualname)
+    if cls in (v.FUNCTION, v.TEST):
+        c = rf.calls.get(d.qualname)
+        if c is not None:
+            props.update(resolved_calls=str(c.resolved), external_calls=str(c.external),
+                         unresolved_calls=str(c.unresolved))
+    return {k: val for k, val in props.items() if val != ""}
+
+
+def pytest_nodeid(path: str, module: str, qualname: str) -> str:
+    local = qualname[len(module) + 1:] if module and qualname.startswith(module + ".") else qualname
+    return "::".join([path, *local.split(".")])
+
+
+def chunk_answers(rf: ResolvedFile) -> list[dict[str, Any]]:
+    """The answer of each chunk of one file: ``{"entities": [...], "relations": [...]}``.
+
+    Each definition is described (with its properties) in the chunk that holds it; the File in every
+    chunk of the file; the other end of a relation appears by name and class in the chunk of the fact,
+    so the validator finds both ends among the chunk's entities.
+    """
+    f = rf.facts
+    file_props = {"path": f.path, "language": LANGUAGE, "module": f.module, "lines": str(f.lines),
+                  "sha256": hashlib.sha256(f.source).hexdigest()}
+    answers: list[dict[str, dict[tuple[str, str], dict[str, Any]] | list[dict[str, Any]]]] = [
+        {"entities": {(v.FILE, f.path): {"name": f.path, "type": v.FILE, "properties": file_props}},
+         "relations": []}
+        for _ in f.segments]
+
+    def mention(segment: int, end: tuple[str, str], properties: dict[str, str] | None = None) -> None:
+        ents = answers[segment]["entities"]
+        assert isinstance(ents, dict)
+        if end not in ents or properties:
+            ents[end] = {"name": end[1], "type": end[0], "properties": properties or {}}
+
+    for d in f.definitions:
+        mention(d.segment, (entity_class(d), d.qualname), _entity_properties(rf, d))
+    for edge in rf.edges:
+        mention(edge.segment, edge.subject)
+        if edge.object[0] == v.MODULE:
+            origin = rf.module_origins.get(edge.object[1])
+            mention(edge.segment, edge.object, {"origin": origin} if origin else None)
+        else:
+            mention(edge.segment, edge.object)
+        rels = answers[edge.segment]["relations"]
+        assert isinstance(rels, list)
+        rels.append({"relation": edge.relation, "subject": edge.subject[1], "subject_type": edge.subject[0],
+                     "object": edge.object[1], "object_type": edge.object[0],
+                     "attributes": {v.LINES: ", ".join(str(n) for n in sorted(edge.lines))}})
+    out = []
+    for a in answers:
+        ents = a["entities"]
+        assert isinstance(ents, dict)
+        out.append({"entities": list(ents.values()), "relations": a["relations"]})
+    return out
+
+
+def _chunks(f: FileFacts) -> list[ChunkRecord]:
+    records: list[ChunkRecord] = []
+    seen: dict[str, int] = {}
+    for index, seg in enumerate(f.segments):
+        start, end = f.char_offset(seg.start_byte), f.char_offset(seg.end_byte)
+        text = f.text[start:end]
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        cid = f"{f.path}:{digest[:12]}"
+        seen[cid] = seen.get(cid, 0) + 1
+        if seen[cid] > 1:
+            cid = f"{cid}-{seen[cid]}"
+        records.append(ChunkRecord(id=cid, document_id=f.path, index=index, start=start, end=end, hash=digest,
+                                   text=text, heading=seg.heading))
+    return records
+
+
+def build_code_extraction(onto: Ontology, root: Path, resolved: list[ResolvedFile]) -> Extraction:
+    validator = Validator(onto)
+    validations: list[ChunkValidation] = []
+    documents: list[DocumentRecord] = []
+    chunks: list[ChunkRecord] = []
+    for rf in resolved:
+        f = rf.facts
+        answers = chunk_answers(rf)
+        records = _chunks(f)
+        file_hash = hashlib.sha256(f.source).hexdigest()
+        facts_blob = json.dumps(answers, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        doc_hash = hashlib.sha256(f"{file_hash}\n{EXTRACTOR_VERSION}\n{facts_blob}".encode("utf-8")).hexdigest()
+        documents.append(DocumentRecord(id=f.path, path=str(root / f.path) if root.is_dir() else str(root),
+                                        hash=doc_hash, metadata={"sha256": file_hash, "language": LANGUAGE,
+                                                                 "module": f.module}))
+        chunks += records
+        for rec, answer in zip(records, answers):
+            validations.append(validator.validate(answer, rec.id, f.path))
+    entities, relations = aggregate(validations, identity_attributes(onto))
+    ext = Extraction(
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        ontology=OntologyRef(path=onto.source, hash=onto.hash),
+        llm=LLMRef(provider="code", model=tree_sitter_label()),
+        prompt_version=EXTRACTOR_VERSION,
+        documents=documents, chunks=chunks, entities=entities, relations=relations,
+        rejections=[r for val in validations for r in val.rejections],
+    )
+    ext.recount()
+    ext.counts.chunks_extracted = len(validations)
+    return ext
+
+
+def run_code_extraction(onto: Ontology, root: str | Path, out_path: str | Path, *,
+                        progress: ProgressCallback | None = None) -> CodeExtractionSummary:
+    """Parse, resolve, validate and write ``out_path``; returns what was found."""
+    t0 = time.perf_counter()
+    check_ontology(onto)
+    root = Path(root)
+    files, skipped = parse_tree(root, progress)
+    resolved = resolve(files)
+    parse_seconds = time.perf_counter() - t0
+    ext = build_code_extraction(onto, root, resolved)
+    out = ext.write(Path(out_path))
+    by_class: dict[str, int] = {}
+    for e in ext.entities:
+        by_class[e.type] = by_class.get(e.type, 0) + 1
+    by_type: dict[str, int] = {}
+    for r in ext.relations:
+        by_type[r.relation] = by_type.get(r.relation, 0) + 1
+    counts = [c for rf in resolved for c in rf.calls.values()]
+    c = ext.counts
+    return CodeExtractionSummary(
+        out_path=out, root=root, files=len(files), skipped_files=skipped,
+        files_with_syntax_errors=[f.path for f in files if f.syntax_errors], chunks=c.chunks,
+        entities_by_class={k: by_class[k] for k in sorted(by_class, key=_class_order)},
+        relations_by_type={k: by_type[k] for k in sorted(by_type, key=_relation_order)},
+        calls_resolved=sum(x.resolved for x in counts), calls_external=sum(x.external for x in counts),
+        calls_unresolved=sum(x.unresolved for x in counts), rejected_relations=c.rejected_relations,
+        rejected_entities=c.rejected_entities, by_reason=c.by_reason, seconds=time.perf_counter() - t0,
+        parse_seconds=parse_seconds,
+    )
+
+
+def _class_order(name: str) -> tuple[int, str]:
+    return (v.CLASSES.index(name) if name in v.CLASSES else len(v.CLASSES), name)
+
+
+def _relation_order(name: str) -> tuple[int, str]:
+    return (v.RELATIONS.index(name) if name in v.RELATIONS else len(v.RELATIONS), name)

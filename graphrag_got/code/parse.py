@@ -1,0 +1,516 @@
+"""One Python file -> its syntax facts, read with tree-sitter's Python grammar.
+
+Nothing here looks at other files: definitions (qualified names, line spans, signatures, first
+docstring lines), the names each function binds, its import bindings and its call sites (as the
+dotted chain written, e.g. ``("self", "store", "get")``), and the file's top-level segments (the
+chunks of ``extraction.json``). Cross-file resolution is :mod:`graphrag_got.code.resolve`.
+
+The walk is iterative (an explicit stack), so deeply nested expressions cannot hit Python's
+recursion limit. tree-sitter is error tolerant: a file with syntax errors still yields what parses,
+and :attr:`FileFacts.syntax_errors` says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Iterator, Literal
+
+import tree_sitter
+import tree_sitter_python
+
+#: A call target as written: a dotted chain rooted at a name, ``super()`` or a literal; None when
+#: the callee is an expression static analysis cannot name (``handlers[k]()``, ``f()()``).
+Chain = tuple[str, ...]
+SUPER = "super()"
+CALL_RESULT = "()"
+LITERAL_PREFIX = "<literal>"
+
+_LITERALS = {"string": "str", "concatenated_string": "str", "list": "list", "dictionary": "dict",
+             "set": "set", "tuple": "tuple", "integer": "int", "float": "float", "list_comprehension": "list",
+             "dictionary_comprehension": "dict", "set_comprehension": "set"}
+_DEF_TYPES = ("function_definition", "class_definition")
+_PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_property"}
+_DOTTED_TEXT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+SIGNATURE_MAX = 300
+
+
+@lru_cache(maxsize=1)
+def parser() -> tree_sitter.Parser:
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_python.language()))
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A name bound by an import: ``module`` (absolute dotted) and, for ``from m import x``, ``member``."""
+
+    name: str
+    module: str
+    member: str | None
+    line: int
+
+
+@dataclass(frozen=True)
+class ImportStatement:
+    """One imported module of an import statement (``from m import a, b`` gives m with members a, b)."""
+
+    module: str
+    members: tuple[str, ...]
+    line: int
+    resolved: bool = True  # False: a relative import climbing above the analysed tree
+
+
+@dataclass(frozen=True)
+class CallSite:
+    chain: Chain | None
+    line: int
+
+
+@dataclass
+class Definition:
+    """A class or a function (methods and nested functions included)."""
+
+    qualname: str
+    name: str
+    node_kind: Literal["class", "function"]
+    kind: str  # class | function | method | staticmethod | classmethod | property | nested
+    start_line: int
+    end_line: int
+    signature: str
+    docstring: str
+    segment: int  # index of the top-level segment (chunk) holding it
+    parent: "Definition | None" = None
+    is_test: bool = False
+    decorators: list[str] = field(default_factory=list)
+    bases: list[tuple[Chain | None, int]] = field(default_factory=list)  # classes: (base chain, line)
+    members: dict[str, str] = field(default_factory=dict)  # classes: name -> qualname (methods, classes)
+    params: list[str] = field(default_factory=list)
+    annotations: dict[str, Chain] = field(default_factory=dict)  # local name -> annotated class chain
+    constructed: dict[str, Chain] = field(default_factory=dict)  # local name -> callee of its one assignment
+    assignments: dict[str, int] = field(default_factory=dict)  # local name -> times assigned
+    locals: set[str] = field(default_factory=set)
+    declared_global: set[str] = field(default_factory=set)
+    nested: dict[str, str] = field(default_factory=dict)  # defs directly in this function: name -> qualname
+    bindings: dict[str, Binding] = field(default_factory=dict)  # function-level imports
+    star_imports: list[str] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+
+    @property
+    def enclosing_function(self) -> "Definition | None":
+        """The nearest function around this one whose scope Python lets it see (class bodies are skipped)."""
+        p = self.parent
+        while p is not None and p.node_kind == "class":
+            p = p.parent
+        return p
+
+
+@dataclass
+class Segment:
+    """A top-level definition, or a run of other top-level statements: one chunk."""
+
+    start_byte: int
+    end_byte: int
+    heading: str | None  # the definition's qualified name; None for module-level code
+
+
+@dataclass
+class FileFacts:
+    path: str  # relative to the analysed root, POSIX
+    module: str
+    is_package: bool
+    is_test_file: bool
+    source: bytes
+    text: str
+    segments: list[Segment] = field(default_factory=list)
+    definitions: list[Definition] = field(default_factory=list)
+    top_names: dict[str, str] = field(default_factory=dict)  # module-level def name -> qualname
+    bindings: dict[str, Binding] = field(default_factory=dict)  # module-level imports
+    star_imports: list[str] = field(default_factory=list)
+    module_vars: set[str] = field(default_factory=set)
+    imports: list[ImportStatement] = field(default_factory=list)
+    syntax_errors: int = 0
+
+    @property
+    def lines(self) -> int:
+        return self.text.count("\n") + (0 if self.text.endswith("\n") or not self.text else 1)
+
+    def char_offset(self, byte_offset: int) -> int:
+        """Character offset in :attr:`text` of a byte offset in :attr:`source` (tree-sitter counts bytes)."""
+        if len(self.source) == len(self.text):
+            return byte_offset
+        return len(self.source[:byte_offset].decode("utf-8", errors="ignore"))
+
+
+def is_test_file(path: str) -> bool:
+    """pytest's default ``python_files``: ``test_*.py`` and ``*_test.py``."""
+    base = path.rsplit("/", 1)[-1]
+    return base.endswith(".py") and (base.startswith("test_") or base.endswith("_test.py"))
+
+
+def _text(node: tree_sitter.Node | None) -> str:
+    return node.text.decode("utf-8", errors="replace") if node is not None and node.text is not None else ""
+
+
+def chain_of(node: tree_sitter.Node | None) -> Chain | None:
+    """``a.b.c`` -> ("a", "b", "c"); ``super().m`` -> ("super()", "m"); ``"x".join`` -> ("<literal>str", "join");
+    ``Shop().checkout`` -> ("Shop", "()", "checkout")."""
+    parts: list[str] = []
+    while node is not None:
+        if node.type == "identifier":
+            parts.append(_text(node))
+            return tuple(reversed(parts))
+        if node.type == "attribute":
+            parts.append(_text(node.child_by_field_name("attribute")))
+            node = node.child_by_field_name("object")
+            continue
+        if node.type == "call":
+            fn = node.child_by_field_name("function")
+            if fn is not None and fn.type == "identifier" and _text(fn) == "super":
+                parts.append(SUPER)
+                return tuple(reversed(parts))
+            parts.append(CALL_RESULT)  # `Shop().checkout`: what Shop() returns
+            node = fn
+            continue
+        if node.type in _LITERALS:
+            parts.append(LITERAL_PREFIX + _LITERALS[node.type])
+            return tuple(reversed(parts))
+        if node.type == "parenthesized_expression" and node.named_child_count == 1:
+            node = node.named_children[0]
+            continue
+        return None
+    return None
+
+
+def annotation_chain(node: tree_sitter.Node | None) -> Chain | None:
+    """The class an annotation names, when it names exactly one: ``Foo``, ``m.Foo``, ``"Foo"``,
+    ``Foo | None``, ``Optional[Foo]``; None otherwise (``list[Foo]``, unions of two classes)."""
+    if node is None:
+        return None
+    if node.type == "type" and node.named_child_count == 1:
+        node = node.named_children[0]
+    if node.type in ("identifier", "attribute"):
+        return chain_of(node)
+    if node.type == "string":
+        content = "".join(_text(c) for c in node.children if c.type == "string_content").strip()
+        return tuple(content.split(".")) if _DOTTED_TEXT.fullmatch(content) else None
+    if node.type == "binary_operator" and _text(node.child_by_field_name("operator")) == "|":
+        sides = [node.child_by_field_name("left"), node.child_by_field_name("right")]
+        named = [s for s in sides if s is not None and _text(s) != "None"]
+        return annotation_chain(named[0]) if len(named) == 1 else None
+    if node.type in ("subscript", "generic_type"):
+        head = node.child_by_field_name("value") or (node.named_children[0] if node.named_children else None)
+        if head is not None and _text(head).split(".")[-1] == "Optional":
+            args = [c for c in node.named_children if c is not head]
+            if len(args) == 1:
+                inner = args[0]
+                if inner.type == "type_parameter" and inner.named_child_count == 1:
+                    inner = inner.named_children[0]
+                return annotation_chain(inner)
+    return None
+
+
+def _target_names(node: tree_sitter.Node | None) -> Iterator[str]:
+    """Names a binding target binds: ``a``, ``a, (b, *c)``; attributes and subscripts bind none."""
+    stack = [node] if node is not None else []
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            yield _text(n)
+        elif n.type in ("pattern_list", "tuple_pattern", "list_pattern", "list_splat_pattern", "tuple",
+                        "list", "parenthesized_expression", "as_pattern_target", "expression_list"):
+            stack.extend(n.named_children)
+
+
+def _first_docstring_line(body: tree_sitter.Node | None) -> str:
+    if body is None or not body.named_children:
+        return ""
+    first = body.named_children[0]
+    if first.type != "expression_statement" or first.named_child_count != 1:
+        return ""
+    string = first.named_children[0]
+    if string.type != "string":
+        return ""
+    content = "".join(_text(c) for c in string.children if c.type == "string_content")
+    for line in content.splitlines():
+        if line.strip():
+            return line.strip()[:SIGNATURE_MAX]
+    return ""
+
+
+def _signature(node: tree_sitter.Node) -> str:
+    body = node.child_by_field_name("body")
+    end = body.start_byte if body is not None else node.end_byte
+    head = node.text[: end - node.start_byte].decode("utf-8", errors="replace") if node.text else ""
+    head = " ".join(head.split()).rstrip(":").rstrip()
+    return head if len(head) <= SIGNATURE_MAX else head[: SIGNATURE_MAX - 3] + "..."
+
+
+def _package_of(module: str, is_package: bool) -> list[str]:
+    parts = module.split(".") if module else []
+    return parts if is_package else parts[:-1]
+
+
+class _Walker:
+    def __init__(self, facts: FileFacts):
+        self.f = facts
+        self.segment = 0
+
+    # ---------------------------------------------------------------- imports
+    def _absolute(self, module_node: tree_sitter.Node | None) -> tuple[str, bool]:
+        """The absolute module of ``from X import``: relative dots resolved against this file's package."""
+        if module_node is None:
+            return "", False
+        if module_node.type != "relative_import":
+            return _text(module_node), True
+        prefix = next((c for c in module_node.children if c.type == "import_prefix"), None)
+        level = _text(prefix).count(".") if prefix is not None else 0
+        rest = next((c for c in module_node.children if c.type == "dotted_name"), None)
+        package = _package_of(self.f.module, self.f.is_package)
+        if level - 1 > len(package):
+            return "." * level + _text(rest), False
+        base = package[: len(package) - (level - 1)]
+        parts = base + ([_text(rest)] if rest is not None else [])
+        return ".".join(p for p in parts if p), True
+
+    def imports(self, node: tree_sitter.Node, scope: Definition | None) -> None:
+        line = node.start_point[0] + 1
+        bindings = scope.bindings if scope is not None else self.f.bindings
+        stars = scope.star_imports if scope is not None else self.f.star_imports
+        if node.type == "import_statement":
+            for item in node.children_by_field_name("name"):
+                if item.type == "aliased_import":
+                    module = _text(item.child_by_field_name("name"))
+                    alias = _text(item.child_by_field_name("alias"))
+                    bindings[alias] = Binding(alias, module, None, line)
+                else:
+                    module = _text(item)
+                    top = module.split(".")[0]
+                    bindings[top] = Binding(top, top, None, line)
+                self.f.imports.append(ImportStatement(module, (), line))
+            return
+        module, ok = self._absolute(node.child_by_field_name("module_name"))
+        members: list[str] = []
+        if any(c.type == "wildcard_import" for c in node.children):
+            if ok:
+                stars.append(module)
+        for item in node.children_by_field_name("name"):
+            if item.type == "aliased_import":
+                member = _text(item.child_by_field_name("name"))
+                alias = _text(item.child_by_field_name("alias"))
+            else:
+                member = alias = _text(item)
+            members.append(member)
+            if ok:
+                bindings[alias] = Binding(alias, module, member, line)
+        self.f.imports.append(ImportStatement(module, tuple(members), line, resolved=ok))
+
+    # ---------------------------------------------------------------- definitions
+    def define(self, node: tree_sitter.Node, outer: tree_sitter.Node, decorators: list[tree_sitter.Node],
+               scope: Definition | None, stack: list[tuple[tree_sitter.Node, Definition | None]]) -> None:
+        name = _text(node.child_by_field_name("name"))
+        node_kind: Literal["class", "function"] = "class" if node.type == "class_definition" else "function"
+        prefix = scope.qualname if scope is not None else self.f.module
+        qualname = f"{prefix}.{name}" if prefix else name
+        decos = [_text(d.named_children[0]) if d.named_children else "" for d in decorators]
+        deco_names = {d.split("(")[0] for d in decos}
+        if node_kind == "class":
+            kind = "class"
+        elif scope is not None and scope.node_kind == "class":
+            kind = ("staticmethod" if "staticmethod" in deco_names else
+                    "classmethod" if "classmethod" in deco_names else
+                    "property" if deco_names & _PROPERTY_DECORATORS or any(d.endswith((".setter", ".getter",
+                                                                                       ".deleter"))
+                                                                        for d in deco_names) else "method")
+        elif scope is not None:
+            kind = "nested"
+        else:
+            kind = "function"
+        body = node.child_by_field_name("body")
+        d = Definition(qualname=qualname, name=name, node_kind=node_kind, kind=kind,
+                       start_line=outer.start_point[0] + 1, end_line=outer.end_point[0] + 1,
+                       signature=_signature(node), docstring=_first_docstring_line(body), segment=self.segment,
+                       parent=scope, decorators=decos)
+        self.f.definitions.append(d)
+        if scope is None:
+            self.f.top_names[name] = qualname
+        elif scope.node_kind == "class":
+            scope.members[name] = qualname
+        else:
+            scope.nested[name] = qualname
+        if node_kind == "class":
+            supers = node.child_by_field_name("superclasses")
+            for arg in supers.named_children if supers is not None else []:
+                if arg.type == "keyword_argument":  # metaclass=..., total=False
+                    continue
+                d.bases.append((chain_of(arg), arg.start_point[0] + 1))
+                stack.append((arg, scope))
+        else:
+            self._parameters(d, node.child_by_field_name("parameters"), scope, stack)
+            ret = node.child_by_field_name("return_type")
+            if ret is not None:
+                stack.append((ret, scope))
+        for deco in decorators:  # evaluated in the enclosing scope
+            stack.append((deco, scope))
+        if body is not None:
+            stack.extend((c, d) for c in reversed(body.children))
+
+    def _parameters(self, d: Definition, params: tree_sitter.Node | None, scope: Definition | None,
+                    stack: list[tuple[tree_sitter.Node, Definition | None]]) -> None:
+        for p in params.named_children if params is not None else []:
+            name_node: tree_sitter.Node | None = None
+            annotation: tree_sitter.Node | None = None
+            if p.type == "identifier":
+                name_node = p
+            elif p.type in ("typed_parameter",):
+                name_node = next((c for c in p.named_children if c.type == "identifier"), None)
+                if name_node is None:  # *args: T, **kw: T
+                    splat = next((c for c in p.named_children if c.type.endswith("splat_pattern")), None)
+                    name_node = splat.named_children[0] if splat is not None and splat.named_children else None
+                else:  # `*args: T` annotates each item, not the name
+                    annotation = p.child_by_field_name("type")
+            elif p.type in ("default_parameter", "typed_default_parameter"):
+                name_node = p.child_by_field_name("name")
+                annotation = p.child_by_field_name("type")
+                value = p.child_by_field_name("value")
+                if value is not None:
+                    stack.append((value, scope))  # defaults are evaluated in the enclosing scope
+            elif p.type in ("list_splat_pattern", "dictionary_splat_pattern"):
+                name_node = p.named_children[0] if p.named_children else None
+            if name_node is None or name_node.type != "identifier":
+                continue
+            name = _text(name_node)
+            d.params.append(name)
+            d.locals.add(name)
+            chain = annotation_chain(annotation)
+            if chain is not None:
+                d.annotations[name] = chain
+
+    # ---------------------------------------------------------------- bindings in a function
+    def bind(self, scope: Definition | None, names: Iterator[str], value: tree_sitter.Node | None = None,
+             annotation: tree_sitter.Node | None = None) -> None:
+        names = list(names)
+        if scope is None:
+            self.f.module_vars.update(names)
+            return
+        if scope.node_kind == "class":
+            return  # class attributes are not names of any function scope
+        for name in names:
+            scope.locals.add(name)
+            scope.assignments[name] = scope.assignments.get(name, 0) + 1
+        if len(names) == 1:
+            if value is not None and value.type in _LITERALS:  # `out = []`: a builtin value
+                scope.constructed[names[0]] = (LITERAL_PREFIX + _LITERALS[value.type],)
+            if value is not None and value.type == "call":
+                chain = chain_of(value.child_by_field_name("function"))
+                if chain is not None:
+                    scope.constructed[names[0]] = chain
+            chain = annotation_chain(annotation)
+            if chain is not None:
+                scope.annotations[names[0]] = chain
+
+    # ---------------------------------------------------------------- the walk
+    def run(self, root: tree_sitter.Node) -> None:
+        self._segments(root)
+        for index, seg_nodes in enumerate(self._segment_nodes):
+            self.segment = index
+            stack: list[tuple[tree_sitter.Node, Definition | None]] = [(n, None) for n in reversed(seg_nodes)]
+            while stack:
+                node, scope = stack.pop()
+                self.visit(node, scope, stack)
+
+    def _segments(self, root: tree_sitter.Node) -> None:
+        groups: list[list[tree_sitter.Node]] = []
+        headings: list[str | None] = []
+        current: list[tree_sitter.Node] = []
+        for child in root.children:
+            inner = child.child_by_field_name("definition") if child.type == "decorated_definition" else child
+            if inner is not None and inner.type in _DEF_TYPES:
+                if current:
+                    groups.append(current)
+                    headings.append(None)
+                    current = []
+                name = _text(inner.child_by_field_name("name"))
+                groups.append([child])
+                headings.append(f"{self.f.module}.{name}" if self.f.module else name)
+            else:
+                current.append(child)
+        if current:
+            groups.append(current)
+            headings.append(None)
+        self._segment_nodes = groups
+        self.f.segments = [Segment(g[0].start_byte, g[-1].end_byte, h) for g, h in zip(groups, headings)]
+        if not self.f.segments:  # an empty file is one empty chunk, so its File entity has a home
+            self.f.segments = [Segment(0, len(self.f.source), None)]
+            self._segment_nodes = [[]]
+
+    def visit(self, node: tree_sitter.Node, scope: Definition | None,
+              stack: list[tuple[tree_sitter.Node, Definition | None]]) -> None:
+        t = node.type
+        if t == "ERROR" or node.is_missing:
+            self.f.syntax_errors += 1
+        if t == "decorated_definition":
+            inner = node.child_by_field_name("definition")
+            if inner is not None and inner.type in _DEF_TYPES:
+                self.define(inner, node, [c for c in node.children if c.type == "decorator"], scope, stack)
+                return
+        if t in _DEF_TYPES:
+            self.define(node, node, [], scope, stack)
+            return
+        if t in ("import_statement", "import_from_statement"):
+            self.imports(node, scope)
+            return
+        if t == "future_import_statement":
+            self.f.imports.append(ImportStatement("__future__", (), node.start_point[0] + 1))
+            return
+        if t == "call":
+            fn = scope
+            while fn is not None and fn.node_kind == "class":
+                fn = fn.parent  # a call in a class body runs in the enclosing function, if any
+            chain = chain_of(node.child_by_field_name("function"))
+            if fn is not None and chain != ("super",):  # `super()` is counted with the method it looks up
+                fn.calls.append(CallSite(chain, node.start_point[0] + 1))
+        elif t == "assignment":
+            self.bind(scope, _target_names(node.child_by_field_name("left")), node.child_by_field_name("right"),
+                      node.child_by_field_name("type"))
+        elif t == "augmented_assignment":
+            self.bind(scope, _target_names(node.child_by_field_name("left")))
+        elif t in ("for_statement", "for_in_clause"):
+            self.bind(scope, _target_names(node.child_by_field_name("left")))
+        elif t == "as_pattern":
+            self.bind(scope, _target_names(node.child_by_field_name("alias")))
+        elif t == "named_expression":
+            self.bind(scope, _target_names(node.child_by_field_name("name")))
+        elif t in ("global_statement", "nonlocal_statement"):
+            if scope is not None and t == "global_statement":
+                scope.declared_global.update(_text(c) for c in node.named_children if c.type == "identifier")
+        stack.extend((c, scope) for c in reversed(node.children))
+
+
+def _is_test(facts: FileFacts, d: Definition) -> bool:
+    """pytest's defaults: ``test*`` functions at module level, ``test*`` methods of ``Test*``
+    classes without ``__init__`` (nested ``Test*`` classes included), in a test file."""
+    if not facts.is_test_file or d.node_kind != "function" or not d.name.startswith("test"):
+        return False
+    p = d.parent
+    while p is not None:
+        if p.node_kind != "class" or not p.name.startswith("Test") or "__init__" in p.members:
+            return False
+        p = p.parent
+    return True
+
+
+def parse_file(path: str, module: str, source: bytes, text: str, *, is_package: bool) -> FileFacts:
+    """Parse one file (``source`` UTF-8 bytes, ``text`` the same decoded) into its facts."""
+    facts = FileFacts(path=path, module=module, is_package=is_package, is_test_file=is_test_file(path),
+                      source=source, text=text)
+    tree = parser().parse(source)
+    _Walker(facts).run(tree.root_node)
+    if tree.root_node.has_error and not facts.syntax_errors:  # the error sits where the walk does not look
+        facts.syntax_errors = 1
+    for d in facts.definitions:  # names assigned once from a call: `w = Writer(...)`
+        d.is_test = _is_test(facts, d)
+        d.constructed = {k: v for k, v in d.constructed.items()
+                         if d.assignments.get(k) == 1 and k not in d.params}
+        d.locals -= d.declared_global
+    return facts

@@ -1,0 +1,36 @@
+"""`graphrag-got ask impact TARGET`: the blast radius of a change in a code graph (no LLM).
+
+Registered under the ``ask`` group by :mod:`graphrag_got.commands.ask`; the analysis itself is
+:mod:`graphrag_got.code.impact`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..config import Settings
+
+
+def add_parser(asub: "argparse._SubParsersAction") -> None:
+    im = asub.add_parser("impact", help="code graph: what calls, subclasses, imports or tests TARGET (no LLM)")
+    im.add_argument("target", metavar="TARGET",
+                    help="a file path (pkg/mod.py), a qualified name or its tail (pkg.mod.func, Class.method)")
+    im.add_argument("--hops", type=int, default=3, help="reverse CALLS/INHERITS/IMPORTS/TESTS steps, 1-10 (default 3)")
+    im.add_argument("--json", action="store_true", help="print the result as JSON (for CI: pytest_args lists the tests)")
+    im.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    from ..code.impact import impact
+    from ..graphdb import connect
+
+    driver = connect(settings)
+    with driver:
+        result = impact(driver, settings, args.target, hops=args.hops)
+    if args.json:
+        print(json.dumps(result.to_data(), ensure_ascii=False, indent=2))
+    else:
+        for line in result.lines():
+            print(line)
+    return 0
