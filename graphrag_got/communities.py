@@ -49,6 +49,7 @@ from .config import Settings
 from .errors import GraphragGotError, LLMError, Neo4jError
 from .graphdb import read_all, session
 from .llm import LLMOutputError, LLMUsage, complete_json, drop_repeated_sentences
+from .ontology import RESERVED_PROPERTIES
 from .progress import ProgressCallback, ProgressEvent
 from .prompts import COMMUNITY_SUMMARY_VERSION, community_summary_prompt, language_tag
 
@@ -56,7 +57,8 @@ PROMPT_VERSION = COMMUNITY_SUMMARY_VERSION  # in every summary key: a new wordin
 SUMMARY_MAX_TOKENS = 450  # a 3-6 sentence summary fits; a model stuck repeating itself is cut off
 LEVEL = 0
 #: Fields of an entity node that are graph bookkeeping, not ontology properties.
-BOOKKEEPING = frozenset({"uid", "key", "name", "type", "chunk_ids", "doc_ids", "communityId", "communityLevel"})
+#: Node properties of the graph model itself (the ontology refuses them as property names).
+BOOKKEEPING = RESERVED_PROPERTIES
 #: Bounds of one summary prompt (the embedded model has a 4k context).
 MAX_PROMPT_MEMBERS = 60
 MAX_PROMPT_RELATIONS = 80

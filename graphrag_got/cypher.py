@@ -170,7 +170,8 @@ def merge_relations(rel_type: str, identity: Sequence[str] = ()) -> str:
     (start, type, end) plus the ontology's identity attributes ``identity`` (relation attribute
     names, validated identifiers), whose values in ``row.identity`` are never null (``""`` when
     absent); the other attributes in ``row.attributes`` (no nulls) are set with ``+=``.
-    ``evidence`` (the sentences stating the fact) is unioned like the provenance lists. Returns
+    ``evidence`` (the sentences stating the fact) and ``evidence_chunk_ids`` (the chunk of each,
+    aligned) gain the sentences not stored yet, so a document rewrite can drop its own. Returns
     ``written``: rows whose two ends existed.
     """
     rel = escape_name(rel_type)
@@ -181,13 +182,15 @@ def merge_relations(rel_type: str, identity: Sequence[str] = ()) -> str:
         "MATCH (a:Entity {uid: row.start})\n"
         "MATCH (b:Entity {uid: row.end})\n"
         f"MERGE (a)-{pattern}->(b)\n"
-        "ON CREATE SET r.symmetric = row.symmetric, r.chunk_ids = row.chunk_ids, r.doc_ids = row.doc_ids,\n"
-        "    r.evidence = coalesce(row.evidence, [])\n"
+        "ON CREATE SET r.symmetric = row.symmetric, r.chunk_ids = row.chunk_ids, r.doc_ids = row.doc_ids\n"
         "ON MATCH SET r.symmetric = row.symmetric,\n"
         f"    r.chunk_ids = {_union('r', 'chunk_ids')},\n"
-        f"    r.doc_ids = {_union('r', 'doc_ids')},\n"
-        f"    r.evidence = {_union('r', 'evidence')}\n"
-        "SET r += row.attributes\n"
+        f"    r.doc_ids = {_union('r', 'doc_ids')}\n"
+        "WITH r, row, [i IN range(0, size(coalesce(row.evidence, [])) - 1)\n"
+        "              WHERE NOT row.evidence[i] IN coalesce(r.evidence, [])] AS fresh\n"
+        "SET r += row.attributes,\n"
+        "    r.evidence = coalesce(r.evidence, []) + [i IN fresh | row.evidence[i]],\n"
+        "    r.evidence_chunk_ids = coalesce(r.evidence_chunk_ids, []) + [i IN fresh | row.evidence_chunk_ids[i]]\n"
         "RETURN count(r) AS written"
     )
 
@@ -236,7 +239,8 @@ def relations_by_ids() -> str:
         "MATCH (a:Entity)-[r]->(b:Entity)\n"
         "WHERE elementId(r) IN $ids AND any(d IN coalesce(r.doc_ids, []) WHERE d IN $doc_ids)\n"
         "RETURN elementId(r) AS id, type(r) AS type, labels(a) AS start_labels, labels(b) AS end_labels,\n"
-        "       r.chunk_ids AS chunk_ids, r.doc_ids AS doc_ids"
+        "       r.chunk_ids AS chunk_ids, r.doc_ids AS doc_ids, r.evidence AS evidence,\n"
+        "       r.evidence_chunk_ids AS evidence_chunk_ids"
     )
 
 
@@ -261,11 +265,13 @@ def set_entity_provenance() -> str:
 
 
 def set_relation_provenance() -> str:
-    """Rows ``{id, chunk_ids, doc_ids}``: replace a relationship's provenance lists."""
+    """Rows ``{id, chunk_ids, doc_ids, evidence, evidence_chunk_ids}``: replace a relationship's
+    provenance lists and its evidence sentences (with their chunks)."""
     return (
         "UNWIND $rows AS row\n"
         "MATCH ()-[r]->() WHERE elementId(r) = row.id\n"
-        "SET r.chunk_ids = row.chunk_ids, r.doc_ids = row.doc_ids"
+        "SET r.chunk_ids = row.chunk_ids, r.doc_ids = row.doc_ids,\n"
+        "    r.evidence = row.evidence, r.evidence_chunk_ids = row.evidence_chunk_ids"
     )
 
 

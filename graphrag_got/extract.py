@@ -232,7 +232,10 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
     if todo:
         if chat is None:
             chat = get_chat_model(settings, provider)
-        workers = 1 if provider == "llamacpp" else settings.concurrency
+        # llama.cpp in-process runs one call at a time; a pool of OpenAI-compatible servers gets at
+        # least one call in flight per server, so adding servers adds throughput
+        pool = len(settings.openai_base_urls) if provider == "openai" else 1
+        workers = 1 if provider == "llamacpp" else max(settings.concurrency, pool)
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(extract_chunk, chat, onto, ch, schema, system): ch for ch in todo}
             try:

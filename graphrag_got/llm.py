@@ -196,6 +196,9 @@ def model_label(settings: Settings, provider: str | None = None) -> str:
     if provider == "openai":
         return f"openai:{openai_model_name(settings)}"
     if provider == "langchain":
+        if not settings.langchain_model:
+            raise LLMError("provider 'langchain' needs a model: --model PROVIDER:MODEL (an init_chat_model string "
+                           "such as openai:gpt-4o-mini or deepseek:deepseek-chat) or GRAPHRAG_LANGCHAIN_MODEL")
         return f"langchain:{settings.langchain_model}"
     return f"replay:{Path(str(settings.replay_file)).name}"
 
@@ -412,7 +415,8 @@ def _invoke(chat: BaseChatModel, messages: list[BaseMessage], attempt: Attempt |
                 "Use smaller chunks (GRAPHRAG_CHUNK_MAX_CHARS) or a larger context (GRAPHRAG_LLAMACPP_N_CTX)",
                 raw_responses=[],
             ) from exc
-        raise LLMError(f"the model call failed: {type(exc).__name__}: {exc}") from exc
+        detail = " ".join(str(exc).split())[:500]  # one line: the CLI prints it as one `error:` line
+        raise LLMError(f"the model call failed: {type(exc).__name__}: {detail}") from exc
     # the raw text is cached and audited as UTF-8: a lone surrogate must not make that write fail
     if structured_text is None:
         structured_text = msg.content if isinstance(msg.content, str) else json.dumps(msg.content)

@@ -169,13 +169,19 @@ def _plan(ext: Extraction, onto: Ontology) -> _Plan:
         if row is None:
             plan.relations[key] = {"start": start, "end": end, "type": record.relation, "identity": ident,
                                    "attributes": dict(record.attributes), "symmetric": record.symmetric,
-                                   "chunk_ids": _unique(r.chunk_ids),
-                                   "evidence": _unique([ev.text for ev in r.evidence])}  # fmt: skip
+                                   "chunk_ids": _unique(r.chunk_ids), "evidence": [], "evidence_chunk_ids": []}  # fmt: skip
+            row = plan.relations[key]
         else:
             for k, v in record.attributes.items():
                 row["attributes"].setdefault(k, v)
             row["chunk_ids"] = _unique([*row["chunk_ids"], *r.chunk_ids])
-            row["evidence"] = _unique([*row["evidence"], *(ev.text for ev in r.evidence)])
+        # evidence sentences, each with the chunk it comes from (aligned lists: a document rewrite
+        # drops the sentences of its old chunks, see _strip)
+        for ev in r.evidence:
+            cid = ev.chunk_id or (r.chunk_ids[0] if r.chunk_ids else "")
+            if cid in chunk_doc and ev.text not in row["evidence"]:
+                row["evidence"].append(ev.text)
+                row["evidence_chunk_ids"].append(cid)
     for row in plan.relations.values():
         row["doc_ids"] = _docs_of(row["chunk_ids"], chunk_doc)
     return plan
@@ -409,9 +415,13 @@ class _Rows:
 
 
 def _restricted(row: dict[str, Any], docs: set[str], chunk_doc: dict[str, str]) -> dict[str, Any]:
-    """``row`` with only the provenance of ``docs``."""
-    return {**row, "chunk_ids": [c for c in row["chunk_ids"] if chunk_doc[c] in docs],
-            "doc_ids": [d for d in row["doc_ids"] if d in docs]}  # fmt: skip
+    """``row`` with only the provenance (and evidence) of ``docs``."""
+    out = {**row, "chunk_ids": [c for c in row["chunk_ids"] if chunk_doc[c] in docs],
+           "doc_ids": [d for d in row["doc_ids"] if d in docs]}  # fmt: skip
+    if "evidence_chunk_ids" in row:
+        pairs = [(t, c) for t, c in zip(row["evidence"], row["evidence_chunk_ids"]) if chunk_doc[c] in docs]
+        out["evidence"], out["evidence_chunk_ids"] = [t for t, _ in pairs], [c for _, c in pairs]
+    return out
 
 
 def _group_rows(g: _Group, plan: _Plan, support: _Support, written: set[str], ontology_hash: str) -> _Rows:
@@ -554,8 +564,12 @@ def _strip(t: _Tx, g: _Group, onto: Ontology) -> tuple[list[dict[str, str]], lis
     rels = t.read(cypher.relations_by_ids(), ids=relation_ids, doc_ids=g.strip) if relation_ids else []
 
     def unlinked(rec: neo4j.Record) -> dict[str, Any]:
-        return {"id": rec["id"], "chunk_ids": [c for c in rec["chunk_ids"] or [] if keep(c)],
-                "doc_ids": [d for d in rec["doc_ids"] or [] if d not in stripped]}  # fmt: skip
+        row = {"id": rec["id"], "chunk_ids": [c for c in rec["chunk_ids"] or [] if keep(c)],
+               "doc_ids": [d for d in rec["doc_ids"] or [] if d not in stripped]}  # fmt: skip
+        if "evidence" in rec.keys():  # a relation: drop the evidence sentences of the removed chunks
+            pairs = [(t, c) for t, c in zip(rec["evidence"] or [], rec["evidence_chunk_ids"] or []) if keep(c)]
+            row["evidence"], row["evidence_chunk_ids"] = [t for t, _ in pairs], [c for _, c in pairs]
+        return row
 
     refused_rels = [{"id": r["id"], "type": r["type"]} for r in rels
                     if not _relation_allowed(onto, r["type"], r["start_labels"], r["end_labels"])]  # fmt: skip

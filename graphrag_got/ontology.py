@@ -36,7 +36,7 @@ IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # always used with fullmatch
 RESERVED_CLASSES = frozenset({"Entity", "Document", "Chunk", "Community"})
 RESERVED_RELATIONS = frozenset({"HAS_CHUNK", "MENTIONS", "IN_COMMUNITY"})
 RESERVED_PROPERTIES = frozenset(
-    {"uid", "key", "name", "type", "chunk_ids", "doc_ids", "evidence", "aliases", "communityId", "communityLevel"}
+    {"uid", "key", "name", "type", "chunk_ids", "doc_ids", "evidence", "evidence_chunk_ids", "aliases", "communityId", "communityLevel"}
 )
 #: Relation attributes share a map with the fields of a relation in the graph, in ``extraction.json``
 #: and in the answer schema the model fills, so those field names are taken too.

@@ -34,6 +34,7 @@ import networkx as nx
 from .files import write_text_atomic
 from .html_render import render
 from .extraction import Extraction
+from .ontology import RESERVED_RELATION_ATTRIBUTES
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import Settings
@@ -43,7 +44,7 @@ Edge = dict[str, Any]  # {"source": uid, "target": uid, "type", "attributes": {n
 
 DEFAULT_NEO4J_LIMIT = 500
 #: Properties the loader keeps on every relationship; the others are the ontology's relation attributes.
-RELATION_BOOKKEEPING = frozenset({"chunk_ids", "doc_ids", "symmetric"})
+RELATION_BOOKKEEPING = RESERVED_RELATION_ATTRIBUTES
 
 # Readable on white, distinguishable for most colour-vision types (Tableau 10 + 2).
 _PALETTE = [

@@ -40,6 +40,10 @@ OLD_DEFAULTS = {
     "neo4j_username": "neo4j", "neo4j_password": "graphrag-got", "neo4j_database": "neo4j",
     "neo4j_version": "5.26.30", "batch_size": 5000, "community_resolution": 1.0, "community_seed": 42,
     "local_hops": 2, "local_max_facts": 60, "global_threshold": 5,
+    # remote providers (issue 11)
+    "openai_base_urls": [], "openai_model": None, "openai_api_key": None, "openai_balance": "least_busy",
+    "openai_response_format": "auto", "langchain_model": None, "structured_output": "auto", "llm_retries": 3,
+    "llm_backoff_s": 1.0,
 }
 
 

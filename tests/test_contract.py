@@ -214,3 +214,38 @@ def test_every_declared_attribute_reaches_neo4j(tmp_path: Path, neo4j_driver, ne
     assert stats["missing_symmetric"] == 0 and stats["violations"] == 0
     again = load_extraction(neo4j_driver, neo4j_settings, path, onto)
     assert again.documents_unchanged == 1 and again.relationships_created == 0
+
+
+def test_evidence_follows_its_chunk_when_a_document_changes(tmp_path: Path, neo4j_driver, neo4j_settings,
+                                                              clean_graph) -> None:
+    """Each evidence sentence is stored with its chunk; rewriting the document drops the old one."""
+    from graphrag_got.load import load_extraction
+
+    onto, path = _trade_extraction(tmp_path)
+    load_extraction(neo4j_driver, neo4j_settings, path, onto)
+
+    def evidence() -> list[tuple[list[str], list[str]]]:
+        with neo4j_driver.session(database=neo4j_settings.neo4j_database) as s:
+            return [(r["e"], r["c"]) for r in s.run(
+                "MATCH ()-[r:SELLS {year: '2023'}]->() RETURN r.evidence AS e, r.evidence_chunk_ids AS c")]
+
+    ((texts, chunks),) = evidence()
+    assert texts and len(texts) == len(chunks) and all(c.startswith("trade.txt:") for c in chunks)
+    assert any("2023" in t for t in texts)
+    # the same fact, stated in new words: the document is rewritten, the old sentence must go
+    (tmp_path / "corpus" / "trade.txt").write_text(
+        "In 2023 Acme sells Widgets, as its report says. Acme partners with Globex.", encoding="utf-8")
+    _, path2 = _trade_extraction_again(tmp_path, onto)
+    load_extraction(neo4j_driver, neo4j_settings, path2, onto)
+    ((texts2, chunks2),) = evidence()
+    assert texts2 and all("In 2023" in t for t in texts2) and set(chunks2).isdisjoint(chunks)
+
+
+def _trade_extraction_again(tmp_path: Path, onto: Ontology) -> tuple[Ontology, Path]:
+    corpus = tmp_path / "corpus"
+    settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out2", llm_provider="replay",
+                        replay_file=tmp_path / "replay2.json", chunk_min_chars=10)
+    (chunk,) = [c for d in read_corpus(corpus, min_chars=10, max_chars=settings.chunk_max_chars) for c in d.chunks]
+    settings.replay_file.write_text(json.dumps({"responses": [{"chunk_hash": chunk.hash, "responses": [
+        json.dumps(_trade_answer())]}]}), encoding="utf-8")
+    return onto, run_extraction(settings, onto, corpus).out_path
