@@ -117,6 +117,14 @@ class ReplayChatModel(BaseChatModel):
             raise LLMError(f"{p}: replay file not found (set GRAPHRAG_REPLAY_FILE or --replay-file)") from None
         except json.JSONDecodeError as exc:
             raise LLMError(f"{p}:{exc.lineno}:{exc.colno}: replay file is not valid JSON: {exc.msg}") from None
+        except IsADirectoryError:
+            raise LLMError(f"{p}: is a folder; pass the replay file itself (--replay-file FILE)") from None
+        except UnicodeDecodeError as exc:
+            raise LLMError(f"{p}: replay file is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        except RecursionError:
+            raise LLMError(f"{p}: replay file is nested too deeply to be a replay file") from None
+        except OSError as exc:
+            raise LLMError(f"{p}: cannot read the replay file ({exc.strerror})") from None
         if not isinstance(data, dict) or not isinstance(data.get("responses"), list):
             raise LLMError(f"{p}: a replay file is an object with a 'responses' list "
                            "(write one with `graphrag-got extract --export-replay FILE`)")

@@ -81,6 +81,13 @@ def _text(value: Any) -> str | None:
     return text or None
 
 
+def _name(value: Any) -> str | None:
+    """An entity name: text only. A bare number (or NaN, true...) is a model slip, not a name."""
+    if value is not None and not isinstance(value, str):
+        raise _BadValue(f"a name must be text, got the {type(value).__name__} {str(value)[:40]}")
+    return _text(value)
+
+
 def _soft_text(value: Any) -> str | None:
     try:
         return _text(value)
@@ -159,7 +166,7 @@ class Validator:
             return None, rejections
         ctype = _soft_text(raw.get("type"))
         try:
-            name = _text(raw.get("name"))
+            name = _name(raw.get("name"))
         except _BadValue as exc:
             reject("entity", Reason.MALFORMED, f"entity name is not text: {exc}", entity_type=ctype)
             return None, rejections
@@ -254,7 +261,7 @@ class Validator:
             reject(Reason.MALFORMED, "relation without a 'relation' name")
             return None, rejections
         try:
-            subj, obj = _text(raw.get("subject")), _text(raw.get("object"))
+            subj, obj = _name(raw.get("subject")), _name(raw.get("object"))
         except _BadValue as exc:
             reject(Reason.MALFORMED, f"{rname}: an end is not text ({exc})")
             return None, rejections

@@ -373,3 +373,34 @@ def test_utf8_bom_is_accepted(tmp_path: Path) -> None:
     assert doc.document.metadata == {"title": "t"}
     assert not doc.chunks[0].text.startswith("\ufeff")
 
+
+
+def test_regression_bare_numbers_are_not_entity_names() -> None:
+    """A number where a name belongs (``{"name": 42}``, NaN, true) is refused as malformed, audited."""
+    from graphrag_got.ontology import Ontology
+    from graphrag_got.validate import Validator
+
+    onto = Ontology.from_dict({"clases": {"A": {}}, "relaciones": [{"nombre": "R", "dominio": "A", "rango": "A"}]})
+    out = Validator(onto).validate({"entities": [{"type": "A", "name": 42}, {"type": "A", "name": True},
+                                                 {"type": "A", "name": "x"}],
+                                    "relations": [{"relation": "R", "subject": "x", "subject_type": "A",
+                                                   "object": 7, "object_type": "A"}]})
+    assert [e.name for e in out.entities] == ["x"] and not out.relations
+    assert [r.reason.value for r in out.rejections] == ["malformed", "malformed", "malformed"]
+
+
+@pytest.mark.parametrize("kind", ["folder", "latin1", "deep"])
+def test_regression_unreadable_replay_file_is_one_clear_error(tmp_path, kind) -> None:
+    from graphrag_got.errors import LLMError
+    from graphrag_got.llm import ReplayChatModel
+
+    path = tmp_path / "replay.json"
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "latin1":
+        path.write_bytes('{"responses": ["caf\xe9"]}'.encode("latin-1"))
+    else:
+        path.write_text("[" * 100_000, encoding="utf-8")
+    with pytest.raises(LLMError) as info:
+        ReplayChatModel.from_file(path)
+    assert str(path) in str(info.value)
