@@ -1,8 +1,8 @@
 """`graphrag-got`: one entry point; each command group lives in ``graphrag_got.commands``.
 
 Global options (``--ontology``, ``--provider``, ``--out``, ``-v``...) are accepted before or after
-the subcommand: ``graphrag-got --provider replay extract corpus/`` and
-``graphrag-got extract corpus/ --provider replay`` are the same. They are added to every
+the subcommand: ``graphrag-got --provider replay extract corpus/got.txt`` and
+``graphrag-got extract corpus/got.txt --provider replay`` are the same. They are added to every
 subparser with ``default=SUPPRESS``, so a value given before the subcommand is not overwritten by
 the subparser's default. A subcommand that defines an option of the same name for itself
 (``viz --out FILE.html``) keeps its own meaning; the global one is then accepted before it only.
@@ -27,7 +27,7 @@ from .errors import GraphragGotError
 
 # Command modules in the order `--help` lists them. A module missing from an install is skipped.
 COMMANDS = ("ontology", "schema", "extract", "report", "neo4j", "load", "communities", "ask", "model", "viz",
-            "doctor", "demo")
+            "doctor", "demo", "build", "serve", "mcp")
 
 EXIT_INTERRUPTED = 130  # the shell's convention for "killed by SIGINT"
 

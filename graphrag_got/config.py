@@ -67,7 +67,7 @@ class Settings(BaseSettings):
                        description="state folder: caches, embedded models, embedded Neo4j data",
                        json_schema_extra={"shown_default": DEFAULT_HOME.as_posix()})
     ontology_path: Path = _env("GRAPHRAG_ONTOLOGY", Path("ontology/got.json"), "ontology file")
-    corpus_path: Path = _env("GRAPHRAG_CORPUS", Path("corpus"),
+    corpus_path: Path = _env("GRAPHRAG_CORPUS", Path("corpus/got.txt"),
                              "corpus file or folder (`.txt` by paragraphs, `.md` by headings)")
     out_dir: Path = _env("GRAPHRAG_OUT", Path("out"),
                          "outputs: extraction.json, reports, communities.json, graph.html")
@@ -142,6 +142,16 @@ class Settings(BaseSettings):
     mention_threshold: float = _env("GRAPHRAG_MENTION_THRESHOLD", 0.85,
                                     "fuzzy score (0-1) an entity name needs to count as found in its chunk",
                                     ge=0, le=1)
+    llm_price: str = _env("GRAPHRAG_LLM_PRICE", "",
+                          "price of the remote model, 'IN,OUT' US dollars per million input/output tokens "
+                          "(empty: cost unknown; local models cost nothing)")
+    answer_form: Literal["full", "compact"] = _env(
+        "GRAPHRAG_ANSWER_FORM", "full",
+        "extraction answer form: full (names and classes on every relation) or compact (short keys, "
+        "relation ends by position; fewer output tokens)")
+    min_confidence: float = _env("GRAPHRAG_MIN_CONFIDENCE", 0.5,
+                                 "mentions the model gives a lower confidence (0-1) are refused (low_confidence)",
+                                 ge=0, le=1)
     repair: bool = _env("GRAPHRAG_REPAIR", True,
                         "audited repair before refusing: infer an end's class, majority class, flip ends")
     resolution: bool = _env("GRAPHRAG_RESOLUTION", True,
@@ -159,13 +169,92 @@ class Settings(BaseSettings):
 
     # --- communities and search -------------------------------------------------------------
     community_resolution: float = _env("GRAPHRAG_COMMUNITY_RESOLUTION", 1.0,
-                                       "Louvain resolution: higher gives more, smaller communities", gt=0)
-    community_seed: int = _env("GRAPHRAG_COMMUNITY_SEED", 42, "Louvain random seed")
+                                       "community resolution (Leiden or Louvain): higher gives more, smaller communities", gt=0)
+    community_seed: int = _env("GRAPHRAG_COMMUNITY_SEED", 42, "community detection random seed")
     local_hops: int = _env("GRAPHRAG_LOCAL_HOPS", 2, "local search: neighbourhood depth (1 to 4)", ge=1, le=4)
     local_max_facts: int = _env("GRAPHRAG_LOCAL_MAX_FACTS", 60, "local search: most facts in the context", ge=1)
     global_threshold: int = _env("GRAPHRAG_GLOBAL_THRESHOLD", 5,
                                  "global search: keep communities rated at least this relevant (0 to 10)",
                                  ge=0, le=10)
+
+    # --- embeddings and hybrid retrieval ------------------------------------------------------
+    embeddings: bool = _env("GRAPHRAG_EMBEDDINGS", True,
+                            "embed chunks and entities into Neo4j vector indexes (needed by vector/hybrid retrieval)")
+    embeddings_provider: Literal["embedded", "ollama", "langchain"] = _env(
+        "GRAPHRAG_EMBEDDINGS_PROVIDER", "embedded",
+        "embedding model: `embedded` (multilingual-e5-small in-process, numpy only), `ollama`, "
+        "`langchain` (any `init_embeddings` string)")
+    embeddings_model: str | None = _env(
+        "GRAPHRAG_EMBEDDINGS_MODEL", None,
+        "embedding model name: for `ollama` e.g. `nomic-embed-text` (unset: that one), for `langchain` "
+        "an `init_embeddings` string such as `ollama:nomic-embed-text` (required); ignored by `embedded`")
+    embeddings_batch_size: int = _env("GRAPHRAG_EMBEDDINGS_BATCH_SIZE", 64,
+                                      "texts per embedding call (and per vector write batch)", ge=1)
+    local_retrieval: Literal["graph", "vector", "hybrid"] = _env(
+        "GRAPHRAG_LOCAL_RETRIEVAL", "hybrid",
+        "local search retrieval: `graph` (name-matched anchors and their neighbourhood), `vector` "
+        "(vector top-k chunks and entities), `hybrid` (both, fused by reciprocal rank)")
+    local_top_k: int = _env("GRAPHRAG_LOCAL_TOP_K", 8,
+                            "local search: vector hits per index (chunks, entities) in vector/hybrid retrieval",
+                            ge=1, le=200)
+    local_max_chunks: int = _env("GRAPHRAG_LOCAL_MAX_CHUNKS", 8,
+                                 "local search: most text chunks in the context", ge=0)
+    local_catalog_cache_s: float = _env(
+        "GRAPHRAG_LOCAL_CATALOG_CACHE", 0.0,
+        "local search: seconds a process may reuse the entity catalog it read, while the graph's entity "
+        "count and document hashes are unchanged (0: read it for every question; set it for a service)", ge=0)
+
+    # --- service (graphrag-got serve) -----------------------------------------------------------
+    service_max_question_chars: int = _env("GRAPHRAG_SERVICE_MAX_QUESTION_CHARS", 1000,
+                                           "service: longest question accepted (longer ones get HTTP 413)", ge=1)
+    service_timeout_s: float = _env("GRAPHRAG_SERVICE_TIMEOUT", 300.0,
+                                    "service: seconds one request may take before it gets HTTP 504", gt=0)
+    service_max_llm_requests: int = _env("GRAPHRAG_SERVICE_MAX_LLM_REQUESTS", 2,
+                                         "service: questions answered by the LLM at once; more get HTTP 503", ge=1)
+
+    # --- routing and DRIFT search -------------------------------------------------------------
+    route_classifier: bool = _env("GRAPHRAG_ROUTE_CLASSIFIER", False,
+                                  "`ask` without a mode: ask the LLM (one call) when no routing rule decides")
+    drift_depth: int = _env("GRAPHRAG_DRIFT_DEPTH", 1,
+                            "drift search: rounds of follow-up questions (1 to 3)", ge=1, le=3)
+    drift_followups: int = _env("GRAPHRAG_DRIFT_FOLLOWUPS", 3,
+                                "drift search: most follow-up questions searched per round", ge=0, le=10)
+    drift_max_calls: int = _env("GRAPHRAG_DRIFT_MAX_CALLS", 6,
+                                "drift search: most LLM calls of one question (retries included)", ge=2)
+    drift_reports: int = _env("GRAPHRAG_DRIFT_REPORTS", 5,
+                              "drift search: community reports most similar to the question read by the primer",
+                              ge=1, le=50)
+
+    # --- co-occurrence (load) -------------------------------------------------------------------
+    cooccurrence: bool = _env("GRAPHRAG_COOCCURRENCE", True,
+                              "`load` joins the entities of each chunk by `CO_OCCURS` edges (weight: the sum of "
+                              "the lower confidence of the two per chunk; count: chunks)")
+    cooccurrence_max_entities: int = _env("GRAPHRAG_COOCCURRENCE_MAX_ENTITIES", 40,
+                                          "most entities of one chunk paired by `CO_OCCURS` (the most confident)",
+                                          ge=2)
+
+    # --- community levels and selective global search -------------------------------------------
+    community_algorithm: Literal["leiden", "louvain"] = _env(
+        "GRAPHRAG_COMMUNITY_ALGORITHM", "leiden",
+        "community detection: `leiden` (hierarchical: levels, with a size cap) or `louvain` (networkx, one level)")
+    community_max_size: int = _env("GRAPHRAG_COMMUNITY_MAX_SIZE", 10,
+                                   "leiden: a community larger than this is split into sub-communities one level "
+                                   "down", ge=2)
+    community_max_levels: int = _env("GRAPHRAG_COMMUNITY_MAX_LEVELS", 3,
+                                     "leiden: most levels of the hierarchy (level 0 covers the whole graph)",
+                                     ge=1, le=8)
+    community_cooccurrence: bool = _env("GRAPHRAG_COMMUNITY_COOCCURRENCE", False,
+                                        "communities are also computed on the `CO_OCCURS` edges (for ontologies "
+                                        "with few relations)")
+    global_target_communities: int = _env("GRAPHRAG_GLOBAL_TARGET_COMMUNITIES", 8,
+                                          "global search without `--level`: the level whose community count is "
+                                          "closest to this", ge=1)
+    global_max_communities: int = _env("GRAPHRAG_GLOBAL_MAX_COMMUNITIES", 6,
+                                       "global search: most community reports mapped (the most similar to the "
+                                       "question)", ge=1)
+    global_min_similarity: float = _env("GRAPHRAG_GLOBAL_MIN_SIMILARITY", 0.75,
+                                        "global search: reports less similar (cosine) to the question are skipped "
+                                        "before the map step", ge=-1, le=1)
 
     @field_validator("openai_base_urls", mode="before")
     @classmethod

@@ -21,6 +21,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from .answer_form import expand_answer
 from .chunking import Chunk, ChunkedDocument, read_corpus
 from .config import Settings
 from .errors import ExtractionError, LLMError
@@ -38,6 +39,10 @@ from .extraction import Repair
 from .repair import ChunkAnswer, RepairedAnswer, repair_answers
 from .extraction import Merge, Rejection
 from .resolve import resolve_entities
+from .notes import notes_of_documents
+from .verify import VerdictCache, Verifier
+from .usage import cost_usd, usage_line
+from .extraction import Usage
 
 PROMPT_VERSION = EXTRACTION_VERSION
 FORMAT = EXTRACTION_FORMAT
@@ -56,8 +61,9 @@ def user_prompt(chunk: Chunk) -> str:
 class ExtractionCache:
     """One JSON file per (chunk, ontology) under a folder per (model, prompt, schema bounds)."""
 
-    def __init__(self, root: Path, model: str, max_entities: int, max_relations: int):
-        tag = f"{model}|{PROMPT_VERSION}|{max_entities}|{max_relations}"
+    def __init__(self, root: Path, model: str, max_entities: int, max_relations: int, form: str = "full"):
+        # the full form keeps the tag it always had, so existing caches stay valid
+        tag = f"{model}|{PROMPT_VERSION}|{max_entities}|{max_relations}" + ("" if form == "full" else f"|{form}")
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", model)[:60]
         self.dir = root / "extract" / f"{slug}-{hashlib.sha256(tag.encode()).hexdigest()[:10]}"
 
@@ -145,6 +151,8 @@ class ExtractionSummary:
     extra: dict[str, Any] = field(default_factory=dict)
     repairs: int = 0  # audited repairs applied before validation (graphrag_got.repair)
     repairs_by_reason: dict[str, int] = field(default_factory=dict)
+    verification: str | None = None  # the verification step's line, when it ran
+    usage: str = ""  # calls, tokens and cost of this run's model calls
 
     def lines(self) -> list[str]:
         out = [
@@ -165,10 +173,14 @@ class ExtractionSummary:
             out.append(f"  audited repairs {self.repairs}: "
                        + ", ".join(f"{k} {v}" for k, v in self.repairs_by_reason.items())
                        + " (\"repairs\" in the file; --no-repair turns them off)")
+        if self.verification:
+            out.append(f"  {self.verification}")
         if self.failed_chunks:
             out.append(f"  chunks whose answer was unusable: {self.failed_chunks} (raw answers kept in the file)")
         if self.missing_chunks:
             out.append(f"  chunks with no stored answer (not revalidated): {self.missing_chunks}")
+        if self.usage:
+            out.append(f"  this run: {self.usage}")
         if self.replay_path:
             out.append(f"  replay file written to {self.replay_path}")
         out.append(f"  {self.seconds:.1f}s")
@@ -189,7 +201,8 @@ def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dic
         return record
     record.update(status="ok", parsed=value, raw_responses=attempt.raw_responses, repaired=attempt.repaired,
                   retried=attempt.retried, errors=attempt.errors, calls=len(attempt.raw_responses),
-                  input_tokens=attempt.input_tokens, output_tokens=attempt.output_tokens)
+                  input_tokens=attempt.input_tokens, output_tokens=attempt.output_tokens,
+                  tokens_estimated=attempt.tokens_estimated)
     return record
 
 
@@ -208,9 +221,10 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
     else:
         provider = resolve_provider(settings)
         label = model_label(settings, provider)
-    cache = ExtractionCache(settings.cache_dir, label, settings.max_entities, settings.max_relations)
-    schema = extraction_schema(onto, settings.max_entities, settings.max_relations)
-    system = system_prompt(onto)
+    form = settings.answer_form
+    cache = ExtractionCache(settings.cache_dir, label, settings.max_entities, settings.max_relations, form)
+    schema = extraction_schema(onto, settings.max_entities, settings.max_relations, form=form)
+    system = extraction_system_prompt(onto, form)
 
     records: dict[str, dict[str, Any]] = {}
     todo: list[Chunk] = []
@@ -234,9 +248,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
             chat = get_chat_model(settings, provider)
         # llama.cpp in-process runs one call at a time; a pool of OpenAI-compatible servers gets at
         # least one call in flight per server, so adding servers adds throughput
-        pool = len(settings.openai_base_urls) if provider == "openai" else 1
-        workers = 1 if provider == "llamacpp" else max(settings.concurrency, pool)
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        with ThreadPoolExecutor(max_workers=workers_for(settings, provider)) as pool:
             futures = {pool.submit(extract_chunk, chat, onto, ch, schema, system): ch for ch in todo}
             try:
                 for fut in as_completed(futures):
@@ -261,12 +273,38 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                 raise ExtractionError(f"interrupted: {len(records)} of {len(chunks)} chunks are cached; "
                                       "rerun the same command to resume.") from None
 
-    ext = build_extraction(settings, onto, docs, records, provider=provider, model=label)
+    verifier = None
+    if settings.verify:
+        if chat is None and not revalidate:
+            chat = get_chat_model(settings, provider)
+        verifier = Verifier(onto, VerdictCache(settings.cache_dir, label), None if revalidate else chat,
+                            workers=workers_for(settings, provider), progress=progress)
+    try:
+        ext = build_extraction(settings, onto, docs, records, provider=provider, model=label, verifier=verifier)
+    except LLMError as exc:  # the provider broke during verification: verdicts so far are cached
+        raise ExtractionError(f"{exc}\nverification stopped; rerun the same command to resume.") from None
+    # this run's calls, and (in the file) the calls behind every stored answer of the corpus
+    fresh = [records[ch.id] for ch in todo if ch.id in records]
+    run_in = sum(int(r.get("input_tokens") or 0) for r in fresh)
+    run_out = sum(int(r.get("output_tokens") or 0) for r in fresh)
+    estimated = any(r.get("tokens_estimated") for r in fresh)
+    stored = [records[ch.id] for ch in chunks if ch.id in records]
+    total_in = sum(int(r.get("input_tokens") or 0) for r in stored)
+    total_out = sum(int(r.get("output_tokens") or 0) for r in stored)
+    if verifier is not None:
+        calls += verifier.summary.llm_calls
+        run_in += verifier.summary.input_tokens
+        run_out += verifier.summary.output_tokens
+    ext.usage = Usage(calls=sum(int(r.get("calls", 1)) for r in stored), input_tokens=total_in,
+                      output_tokens=total_out, tokens_estimated=any(r.get("tokens_estimated") for r in stored),
+                      cost_usd=cost_usd(settings, provider, total_in, total_out))
     ext.write(out)
+    run_usage = usage_line(calls, run_in, run_out, cost_usd(settings, provider, run_in, run_out), estimated=estimated)
     replay_path = None
     if export_replay:
         replay_path = Path(export_replay)
-        write_json_atomic(replay_path, replay_document(chunks, records, label))
+        extra = verifier.summary.raw if verifier is not None else {}
+        write_json_atomic(replay_path, replay_document(chunks, records, label, extra))
     c = ext.counts
     return ExtractionSummary(
         out_path=out, documents=len(docs), chunks=len(chunks), dropped_chunks=sum(d.dropped for d in docs),
@@ -274,13 +312,22 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         missing_chunks=missing, entities=c.entities, relations=c.relations,
         rejected_relations=c.rejected_relations, rejected_entities=c.rejected_entities,
         by_reason=c.by_reason, seconds=time.monotonic() - t0, model=label, revalidated=revalidate,
-        merges=len(ext.merges),
+        merges=len(ext.merges), verification=verifier.summary.line() if verifier is not None else None,
+        usage=run_usage,
         replay_path=replay_path, repairs=c.repairs, repairs_by_reason=dict(c.repairs_by_reason),
     )
 
 
+def workers_for(settings: Settings, provider: str) -> int:
+    """Calls in flight: llama.cpp in-process runs one at a time; a pool of OpenAI-compatible servers
+    gets at least one call per server, so adding servers adds throughput."""
+    pool = len(settings.openai_base_urls) if provider == "openai" else 1
+    return 1 if provider == "llamacpp" else max(settings.concurrency, pool)
+
+
 def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
-                     records: dict[str, dict[str, Any]], *, provider: str, model: str) -> Extraction:
+                     records: dict[str, dict[str, Any]], *, provider: str, model: str,
+                     verifier: Verifier | None = None) -> Extraction:
     """Validate every stored answer against ``onto`` and assemble the :class:`Extraction`.
 
     With ``settings.repair``, the answers first go through the audited repair (two passes over the
@@ -288,18 +335,21 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
     answer against its chunk text. Both work from the stored answers alone (no model call).
     """
     validations, repairs, failed, repaired = validate_answers(settings, onto, docs, records)
+    if verifier is not None:  # settings.verify: a yes/no check per triple against its evidence
+        verifier.run(validations, {c.id: c.text for d in docs for c in d.chunks})
     entities, relations = aggregate(validations, identity_attributes(onto))
     merges: list[Merge] = []
     merged_away: list[Rejection] = []  # relations whose two ends resolution merged into one entity
     if settings.resolution:
         entities, relations, merges, merged_away = resolve_entities(entities, relations, onto, settings=settings)
+    notes = notes_of_documents(docs)  # vault structure of Markdown notes (title, tags, folders, links)
     ext = Extraction(
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         ontology=OntologyRef(path=onto.source, hash=onto.hash),
         llm=LLMRef(provider=provider, model=model),
         prompt_version=PROMPT_VERSION,
         documents=[DocumentRecord(id=d.document.id, path=d.document.path, hash=d.document.hash,
-                                  metadata=d.document.metadata) for d in docs],
+                                  metadata=d.document.metadata, note=notes.get(d.document.id)) for d in docs],
         chunks=[ChunkRecord(id=c.id, document_id=c.document_id, index=c.index, start=c.start, end=c.end,
                             hash=c.hash, text=c.text, heading=c.heading) for d in docs for c in d.chunks],
         entities=entities,
@@ -318,7 +368,8 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
 def make_validator(settings: Settings, onto: Ontology) -> Validator:
     """The extraction's validator: schema bounds, and the evidence rules when ``evidence`` is on."""
     return Validator(onto, max_entities=settings.max_entities, max_relations=settings.max_relations,
-                     evidence=EvidenceRules.from_settings(settings) if settings.evidence else None)
+                     evidence=EvidenceRules.from_settings(settings) if settings.evidence else None,
+                     min_confidence=settings.min_confidence)
 
 
 def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
@@ -344,7 +395,8 @@ def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
                                           raw_responses=[str(r) for r in raws] if isinstance(raws, list) else []))
                 continue
             repaired += int(bool(rec.get("repaired")))
-            answers.append(ChunkAnswer(ch.id, d.document.id, rec.get("parsed"), ChunkText(ch.text, offset=ch.start)))
+            answers.append(ChunkAnswer(ch.id, d.document.id, expand_answer(rec.get("parsed")),
+                                       ChunkText(ch.text, offset=ch.start)))
     if settings.repair:
         fixed = repair_answers(validator, answers, threshold=settings.mention_threshold)
     else:
@@ -354,12 +406,16 @@ def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
     return validations, [r for f in fixed for r in f.repairs], failed, repaired
 
 
-def replay_document(chunks: list[Chunk], records: dict[str, dict[str, Any]], model: str) -> dict[str, Any]:
-    """Raw answers in the replay provider's format, so a run can be replayed without the model."""
+def replay_document(chunks: list[Chunk], records: dict[str, dict[str, Any]], model: str,
+                    extra: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """Raw answers in the replay provider's format, so a run can be replayed without the model.
+
+    ``extra``: other calls of the run by replay key (verification verdicts), replayed the same way."""
     return {
         "format": "graphrag_got.replay/1",
         "model": model,
         "prompt_version": PROMPT_VERSION,
         "responses": [{"chunk_id": c.id, "chunk_hash": c.hash, "responses": records[c.id].get("raw_responses", [])}
-                      for c in chunks if c.id in records],
+                      for c in chunks if c.id in records]
+        + [{"chunk_hash": key, "responses": list(raws)} for key, raws in sorted((extra or {}).items())],
     }

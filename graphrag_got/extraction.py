@@ -54,6 +54,8 @@ class Reason(StrEnum):
     MISSING_REQUIRED_ATTRIBUTE = "missing_required_attribute"
     NOT_IN_TEXT = "not_in_text"  # evidence: the name is not found in its chunk's text
     ENDS_NOT_NEAR = "ends_not_near"  # evidence: the two ends never meet within the sentence window
+    LOW_CONFIDENCE = "low_confidence"  # a mention whose model confidence is under the threshold
+    NOT_CONFIRMED = "not_confirmed"  # verification: the model answered "no" for the triple against its evidence
 
 
 class RepairReason(StrEnum):
@@ -136,11 +138,43 @@ class Evidence(_Model):
     document_end: int | None = None
 
 
+class NoteLink(_Model):
+    """One link of a note (:mod:`graphrag_got.notes`).
+
+    ``target`` is the link's key: lower case, POSIX, without ``.md`` (``[[Dir/Note]]`` ->
+    ``dir/note``; a Markdown link's path resolved from the corpus root). ``resolved`` is the id of
+    the document it points to, or None for a dangling link (a note that does not exist yet; the
+    graph keeps it as a ``MissingNote`` named ``target``).
+    """
+
+    target: str = Field(min_length=1)
+    kind: Literal["wikilink", "embed", "markdown"]
+    text: str = ""  # the alias or link text as written, else the target as written
+    heading: str | None = None  # the ``#Heading`` part, if any
+    resolved: str | None = None
+
+
+class NoteRecord(_Model):
+    """Vault structure of one Markdown note: title, date, tags, folder and links.
+
+    ``tags`` come from the front matter and inline ``#tags`` (lower case, no ``#``, nested
+    ``a/b`` kept); ``folder_tags`` are the folder names on the note's path, kept apart.
+    """
+
+    title: str = ""
+    date: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    folder: str = ""  # POSIX parent path of the document id, "" at the corpus root
+    folder_tags: list[str] = Field(default_factory=list)
+    links: list[NoteLink] = Field(default_factory=list)
+
+
 class DocumentRecord(_Model):
     id: str = Field(min_length=1)
     path: str = ""
     hash: str = Field(min_length=1)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    note: NoteRecord | None = None  # Markdown documents only (graphrag_got.notes)
 
 
 class ChunkRecord(_Model):
@@ -164,6 +198,12 @@ class EntityRecord(_Model):
     properties: dict[str, str] = Field(default_factory=dict)
     chunk_ids: list[str] = Field(default_factory=list)
     aliases: list[str] = Field(default_factory=list)  # other names merged into it (graphrag_got.resolve)
+    # Confidence (0-1) the model gave each mention, per chunk id (the highest of that chunk). Chunks
+    # missing here were extracted without a confidence (older files, answers without the field): 1.0.
+    mentions: dict[str, float] = Field(default_factory=dict)
+
+    def confidence(self, chunk_id: str) -> float:
+        return self.mentions.get(chunk_id, 1.0)
 
     @model_validator(mode="before")
     @classmethod
@@ -233,6 +273,16 @@ class FailedChunk(_Model):
     raw_responses: list[str] = Field(default_factory=list)
 
 
+class Usage(_Model):
+    """Model calls and tokens behind the stored answers (extraction and verification)."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tokens_estimated: bool = False  # a provider gave no counts: ~4 characters a token
+    cost_usd: float | None = None  # None: no known price (GRAPHRAG_LLM_PRICE); 0 for local models
+
+
 class Counts(_Model):
     documents: int = 0
     chunks: int = 0
@@ -267,6 +317,7 @@ class Extraction(_Model):
     ontology: OntologyRef = Field(default_factory=OntologyRef)
     llm: LLMRef = Field(default_factory=LLMRef)
     prompt_version: str = ""
+    usage: Usage = Field(default_factory=Usage)
     documents: list[DocumentRecord] = Field(default_factory=list)
     chunks: list[ChunkRecord] = Field(default_factory=list)
     entities: list[EntityRecord] = Field(default_factory=list)

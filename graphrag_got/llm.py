@@ -13,6 +13,7 @@ keep. Remote calls are retried with backoff (:mod:`graphrag_got.providers.retry`
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 import urllib.error
@@ -34,6 +35,8 @@ from .errors import LLMError
 if TYPE_CHECKING:
     from .providers.retry import RetryPolicy
 from .sanitize import MAX_JSON_DEPTH, clean_json, clean_text, replace_surrogates
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -307,6 +310,32 @@ def _ollama(settings: Settings) -> BaseChatModel:
     return register(chat, ChatProfile(label=f"ollama at {settings.ollama_base_url}", policy=retry_policy(settings)))
 
 
+def busy_cores_warning(threads: int | None = None) -> str | None:
+    """A warning when other processes already keep the cores busy (llama.cpp then slows several-fold).
+
+    Reads the 1-minute load average; None where the platform has none or the machine is quiet enough.
+    """
+    import os
+
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+    cores = os.cpu_count() or 1
+    if load < max(1.0, 0.5 * cores):
+        return None
+    used = f" with {threads} threads" if threads else ""
+    return (f"the cores are busy (load average {load:.1f} on {cores} cores): the embedded model{used} will run "
+            "several times slower; stop other heavy work or lower GRAPHRAG_LLAMACPP_THREADS")
+
+
+def llamacpp_threads(settings: Settings) -> int:
+    """Threads for llama.cpp: GRAPHRAG_LLAMACPP_THREADS, else one per core (measured best on 2 cores)."""
+    import os
+
+    return settings.llamacpp_threads or max(1, os.cpu_count() or 1)
+
+
 def _llamacpp(settings: Settings) -> BaseChatModel:
     from .model_store import resolve_model_path
 
@@ -316,31 +345,27 @@ def _llamacpp(settings: Settings) -> BaseChatModel:
         if key in _LLAMA_CACHE:
             return _LLAMA_CACHE[key]
         try:
-            from langchain_community.chat_models import ChatLlamaCpp
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise LLMError(f"cannot import ChatLlamaCpp ({exc}); install langchain-community") from None
-        try:
             import llama_cpp  # noqa: F401
         except ImportError:
             raise LLMError("llama-cpp-python is not installed: run `pip install -e '.[llamacpp]'` "
                            "(builds from source, a few minutes) or use Ollama") from None
-        import os
+        from .providers.llamacpp_chat import LlamaCppChatModel
 
-        # Settings from shared/notes/offline-llm.md: ChatLlamaCpp's own defaults override Qwen's rope
-        # base and add a repeat penalty, which made the 1.5B model return almost nothing.
-        chat = ChatLlamaCpp(
-            model_path=str(path), n_ctx=settings.llamacpp_n_ctx, n_batch=512,
-            n_threads=settings.llamacpp_threads or max(1, os.cpu_count() or 1),
-            temperature=0.0, max_tokens=settings.llm_max_tokens, rope_freq_base=0.0, rope_freq_scale=0.0,
-            repeat_penalty=1.0, verbose=False, seed=0,
-        )
+        # Our own adapter (providers/llamacpp_chat.py): real token counts and KV-cache prefix reuse.
+        threads = llamacpp_threads(settings)
+        warning = busy_cores_warning(threads)
+        if warning:
+            logger.warning(warning)
+        chat = LlamaCppChatModel(model_path=str(path), n_ctx=settings.llamacpp_n_ctx, n_batch=512,
+                                 n_threads=threads, max_tokens=settings.llm_max_tokens, seed=0)
         _LLAMA_CACHE[key] = chat
         return chat
 
 
 # ---------------------------------------------------------------------------- calling models
 def _is_llamacpp(chat: BaseChatModel) -> bool:
-    return type(chat).__name__ == "ChatLlamaCpp"
+    """In-process llama.cpp: our adapter, or LangChain's ChatLlamaCpp a user passes in."""
+    return type(chat).__name__ in ("LlamaCppChatModel", "ChatLlamaCpp")
 
 
 def _constraint_kwargs(chat: BaseChatModel, schema: dict[str, Any] | None) -> dict[str, Any]:
@@ -349,7 +374,7 @@ def _constraint_kwargs(chat: BaseChatModel, schema: dict[str, Any] | None) -> di
     name = type(chat).__name__
     if name == "ChatOllama":
         return {"format": schema}
-    if name == "ChatLlamaCpp":
+    if _is_llamacpp(chat):
         # llama-cpp-python ignores {"type": "json_schema"}; only json_object + schema constrains.
         return {"response_format": {"type": "json_object", "schema": schema}}
     if name == "OpenAIPoolChatModel":
@@ -367,7 +392,7 @@ def _length_kwargs(chat: BaseChatModel, max_tokens: int | None) -> dict[str, Any
     if max_tokens is None:
         return {}
     name = type(chat).__name__
-    if name == "ChatLlamaCpp":
+    if _is_llamacpp(chat):
         return {"max_tokens": max_tokens}
     if name == "ChatOllama":
         # `options` replaces the model's options wholesale, so repeat the ones we set

@@ -23,6 +23,14 @@ The load is idempotent (everything is ``MERGE``d; provenance lists are unioned),
   current ontology refuses (a type or class it no longer has, ends outside domain/range: left by
   loads under an earlier ontology) are deleted.
 
+Each chunk's mentions carry the model's confidence as ``MENTIONS.weight``. The entities of one
+chunk are joined by ``CO_OCCURS`` (stored once, start = the smaller uid; ``settings.cooccurrence``
+turns it off; at most ``settings.cooccurrence_max_entities`` entities per chunk, the most confident):
+``weight`` = the sum over chunks of the lower confidence of the two, ``count`` = the chunks. Its
+provenance (``chunk_ids`` with aligned ``chunk_weights``, ``doc_ids``) is unlinked and pruned on
+a rewrite exactly like a relation's. Documents with a note record (:mod:`graphrag_got.notes`) get
+their folders, tags and links in the same transaction (:mod:`graphrag_got.notes_graph`).
+
 Rows are checked against the current ontology before anything is written, with the validator
 ``extract`` uses (same reason codes): what it refuses is counted in the summary, never written.
 Values the graph cannot hold (an integer beyond 64 bits, text that is not valid Unicode) are
@@ -44,7 +52,7 @@ from typing import Any
 
 import neo4j
 
-from . import cypher
+from . import cypher, notes_graph
 from .config import Settings
 from .errors import ExtractionFileError, GraphragGotError, Neo4jError, OntologyError
 from .extraction import ChunkRecord, DocumentRecord, EntityRecord, Extraction, Rejection
@@ -97,6 +105,10 @@ class _Plan:
     entities_refused: int = 0
     relations_refused: int = 0
     properties_dropped: int = 0
+    #: uid -> {chunk id: the model's confidence in that mention} (accepted entities only)
+    confidence: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: (start uid, end uid), start < end -> {start, end, chunk_ids, chunk_weights, doc_ids}
+    cooccurrences: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
 
 def _refuse(plan: _Plan, rejection: Rejection, where: str) -> None:
@@ -122,9 +134,10 @@ def _docs_of(chunk_ids: list[str], chunk_doc: dict[str, str]) -> list[str]:
     return sorted({chunk_doc[c] for c in chunk_ids})
 
 
-def _plan(ext: Extraction, onto: Ontology) -> _Plan:
+def _plan(ext: Extraction, onto: Ontology, *, cooccurrence_max: int | None = None) -> _Plan:
     """Re-check every record against the current ontology with the extraction's own validator
-    (same reason codes), then build the rows to write."""
+    (same reason codes), then build the rows to write. ``cooccurrence_max``: most entities per
+    chunk joined by CO_OCCURS (None: no co-occurrence)."""
     validator = Validator(onto)
     identity = identity_attributes(onto)
     chunk_doc = ext.chunk_documents()
@@ -135,6 +148,9 @@ def _plan(ext: Extraction, onto: Ontology) -> _Plan:
             _refuse(plan, rej, f"$.entities[{i}]")
         if record is None:
             continue
+        conf = plan.confidence.setdefault(record.uid, {})
+        for cid in e.chunk_ids:
+            conf[cid] = max(conf.get(cid, 0.0), e.confidence(cid))
         row = plan.entities.get(record.uid)
         if row is None:
             plan.entities[record.uid] = {
@@ -184,7 +200,34 @@ def _plan(ext: Extraction, onto: Ontology) -> _Plan:
                 row["evidence_chunk_ids"].append(cid)
     for row in plan.relations.values():
         row["doc_ids"] = _docs_of(row["chunk_ids"], chunk_doc)
+    if cooccurrence_max is not None:
+        plan.cooccurrences = _cooccurrences(plan, chunk_doc, cooccurrence_max)
     return plan
+
+
+def _cooccurrences(plan: _Plan, chunk_doc: dict[str, str], cap: int) -> dict[tuple[str, str], dict[str, Any]]:
+    """One row per pair of entities sharing a chunk. Per chunk only the ``cap`` most confident
+    entities (ties by uid) are paired, so a chunk naming hundreds of entities does not write n^2
+    edges; a pair's chunk weight is the lower of its two confidences."""
+    by_chunk: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    for uid, row in plan.entities.items():
+        conf = plan.confidence.get(uid, {})
+        for cid in row["chunk_ids"]:
+            by_chunk[cid].append((conf.get(cid, 1.0), uid))
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for cid in sorted(by_chunk):
+        ranked = sorted(by_chunk[cid], key=lambda cu: (-cu[0], cu[1]))[:cap]
+        ranked.sort(key=lambda cu: cu[1])
+        for i, (conf_a, a) in enumerate(ranked):
+            for conf_b, b in ranked[i + 1 :]:
+                row = out.get((a, b))
+                if row is None:
+                    row = out[(a, b)] = {"start": a, "end": b, "chunk_ids": [], "chunk_weights": [], "doc_ids": []}
+                row["chunk_ids"].append(cid)
+                row["chunk_weights"].append(min(conf_a, conf_b))
+    for row in out.values():
+        row["doc_ids"] = _docs_of(row["chunk_ids"], chunk_doc)
+    return out
 
 
 @contextlib.contextmanager
@@ -218,6 +261,9 @@ class LoadSummary:
     relations_written: int = 0  # directed relationships (a symmetric relation counts twice)
     relations_unmatched: int = 0  # rows whose ends were not found (should stay 0)
     mentions_written: int = 0
+    cooccurrences_written: int = 0  # CO_OCCURS rows written (one per entity pair and group)
+    cooccurrences_pruned: int = 0  # CO_OCCURS left without a supporting chunk, deleted
+    notes_written: int = 0  # documents written with their note structure (folders, tags, links)
     entities_refused: int = 0
     relations_refused: int = 0
     refused_by_reason: dict[str, int] = field(default_factory=dict)
@@ -231,6 +277,7 @@ class LoadSummary:
     relationships_created: int = 0
     batches: int = 0
     transactions: int = 0  # committed write transactions (one per group of whole documents)
+    embeddings: dict[str, Any] | None = None  # what embedding the loaded graph did (vectors.EmbedSummary)
     seconds: float = 0.0
     phase_seconds: dict[str, float] = field(default_factory=dict)  # write time per kind of rows
     ontology_path: str = ""  # the ontology the records were checked against (the configured one)
@@ -318,10 +365,20 @@ class _Support:
                 self.relations[d].append(key)
             if not row["doc_ids"]:
                 self.unsupported_relations.append(key)
+        self.cooccurrences: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for pair, row in plan.cooccurrences.items():
+            for d in row["doc_ids"]:
+                self.cooccurrences[d].append(pair)
+        self.notes = {d.id: d for d in ext.documents if d.note is not None}
 
     def weight(self, doc_id: str) -> int:
-        """Rows one document writes, about: chunks, entities and their mentions, relations."""
-        return 1 + len(self.chunks[doc_id]) + 2 * len(self.entities[doc_id]) + len(self.relations[doc_id])
+        """Rows one document writes, about: chunks, entities and their mentions, relations,
+        co-occurrences, note structure."""
+        doc = self.notes.get(doc_id)
+        note = doc.note if doc is not None else None
+        note_rows = 1 + len(note.tags) + len(note.folder_tags) + len(note.links) if note is not None else 0
+        return (1 + len(self.chunks[doc_id]) + 2 * len(self.entities[doc_id]) + len(self.relations[doc_id])
+                + len(self.cooccurrences[doc_id]) + note_rows)  # fmt: skip
 
 
 @dataclass
@@ -412,6 +469,8 @@ class _Rows:
     relation_keys: list[tuple[Any, ...]] = field(default_factory=list)  # (key, reversed) per row
     finalize: list[dict[str, Any]] = field(default_factory=list)
     new_uids: set[str] = field(default_factory=set)
+    cooccurrences: list[dict[str, Any]] = field(default_factory=list)
+    notes: notes_graph.NoteRows = field(default_factory=notes_graph.NoteRows)
 
 
 def _restricted(row: dict[str, Any], docs: set[str], chunk_doc: dict[str, str]) -> dict[str, Any]:
@@ -463,8 +522,16 @@ def _group_rows(g: _Group, plan: _Plan, support: _Support, written: set[str], on
         else:
             by_label[row["type"]].append(row)
             rows.new_uids.add(uid)
-        rows.mentions.extend({"chunk_id": cid, "uid": uid} for cid in row["chunk_ids"])
+        conf = plan.confidence.get(uid, {})
+        rows.mentions.extend({"chunk_id": cid, "uid": uid, "weight": conf.get(cid, 1.0)} for cid in row["chunk_ids"])
     rows.entities = {label: by_label[label] for label in sorted(by_label)}
+    for pair in dict.fromkeys(p for d in g.write for p in support.cooccurrences[d.id]):
+        full = plan.cooccurrences[pair]
+        kept = [(c, w) for c, w in zip(full["chunk_ids"], full["chunk_weights"]) if chunk_doc[c] in docs]
+        rows.cooccurrences.append({"start": full["start"], "end": full["end"], "chunk_ids": [c for c, _ in kept],
+                                   "chunk_weights": [w for _, w in kept],
+                                   "doc_ids": [d for d in full["doc_ids"] if d in docs]})  # fmt: skip
+    rows.notes = notes_graph.note_rows(g.write)
     return rows
 
 
@@ -485,6 +552,8 @@ class _TxResult:
     entities_pruned: int = 0
     relations_removed: int = 0
     entities_removed: int = 0
+    cooccurrences_written: int = 0
+    cooccurrences_pruned: int = 0
     deleted_uids: set[str] = field(default_factory=set)
     phase_seconds: Counter[str] = field(default_factory=Counter)
 
@@ -520,6 +589,8 @@ class _Tx:
                 res.relations_removed += counters.relationships_deleted
             elif kind == "remove refused entities":
                 res.entities_removed += counters.nodes_deleted
+            elif kind == "prune co-occurrences":
+                res.cooccurrences_pruned += counters.relationships_deleted
         res.phase_seconds[kind] += time.perf_counter() - t0
         return records
 
@@ -547,10 +618,20 @@ def _relation_allowed(onto: Ontology, rtype: str, start_labels: list[str], end_l
     return fits(start_labels, end_labels) or (rel.symmetric and fits(end_labels, start_labels))
 
 
-def _strip(t: _Tx, g: _Group, onto: Ontology) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    """Remove the stored version of ``g.strip``: its chunks, its ids on entities and relations,
-    what of it the current ontology refuses, and the documents missing from the extraction.
-    Returns the entities and relations touched, to prune once the new version is written."""
+@dataclass
+class _Stripped:
+    """What removing the stored version of documents touched: pruned once the new one is written."""
+
+    entities: list[dict[str, str]] = field(default_factory=list)
+    relations: list[dict[str, str]] = field(default_factory=list)
+    cooccurrences: list[dict[str, str]] = field(default_factory=list)
+    notes: notes_graph.Touched = field(default_factory=notes_graph.Touched)
+
+
+def _strip(t: _Tx, g: _Group, onto: Ontology) -> _Stripped:
+    """Remove the stored version of ``g.strip``: its chunks, its ids on entities, relations and
+    co-occurrences, its note structure, what of it the current ontology refuses, and the documents
+    missing from the extraction. Returns what it touched, to prune once the new version is written."""
     stripped = set(g.strip)
     gone = {rec["id"] for rec in t.read(cypher.chunks_of_documents(), doc_ids=g.strip)}
 
@@ -562,6 +643,9 @@ def _strip(t: _Tx, g: _Group, onto: Ontology) -> tuple[list[dict[str, str]], lis
     entity_ids, relation_ids = g.touched_ids()
     ents = t.read(cypher.entities_by_ids(), ids=entity_ids, doc_ids=g.strip) if entity_ids else []
     rels = t.read(cypher.relations_by_ids(), ids=relation_ids, doc_ids=g.strip) if relation_ids else []
+    co_ids = [r["id"] for r in rels if r["type"] == cypher.CO_OCCURS]  # not an ontology relation
+    rels = [r for r in rels if r["type"] != cypher.CO_OCCURS]
+    cos = t.read(cypher.cooccurrences_by_ids(), ids=co_ids, doc_ids=g.strip) if co_ids else []
 
     def unlinked(rec: neo4j.Record) -> dict[str, Any]:
         row = {"id": rec["id"], "chunk_ids": [c for c in rec["chunk_ids"] or [] if keep(c)],
@@ -579,12 +663,20 @@ def _strip(t: _Tx, g: _Group, onto: Ontology) -> tuple[list[dict[str, str]], lis
     kept_rels = [unlinked(r) for r in rels if r["id"] not in skip]
     t.write(cypher.set_entity_provenance(), kept_ents, "unlink entities")
     t.write(cypher.set_relation_provenance(), kept_rels, "unlink relations")
+    kept_cos = []
+    for rec in cos:
+        pairs = [(c, w) for c, w in zip(rec["chunk_ids"] or [], rec["chunk_weights"] or []) if keep(c)]
+        kept_cos.append({"id": rec["id"], "chunk_ids": [c for c, _ in pairs], "chunk_weights": [w for _, w in pairs],
+                         "doc_ids": [d for d in rec["doc_ids"] or [] if d not in stripped]})  # fmt: skip
+    t.write(cypher.set_cooccurrence_provenance(), kept_cos, "unlink co-occurrences")
+    notes = notes_graph.strip_notes(t.write, t.read, g.strip, g.delete)
     t.write(cypher.delete_relations(), refused_rels, "remove refused relations")
     for rec in t.write(cypher.delete_entities(), refused_ents, "remove refused entities"):
         t.result.deleted_uids.add(rec["uid"])
     t.write(cypher.delete_chunks(), [{"id": c} for c in sorted(gone)], "delete chunks")
     t.write(cypher.delete_documents(), [{"id": d} for d in g.delete], "delete documents")
-    return [{"id": e["id"]} for e in kept_ents], [{"id": r["id"]} for r in kept_rels]
+    return _Stripped([{"id": e["id"]} for e in kept_ents], [{"id": r["id"]} for r in kept_rels],
+                     [{"id": c["id"]} for c in kept_cos], notes)  # fmt: skip
 
 
 def _write_group(tx: neo4j.ManagedTransaction, g: _Group, rows: _Rows, onto: Ontology,
@@ -592,10 +684,7 @@ def _write_group(tx: neo4j.ManagedTransaction, g: _Group, rows: _Rows, onto: Ont
     """Everything of the documents of ``g``, in the transaction ``tx`` (a managed one: the driver
     may call this again after a transient error, so it changes nothing outside ``tx``)."""
     t = _Tx(tx, batch_size, phase)
-    prune_entities: list[dict[str, str]] = []
-    prune_relations: list[dict[str, str]] = []
-    if g.strip:
-        prune_entities, prune_relations = _strip(t, g, onto)
+    stripped = _strip(t, g, onto) if g.strip else _Stripped()
     if g.write:
         t.write(cypher.merge_documents(), rows.documents, "documents")
         t.write(cypher.merge_chunks(), rows.chunks, "chunks")
@@ -606,8 +695,13 @@ def _write_group(tx: neo4j.ManagedTransaction, g: _Group, rows: _Rows, onto: Ont
         for rtype, rels in rows.relations.items():
             recs = t.write(cypher.merge_relations(rtype, identity), rels, "relations")
             t.result.relations_written += sum(int(r["written"]) for r in recs)
-    t.write(cypher.prune_relations(), prune_relations, "prune relations")
-    for rec in t.write(cypher.prune_entities(), prune_entities, "prune entities"):
+        recs = t.write(cypher.merge_cooccurrences(), rows.cooccurrences, "co-occurrences")
+        t.result.cooccurrences_written += sum(int(r["written"]) for r in recs)
+        stripped.notes.update(notes_graph.write_notes(t.write, rows.notes))
+    notes_graph.prune_notes(t.write, stripped.notes)
+    t.write(cypher.prune_relations(), stripped.cooccurrences, "prune co-occurrences")
+    t.write(cypher.prune_relations(), stripped.relations, "prune relations")
+    for rec in t.write(cypher.prune_entities(), stripped.entities, "prune entities"):
         t.result.deleted_uids.add(rec["uid"])
     t.write(cypher.finalize_documents(), rows.finalize, "finalize documents")
     return t.result
@@ -650,6 +744,8 @@ def _merge(summary: LoadSummary, res: _TxResult) -> None:
     summary.relationships_created += res.relationships_created
     summary.relations_pruned += res.relations_pruned
     summary.entities_pruned += res.entities_pruned
+    summary.cooccurrences_written += res.cooccurrences_written
+    summary.cooccurrences_pruned += res.cooccurrences_pruned
     summary.relations_removed_by_ontology += res.relations_removed
     summary.entities_removed_by_ontology += res.entities_removed
     for kind, secs in res.phase_seconds.items():
@@ -671,14 +767,34 @@ def _read(session: neo4j.Session, query: str, **params: Any) -> list[neo4j.Recor
 def ensure_schema(session: neo4j.Session, class_labels: Iterable[str]) -> None:
     """Create the constraints and indexes (idempotent) and wait for them to be online."""
     try:
-        for stmt in cypher.create_constraints(list(class_labels)):
+        for stmt in [*cypher.create_constraints(list(class_labels)), *notes_graph.schema_statements()]:
             session.run(stmt).consume()
         session.run(cypher.await_indexes()).consume()
     except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
         raise Neo4jError(
             f"creating the constraints and indexes failed: {exc}. If existing data breaks a uniqueness "
-            "constraint (duplicate Entity.uid, Document.id or Chunk.id), clear the database and load again."
+            "constraint (duplicate Entity.uid, Document.id, Chunk.id, Folder.path, Tag.name or MissingNote.name), "
+            "clear the database and load again."
         ) from exc
+
+
+def ensure_attribute_index(session: neo4j.Session, onto: Ontology) -> None:
+    """The full-text index over the ontology's relation attributes (local search's "fact placed at an
+    anchor"): created when missing, recreated when the ontology's relation types or attributes changed,
+    dropped when the ontology has no attributes."""
+    types = sorted(r.name for r in onto.relations)
+    attributes = sorted(onto.relation_attributes)
+    try:
+        rows = _read(session, cypher.relation_attribute_index_definition(), name=cypher.RELATION_ATTRIBUTE_INDEX)
+        if rows and (sorted(rows[0]["types"]) != types or sorted(rows[0]["properties"]) != attributes
+                     or not attributes):
+            session.run(cypher.drop_relation_attribute_index()).consume()
+            logger.info("relation attribute index dropped: the ontology's relations or attributes changed")
+        if attributes:
+            session.run(cypher.relation_attribute_index(types, attributes)).consume()
+            session.run(cypher.await_indexes()).consume()
+    except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
+        raise Neo4jError(f"creating the relation attribute index failed: {exc}") from exc
 
 
 def _touched(session: neo4j.Session, doc_ids: list[str]) -> dict[str, tuple[list[str], list[str]]]:
@@ -710,6 +826,8 @@ def load_extraction(
     ontology: Any,
     *,
     progress: ProgressCallback | None = None,
+    embed: bool | None = None,
+    embedder: Any = None,
 ) -> LoadSummary:
     """Load ``extraction`` (an ``Extraction``, a dict or an ``extraction.json`` path) into the graph.
 
@@ -717,12 +835,26 @@ def load_extraction(
     and counted in the summary. See the module docstring for the incremental and transaction rules.
     Raises ``ExtractionFileError`` for a bad file or a value the graph cannot hold, ``Neo4jError``
     when the server refuses a write (naming the document; documents before it are loaded whole).
+
+    Then, with ``embed`` (default ``settings.embeddings``), the chunks and entities whose text changed
+    are embedded and the vector indexes created (:func:`graphrag_got.vectors.embed_graph`; its
+    summary is ``LoadSummary.embeddings``).
     """
+    summary = _load(driver, settings, extraction, ontology, progress=progress)
+    if settings.embeddings if embed is None else embed:
+        from .vectors import embed_graph
+
+        summary.embeddings = embed_graph(driver, settings, embedder, progress=progress).as_dict()
+    return summary
+
+
+def _load(driver: neo4j.Driver, settings: Settings, extraction: Extraction | dict[str, Any] | str | Path,
+          ontology: Any, *, progress: ProgressCallback | None = None) -> LoadSummary:
     t0 = time.perf_counter()
     with _gc_paused():
         ext, source = read_extraction(extraction)
         onto = _ontology(ontology)
-        plan = _plan(ext, onto)
+        plan = _plan(ext, onto, cooccurrence_max=settings.cooccurrence_max_entities if settings.cooccurrence else None)
     summary = LoadSummary(source=source, properties_dropped=plan.properties_dropped)
     summary.refused_by_reason = dict(plan.refused)
     summary.refused_examples = list(plan.refused_examples)
@@ -741,6 +873,7 @@ def load_extraction(
         raise Neo4jError(f"cannot open a Neo4j session: {exc}") from exc
     with session:
         ensure_schema(session, sorted(onto.classes))
+        ensure_attribute_index(session, onto)
         stored = {rec["id"]: (rec["hash"], rec["ontology_hash"]) for rec in _read(session, cypher.existing_documents())}
         new_docs = [d for d in ext.documents if d.id not in stored]
         changed = [d for d in ext.documents if d.id in stored and stored[d.id] != (d.hash, onto.hash)]
@@ -808,6 +941,7 @@ def _run_groups(session: neo4j.Session, groups: list[_Group], plan: _Plan, suppo
         summary.chunks_written += len(rows.chunks)
         summary.entities_written += len(rows.new_uids)
         summary.mentions_written += len(rows.mentions)
+        summary.notes_written += len(rows.notes.properties)
         n_rows = len(rows.relation_keys)
         repeats = sum(k in counted for k in rows.relation_keys)
         counted.update(rows.relation_keys)

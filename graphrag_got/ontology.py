@@ -33,15 +33,21 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from .errors import OntologyError
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # always used with fullmatch (``$`` accepts "X\n")
-RESERVED_CLASSES = frozenset({"Entity", "Document", "Chunk", "Community"})
-RESERVED_RELATIONS = frozenset({"HAS_CHUNK", "MENTIONS", "IN_COMMUNITY"})
+# Labels and types of the graph's own structure (documents, chunks, communities, notes vaults).
+RESERVED_CLASSES = frozenset({"Entity", "Document", "Chunk", "Community", "Folder", "Tag", "MissingNote"})
+RESERVED_RELATIONS = frozenset({"HAS_CHUNK", "MENTIONS", "IN_COMMUNITY", "IN_FOLDER", "TAGGED", "LINKS_TO",
+                                "CO_OCCURS"})
+# Node fields the toolkit writes, and the keys of the answer forms the model fills
+# ("confidence"; the compact form's "t", "n", "c").
 RESERVED_PROPERTIES = frozenset(
-    {"uid", "key", "name", "type", "chunk_ids", "doc_ids", "evidence", "evidence_chunk_ids", "aliases", "communityId", "communityLevel"}
+    {"uid", "key", "name", "type", "chunk_ids", "doc_ids", "evidence", "evidence_chunk_ids", "aliases", "communityId",
+     "communityLevel", "confidence", "embedding", "embedding_hash", "t", "n", "c"}
 )
 #: Relation attributes share a map with the fields of a relation in the graph, in ``extraction.json``
 #: and in the answer schema the model fills, so those field names are taken too.
 RESERVED_RELATION_ATTRIBUTES = RESERVED_PROPERTIES | frozenset(
-    {"symmetric", "relation", "subject", "subject_key", "subject_type", "object", "object_key", "object_type"}
+    {"symmetric", "relation", "subject", "subject_key", "subject_type", "object", "object_key", "object_type",
+     "r", "s", "o", "subject_position", "object_position", "weight", "count"}
 )
 
 # English alias -> canonical (Spanish) key, per object kind.

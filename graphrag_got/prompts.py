@@ -21,12 +21,12 @@ from typing import Any
 
 from .ontology import Ontology, PropertySpec
 
-EXTRACTION_VERSION = "extract-v2"
-COMMUNITY_SUMMARY_VERSION = "community-v3"
+EXTRACTION_VERSION = "extract-v3"  # v3: a confidence per entity
+COMMUNITY_SUMMARY_VERSION = "community-v4"  # v4: a report (findings citing members, rating) with excerpts
 ANCHOR_VERSION = "anchor-v2"
-LOCAL_ANSWER_VERSION = "local-answer-v2"
-MAP_VERSION = "map-v2"
-REDUCE_VERSION = "reduce-v2"
+LOCAL_ANSWER_VERSION = "local-answer-v3"  # v3: numbered sources, cite [F1]/[C1] after each claim
+MAP_VERSION = "map-v3"  # v3: reads a community report (findings, rating)
+REDUCE_VERSION = "reduce-v3"  # v3: numbered reports, cite [R1] after each claim
 
 #: Prompt name -> version, for display and for callers that key caches on several prompts.
 VERSIONS: dict[str, str] = {
@@ -39,6 +39,7 @@ VERSIONS: dict[str, str] = {
 }
 
 _NAME_PLACEHOLDER = "<name from the text>"
+_CONFIDENCE_EXAMPLE = 0.9
 
 
 def language_tag(language: str | None) -> str:
@@ -77,50 +78,78 @@ def _attribute_example(spec: PropertySpec) -> Any:
     return f"<one of: {' | '.join(spec.values)}>" if spec.kind == "enum" else "<value from the text>"
 
 
-def extraction_rules(onto: Ontology) -> str:
+#: Answer forms: ``full`` repeats each relation end's name and class; ``compact`` uses short keys and
+#: refers to relation ends by their position in the answer's entity list (fewer output tokens).
+ANSWER_FORMS = ("full", "compact")
+
+
+def extraction_rules(onto: Ontology, form: str = "full") -> str:
     """The numbered rules; one rule per relation attribute, none when the ontology has none."""
+    if form == "compact":
+        ends = ('"s" and "o" of a relation are the positions (0 = first) in "e" of its subject and object:\n'
+                '   list in "e" every entity a relation uses, then point at it.')
+        answer = 'Answer with a single JSON object {"e": [...], "r": [...]} and nothing else.'
+        confidence = 'Give every entity a "c" (confidence) from 0 to 1: how sure you are that the text names it, with that class.'
+    else:
+        ends = 'Every subject and object of a relation must also be listed in "entities", with the same name and type.'
+        answer = 'Answer with a single JSON object {"entities": [...], "relations": [...]} and nothing else.'
+        confidence = 'Give every entity a "confidence" from 0 to 1: how sure you are that the text names it, with that class.'
     rules = [
         "Use only the entity classes and relations listed above. Never invent a class or a relation.",
         "Every relation must respect its types: the subject's class must be one of the relation's subject\n"
         "   types and the object's class one of its object types. If a fact fits no relation, leave it out.",
-        'Every subject and object of a relation must also be listed in "entities", with the same name and type.',
+        ends,
         "Write names in full as the text gives them (the full name, not a first name or a shortened form),\n"
         "   the same way every time.",
     ]
     rules += [_attribute_rule(name, spec) for name, spec in onto.relation_attributes.items()]
     rules += [
+        confidence,
         "Only facts stated in the text. No outside knowledge. Property values only when the text says them.",
-        'Answer with a single JSON object {"entities": [...], "relations": [...]} and nothing else.',
+        answer,
     ]
     return "RULES\n" + "\n".join(f"{i}. {rule}" for i, rule in enumerate(rules, 1))
 
 
-def extraction_example(onto: Ontology) -> dict[str, Any]:
+def extraction_example(onto: Ontology, form: str = "full") -> dict[str, Any]:
     """A format example built from the ontology's first relation (shape only, no content)."""
+    if form == "compact":
+        if not onto.relations:
+            first = next(iter(onto.classes))
+            return {"e": [{"t": first, "n": _NAME_PLACEHOLDER, "c": _CONFIDENCE_EXAMPLE}], "r": []}
+        rel = onto.relations[0]
+        compact: dict[str, Any] = {"r": rel.name, "s": 0, "o": 1}
+        compact.update({name: _attribute_example(spec) for name, spec in onto.relation_attributes.items()})
+        return {"e": [{"t": rel.domain[0], "n": _NAME_PLACEHOLDER, "c": _CONFIDENCE_EXAMPLE},
+                      {"t": rel.range[0], "n": _NAME_PLACEHOLDER, "c": _CONFIDENCE_EXAMPLE}],
+                "r": [compact]}
     if not onto.relations:
         first = next(iter(onto.classes))
-        return {"entities": [{"type": first, "name": _NAME_PLACEHOLDER}], "relations": []}
+        return {"entities": [{"type": first, "name": _NAME_PLACEHOLDER, "confidence": _CONFIDENCE_EXAMPLE}],
+                "relations": []}
     rel = onto.relations[0]
     s_cls, o_cls = rel.domain[0], rel.range[0]
     relation: dict[str, Any] = {"relation": rel.name, "subject": _NAME_PLACEHOLDER, "subject_type": s_cls,
                                 "object": _NAME_PLACEHOLDER, "object_type": o_cls}
     relation.update({name: _attribute_example(spec) for name, spec in onto.relation_attributes.items()})
     return {
-        "entities": [{"type": s_cls, "name": _NAME_PLACEHOLDER}, {"type": o_cls, "name": _NAME_PLACEHOLDER}],
+        "entities": [{"type": s_cls, "name": _NAME_PLACEHOLDER, "confidence": _CONFIDENCE_EXAMPLE},
+                     {"type": o_cls, "name": _NAME_PLACEHOLDER, "confidence": _CONFIDENCE_EXAMPLE}],
         "relations": [relation],
     }
 
 
-def extraction_system_prompt(onto: Ontology) -> str:
+def extraction_system_prompt(onto: Ontology, form: str = "full") -> str:
     """The shared prefix of every extraction call: the ontology, the rules, a format example.
 
-    It depends on the ontology only (never on a chunk), so providers can reuse it across calls.
+    It depends on the ontology (and the answer form) only, never on a chunk, so llama.cpp reuses its
+    evaluated tokens across calls (KV-cache prefix) and remote providers can cache it.
     The ontology's ``description`` is the domain hint; it is part of ``onto.describe()``.
     """
     return (
         "You build a knowledge graph from a text, following an ontology strictly.\n\n"
-        f"{onto.describe()}\n\n{extraction_rules(onto)}\n\nFORMAT EXAMPLE (shape only, not content):\n"
-        f"{json.dumps(extraction_example(onto), ensure_ascii=False)}"
+        f"{onto.describe()}\n\n{extraction_rules(onto, form)}\n\nFORMAT EXAMPLE (shape only, not content):\n"
+        f"{json.dumps(extraction_example(onto, form), ensure_ascii=False)}"
     )
 
 
@@ -135,17 +164,25 @@ def extraction_user_prompt(text: str) -> str:
 
 
 def community_summary_prompt(language: str | None = None) -> str:
-    """System prompt of one community summary (a JSON object with a title and a summary)."""
+    """System prompt of one community report: title, summary, key findings citing members, rating."""
     lang = (language or "").strip()
     write = f"Write in {lang}." if lang else (
         "Write in the language of the community's content (the language its names and facts are written in).")
     return (
-        "You summarize one community of a knowledge graph: a group of entities that are closely related.\n"
-        f"Use only the members and relations given. {write}\n"
-        'Answer with a JSON object {"title": ..., "summary": ...}: the title names the group in a few '
-        "words (what holds it together: its central member, its shared kind or its main subject); the "
-        "summary, 3-6 sentences, says who or what its key members are, how they are related (using the "
-        "relations given) and, when the facts say it, when or where."
+        "You write the report of one community of a knowledge graph: a group of entities that are closely "
+        "related.\n"
+        f"Use only the members, relations and source excerpts given. {write}\n"
+        'Answer with a JSON object {"title": ..., "summary": ..., "findings": [{"statement": ..., '
+        '"members": [...]}], "rating": ..., "rating_explanation": ...}:\n'
+        "- title: names the group in a few words (what holds it together: its central member, its shared "
+        "kind or its main subject);\n"
+        "- summary: 3-6 sentences on who or what its key members are, how they are related (using the "
+        "relations given) and, when the facts say it, when or where;\n"
+        "- findings: 2-5 key findings, each one short statement with the names of the members it is about, "
+        "written exactly as in MEMBERS;\n"
+        "- rating: how important this group is to the whole corpus, a number from 0 (marginal) to 10 "
+        "(central to it);\n"
+        "- rating_explanation: one sentence saying why."
     )
 
 
@@ -169,8 +206,11 @@ def local_answer_prompt(language: str | None = None) -> str:
     """System prompt of a local answer, written from the facts and excerpts given only."""
     return (
         "You answer questions about a text corpus using ONLY the facts and source excerpts given (taken "
-        "from a knowledge graph). Do not use outside knowledge. If they are not enough to answer, say "
-        "plainly that the graph does not contain enough information, and say what it does contain. "
+        "from a knowledge graph). Do not use outside knowledge. Every source starts with its id in "
+        "brackets: facts [F1], [F2]..., excerpts [C1], [C2].... After each claim, write the ids of the "
+        "sources it rests on in brackets, e.g. [F2] or [F1, C3]; cite only ids that appear in the context. "
+        "If the sources are not enough to answer, say plainly that the graph does not contain enough "
+        "information, and say what it does contain. "
         f"{_answer_language(language, 'the question')} Use a few sentences."
     )
 
@@ -181,24 +221,27 @@ def local_answer_prompt(language: str | None = None) -> str:
 
 
 def map_prompt(language: str | None = None) -> str:
-    """System prompt of one map call: rate a community summary for the question, extract what helps."""
+    """System prompt of one map call: rate a community report for the question, extract what helps."""
     lang = (language or "").strip()
     in_lang = f"in {lang}" if lang else "in the language of the question"
     return (
-        "You rate how useful one summary of a group of related entities (a community of a knowledge graph) "
-        "is for answering a question, and extract what helps. Use only the summary. "
+        "You rate how useful one report on a group of related entities (a community of a knowledge graph: "
+        "its summary and key findings) is for answering a question, and extract what helps. Use only the "
+        "report. "
         'Answer with only a JSON object: {"relevance": <integer 0-10>, "extract": "<1-3 sentences, '
         f'{in_lang}; empty if irrelevant>"}}.'
     )
 
 
 def reduce_prompt(language: str | None = None) -> str:
-    """System prompt of the reduce call: one answer from the kept extracts."""
+    """System prompt of the reduce call: one answer from the kept extracts, citing their reports."""
     return (
-        "You answer a broad question about a text corpus from extracts of community summaries of a "
+        "You answer a broad question about a text corpus from extracts of community reports of a "
         "knowledge graph, each with its relevance (0-10). Use only these extracts, no outside knowledge. "
-        "Organise the answer by theme or group (one short paragraph or bullet group each), most relevant "
-        f"first. If the extracts are not enough, say so. {_answer_language(language, 'the question')}"
+        "Every extract starts with the id of its report in brackets: [R1], [R2].... After each claim, write "
+        "the ids of the reports it rests on in brackets, e.g. [R2] or [R1, R3]; cite only ids that appear "
+        "in the extracts. Organise the answer by theme or group (one short paragraph or bullet group each), "
+        f"most relevant first. If the extracts are not enough, say so. {_answer_language(language, 'the question')}"
     )
 
 
@@ -208,3 +251,86 @@ __all__ = [
     "extraction_rules", "extraction_system_prompt", "extraction_user_prompt", "language_tag",
     "local_answer_prompt", "map_prompt", "reduce_prompt",
 ]  # fmt: skip
+
+
+# --- routing and DRIFT search (graphrag_got/search/route.py, search/drift.py) ---
+
+ROUTE_CLASSIFIER_VERSION = "route-v1"
+DRIFT_PRIMER_VERSION = "drift-primer-v1"
+DRIFT_ANSWER_VERSION = "drift-answer-v1"
+VERSIONS.update({"route_classifier": ROUTE_CLASSIFIER_VERSION, "drift_primer": DRIFT_PRIMER_VERSION,
+                 "drift_answer": DRIFT_ANSWER_VERSION})  # fmt: skip
+
+
+def route_classifier_prompt() -> str:
+    """System prompt of the routing classifier: which search mode suits a question (constrained JSON)."""
+    return (
+        "You choose how a question about a text corpus should be searched in its knowledge graph.\n"
+        '- "local": the question is about specific named things (people, places, organizations, objects) '
+        "and their facts.\n"
+        '- "global": the question is about the corpus as a whole (main themes, groups, trends, a summary).\n'
+        '- "drift": the question connects or compares things, or asks how one influences another, and '
+        "needs both the broad picture and specific facts.\n"
+        'Answer with only a JSON object: {"mode": "local" | "global" | "drift", "reason": "<one short sentence>"}.'
+    )
+
+
+def drift_primer_prompt(followups: int, language: str | None = None) -> str:
+    """System prompt of a DRIFT primer (or refine) step: a draft answer and follow-up questions."""
+    lang = (language or "").strip()
+    in_lang = f"in {lang}" if lang else "in the language of the question"
+    return (
+        "You start answering a question about a text corpus from reports on groups of related entities "
+        "(communities of its knowledge graph) and, when given, facts found so far. Use only what is given, "
+        "no outside knowledge. Write a short draft answer (2-4 sentences) citing the ids of what you use, "
+        "like [R1] or [F2]. Then write at most "
+        f"{followups} follow-up questions that would fill the gaps of the draft with specific facts: each "
+        "one short, about named entities that appear in the reports or facts, written with their full names. "
+        f'Write both {in_lang}. Answer with only a JSON object: {{"answer": "...", "follow_ups": ["...", "..."]}}.'
+    )
+
+
+def drift_answer_prompt(language: str | None = None) -> str:
+    """System prompt of the final DRIFT answer: detail joined with the broad themes, cited."""
+    return (
+        "You answer a question about a text corpus from three kinds of numbered sources taken from its "
+        "knowledge graph: community reports [R1] (the broad themes), facts [F1] and source excerpts [C1] "
+        "(the details). Use only these sources, no outside knowledge. Start from the broad picture, then "
+        "support it with the specific facts; say how the details relate to the themes. After every claim "
+        "put the ids of the sources it stands on in brackets, like [F2] or [R1, C3]; never write an id "
+        "that is not in the sources. If the sources are not enough, say so. "
+        f"{_answer_language(language, 'the question')} Use at most two short paragraphs."
+    )
+
+
+__all__ += [
+    "DRIFT_ANSWER_VERSION", "DRIFT_PRIMER_VERSION", "ROUTE_CLASSIFIER_VERSION", "drift_answer_prompt",
+    "drift_primer_prompt", "route_classifier_prompt",
+]  # fmt: skip
+
+
+# --- verification (graphrag_got.verify) ---
+VERIFY_VERSION = "verify-v1"
+VERSIONS["verify"] = VERIFY_VERSION
+
+
+def verification_prompt() -> str:
+    """System prompt of one yes/no check of a candidate triple against its passage."""
+    return (
+        "You check one statement against a passage of a text. Answer yes only if the passage itself states "
+        "the statement (in any wording), with the same subject, relation and object in that direction. "
+        "Answer no if the passage does not say it, says something else about these names, or states the "
+        'reverse. No outside knowledge. Answer with only a JSON object: {"answer": "yes"} or {"answer": "no"}.'
+    )
+
+
+def verification_question(subject: str, subject_type: str, relation: str, comment: str, obj: str, object_type: str,
+                          attributes: dict[str, str], passage: str) -> str:
+    """The user part of one check: the passage, then the statement with the relation's meaning."""
+    meaning = f" ({comment.strip().rstrip('.')})" if comment and comment.strip() else ""
+    extra = "".join(f"; {k}: {v}" for k, v in sorted(attributes.items()) if v)
+    return (f"PASSAGE:\n{passage}\n\nSTATEMENT: {subject} ({subject_type}) {relation}{meaning} {obj} "
+            f"({object_type}){extra}\n\nDoes the passage state this? Answer yes or no.")
+
+
+__all__ += ["VERIFY_VERSION", "verification_prompt", "verification_question"]  # fmt: skip

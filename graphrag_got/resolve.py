@@ -646,10 +646,13 @@ def _merged_record(members: list[EntityRecord], pinned: str | None,
     for e in ([head] + [m for m in members if m is not head]):
         for k, v in e.properties.items():
             props.setdefault(k, v)
+    mentions: dict[str, float] = {}
     for e in members:
         for cid in e.chunk_ids:
             if cid not in chunk_ids:
                 chunk_ids.append(cid)
+        for cid, conf in e.mentions.items():
+            mentions[cid] = max(conf, mentions.get(cid, conf))
     seen = {key}
     aliases: list[str] = []
     for alias in [a for e in ordered for a in (e.name, *e.aliases)] + list(pins.get(pinned or "", ())):
@@ -658,7 +661,7 @@ def _merged_record(members: list[EntityRecord], pinned: str | None,
             seen.add(k)
             aliases.append(alias)
     return EntityRecord(uid=f"{head.type}|{key}", key=key, name=name, type=head.type, properties=props,
-                        chunk_ids=chunk_ids, aliases=aliases)
+                        chunk_ids=chunk_ids, aliases=aliases, mentions=mentions)
 
 
 def _document_of(chunk_id: str | None) -> str | None:

@@ -36,6 +36,9 @@ def entity_models(onto: Ontology) -> dict[str, type[BaseModel]]:
         fields: dict[str, Any] = {
             "type": (Literal[cname], Field(...)),  # type: ignore[valid-type]
             "name": (str, Field(..., min_length=1)),
+            # How sure the model is that the text names this entity of this class (0-1); optional, so
+            # an answer without it is still valid. Mentions under GRAPHRAG_MIN_CONFIDENCE are refused.
+            "confidence": (Optional[float], Field(None, ge=0, le=1)),
         }
         # Field names are positional (p0, p1...) with the property name as alias, so any property
         # name (including ones that clash with BaseModel attributes) is safe.
@@ -89,8 +92,47 @@ def extraction_model(onto: Ontology, max_entities: int = 25, max_relations: int 
     )
 
 
-def extraction_schema(onto: Ontology, max_entities: int = 25, max_relations: int = 25) -> dict[str, Any]:
+def compact_extraction_model(onto: Ontology, max_entities: int = 25, max_relations: int = 25) -> type[BaseModel]:
+    """The compact answer: ``{"e": [{"t", "n", "c", <property>...}], "r": [{"r", "s", "o", <attribute>...}]}``.
+
+    ``s``/``o`` are positions in ``e``, so a relation does not repeat its ends' names and classes
+    (:mod:`graphrag_got.answer_form` expands it to the full form before validation). Domain and range
+    are no longer enforced by decoding here: the validator checks them on the expanded triple.
+    """
+    ents: list[type[BaseModel]] = []
+    for cname, klass in onto.classes.items():
+        fields: dict[str, Any] = {
+            "t": (Literal[cname], Field(...)),  # type: ignore[valid-type]
+            "n": (str, Field(..., min_length=1)),
+            "c": (Optional[float], Field(None, ge=0, le=1)),
+        }
+        for i, (pname, spec) in enumerate(klass.properties.items()):
+            fields[f"p{i}"] = _prop_field(pname, spec)
+        ents.append(create_model(f"E_{cname}", __config__=ConfigDict(extra="forbid", populate_by_name=True),
+                                 **fields))  # type: ignore[call-overload]
+    rels: list[type[BaseModel]] = []
+    position = (int, Field(..., ge=0, le=max(0, max_entities - 1)))
+    for rel in onto.relations:
+        fields = {"r": (Literal[rel.name], Field(...)), "s": position, "o": position}  # type: ignore[valid-type]
+        for i, (aname, spec) in enumerate(onto.relation_attributes.items()):
+            fields[f"a{i}"] = _prop_field(aname, spec)
+        rels.append(create_model(f"R_{rel.name}", __config__=ConfigDict(extra="forbid", populate_by_name=True),
+                                 **fields))  # type: ignore[call-overload]
+    ent_t: Any = Annotated[Union[tuple(ents)], Field(discriminator="t")] if len(ents) > 1 else ents[0]
+    rel_t: Any = Annotated[Union[tuple(rels)], Field(discriminator="r")] if len(rels) > 1 else rels[0]
+    return create_model(  # type: ignore[call-overload]
+        "CompactExtraction",
+        __config__=ConfigDict(extra="forbid"),
+        e=(list[ent_t], Field(default_factory=list, max_length=max_entities)),
+        r=(list[rel_t], Field(default_factory=list, max_length=max_relations)),
+    )
+
+
+def extraction_schema(onto: Ontology, max_entities: int = 25, max_relations: int = 25,
+                      form: str = "full") -> dict[str, Any]:
     """The JSON schema the LLM is constrained by (references inlined, titles dropped)."""
+    if form == "compact":
+        return llm_schema(compact_extraction_model(onto, max_entities, max_relations))
     return llm_schema(extraction_model(onto, max_entities, max_relations))
 
 

@@ -23,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from .answer_form import expand_answer
 from .evidence import ChunkText, EvidenceRules
 from .extraction import End, EntityRecord, Evidence, Kind, Reason, Rejection, RelationRecord
 from .normalize import entity_uid, normalize_name
@@ -36,8 +37,9 @@ VALUE_MAX = 2000  # longest property / attribute value kept
 MAX_EVIDENCE = 10  # evidence spans kept per aggregated relation (first chunks first)
 _INT_MAX = 2**53  # integers the model wrote as numbers are kept as text up to here
 
-_ENTITY_KEYS = frozenset({"name", "type", "properties"})
-_TRIPLE_KEYS = frozenset({"relation", "subject", "subject_type", "object", "object_type", "attributes"})
+_ENTITY_KEYS = frozenset({"name", "type", "properties", "confidence"})
+_TRIPLE_KEYS = frozenset({"relation", "subject", "subject_type", "object", "object_type", "attributes",
+                          "subject_position", "object_position"})  # positions: graphrag_got.answer_form
 
 
 @dataclass
@@ -110,8 +112,9 @@ class Validator:
     """
 
     def __init__(self, ontology: Ontology, *, max_entities: int | None = None, max_relations: int | None = None,
-                 evidence: EvidenceRules | None = None):
+                 evidence: EvidenceRules | None = None, min_confidence: float = 0.0):
         self.onto = ontology
+        self.min_confidence = min_confidence
         self.max_entities = max_entities
         self.max_relations = max_relations
         self.evidence = evidence
@@ -185,6 +188,17 @@ class Validator:
                    f"({', '.join(self.onto.classes)})", entity_name=name, entity_type=ctype,
                    allowed=list(self.onto.classes))
             return None, rejections
+        confidence, problem = _confidence(raw.get("confidence"))
+        if problem:  # like any bad value: dropped, the mention is kept (as if given without one)
+            reject("property", Reason.INVALID_VALUE, f"{ctype} {name!r}: confidence {problem} (value dropped)",
+                   entity_name=name, entity_type=ctype, property="confidence",
+                   value=(_soft_text(raw.get("confidence")) or "")[:NAME_MAX])
+        if confidence is not None and confidence < self.min_confidence:
+            reject("entity", Reason.LOW_CONFIDENCE,
+                   f"{ctype} {name!r}: the model's confidence {confidence:g} is under the threshold "
+                   f"{self.min_confidence:g} (GRAPHRAG_MIN_CONFIDENCE)", entity_name=name, entity_type=ctype,
+                   property="confidence", value=f"{confidence:g}")
+            return None, rejections
         rules = self._rules(text)
         if rules is not None and text is not None and not text.mentions(name, rules.threshold):
             reject("entity", Reason.NOT_IN_TEXT,
@@ -229,7 +243,8 @@ class Validator:
             return None, rejections
         key = normalize_name(name)
         record = EntityRecord(uid=f"{ctype}|{key}", key=key, name=name, type=ctype, properties=props,
-                              chunk_ids=[chunk_id] if chunk_id else [])
+                              chunk_ids=[chunk_id] if chunk_id else [],
+                              mentions={chunk_id: confidence} if chunk_id and confidence is not None else {})
         return record, rejections
 
     # ------------------------------------------------------------------ relations
@@ -267,8 +282,13 @@ class Validator:
             return None, rejections
         for end, name in (("subject", subj), ("object", obj)):
             if name is None or not normalize_name(name):
-                reject(Reason.EMPTY_NAME, f"{rname} without a{'n' if end == 'object' else ''} {end} name",
-                       end=end, end_name=name)
+                position = raw.get(f"{end}_position") if isinstance(raw, dict) else None
+                if position is not None:  # a compact answer's end pointing at no entity of the answer
+                    reject(Reason.EMPTY_NAME, f"{rname}: the {end} position {position!r} is not an entity of "
+                           "the answer", end=end, end_name=None, value=str(position)[:NAME_MAX])
+                else:
+                    reject(Reason.EMPTY_NAME, f"{rname} without a{'n' if end == 'object' else ''} {end} name",
+                           end=end, end_name=name)
                 return None, rejections
             if len(name) > NAME_MAX:
                 reject(Reason.NAME_TOO_LONG, f"{rname}: {end} name is {len(name)} characters long (max {NAME_MAX})",
@@ -403,6 +423,7 @@ class Validator:
         against the schema bound, which applies to what the model wrote).
         """
         out = ChunkValidation(chunk_id=chunk_id, document_id=document_id)
+        raw = expand_answer(raw)  # a compact answer reads like a full one from here on
         ctx = chunk_text(text, text_start) if self.evidence is not None else None
         if not isinstance(raw, dict):
             out.rejections.append(Rejection(kind="entity", reason=Reason.MALFORMED,
@@ -503,6 +524,8 @@ def aggregate(validations: Iterable[ChunkValidation],
                 for k, v in ent.properties.items():
                     rec.properties.setdefault(k, v)
                 _add_chunks(rec.chunk_ids, ent.chunk_ids)
+                for cid, conf in ent.mentions.items():  # the most confident mention of a chunk
+                    rec.mentions[cid] = max(conf, rec.mentions.get(cid, conf))
         for rel in val.relations:
             s = (rel.subject_uid, rel.subject, rel.subject_key, rel.subject_type)
             o = (rel.object_uid, rel.object, rel.object_key, rel.object_type)
@@ -523,6 +546,21 @@ def aggregate(validations: Iterable[ChunkValidation],
                 _add_chunks(rec.chunk_ids, rel.chunk_ids)
                 _add_evidence(rec.evidence, rel.evidence)
     return list(entities.values()), list(relations.values())
+
+
+def _confidence(value: Any) -> tuple[float | None, str | None]:
+    """A mention's confidence: None when absent, else a number in [0, 1] (or the problem)."""
+    if value is None:
+        return None, None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None, f"must be a number from 0 to 1, got {type(value).__name__}"
+    try:
+        number = float(value)
+    except ValueError:
+        return None, f"must be a number from 0 to 1, got {value!r}"
+    if not 0.0 <= number <= 1.0:  # also refuses NaN
+        return None, f"must be from 0 to 1, got {value!r}"
+    return number, None
 
 
 def _add_evidence(target: list[Evidence], more: Iterable[Evidence]) -> None:

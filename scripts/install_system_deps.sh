@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # System packages the test suite uses (Debian/Ubuntu). Idempotent: installs only what is missing.
-#   chromium: headless rendering check of the HTML graph view (tests/test_viz.py; skipped without it)
+#   chromium: headless checks of the HTML graph view (tests/test_viz.py) and of the service's web page
+#   (tests/test_service_browser.py, driven by playwright with this browser: nothing is downloaded)
 set -euo pipefail
 
 SUDO=""

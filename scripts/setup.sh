@@ -42,3 +42,4 @@ if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
 else
     echo ".venv is up to date"
 fi
+

@@ -15,6 +15,8 @@ export NEO4J_URI="${GRAPHRAG_TEST_NEO4J_URI:-bolt://127.0.0.1:7697}"
 export NEO4J_PASSWORD="${GRAPHRAG_TEST_NEO4J_PASSWORD:-graphrag-got-tests}"
 export GRAPHRAG_REQUIRE_LLM=1   # the model is installed below: a missing one is a failure, not a skip
 export GRAPHRAG_TEST_MODEL="${GRAPHRAG_TEST_MODEL:-qwen2.5-coder-0.5b}"
+# with the browser installed, the web page test must run (a broken browser is a failure, not a skip)
+if [ -x /usr/bin/chromium ]; then export GRAPHRAG_REQUIRE_BROWSER=1; fi
 
 .venv/bin/graphrag-got model install "$GRAPHRAG_TEST_MODEL"
 

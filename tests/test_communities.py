@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.embeddings import Embeddings
 
 from graphrag_got import communities as cm
 from graphrag_got import graphdb
 from graphrag_got import cypher
+from graphrag_got.errors import GraphragGotError
 from graphrag_got.ontology import Ontology
 from support import CallCounter
 
@@ -29,7 +31,8 @@ def fake_chat(responses: list[str]) -> tuple[FakeListChatModel, CallCounter]:
 @pytest.fixture()
 def got(gold_graph, neo4j_settings, tmp_path):  # type: ignore[no-untyped-def]
     """No communities yet; settings with caches and outputs under tmp_path."""
-    settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", concurrency=1)
+    settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", concurrency=1,
+                                             embeddings=False)  # the report-embedding test passes its own model
     with graphdb.session(gold_graph, settings, write=True) as s:
         s.run(cypher.delete_communities()).consume()
         s.run(cypher.clear_entity_communities()).consume()
@@ -37,12 +40,14 @@ def got(gold_graph, neo4j_settings, tmp_path):  # type: ignore[no-untyped-def]
 
 
 def _stored(driver, settings) -> dict[int, set[str]]:  # type: ignore[no-untyped-def]
-    rows = graphdb.read_all(driver, settings, "MATCH (e:Entity)-[:IN_COMMUNITY]->(c:Community) "
-                                         "RETURN c.id AS id, c.size AS size, collect(e.uid) AS uids, "
-                                         "collect(e.communityId) AS cids")  # fmt: skip
+    rows = graphdb.read_all(driver, settings, "MATCH (e:Entity)-[m:IN_COMMUNITY]->(c:Community) "
+                                         "RETURN c.id AS id, c.level AS level, c.size AS size, collect(e.uid) AS uids, "
+                                         "collect(e.communityId) AS cids, collect(DISTINCT m.communityLevel) AS mlevels")  # fmt: skip
     for r in rows:
         assert r["size"] == len(r["uids"]), f"community {r['id']}: size {r['size']} but {len(r['uids'])} members"
-        assert set(r["cids"]) == {r["id"]}
+        assert r["mlevels"] == [r["level"]]  # every membership carries its level
+        if r["level"] == 0:
+            assert set(r["cids"]) == {r["id"]}  # Entity.communityId is the level-0 community
     return {r["id"]: set(r["uids"]) for r in rows}
 
 
@@ -64,14 +69,26 @@ def test_detect_is_deterministic_and_written(got) -> None:  # type: ignore[no-un
     eg = cm.read_entity_graph(driver, settings, ONTO)
     first = cm.detect_communities(eg, resolution=1.0, seed=42)
     second = cm.detect_communities(cm.read_entity_graph(driver, settings, ONTO), resolution=1.0, seed=42)
-    assert [(c.id, c.members) for c in first] == [(c.id, c.members) for c in second]
-    sizes = [c.size for c in first]
+    assert [(c.id, c.level, c.parent, c.members) for c in first] == [(c.id, c.level, c.parent, c.members)
+                                                                       for c in second]
+    top = [c for c in first if c.level == 0]
+    sizes = [c.size for c in top]
     assert sizes == sorted(sizes, reverse=True) and sum(sizes) == len(eg.entities)
+    assert [c.id for c in first] == list(range(len(first)))  # ids unique across levels, level 0 first
     isolated = {n for n in eg.graph.nodes if eg.graph.degree(n) == 0}
-    assert isolated and {c.members[0] for c in first if c.size == 1} == isolated  # isolated -> singletons
+    assert isolated and {c.members[0] for c in top if c.size == 1} == isolated  # isolated -> singletons
+    by_id = {c.id: c for c in first}
+    deeper = [c for c in first if c.level > 0]
+    assert deeper, "the gold graph has a level-0 community over the size cap 10: it must be split"
+    for c in deeper:  # a child is inside its parent, one level down, and the parent was over the cap
+        parent = by_id[c.parent]
+        assert c.level == parent.level + 1 and set(c.members) < set(parent.members) and parent.size > 10
 
     counts = cm.write_communities(driver, settings, first)
-    assert counts == {"communities": len(first), "members": len(eg.entities), "summaries_kept": 0}
+    assert counts == {"communities": len(first), "members": sum(c.size for c in first), "summaries_kept": 0}
+    levels = graphdb.read_all(driver, settings, "MATCH (c:Community) RETURN c.id AS id, c.level AS level, "
+                                                "c.parent AS parent")  # fmt: skip
+    assert {r["id"]: (r["level"], r["parent"]) for r in levels} == {c.id: (c.level, c.parent) for c in first}
     stored = _stored(driver, settings)
     assert stored == {c.id: set(c.members) for c in first}
     # rerun replaces instead of adding: same nodes, every entity in exactly one community
@@ -79,8 +96,9 @@ def test_detect_is_deterministic_and_written(got) -> None:  # type: ignore[no-un
     assert _stored(driver, settings) == stored
     n = graphdb.read_all(driver, settings, "MATCH (c:Community) RETURN count(c) AS n")[0]["n"]
     assert n == len(first)
-    per_entity = graphdb.read_all(driver, settings, "MATCH (e:Entity) RETURN COUNT { (e)-[:IN_COMMUNITY]->() } AS k")
-    assert {r["k"] for r in per_entity} == {1}
+    per_entity = graphdb.read_all(driver, settings, "MATCH (e:Entity) RETURN COUNT { (e)-[m:IN_COMMUNITY]->() "
+                                                    "WHERE m.communityLevel = 0 } AS k")  # fmt: skip
+    assert {r["k"] for r in per_entity} == {1}  # exactly one level-0 community per entity
     # a different resolution replaces the previous communities
     more = cm.detect_communities(eg, resolution=2.0, seed=42)
     cm.write_communities(driver, settings, more)
@@ -90,7 +108,7 @@ def test_detect_is_deterministic_and_written(got) -> None:  # type: ignore[no-un
 def test_sweep_values_are_sane_and_write_nothing(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
     eg = cm.read_entity_graph(driver, settings, ONTO)
-    rows = cm.sweep(eg, [0.5, 1.0, 2.0], seed=42)
+    rows = cm.sweep(eg, [0.5, 1.0, 2.0], seed=42, algorithms=["louvain"])
     assert [r.resolution for r in rows] == [0.5, 1.0, 2.0]
     isolated = sum(1 for n in eg.graph.nodes if eg.graph.degree(n) == 0)
     for r in rows:
@@ -100,7 +118,11 @@ def test_sweep_values_are_sane_and_write_nothing(got) -> None:  # type: ignore[n
         assert -0.5 <= r.modularity <= 1.0
     assert rows[0].communities <= rows[-1].communities  # higher resolution: more communities
     assert rows[1].modularity > 0.3  # the GoT graph has clear factions
-    assert rows[1].communities == len(cm.detect_communities(eg, 1.0, 42))
+    assert rows[1].communities == len(cm.detect_communities(eg, 1.0, 42, algorithm="louvain"))
+    both = cm.sweep(eg, [1.0], seed=42, algorithms=["leiden", "louvain"])
+    assert [r.algorithm for r in both] == ["leiden", "louvain"] and all(r.ok for r in both)
+    assert both[0].communities == sum(1 for c in cm.detect_communities(eg, 1.0, 42) if c.level == 0)
+    assert both[0].levels >= 2 and both[1].levels == 1
     assert graphdb.read_all(driver, settings, "MATCH (c:Community) RETURN count(c) AS n")[0]["n"] == 0
 
 
@@ -176,3 +198,231 @@ def test_repeated_sentences_are_dropped_from_summaries():
 
     text = "La Casa Stark lidera el Norte. Jon Snow es su rey.  La casa stark lidera el Norte. Jon Snow es su rey."
     assert drop_repeated_sentences(text) == "La Casa Stark lidera el Norte. Jon Snow es su rey."
+
+
+# ------------------------------------------------------------------ levels, sweep, co-occurrence (no database)
+
+
+def planted(blocks: int, size: int, *, seed: int = 1, inside: float = 0.9, across: int = 3) -> cm.EntityGraph:
+    """``blocks`` dense groups of ``size`` entities, with ``across`` links between consecutive groups."""
+    import random
+
+    rng = random.Random(seed)
+    ents = [{"uid": f"T|b{b}n{i}", "name": f"B{b} N{i}", "type": "T", "properties": {}}
+            for b in range(blocks) for i in range(size)]  # fmt: skip
+    rels = []
+    for b in range(blocks):
+        for i in range(size):
+            for j in range(i + 1, size):
+                if rng.random() < inside:
+                    rels.append({"start": f"T|b{b}n{i}", "end": f"T|b{b}n{j}", "type": "R", "symmetric": False,
+                                 "support": 1, "attributes": []})  # fmt: skip
+        for k in range(across):
+            nb = (b + 1) % blocks
+            rels.append({"start": f"T|b{b}n{k}", "end": f"T|b{nb}n{size - 1 - k}", "type": "R", "symmetric": False,
+                         "support": 1, "attributes": []})  # fmt: skip
+    return cm.build_entity_graph(ents, rels)
+
+
+def test_leiden_levels_split_big_communities_under_the_size_cap() -> None:
+    # 4 groups of 30 entities, each made of 3 dense sub-groups of 10 loosely tied together
+    import random
+
+    rng = random.Random(7)
+    ents, rels = [], []
+    for g in range(4):
+        for s in range(3):
+            members = [f"T|g{g}s{s}n{i}" for i in range(10)]
+            ents += [{"uid": u, "name": u[2:], "type": "T", "properties": {}} for u in members]
+            rels += [{"start": a, "end": b, "type": "R", "symmetric": False, "support": 3, "attributes": []}
+                     for i, a in enumerate(members) for b in members[i + 1:] if rng.random() < 0.8]  # fmt: skip
+            rels += [{"start": f"T|g{g}s{s}n{k}", "end": f"T|g{g}s{(s + 1) % 3}n{k + 1}", "type": "R",
+                      "symmetric": False, "support": 3, "attributes": []} for k in range(6)]  # fmt: skip
+        rels.append({"start": f"T|g{g}s0n5", "end": f"T|g{(g + 1) % 4}s0n6", "type": "R", "symmetric": False,
+                     "support": 1, "attributes": []})  # fmt: skip
+    eg = cm.build_entity_graph(ents, rels)
+
+    comms = cm.detect_communities(eg, resolution=0.3, seed=3, max_size=10, max_levels=3)
+    top = [c for c in comms if c.level == 0]
+    assert sum(c.size for c in top) == len(ents) and max(c.size for c in top) > 10  # low resolution: big groups
+    by_id = {c.id: c for c in comms}
+    parents = {c.parent for c in comms if c.parent is not None}
+    for c in comms:
+        if c.parent is not None:
+            assert by_id[c.parent].size > 10 and c.level == by_id[c.parent].level + 1
+        if c.id in parents:  # a split community is partitioned exactly by its children
+            kids = [k for k in comms if k.parent == c.id]
+            assert len(kids) >= 2 and sorted(u for k in kids for u in k.members) == c.members
+    finals = [c for c in comms if c.id not in parents]
+    assert sorted(u for c in finals for u in c.members) == sorted(e["uid"] for e in ents)  # the leaves partition
+    assert max(c.size for c in finals) <= 10  # every over-cap community could be split
+    planted_groups = {tuple(sorted(f"T|g{g}s{s}n{i}" for i in range(10))) for g in range(4) for s in range(3)}
+    assert {tuple(c.members) for c in comms if c.level == 1} == planted_groups  # level 1 finds the sub-groups
+    # the deepest view partitions the graph too, and level_view(0) is level 0
+    deepest = max(c.level for c in comms)
+    assert sorted(u for c in cm.level_view(comms, deepest) for u in c.members) == sorted(e["uid"] for e in ents)
+    assert cm.level_view(comms, 0) == top
+
+    one_level = cm.detect_communities(eg, resolution=0.3, seed=3, max_size=10, max_levels=1)
+    assert {c.level for c in one_level} == {0} and [c.members for c in one_level] == [c.members for c in top]
+    louvain = cm.detect_communities(eg, resolution=0.3, seed=3, algorithm="louvain")
+    assert {c.level for c in louvain} == {0} and {c.algorithm for c in louvain} == {"louvain"}
+
+
+def test_leiden_is_deterministic_for_a_seed_and_finds_planted_groups() -> None:
+    eg = planted(12, 8)
+    a = cm.detect_communities(eg, 1.0, seed=5)
+    b = cm.detect_communities(planted(12, 8), 1.0, seed=5)
+    assert [(c.id, c.level, c.parent, c.members) for c in a] == [(c.id, c.level, c.parent, c.members) for c in b]
+    found = {tuple(c.members) for c in a if c.level == 0}
+    truth = {tuple(sorted(f"T|b{g}n{i}" for i in range(8))) for g in range(12)}
+    assert len(found & truth) >= 10  # dense groups with 3 links between neighbours are recovered
+    for algorithm in ("leiden", "louvain"):  # both backends of leiden agree on the planted groups too
+        assert cm.detect_communities(eg, 1.0, 5, algorithm=algorithm)
+    g = cm.IGraphView.from_networkx(eg.graph).graph
+    ref = cm.leiden_membership(g, 1.0, 5, backend="leidenalg")
+    assert len(set(ref)) == 12
+
+
+def test_bad_detection_arguments_are_refused() -> None:
+    eg = planted(3, 4)
+    for kwargs in ({"algorithm": "spectral"}, {"max_size": 1}, {"max_levels": 0}):
+        with pytest.raises(GraphragGotError):
+            cm.detect_communities(eg, 1.0, 1, **kwargs)
+    with pytest.raises(GraphragGotError, match="resolution"):
+        cm.detect_communities(eg, 0.0, 1)
+
+
+def test_sweep_warns_when_no_community_of_two_comes_out() -> None:
+    lonely = cm.build_entity_graph([{"uid": f"T|{i}", "name": str(i), "type": "T", "properties": {}}
+                                    for i in range(5)], [])  # fmt: skip
+    rows = cm.sweep(lonely, [0.5, 1.0], seed=1, algorithms=["leiden", "louvain"])
+    assert len(rows) == 4 and all(r.communities == 5 and r.sized == 0 for r in rows)
+    assert all(r.warning and "no community of 2 or more" in r.warning and "--co-occurrence" in r.warning for r in rows)
+    good = cm.sweep(planted(4, 6), [1.0], seed=1, algorithms=["leiden", "louvain"])
+    assert all(r.ok and r.sized >= 3 and r.modularity > 0.4 for r in good)
+
+
+def test_cooccurrence_edges_join_the_graph_only_when_asked() -> None:
+    ents = [{"uid": f"T|{n}", "name": n, "type": "T", "properties": {}} for n in "abcdef"]
+    rels = [{"start": "T|a", "end": "T|b", "type": "R", "symmetric": False, "support": 2, "attributes": []}]
+    cooc = [{"start": "T|a", "end": "T|b", "weight": 0.5, "count": 1},
+            {"start": "T|c", "end": "T|d", "weight": 1.7, "count": 2},
+            {"start": "T|d", "end": "T|e", "weight": None, "count": 3},
+            {"start": "T|e", "end": "T|zz", "weight": 1.0, "count": 1}]  # an unknown end is ignored
+    without = cm.build_entity_graph(ents, rels)
+    with_ = cm.build_entity_graph(ents, rels, cooc)
+    assert without.graph.number_of_edges() == 1 and not without.cooccurrence
+    assert with_.cooccurrence and with_.cooccurrence_links == 3
+    assert with_.graph["T|a"]["T|b"]["weight"] == 2.5  # relation support + co-occurrence weight
+    assert with_.graph["T|c"]["T|d"]["weight"] == 1.7 and with_.graph["T|d"]["T|e"]["weight"] == 3.0  # count
+    assert with_.relations == without.relations  # reports still cite ontology relations only
+    sized = [c for c in cm.detect_communities(with_, 1.0, 1) if c.size > 1]
+    assert {tuple(c.members) for c in sized} >= {("T|c", "T|d", "T|e")}
+    assert sum(1 for c in cm.detect_communities(without, 1.0, 1) if c.size > 1) == 1
+
+
+def test_findings_cite_only_real_members() -> None:
+    findings = [cm.Finding(statement="Ana Gómez dirige el taller con Luis.", members=["ana gomez", "Inventado"]),
+                cm.Finding(statement="  ", members=[])]
+    out = cm.clean_findings(findings, ["Ana Gómez", "Luis", "Marta"])
+    assert out == [{"statement": "Ana Gómez dirige el taller con Luis.", "members": ["Ana Gómez", "Luis"]}]
+    assert cm.CommunityReport(title="t", summary="s", rating=14).rating == 10.0
+    assert cm.parse_findings("not json") == [] and cm.parse_findings(json.dumps(out)) == out
+    assert cm.report_text("T", "S", json.dumps(out)) == "T\nS\n- Ana Gómez dirige el taller con Luis."
+
+
+# ------------------------------------------------------------------ reports and their embeddings (database)
+
+
+class WordEmbeddings(Embeddings):
+    """A tiny deterministic embedder: hashed bag of words (texts sharing words get similar vectors)."""
+
+    def __init__(self, dims: int = 64) -> None:
+        self.dims, self.calls, self.texts = dims, 0, 0
+        self.model_id = f"words-{dims}"  # as CachedEmbeddings names its model: part of the embedding key
+
+    def _vec(self, text: str) -> list[float]:
+        import re
+        import zlib
+
+        v = [0.0] * self.dims
+        for w in re.findall(r"\w+", text.lower()):
+            v[zlib.crc32(w.encode()) % self.dims] += 1.0
+        return v
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.calls += 1
+        self.texts += len(texts)
+        return [self._vec(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vec(text)
+
+
+REPORT = json.dumps({"title": "Grupo", "summary": "Un grupo de entidades relacionadas.",
+                     "findings": [{"statement": "Jon Snow lidera a los suyos.", "members": ["Jon Snow", "Nadie"]}],
+                     "rating": 7, "rating_explanation": "Central en la historia."})  # fmt: skip
+
+
+def test_reports_have_findings_rating_excerpts_and_embeddings(got) -> None:  # type: ignore[no-untyped-def]
+    driver, settings = got
+    eg = cm.read_entity_graph(driver, settings, ONTO)
+    comms = cm.detect_communities(eg, 1.0, 42)
+    cm.write_communities(driver, settings, comms)
+    eligible = [c for c in comms if c.size > 1]
+    chat, counter = fake_chat([REPORT])
+    emb = WordEmbeddings()
+    res = cm.summarize_communities(driver, settings, chat, ontology=ONTO, label="fake", embedder=emb, embed=True)
+    assert res.generated == len(eligible) == counter.calls and res.embedded == len(eligible)
+    assert res.embedding_error is None and emb.texts == len(eligible)
+    jon = next(p for p in counter.prompts if "Jon Snow (Personaje" in p)
+    assert "SOURCE EXCERPTS:" in jon and "findings" in jon and "rating" in jon
+    excerpt_lines = [ln for ln in jon.split("SOURCE EXCERPTS:")[1].splitlines() if ln.startswith("- [")]
+    assert 1 <= len(excerpt_lines) <= cm.MAX_EXCERPTS
+    assert sum(len(ln) for ln in excerpt_lines) <= cm.MAX_EXCERPTS_CHARS + 60 * len(excerpt_lines)
+    nodes = graphdb.read_all(driver, settings, "MATCH (c:Community) WHERE c.summary IS NOT NULL "
+                                               "RETURN c.id AS id, c.findings AS f, c.rating AS rating, "
+                                               "c.rating_explanation AS why, size(c.embedding) AS dims, "
+                                               "c.level AS level")  # fmt: skip
+    assert len(nodes) == len(eligible) and all(n["rating"] == 7.0 and n["dims"] == 64 for n in nodes)
+    jon_ids = {c.id for c in eligible if "Personaje|jon snow" in c.members}
+    for n in nodes:  # an invented member is never cited; Jon Snow only where he is a member
+        cited = [m for f in json.loads(n["f"]) for m in f["members"]]
+        assert "Nadie" not in cited and (cited == ["Jon Snow"]) == (n["id"] in jon_ids)
+    index = [r for r in graphdb.read_all(driver, settings, cypher.vector_indexes())
+             if r["name"] == cypher.COMMUNITY_VECTOR_INDEX]
+    assert index and index[0]["dimensions"] == 64 and index[0]["similarity"].lower() == "cosine"
+    exported = json.loads((settings.out_dir / "communities.json").read_text(encoding="utf-8"))
+    assert {c["level"] for c in exported["communities"]} == {c.level for c in comms}
+    assert all(c["findings"] and c["rating"] == 7.0 for c in exported["communities"] if c["summary"])
+
+    # nothing changed: no LLM call, no embedding call; re-detecting carries reports and vectors over
+    chat2, counter2 = fake_chat([REPORT])
+    again = cm.summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", embedder=emb, embed=True)
+    assert (counter2.calls, again.embedded, again.embeddings_unchanged, emb.calls) == (0, 0, len(eligible), 1)
+    cm.write_communities(driver, settings, cm.detect_communities(eg, 1.0, 42))
+    third = cm.summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", embedder=emb, embed=True)
+    assert (counter2.calls, third.unchanged, third.embedded, emb.calls) == (0, len(eligible), 0, 1)
+    # another embedding model: every report is embedded again
+    other = WordEmbeddings(dims=32)
+    fourth = cm.summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", embedder=other, embed=True)
+    assert fourth.embedded == len(eligible) and other.calls == 1
+    index = [r for r in graphdb.read_all(driver, settings, cypher.vector_indexes())
+             if r["name"] == cypher.COMMUNITY_VECTOR_INDEX]
+    assert index[0]["dimensions"] == 32  # re-created for the new dimension
+
+
+def test_a_failing_embedder_leaves_the_reports_written(got) -> None:  # type: ignore[no-untyped-def]
+    driver, settings = got
+    cm.write_communities(driver, settings, cm.detect_communities(cm.read_entity_graph(driver, settings, ONTO), 1.0, 42))
+
+    class Broken(WordEmbeddings):
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            raise RuntimeError("model server down")
+
+    chat, _ = fake_chat([REPORT])
+    res = cm.summarize_communities(driver, settings, chat, ontology=ONTO, label="fake", embedder=Broken(), embed=True)
+    assert res.generated > 0 and "model server down" in (res.embedding_error or "")
+    n = graphdb.read_all(driver, settings, "MATCH (c:Community) WHERE c.summary IS NOT NULL RETURN count(c) AS n")
+    assert n[0]["n"] == res.generated

@@ -30,7 +30,7 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 # The defaults before the move to pydantic-settings: changing one is a decision, not an accident.
 OLD_DEFAULTS = {
-    "home": DEFAULT_HOME, "ontology_path": Path("ontology/got.json"), "corpus_path": Path("corpus"),
+    "home": DEFAULT_HOME, "ontology_path": Path("ontology/got.json"), "corpus_path": Path("corpus/got.txt"),
     "out_dir": Path("out"), "chunker": "auto", "chunk_min_chars": 40, "chunk_max_chars": 1500,
     "llm_provider": "auto", "ollama_base_url": "http://localhost:11434", "ollama_model": "qwen2.5:7b-instruct",
     "llamacpp_model": "qwen2.5-coder-1.5b", "models_path": None, "llamacpp_n_ctx": 4096,
@@ -44,6 +44,18 @@ OLD_DEFAULTS = {
     "openai_base_urls": [], "openai_model": None, "openai_api_key": None, "openai_balance": "least_busy",
     "openai_response_format": "auto", "langchain_model": None, "structured_output": "auto", "llm_retries": 3,
     "llm_backoff_s": 1.0,
+    # extraction contract: answer form, mention confidence, usage (issues 10-12)
+    "llm_price": "", "answer_form": "full", "min_confidence": 0.5,
+    # embeddings and hybrid retrieval (issue 12)
+    "embeddings": True, "embeddings_provider": "embedded", "embeddings_model": None, "embeddings_batch_size": 64,
+    "local_retrieval": "hybrid", "local_top_k": 8, "local_max_chunks": 8, "local_catalog_cache_s": 0.0,
+    # co-occurrence, communities with levels, selective global search (issue 12)
+    "cooccurrence": True, "cooccurrence_max_entities": 40, "community_algorithm": "leiden", "community_max_size": 10,
+    "community_max_levels": 3, "community_cooccurrence": False, "global_target_communities": 8,
+    "global_max_communities": 6, "global_min_similarity": 0.75,
+    # routing, DRIFT, the service (issue 13)
+    "service_max_question_chars": 1000, "service_timeout_s": 300.0, "service_max_llm_requests": 2,
+    "route_classifier": False, "drift_depth": 1, "drift_followups": 3, "drift_max_calls": 6, "drift_reports": 5,
 }
 
 

@@ -155,7 +155,7 @@ def test_recorded_answers_give_the_same_counts_as_before(tmp_path: Path) -> None
     This pins the raw configuration: ontology rules only, no evidence, repair or resolution."""
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay", replay_file=REPLAY,
                         evidence=False, repair=False, resolution=False)
-    summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus")
+    summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus" / "got.txt")
     assert (summary.entities, summary.relations, summary.rejected_relations) == (88, 88, 83)
     assert summary.by_reason == {"object_not_extracted": 26, "object_type_mismatch": 28, "self_relation": 3,
                                  "subject_not_extracted": 2, "subject_type_mismatch": 24}
@@ -169,7 +169,7 @@ def test_recorded_answers_counts_with_evidence_and_repair(tmp_path: Path) -> Non
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay", replay_file=REPLAY,
                         resolution=False)
     assert settings.evidence and settings.repair and settings.evidence_window == 1
-    summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus")
+    summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus" / "got.txt")
     counts = (summary.entities, summary.relations, summary.rejected_relations, summary.rejected_entities)
     assert counts == (85, 102, 63, 32)
     assert summary.by_reason == {"ends_not_near": 7, "not_in_text": 46, "object_not_extracted": 2,

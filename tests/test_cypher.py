@@ -160,3 +160,24 @@ def test_delete_all_batch_must_be_a_positive_int() -> None:
     for bad in (0, -1, "10 ROWS} MATCH (n) DELETE n //", 1.5):
         with pytest.raises(ValueError):
             cypher.delete_all_in_batches(bad)  # type: ignore[arg-type]
+
+
+# --- relation attribute full-text index -------------------------------------------------------
+def test_relation_attribute_index_escapes_types_and_attributes() -> None:
+    from graphrag_got import cypher as cq
+
+    stmt = cq.relation_attribute_index(["LEAL_A", "CASADO_CON"], ["momento"])
+    assert stmt == ("CREATE FULLTEXT INDEX relation_attributes IF NOT EXISTS FOR ()-[r:`LEAL_A`|`CASADO_CON`]-() "
+                    "ON EACH [r.`momento`]")
+    with pytest.raises(ValueError):
+        cq.relation_attribute_index(["BAD-TYPE"], ["momento"])
+    with pytest.raises(ValueError):
+        cq.relation_attribute_index(["OK"], [])
+
+
+def test_lucene_phrases_quote_every_name_and_escape_quotes_and_backslashes() -> None:
+    from graphrag_got import cypher as cq
+
+    assert cq.lucene_phrases(["boda roja", "  x  y ", ""]) == '"boda roja" OR "x y"'
+    assert cq.lucene_phrases(['a "b" \\ c OR d:*']) == '"a \\"b\\" \\\\ c OR d:*"'
+    assert "$terms" in cq.local_attribute_facts_indexed() and "relation_attributes" in cq.local_attribute_facts_indexed()

@@ -106,7 +106,8 @@ def test_header_and_counts(gold: dict[str, Any], ontology: dict[str, Any], onto:
 
 def test_documents_and_chunks_match_the_chunker(gold: dict[str, Any]) -> None:
     [doc] = read_corpus(REPO / "corpus" / "got.txt", kind="paragraph", min_chars=40, max_chars=1500)
-    assert gold["documents"] == [{"id": "got.txt", "path": "corpus/got.txt", "hash": doc.document.hash, "metadata": {}}]
+    assert gold["documents"] == [{"id": "got.txt", "path": "corpus/got.txt", "hash": doc.document.hash, "metadata": {},
+                                  "note": None}]
     assert [c["id"] for c in gold["chunks"]] == [c.id for c in doc.chunks]
     for stored, chunk in zip(gold["chunks"], doc.chunks):
         assert (stored["start"], stored["end"], stored["hash"], stored["text"], stored["index"]) == (

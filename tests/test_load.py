@@ -270,7 +270,7 @@ def test_incremental_skip_replace_prune(neo4j_driver, neo4j_settings, clean_grap
     pert = q(neo4j_driver, neo4j_settings, "MATCH ()-[r:PERTENECE_A]->() RETURN r {.*} AS r")
     assert len(pert) == 1 and pert[0]["r"]["chunk_ids"] == [a]
     types = {r["t"]: r["n"] for r in q(neo4j_driver, neo4j_settings,
-                                       "MATCH (:Entity)-[r]->(:Entity) RETURN type(r) AS t, count(*) AS n")}  # fmt: skip
+                                       "MATCH (:Entity)-[r:!CO_OCCURS]->(:Entity) RETURN type(r) AS t, count(*) AS n")}  # fmt: skip
     assert types == {"CASADO_CON": 2, "ES_MIEMBRO_DE": 1, "PERTENECE_A": 1}
     mentions = q(neo4j_driver, neo4j_settings,
                  "MATCH (c:Chunk)-[:MENTIONS]->(e) RETURN c.id AS c, e.name AS e ORDER BY c, e")  # fmt: skip
@@ -302,7 +302,7 @@ def test_relations_outside_the_ontology_are_refused(neo4j_driver, neo4j_settings
     assert s.refused_by_reason == {"unknown_class": 1, "range_violation": 1, "unknown_relation": 1,
                                    "object_not_extracted": 1, "unknown_property": 1}  # fmt: skip
     assert s.properties_dropped == 1  # `color` is not a Personaje property
-    types = [r["t"] for r in q(neo4j_driver, neo4j_settings, "MATCH (:Entity)-[r]->(:Entity) RETURN type(r) AS t")]
+    types = [r["t"] for r in q(neo4j_driver, neo4j_settings, "MATCH (:Entity)-[r:!CO_OCCURS]->(:Entity) RETURN type(r) AS t")]
     assert types == ["PERTENECE_A"]
     assert count(neo4j_driver, neo4j_settings, "MATCH (e:Entity) WHERE e.name = 'Drogon' RETURN count(e) AS n") == 0
     assert count(neo4j_driver, neo4j_settings, "MATCH (e:Entity) WHERE e.color IS NOT NULL RETURN count(e) AS n") == 0

@@ -79,7 +79,7 @@ def test_cli_show_prompt_prints_the_exact_system_prompt_and_its_version(capsys) 
     out = capsys.readouterr().out
     expected = prompts.extraction_system_prompt(_got())
     assert out == f"{expected}\nprompt version: {prompts.EXTRACTION_VERSION}\n"
-    assert prompts.EXTRACTION_VERSION == "extract-v2"  # the wording changed from extract-v1
+    assert prompts.EXTRACTION_VERSION == "extract-v3"  # v2 changed the wording of v1; v3 asks a confidence
 
 
 def test_cli_show_without_prompt_flag_prints_no_version(capsys) -> None:  # type: ignore[no-untyped-def]
@@ -95,7 +95,7 @@ def test_got_prompt_keeps_its_content() -> None:
     assert onto.description and onto.description in system  # the domain hint
     rules = system.split("RULES\n", 1)[1].split("\n\nFORMAT EXAMPLE", 1)[0]
     numbers = [int(n) for n in re.findall(r"^(\d+)\. ", rules, flags=re.M)]
-    assert numbers == list(range(1, 8))
+    assert numbers == list(range(1, 9))
     momento = onto.relation_attributes["momento"]
     guidance = "; ".join(t.strip().rstrip(".") for t in (momento.comment, momento.hint) if t.strip())
     rule = f'Fill "momento" when the text gives it for that fact ({guidance}); otherwise leave it null.'
@@ -124,7 +124,7 @@ def test_ontology_without_attributes_gets_no_attribute_rule() -> None:
     assert "Fill " not in system and "null" not in system
     assert "RELATION ATTRIBUTES" not in system
     rules = system.split("RULES\n", 1)[1].split("\n\nFORMAT EXAMPLE", 1)[0]
-    assert [int(n) for n in re.findall(r"^(\d+)\. ", rules, flags=re.M)] == list(range(1, 7))
+    assert [int(n) for n in re.findall(r"^(\d+)\. ", rules, flags=re.M)] == list(range(1, 8))
     example = json.loads(system.rsplit("\n", 1)[1])
     assert set(example["relations"][0]) == {"relation", "subject", "subject_type", "object", "object_type"}
     assert example["relations"][0]["relation"] == "WROTE"
@@ -144,7 +144,7 @@ def test_attribute_rules_come_from_the_ontology() -> None:
     example = json.loads(system.rsplit("\n", 1)[1])["relations"][0]
     assert example["year"] is None and example["certainty"] == "<one of: stated | implied>"
     rules = system.split("RULES\n", 1)[1].split("\n\nFORMAT EXAMPLE", 1)[0]
-    assert [int(n) for n in re.findall(r"^(\d+)\. ", rules, flags=re.M)] == list(range(1, 9))
+    assert [int(n) for n in re.findall(r"^(\d+)\. ", rules, flags=re.M)] == list(range(1, 10))
 
 
 def test_attribute_hint_written_in_the_spec_reaches_its_rule() -> None:
@@ -249,3 +249,19 @@ def test_stopwords_never_anchor_alone() -> None:
     assert match_entities("between", catalog) == []  # first word of a key, but a function word
     found = match_entities("rivers", catalog)
     assert [(m.how, m.uids) for m in found] == [("partial", ["Place|between rivers"])]
+
+
+def test_extraction_asks_a_confidence_per_entity_and_the_schema_bounds_it() -> None:
+    from graphrag_got.schema import extraction_schema
+
+    onto = _got()
+    system = prompts.extraction_system_prompt(onto)
+    assert '"confidence" from 0 to 1' in system
+    example = prompts.extraction_example(onto)
+    assert all(0 <= e["confidence"] <= 1 for e in example["entities"])
+    schema = extraction_schema(onto)
+    entity = schema["properties"]["entities"]["items"]["oneOf"][0]
+    conf = entity["properties"]["confidence"]
+    assert "confidence" not in entity.get("required", [])  # optional: answers without it stay valid
+    bounds = next(alt for alt in conf["anyOf"] if alt.get("type") == "number")
+    assert bounds["minimum"] == 0 and bounds["maximum"] == 1

@@ -25,7 +25,7 @@ REPLAY = ROOT / "tests" / "data" / "got_replay_qwen2.5-coder-1.5b.json"
 def replayed(tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("recorded")
     settings = Settings(home=tmp / "home", out_dir=tmp / "out", llm_provider="replay", replay_file=REPLAY)
-    summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus")
+    summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus" / "got.txt")
     recorded = json.loads(REPLAY.read_text(encoding="utf-8"))
     assert summary.llm_calls == sum(len(r["responses"]) for r in recorded["responses"])
     return json.loads(summary.out_path.read_text(encoding="utf-8"))

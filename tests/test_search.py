@@ -29,7 +29,8 @@ MEETING = "¿Cómo se conocieron Jon Snow y Daenerys?"
 
 @pytest.fixture()
 def got(gold_graph, neo4j_settings, tmp_path):  # type: ignore[no-untyped-def]
-    settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out")
+    # graph retrieval: these tests pin the name-anchored behaviour (hybrid is tests/test_hybrid.py)
+    settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", local_retrieval="graph")
     return gold_graph, settings
 
 
@@ -141,7 +142,10 @@ def test_hops_are_validated(got) -> None:  # type: ignore[no-untyped-def]
 @pytest.fixture()
 def summarized(got):  # type: ignore[no-untyped-def]
     driver, settings = got
-    comms = cm.detect_communities(cm.read_entity_graph(driver, settings, ONTO), 1.0, 42)
+    # map-reduce tests: one level (louvain), no embeddings and no cap, so every community is mapped
+    # (selection by level and similarity is tested in tests/test_global_select.py)
+    settings = settings.with_overrides(embeddings=False, global_max_communities=1000)
+    comms = cm.detect_communities(cm.read_entity_graph(driver, settings, ONTO), 1.0, 42, algorithm="louvain")
     cm.write_communities(driver, settings, comms)
     summary = json.dumps({"title": "Grupo", "summary": "Resumen del grupo."})
     cm.summarize_communities(driver, settings, FakeListChatModel(responses=[summary]), ontology=ONTO,

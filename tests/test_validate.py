@@ -174,3 +174,42 @@ def test_aggregate_merges_entities_and_symmetric_relations(validator):
     _, merged = aggregate([a, b], ())
     (one,) = [r for r in merged if r.relation == "SE_ENCUENTRA_CON"]
     assert one.attributes == {"momento": "en Rocadragón"} and one.chunk_ids == ["c1", "c2"]
+
+
+# ---------------------------------------------------------------------------- mention confidence
+def test_low_confidence_mentions_are_refused_with_their_own_reason() -> None:
+    v = Validator(Ontology.from_file(GOT), min_confidence=0.5)
+    out = v.validate({"entities": [{"type": "Personaje", "name": "Jon Snow", "confidence": 0.3},
+                                   {"type": "Region", "name": "Rocadragón", "confidence": 0.8}],
+                      "relations": []}, "c1", "d1")
+    assert [e.name for e in out.entities] == ["Rocadragón"]
+    assert out.entities[0].mentions == {"c1": 0.8} and out.entities[0].confidence("c1") == 0.8
+    low = [r for r in out.rejections if r.reason == Reason.LOW_CONFIDENCE]
+    assert len(low) == 1 and low[0].entity_name == "Jon Snow" and low[0].value == "0.3"
+    assert "0.5" in low[0].message and low[0].chunk_id == "c1"
+
+
+def test_a_bad_confidence_is_dropped_and_the_mention_kept() -> None:
+    v = Validator(Ontology.from_file(GOT), min_confidence=0.5)
+    for bad in (1.7, -0.1, "very", True, [0.5], float("nan")):
+        out = v.validate({"entities": [{"type": "Personaje", "name": "Jon Snow", "confidence": bad}],
+                          "relations": []}, "c1", "d1")
+        assert [e.name for e in out.entities] == ["Jon Snow"], bad
+        assert out.entities[0].mentions == {} and out.entities[0].confidence("c1") == 1.0
+        assert [(r.kind, r.reason, r.property) for r in out.rejections] == [("property", Reason.INVALID_VALUE,
+                                                                             "confidence")], bad
+
+
+def test_without_a_confidence_a_mention_counts_as_certain_and_aggregation_keeps_the_highest() -> None:
+    v = Validator(Ontology.from_file(GOT), min_confidence=0.9)
+    a = v.validate({"entities": [{"type": "Personaje", "name": "Jon Snow"}], "relations": []}, "c1", "d1")
+    assert a.entities and not a.rejections  # no confidence given: never refused as low
+    b = v.validate({"entities": [{"type": "Personaje", "name": "Jon Snow", "confidence": 0.95},
+                                 {"type": "Personaje", "name": "jon snow", "confidence": 0.99}],
+                    "relations": []}, "c2", "d1")
+    c = v.validate({"entities": [{"type": "Personaje", "name": "Jon Snow", "confidence": 0.92}],
+                    "relations": []}, "c3", "d1")
+    entities, _ = aggregate([a, b, c])
+    assert len(entities) == 1
+    assert entities[0].mentions == {"c2": 0.99, "c3": 0.92}
+    assert entities[0].confidence("c1") == 1.0

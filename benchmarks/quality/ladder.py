@@ -46,7 +46,7 @@ from .tables import fmt_ratio, markdown_table
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 ONTOLOGY = ROOT / "ontology" / "got.json"
-CORPUS = ROOT / "corpus"
+CORPUS = ROOT / "corpus" / "got.txt"
 GOLD = ROOT / "tests" / "data" / "got_extraction.json"
 REPLAY = ROOT / "tests" / "data" / "got_replay_qwen2.5-coder-1.5b.json"
 RESULTS = HERE / "results"
@@ -131,6 +131,29 @@ def _then_resolution(previous: Rung) -> Rung:
 
 
 RUNGS.append(_then_resolution(RUNGS[-1]))
+
+#: Only on corpora whose recorded answers include verification verdicts (replay keys "verify:...").
+VERIFICATION = Rung("+verification",
+                    lambda s: s.with_overrides(evidence=True, repair=True, resolution=True, verify=True),
+                    "as +resolution, and every kept triple confirmed by a yes/no question against its evidence "
+                    "(refusal `not_confirmed`)")
+
+
+def has_verdicts(replay: Path) -> bool:
+    """Whether a replay file recorded verification calls (so the +verification rung can replay them)."""
+    try:
+        data = json.loads(replay.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    responses = data.get("responses") if isinstance(data, dict) else None
+    return any(isinstance(r, dict) and str(r.get("chunk_hash", "")).startswith("verify:")
+               for r in responses or [])
+
+
+def rungs_for(spec: "GoldCorpus", rungs: Sequence[Rung] = ()) -> list[Rung]:
+    """The ladder of one corpus: ``rungs`` (default RUNGS), then +verification when it was recorded."""
+    chosen = list(rungs or RUNGS)
+    return chosen + [VERIFICATION] if has_verdicts(spec.replay) else chosen
 
 
 @dataclass(frozen=True)
@@ -367,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     docs = []
     for i, spec in enumerate(selected):
         try:
-            cr = run_corpus(spec, RUNGS, progress=show)  # RUNGS read now, not when run_corpus was defined
+            cr = run_corpus(spec, rungs_for(spec), progress=show)  # RUNGS read now, not at definition
         except GraphragGotError as exc:
             print(f"error: corpus {spec.name!r}: {exc}", file=sys.stderr)
             return 1

@@ -8,25 +8,47 @@ from ..config import Settings
 from ..errors import ConfigError
 from .render import progress_bar
 
+ALGORITHM_CHOICES = ("leiden", "louvain")
+
+
+def _add_graph_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--co-occurrence", dest="cooccurrence", action=argparse.BooleanOptionalAction, default=None,
+                   help="also use the CO_OCCURS edges between entities of one chunk, for ontologies with few "
+                        "relations (default: GRAPHRAG_COMMUNITY_COOCCURRENCE)")  # fmt: skip
+    p.add_argument("--seed", type=int, default=None, help="random seed (default: GRAPHRAG_COMMUNITY_SEED)")
+    p.add_argument("--max-size", type=int, default=None,
+                   help="leiden: split communities larger than this one level down (default: GRAPHRAG_COMMUNITY_MAX_SIZE)")  # fmt: skip
+    p.add_argument("--max-levels", type=int, default=None,
+                   help="leiden: most levels of the hierarchy (default: GRAPHRAG_COMMUNITY_MAX_LEVELS)")
+
 
 def register(sub: "argparse._SubParsersAction") -> None:
-    p = sub.add_parser("communities", help="Louvain communities of the entity graph and their LLM summaries")
+    p = sub.add_parser("communities", help="communities of the entity graph (hierarchical Leiden or Louvain) and "
+                                           "their LLM reports")  # fmt: skip
     csub = p.add_subparsers(dest="communities_command", metavar="ACTION", required=True)
 
-    d = csub.add_parser("detect", help="find communities (Louvain) and write them to Neo4j, replacing earlier ones")
+    d = csub.add_parser("detect", help="find communities and write them to Neo4j, replacing earlier ones")
+    d.add_argument("--algorithm", choices=ALGORITHM_CHOICES, default=None,
+                   help="leiden (hierarchical levels with a size cap) or louvain (one level) "
+                        "(default: GRAPHRAG_COMMUNITY_ALGORITHM)")  # fmt: skip
     d.add_argument("--resolution", type=float, default=None,
-                   help="Louvain resolution: higher gives more, smaller communities (default: GRAPHRAG_COMMUNITY_RESOLUTION)")  # fmt: skip
-    d.add_argument("--seed", type=int, default=None, help="random seed (default: GRAPHRAG_COMMUNITY_SEED)")
+                   help="higher gives more, smaller communities (default: GRAPHRAG_COMMUNITY_RESOLUTION)")
+    _add_graph_options(d)
     d.set_defaults(func=run_detect)
 
-    s = csub.add_parser("sweep", help="compare resolutions (counts, singletons, largest, modularity); writes nothing")
-    s.add_argument("--resolutions", default="0.5,1,1.5,2", help="comma-separated list (default: %(default)s)")
-    s.add_argument("--seed", type=int, default=None, help="random seed (default: GRAPHRAG_COMMUNITY_SEED)")
+    s = csub.add_parser("sweep", help="compare resolutions and algorithms (communities, modularity); writes nothing")
+    s.add_argument("--resolutions", default="0.25,0.5,1,1.5,2", help="comma-separated list (default: %(default)s)")
+    s.add_argument("--algorithms", default="leiden,louvain",
+                   help="comma-separated, among leiden and louvain (default: %(default)s)")
+    _add_graph_options(s)
     s.set_defaults(func=run_sweep)
 
-    m = csub.add_parser("summarize", help="one LLM summary per community (cached); exports <out>/communities.json")
-    m.add_argument("--force", action="store_true", help="regenerate even when the node has an up-to-date summary "
+    m = csub.add_parser("summarize", help="one LLM report per community (cached), then the report embeddings; "
+                                          "exports <out>/communities.json")  # fmt: skip
+    m.add_argument("--force", action="store_true", help="regenerate even when the node has an up-to-date report "
                                                         "(the disk cache still answers)")  # fmt: skip
+    m.add_argument("--no-embeddings", action="store_true",
+                   help="do not embed the reports (global search then ranks communities by rating)")
     m.set_defaults(func=run_summarize)
 
 
@@ -37,28 +59,50 @@ def _connect(settings: Settings):  # type: ignore[no-untyped-def]
     return connect(settings), Ontology.from_file(settings.ontology_path)
 
 
+def _graph_settings(args: argparse.Namespace, settings: Settings) -> Settings:
+    return settings.with_overrides(community_seed=args.seed, community_max_size=args.max_size,
+                                   community_max_levels=args.max_levels,
+                                   community_cooccurrence=args.cooccurrence)  # fmt: skip
+
+
 def run_detect(args: argparse.Namespace, settings: Settings) -> int:
     from .. import communities as cm
 
-    settings = settings.with_overrides(community_resolution=args.resolution, community_seed=args.seed)
+    settings = _graph_settings(args, settings).with_overrides(community_resolution=args.resolution,
+                                                              community_algorithm=args.algorithm)  # fmt: skip
     driver, onto = _connect(settings)
     with driver:
         eg = cm.read_entity_graph(driver, settings, onto)
         if not eg.entities:
             print("the graph has no entities: run `graphrag-got load` first")
             return 1
-        comms = cm.detect_communities(eg, settings.community_resolution, settings.community_seed)
+        comms = cm.detect_communities(eg, settings.community_resolution, settings.community_seed,
+                                      algorithm=settings.community_algorithm, max_size=settings.community_max_size,
+                                      max_levels=settings.community_max_levels)  # fmt: skip
         counts = cm.write_communities(driver, settings, comms)
-    singletons = sum(1 for c in comms if c.size == 1)
-    print(f"entities: {len(eg.entities)}, links: {eg.graph.number_of_edges()} "
-          f"(resolution {settings.community_resolution}, seed {settings.community_seed})")  # fmt: skip
-    print(f"communities: {len(comms)} ({singletons} singleton(s)); summaries kept: {counts['summaries_kept']}")
+    cooc = f", co-occurrence links: {eg.cooccurrence_links}" if eg.cooccurrence else ""
+    print(f"entities: {len(eg.entities)}, links: {eg.graph.number_of_edges()}{cooc} "
+          f"({settings.community_algorithm}, resolution {settings.community_resolution}, "
+          f"seed {settings.community_seed})")  # fmt: skip
+    levels = sorted({c.level for c in comms})
+    for level in levels:
+        at = [c for c in comms if c.level == level]
+        singletons = sum(1 for c in at if c.size == 1)
+        print(f"level {level}: {len(at)} communities ({singletons} singleton(s)), largest {max(c.size for c in at)}")
+    if settings.community_algorithm == "leiden":
+        over = [c for c in comms if c.size > settings.community_max_size
+                and not any(k.parent == c.id for k in comms)]  # fmt: skip
+        if over:
+            print(f"note: {len(over)} final communit{'y is' if len(over) == 1 else 'ies are'} over the size cap "
+                  f"{settings.community_max_size} (they would not split, or --max-levels was reached)")
+    print(f"reports kept: {counts['summaries_kept']}")
     for c in comms:
         if c.size == 1:
             continue
         names = sorted(eg.entities[u]["name"] for u in c.members)
         more = f", ... (+{len(names) - 8})" if len(names) > 8 else ""
-        print(f"  {c.id:>3}  size {c.size:<3} {', '.join(names[:8])}{more}")
+        parent = f" in {c.parent}" if c.parent is not None else ""
+        print(f"  {c.id:>3}  L{c.level}{parent:<6} size {c.size:<3} {', '.join(names[:8])}{more}")
     return 0
 
 
@@ -67,24 +111,43 @@ def _parse_resolutions(text: str) -> list[float]:
         values = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise ConfigError(f"--resolutions {text!r}: expected numbers separated by commas, e.g. 0.5,1,1.5,2") from None
-    if not values or any(v <= 0 for v in values):
+    if not values or any(not v > 0 for v in values):
         raise ConfigError(f"--resolutions {text!r}: give at least one value, each > 0")
     return values
+
+
+def _parse_algorithms(text: str) -> list[str]:
+    values = [x.strip().lower() for x in text.split(",") if x.strip()]
+    bad = [v for v in values if v not in ALGORITHM_CHOICES]
+    if not values or bad:
+        raise ConfigError(f"--algorithms {text!r}: expected leiden and/or louvain separated by commas"
+                          + (f" ({bad[0]!r} is neither)" if bad else ""))
+    return list(dict.fromkeys(values))
 
 
 def run_sweep(args: argparse.Namespace, settings: Settings) -> int:
     from .. import communities as cm
 
     resolutions = _parse_resolutions(args.resolutions)
-    seed = settings.community_seed if args.seed is None else args.seed
+    algorithms = _parse_algorithms(args.algorithms)
+    settings = _graph_settings(args, settings)
     driver, onto = _connect(settings)
     with driver:
         eg = cm.read_entity_graph(driver, settings, onto)
-    rows = cm.sweep(eg, resolutions, seed)
-    print(f"{'resolution':>10} {'communities':>11} {'singletons':>10} {'largest':>7} {'modularity':>10}")
+    rows = cm.sweep(eg, resolutions, settings.community_seed, algorithms, max_size=settings.community_max_size,
+                    max_levels=settings.community_max_levels)  # fmt: skip
+    print(f"entities: {len(eg.entities)}, links: {eg.graph.number_of_edges()}"
+          + (f" (co-occurrence links: {eg.cooccurrence_links})" if eg.cooccurrence else ""))
+    print(f"{'algorithm':<9} {'resolution':>10} {'communities':>11} {'size>=2':>7} {'singletons':>10} {'largest':>7} "
+          f"{'levels':>6} {'modularity':>10}")  # fmt: skip
     for r in rows:
-        print(f"{r.resolution:>10g} {r.communities:>11} {r.singletons:>10} {r.largest:>7} {r.modularity:>10.4f}")
-    print("(modularity is the standard one, resolution 1, so rows compare; nothing was written)")
+        print(f"{r.algorithm:<9} {r.resolution:>10g} {r.communities:>11} {r.sized:>7} {r.singletons:>10} "
+              f"{r.largest:>7} {r.levels:>6} {r.modularity:>10.4f}")  # fmt: skip
+    print("(counts and modularity of level 0; modularity is the standard one, resolution 1, so rows compare; "
+          "nothing was written)")  # fmt: skip
+    for r in rows:
+        if r.warning:
+            print(f"warning: {r.warning}")
     return 0
 
 
@@ -93,12 +156,18 @@ def run_summarize(args: argparse.Namespace, settings: Settings) -> int:
 
     driver, onto = _connect(settings)
     with driver, progress_bar() as progress:
-        res = cm.summarize_communities(driver, settings, ontology=onto, force=args.force, progress=progress)
-    print(f"communities: {res.communities} ({res.singletons_skipped} singleton(s) not summarized)")
-    print(f"summaries: {res.generated} generated, {res.cached} from cache, {res.unchanged} unchanged, "
+        res = cm.summarize_communities(driver, settings, ontology=onto, force=args.force, progress=progress,
+                                       embed=False if args.no_embeddings else None)  # fmt: skip
+    print(f"communities: {res.communities} ({res.singletons_skipped} singleton(s) not reported)")
+    print(f"reports: {res.generated} generated, {res.cached} from cache, {res.unchanged} unchanged, "
           f"{len(res.failed)} failed")  # fmt: skip
     est = " (estimated, ~4 characters a token)" if res.tokens_estimated else ""
     print(f"LLM calls: {res.llm_calls}; tokens: {res.input_tokens} in, {res.output_tokens} out{est}")
+    if res.embedding_error:
+        print(f"warning: reports not embedded: {res.embedding_error}")
+    elif settings.embeddings and not args.no_embeddings:
+        print(f"report embeddings: {res.embedded} written, {res.embeddings_unchanged} unchanged, "
+              f"{res.embedding_calls} model call(s), {res.embedding_seconds:.2f} s")  # fmt: skip
     for f in res.failed:
         print(f"  community {f['id']}: {f['error']}")
     if res.export_path:

@@ -11,7 +11,7 @@ from .render import progress_bar
 
 def register(sub: "argparse._SubParsersAction") -> None:
     p = sub.add_parser("demo", help="run everything: extract, report, load, communities, a local and a global question")
-    p.add_argument("--corpus", help="corpus file or folder (default: corpus/)")
+    p.add_argument("--corpus", help="corpus file or folder (default: GRAPHRAG_CORPUS, corpus/got.txt)")
     p.add_argument("--local-question", help="default: the corpus's demo_questions.json")
     p.add_argument("--global-question", help="default: the corpus's demo_questions.json")
     p.set_defaults(func=run)

@@ -56,9 +56,16 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if importlib.util.find_spec("llama_cpp") is None:
             _line(False, "llama-cpp-python", "not installed: pip install -e '.[llamacpp]'")
             failures += 1
+        from ..llm import busy_cores_warning, llamacpp_threads
+
         try:
             path = resolve_model_path(settings)
             _line(True, "embedded model file", str(path))
+            threads = llamacpp_threads(settings)
+            _line(None, "embedded model", f"context {settings.llamacpp_n_ctx} tokens, {threads} threads, batch 512")
+            busy = busy_cores_warning(threads)
+            if busy:
+                _line(None, "cores", busy)
         except GraphragGotError as exc:
             _line(False, "embedded model file", str(exc))
             failures += 1

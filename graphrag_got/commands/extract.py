@@ -13,7 +13,7 @@ from .render import progress_bar
 
 def register(sub: "argparse._SubParsersAction") -> None:
     p = sub.add_parser("extract", help="extract entities and relations from the corpus with the LLM, validated")
-    p.add_argument("corpus", nargs="?", help="corpus file or folder (default: corpus/)")
+    p.add_argument("corpus", nargs="?", help="corpus file or folder (default: GRAPHRAG_CORPUS, corpus/got.txt)")
     p.add_argument("-o", "--output", help="extraction file (default: <out>/extraction.json)")
     p.add_argument("--revalidate", action="store_true",
                    help="re-apply the current ontology to stored answers, without calling the LLM")

@@ -57,7 +57,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     )
     print(
         f"written: {s.chunks_written} chunks, {s.entities_written} entities, {s.relations_written} relations "
-        f"(directed), {s.mentions_written} mentions"
+        f"(directed), {s.mentions_written} mentions, {s.cooccurrences_written} co-occurrences"
+        + (f", {s.notes_written} notes with folders/tags/links" if s.notes_written else "")
     )
     print(f"pruned: {s.relations_pruned} relations, {s.entities_pruned} entities")
     if s.relations_removed_by_ontology or s.entities_removed_by_ontology:
@@ -73,6 +74,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if s.relations_unmatched:
         print(f"warning: {s.relations_unmatched} relation rows found no end entity")
     print(f"{s.batches} batch(es) in {s.transactions} transaction(s), {s.seconds:.2f} s")
+    e = s.embeddings
+    if e and not e.get("skipped"):
+        made = ", ".join(e.get("indexes_created") or [])
+        print(f"embeddings ({e.get('model')}): {e.get('chunks_embedded')} chunks, {e.get('entities_embedded')} "
+              f"entities embedded, {e.get('unchanged')} unchanged; {e.get('model_calls')} model call(s), "
+              f"{e.get('seconds')} s" + (f"; vector indexes created: {made}" if made else ""))
     return 0
 
 

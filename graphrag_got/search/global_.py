@@ -1,45 +1,71 @@
-"""Global questions: map over the community summaries, keep the relevant ones, reduce to one answer.
+"""Global questions: pick a level, keep the community reports closest to the question, map, reduce, cite.
 
-* map: one ``complete_json`` call per summarized community ({relevance 0-10, extract}), in
-  parallel (``settings.concurrency`` threads). A call whose answer stays invalid (after the one
-  retry of ``complete_json``) or fails is recorded in ``failed`` and skipped, never fatal.
-  Each map call passes ``replay_key="community:<id>"`` so recorded answers stay matched to their
-  community whatever the thread order.
-* keep ratings >= threshold, sorted by relevance (descending) then community id;
-* reduce: one ``complete_text`` call that answers from the kept extracts, organised by
-  theme or group. Nothing kept: a fixed answer saying so, and no reduce call.
+* level: ``level`` (``--level``), else the level whose number of reports is closest to
+  ``settings.global_target_communities`` (ties: the lower level). The communities "of" a level are
+  its view (:func:`graphrag_got.communities.level_view`): that level's communities plus the final
+  communities of the levels above, so every part of the graph is represented once.
+* selection, before any LLM call: the question is embedded (``embed_query``) and the level's reports
+  are ranked by the cosine similarity of their embedding (``Community.embedding``); the first
+  ``global_max_communities`` whose similarity is at least ``global_min_similarity`` are kept, the
+  others are skipped. Without embeddings (reports not embedded, embeddings off or failing) the
+  reports are ranked by their importance rating (then size, then id) and the first
+  ``global_max_communities`` are kept; the result says which ranking was used.
+* map: one ``complete_json`` call per kept community ({relevance 0-10, extract}), in parallel
+  (``settings.concurrency`` threads). An answer that stays invalid (after the one retry of
+  ``complete_json``) or a failing call is recorded in ``failed`` and skipped, never fatal. Each map
+  call passes ``replay_key="community:<id>"`` so recorded answers stay matched to their community.
+* keep map ratings >= threshold, sorted by relevance (descending) then community id; these reports
+  become the answer's sources ``[R1]``, ``[R2]``... (:mod:`graphrag_got.search.citations`).
+* reduce: one ``complete_text`` call that answers from the kept extracts, citing their ids; ids the
+  model invents are removed from the answer and counted. Nothing kept: a fixed answer, no reduce.
 
-Singleton communities have no summary (see :mod:`graphrag_got.communities`) and are not mapped.
+LLM calls: at most the kept communities + 1 (plus one retry per invalid map answer).
+Singleton communities have no report (see :mod:`graphrag_got.communities`) and are never candidates.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import neo4j
+import numpy as np
+from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
 from .. import cypher
-from ..graphdb import read_all
+from ..communities import level_view, parse_findings
 from ..config import Settings
-from ..errors import LLMError, SearchError
+from ..errors import GraphragGotError, LLMError, SearchError
+from ..graphdb import read_all
 from ..llm import Attempt, LLMOutputError, LLMUsage, complete_json, complete_text, get_chat_model
 from ..prompts import map_prompt, reduce_prompt
+from .citations import Citation, number_sources, resolve_citations
+
+logger = logging.getLogger(__name__)
 
 MAX_MEMBERS_SHOWN = 15
+MAX_FINDINGS_SHOWN = 5
 
 NOTHING_RELEVANT_ANSWER = (
     "No community summary is relevant enough to this question (threshold {threshold}/10): "
     "the graph does not seem to hold the answer. Try a lower --threshold or a local question."
 )
-
+NOTHING_SIMILAR_ANSWER = (
+    "No community report is similar enough to this question (cosine similarity >= {min_similarity:g}, "
+    "best {best}): the graph does not seem to hold the answer. Try a lower GRAPHRAG_GLOBAL_MIN_SIMILARITY, "
+    "another --level or a local question."
+)
 
 MAP_MAX_TOKENS = 300  # a relevance score and a short extract
 REDUCE_MAX_TOKENS = 800
+
+Selection = Literal["similarity", "rating"]
 
 
 class MapAnswer(BaseModel):
@@ -61,6 +87,8 @@ REDUCE_PROMPT = reduce_prompt()
 
 @dataclass
 class CommunityRating:
+    """One mapped community: its relevance to the question (the map answer) and extract."""
+
     id: int
     title: str | None
     size: int | None
@@ -68,6 +96,22 @@ class CommunityRating:
     extract: str = ""
     error: str | None = None
     kept: bool = False
+    similarity: float | None = None  # cosine similarity of its report to the question (None: not embedded)
+    level: int = 0
+
+
+@dataclass
+class CommunityChoice:
+    """One candidate community of the chosen level and whether it was selected for the map step."""
+
+    id: int
+    title: str | None
+    size: int | None
+    level: int
+    similarity: float | None  # None when the report has no embedding (or no ranking by similarity)
+    rating: float | None  # the report's importance rating (0-10), when it has one
+    selected: bool = False
+    reason: str = ""  # why it was skipped ("" when selected)
 
 
 @dataclass
@@ -76,6 +120,18 @@ class GlobalResult(LLMUsage):
     threshold: int
     ratings: list[CommunityRating] = field(default_factory=list)  # every mapped community, by id
     answer: str | None = None
+    level: int | None = None  # the level whose communities were candidates
+    levels: dict[int, int] = field(default_factory=dict)  # level -> reports in its view
+    selection: Selection = "rating"  # how candidates were ranked
+    min_similarity: float | None = None  # the similarity floor used (None when ranking by rating)
+    max_communities: int = 0
+    candidates: list[CommunityChoice] = field(default_factory=list)  # best ranked first
+    sources: list[Citation] = field(default_factory=list)  # the reports the reduce step was given: R1..
+    citations: list[Citation] = field(default_factory=list)  # the sources the answer cites, first use first
+    invented_citations: int = 0  # ids the answer cited that were not among its sources (removed)
+    invented_ids: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds: select, map, reduce, total
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def kept(self) -> list[CommunityRating]:
@@ -86,6 +142,111 @@ class GlobalResult(LLMUsage):
     def failed(self) -> list[CommunityRating]:
         return [r for r in self.ratings if r.error is not None]
 
+    @property
+    def selected(self) -> list[CommunityChoice]:
+        """Candidates sent to the map step."""
+        return [c for c in self.candidates if c.selected]
+
+    @property
+    def skipped(self) -> list[CommunityChoice]:
+        """Candidates skipped before the map step (too dissimilar, or beyond the maximum)."""
+        return [c for c in self.candidates if not c.selected]
+
+
+def choose_level(counts: dict[int, int], target: int) -> int:
+    """The level whose report count is closest to ``target`` (ties: the lower level); 0 when none."""
+    if not counts:
+        return 0
+    return min(sorted(counts), key=lambda lv: (abs(counts[lv] - target), lv))
+
+
+def cosine(a: Any, b: Any) -> float:
+    va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if va.shape != vb.shape:
+        raise ValueError(f"vectors of {va.shape} and {vb.shape} dimensions")
+    na, nb = float(np.linalg.norm(va)), float(np.linalg.norm(vb))
+    return float(va @ vb / (na * nb)) if na and nb else 0.0
+
+
+def _rating_order(row: dict[str, Any]) -> tuple[Any, ...]:
+    rating = row.get("rating")
+    return (-(float(rating) if isinstance(rating, (int, float)) else -1.0), -(row.get("size") or 0), row["id"])
+
+
+def select_communities(
+    rows: list[dict[str, Any]],
+    question_vector: list[float] | None,
+    *,
+    max_communities: int,
+    min_similarity: float,
+) -> tuple[list[CommunityChoice], Selection]:
+    """Rank the candidate report rows and mark the ones to map (see module docstring).
+
+    Ranking is by similarity when ``question_vector`` is given and at least one row has an embedding
+    (rows without one, or of another dimension, rank last and are skipped); else by rating.
+    """
+    use_sim = question_vector is not None and any(r.get("embedding") for r in rows)
+    choices: list[CommunityChoice] = []
+    for r in rows:
+        sim = None
+        if use_sim and r.get("embedding"):
+            try:
+                sim = round(cosine(question_vector, r["embedding"]), 4)
+            except ValueError:
+                sim = None
+        rating = r.get("rating") if isinstance(r.get("rating"), (int, float)) else None
+        choices.append(CommunityChoice(r["id"], r.get("title"), r.get("size"), int(r.get("level") or 0), sim, rating))
+    if use_sim:
+        choices.sort(key=lambda c: (c.similarity is None, -(c.similarity or 0.0), c.id))
+    else:
+        order = {r["id"]: i for i, r in enumerate(sorted(rows, key=_rating_order))}
+        choices.sort(key=lambda c: order[c.id])
+    taken = 0
+    for c in choices:
+        if use_sim and c.similarity is None:
+            c.reason = "report not embedded"
+        elif use_sim and c.similarity is not None and c.similarity < min_similarity:
+            c.reason = f"similarity {c.similarity:.3f} < {min_similarity:g}"
+        elif taken >= max_communities:
+            c.reason = f"beyond the {max_communities} most {'similar' if use_sim else 'important'}"
+        else:
+            c.selected = True
+            taken += 1
+    return choices, "similarity" if use_sim else "rating"
+
+
+def _question_vector(settings: Settings, question: str, embedder: Embeddings | None,
+                     warnings: list[str]) -> list[float] | None:
+    if embedder is None:
+        if not settings.embeddings:
+            return None
+        try:
+            from ..embeddings import get_embedder
+
+            embedder = get_embedder(settings)
+        except GraphragGotError as exc:
+            warnings.append(f"no embedding model ({exc}): communities ranked by rating")
+            return None
+    try:
+        return [float(x) for x in embedder.embed_query(question)]
+    except GraphragGotError as exc:
+        warnings.append(f"the question could not be embedded ({exc}): communities ranked by rating")
+    except Exception as exc:  # noqa: BLE001 - any provider failure: rank by rating instead
+        warnings.append(f"the question could not be embedded ({type(exc).__name__}: {exc}): "
+                        "communities ranked by rating")  # fmt: skip
+    return None
+
+
+def _report_block(row: dict[str, Any]) -> str:
+    lines = [f"COMMUNITY {row['id']}: {row['title'] or ''}", f"MEMBERS: {', '.join(row['members'] or [])}",
+             f"SUMMARY: {row['summary']}"]  # fmt: skip
+    findings = parse_findings(row.get("findings"))[:MAX_FINDINGS_SHOWN]
+    if findings:
+        lines.append("KEY FINDINGS:\n" + "\n".join(f"- {f['statement']}" for f in findings))
+    if isinstance(row.get("rating"), (int, float)):
+        lines.append(f"IMPORTANCE: {row['rating']:g}/10" + (f" ({row['rating_explanation']})"
+                                                            if row.get("rating_explanation") else ""))  # fmt: skip
+    return "\n".join(lines)
 
 
 def global_search(
@@ -97,31 +258,75 @@ def global_search(
     threshold: int | None = None,
     concurrency: int | None = None,
     language: str | None = None,
+    level: int | None = None,
+    max_communities: int | None = None,
+    min_similarity: float | None = None,
+    embedder: Embeddings | None = None,
 ) -> GlobalResult:
-    """Map-reduce over the community summaries (see module docstring).
+    """Select, map and reduce over the community reports (see module docstring).
 
     ``language`` forces the extracts' and the answer's language (``"English"``); None answers in the
-    language of the question.
+    language of the question. ``level``, ``max_communities`` and ``min_similarity`` default to the
+    settings (``level`` None: chosen as the module docstring says). ``embedder`` embeds the question
+    (default ``embeddings.get_embedder(settings)`` when ``settings.embeddings``).
     """
+    t0 = time.perf_counter()
     threshold = settings.global_threshold if threshold is None else threshold
     if isinstance(threshold, bool) or not isinstance(threshold, int) or not 0 <= threshold <= 10:
         raise SearchError(f"--threshold must be an integer from 0 to 10, got {threshold!r}")
+    max_communities = settings.global_max_communities if max_communities is None else max_communities
+    if isinstance(max_communities, bool) or not isinstance(max_communities, int) or max_communities < 1:
+        raise SearchError(f"the most communities to map must be an integer >= 1, got {max_communities!r}")
+    min_similarity = settings.global_min_similarity if min_similarity is None else min_similarity
+    if isinstance(min_similarity, bool) or not isinstance(min_similarity, (int, float)) or not -1 <= min_similarity <= 1:
+        raise SearchError(f"the minimum similarity must be a number from -1 to 1, got {min_similarity!r}")
     if not question.strip():
         raise SearchError("the question is empty")
     rows = read_all(driver, settings, cypher.community_summaries(), members=MAX_MEMBERS_SHOWN)
     if not rows:
         raise SearchError("no community has a summary: run `graphrag-got communities detect` and "
                           "`graphrag-got communities summarize` first")  # fmt: skip
+    hierarchy = read_all(driver, settings, cypher.community_levels())
+    reported = {r["id"] for r in rows}
+    present = sorted({int(h["level"]) for h in hierarchy})
+    counts = {lv: sum(1 for h in level_view(hierarchy, lv) if h["id"] in reported) for lv in present}
+    if level is None:
+        level = choose_level({lv: n for lv, n in counts.items() if n}, settings.global_target_communities)
+    elif isinstance(level, bool) or not isinstance(level, int) or level not in counts:
+        raise SearchError(f"--level {level!r} does not exist: the communities have levels "
+                          f"{', '.join(map(str, present))} (run `graphrag-got communities detect` to change them)")
+    view_ids = {h["id"] for h in level_view(hierarchy, level)}
+    candidates = [r for r in rows if r["id"] in view_ids]
+
+    res = GlobalResult(question=question, threshold=threshold, level=level, levels=counts,
+                       max_communities=max_communities)  # fmt: skip
+    qvec = (_question_vector(settings, question, embedder, res.warnings)
+            if any(r.get("embedding") for r in candidates) else None)  # fmt: skip
+    if qvec is None and not res.warnings:
+        res.warnings.append("the community reports have no embeddings (run `graphrag-got communities summarize` "
+                            "with embeddings on): communities ranked by rating")  # fmt: skip
+    res.candidates, res.selection = select_communities(candidates, qvec, max_communities=max_communities,
+                                                       min_similarity=float(min_similarity))  # fmt: skip
+    res.min_similarity = float(min_similarity) if res.selection == "similarity" else None
+    t_select = time.perf_counter()
+    res.timings["select"] = round(t_select - t0, 4)
+    chosen = {c.id: c for c in res.selected}
+    to_map = [r for r in candidates if r["id"] in chosen]
+    if not to_map:
+        best = max((c.similarity for c in res.candidates if c.similarity is not None), default=None)
+        res.answer = NOTHING_SIMILAR_ANSWER.format(min_similarity=float(min_similarity),
+                                                   best="none" if best is None else f"{best:.3f}")  # fmt: skip
+        res.timings["total"] = round(time.perf_counter() - t0, 4)
+        return res
+
     chat = chat or get_chat_model(settings)
-    res = GlobalResult(question=question, threshold=threshold)
     lock = threading.Lock()
     map_system, reduce_system = map_prompt(language), reduce_prompt(language)
 
     def one(row: dict[str, Any]) -> CommunityRating:
-        rating = CommunityRating(row["id"], row["title"], row["size"])
-        members = ", ".join(row["members"] or [])
-        user = (f"QUESTION: {question}\n\nCOMMUNITY {row['id']}: {row['title'] or ''}\n"
-                f"MEMBERS: {members}\nSUMMARY: {row['summary']}")  # fmt: skip
+        rating = CommunityRating(row["id"], row["title"], row["size"], similarity=chosen[row["id"]].similarity,
+                                 level=int(row.get("level") or 0))  # fmt: skip
+        user = f"QUESTION: {question}\n\n{_report_block(row)}"
         try:
             obj, attempt = complete_json(chat, map_system, user, MapAnswer, schema=MAP_SCHEMA,
                                           replay_key=f"community:{row['id']}", max_tokens=MAP_MAX_TOKENS)
@@ -141,19 +346,42 @@ def global_search(
 
     workers = max(1, concurrency or settings.concurrency)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        res.ratings = sorted(pool.map(one, rows), key=lambda r: r.id)
+        res.ratings = sorted(pool.map(one, to_map), key=lambda r: r.id)
+    t_map = time.perf_counter()
+    res.timings["map"] = round(t_map - t_select, 4)
 
     kept = res.kept
     if not kept:
         res.answer = NOTHING_RELEVANT_ANSWER.format(threshold=threshold)
+        res.timings["total"] = round(time.perf_counter() - t0, 4)
         return res
-    blocks = [f"[community {r.id}: {r.title or ''}; relevance {r.relevance}/10]\n{r.extract}" for r in kept]
-    user = f"QUESTION: {question}\n\nEXTRACTS:\n\n" + "\n\n".join(blocks) + "\n\nAnswer from these extracts only."
+    by_id = {r["id"]: r for r in candidates}
+    res.sources = number_sources(
+        Citation(id="R0", kind="report", text=f"{r.title or ''}: {by_id[r.id]['summary']}".strip(": "),
+                 community_id=str(r.id), entities=list(by_id[r.id]["members"] or []))
+        for r in kept
+    )  # fmt: skip
+    blocks = [f"[{src.id}] (community {r.id}: {r.title or ''}; relevance {r.relevance}/10)\n{r.extract}"
+              for src, r in zip(res.sources, kept)]  # fmt: skip
+    user = (f"QUESTION: {question}\n\nEXTRACTS:\n\n" + "\n\n".join(blocks)
+            + "\n\nAnswer from these extracts only, citing their ids.")  # fmt: skip
     attempt = Attempt()
     try:
-        res.answer = complete_text(chat, reduce_system, user, attempt, max_tokens=REDUCE_MAX_TOKENS)
+        raw = complete_text(chat, reduce_system, user, attempt, max_tokens=REDUCE_MAX_TOKENS)
     finally:
         res.count(attempt, 1)
+    resolved = resolve_citations(raw, res.sources)
+    res.answer, res.citations = resolved.answer, resolved.citations
+    res.invented_ids, res.invented_citations = resolved.invented, resolved.invented_count
+    if resolved.invented:
+        logger.info("global answer cited %d id(s) not among its sources, removed: %s",
+                    resolved.invented_count, ", ".join(resolved.invented))
+    res.timings["reduce"] = round(time.perf_counter() - t_map, 4)
+    res.timings["total"] = round(time.perf_counter() - t0, 4)
     return res
 
 
+__all__ = [
+    "CommunityChoice", "CommunityRating", "GlobalResult", "MapAnswer", "NOTHING_RELEVANT_ANSWER",
+    "NOTHING_SIMILAR_ANSWER", "choose_level", "cosine", "global_search", "select_communities",
+]  # fmt: skip

@@ -1,0 +1,173 @@
+"""Extraction speed and quality, old and new configurations side by side in one process.
+
+    python -m benchmarks.extract_speed [--model qwen2.5-coder-1.5b] [--configs baseline,adapter,compact]
+                                       [--limit N] [--record-dir DIR]
+
+Each configuration extracts the GoT corpus (``corpus/got.txt``) with the embedded model from an
+empty cache (every call is real), then the extraction is scored against the hand gold
+(``tests/data/got_extraction.json``) with the quality benchmark's scorer. Printed per
+configuration: chunks, seconds per chunk, prompt and output tokens per chunk, the share of prompt
+tokens served from llama.cpp's KV cache (shared system prefix), and entity / relation F1 (exact and
+alias-tolerant).
+
+Configurations:
+
+- ``baseline``: LangChain's ``ChatLlamaCpp`` (the previous embedded provider), full answer form;
+- ``adapter``: our adapter over llama-cpp-python (``graphrag_got.providers.llamacpp_chat``), full form;
+- ``compact``: our adapter, compact answer form (short keys, relation ends by position).
+
+They run one after another in this process on the same machine, so their ratios are comparable even
+when absolute times are not. llama.cpp slows several-fold when anything else uses the cores: run it
+on a quiet machine. ``--record-dir`` keeps each configuration's answers as a replay file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.quality.reading import read_extraction_file  # noqa: E402
+from benchmarks.quality.score import score  # noqa: E402
+from benchmarks.quality.tables import fmt_ratio, markdown_table  # noqa: E402
+from graphrag_got.config import Settings  # noqa: E402
+from graphrag_got.extract import run_extraction  # noqa: E402
+from graphrag_got.ontology import Ontology  # noqa: E402
+
+CORPUS = ROOT / "corpus" / "got.txt"
+ONTOLOGY = ROOT / "ontology" / "got.json"
+GOLD = ROOT / "tests" / "data" / "got_extraction.json"
+CONFIGS = ("baseline", "adapter", "compact")
+
+
+@dataclass
+class Row:
+    config: str
+    chunks: int
+    seconds: float
+    prompt_tokens: int
+    output_tokens: int
+    reused_tokens: int | None
+    entity_f1: float
+    relation_f1_exact: float
+    relation_f1_tolerant: float
+    relation_p_tolerant: float
+
+    def cells(self) -> list[str]:
+        n = max(1, self.chunks)
+        reuse = "n/a" if self.reused_tokens is None else fmt_ratio(self.reused_tokens / max(1, self.prompt_tokens))
+        return [self.config, str(self.chunks), f"{self.seconds / n:.1f}", str(self.prompt_tokens // n),
+                str(self.output_tokens // n), reuse, fmt_ratio(self.entity_f1), fmt_ratio(self.relation_f1_exact),
+                fmt_ratio(self.relation_f1_tolerant), fmt_ratio(self.relation_p_tolerant)]
+
+
+def _chat(config: str, settings: Settings) -> Any:
+    from graphrag_got.model_store import resolve_model_path
+
+    path = str(resolve_model_path(settings))
+    threads = settings.llamacpp_threads or max(1, os.cpu_count() or 1)
+    if config == "baseline":
+        from langchain_community.chat_models import ChatLlamaCpp
+
+        # the settings the previous provider used (shared/notes/offline-llm.md)
+        return ChatLlamaCpp(model_path=path, n_ctx=settings.llamacpp_n_ctx, n_batch=512, n_threads=threads,
+                            temperature=0.0, max_tokens=settings.llm_max_tokens, rope_freq_base=0.0,
+                            rope_freq_scale=0.0, repeat_penalty=1.0, verbose=False, seed=0)
+    from graphrag_got.providers.llamacpp_chat import LlamaCppChatModel
+
+    return LlamaCppChatModel(model_path=path, n_ctx=settings.llamacpp_n_ctx, n_batch=512, n_threads=threads,
+                             max_tokens=settings.llm_max_tokens, seed=0)
+
+
+def _corpus(limit: int | None, workdir: Path) -> Path:
+    if not limit:
+        return CORPUS
+    paragraphs = [p for p in CORPUS.read_text(encoding="utf-8").split("\n\n") if p.strip()][:limit]
+    out = workdir / "got.txt"
+    out.write_text("\n\n".join(paragraphs) + "\n", encoding="utf-8")
+    return out
+
+
+def run_config(config: str, *, model: str, corpus: Path, onto: Ontology, gold: dict[str, Any], workdir: Path,
+               record_dir: Path | None) -> Row:
+    base = Settings.load()
+    settings = base.with_overrides(home=workdir / config / "home", out_dir=workdir / config / "out",
+                                   llm_provider="llamacpp", llamacpp_model=model, corpus_path=corpus,
+                                   models_path=base.models_dir,
+                                   answer_form="compact" if config == "compact" else "full")
+    chat = _chat(config, settings)
+    replay = record_dir / f"got-{model}-{config}.json" if record_dir else None
+    t0 = time.monotonic()
+    summary = run_extraction(settings, onto, corpus, settings.out_dir / "extraction.json", chat=chat,
+                             export_replay=replay)
+    seconds = time.monotonic() - t0
+    records = _records(settings)
+    stats = getattr(chat, "prefix_stats", None)
+    pred = read_extraction_file(summary.out_path)
+    q = score(pred, gold, onto, pred_source=f"{config} extraction")
+    return Row(config=config, chunks=summary.chunks, seconds=seconds,
+               prompt_tokens=sum(int(r.get("input_tokens") or 0) for r in records),
+               output_tokens=sum(int(r.get("output_tokens") or 0) for r in records),
+               reused_tokens=None if stats is None else stats.reused_tokens,
+               entity_f1=q.exact.entities.f1, relation_f1_exact=q.exact.relations.f1,
+               relation_f1_tolerant=q.tolerant.relations.f1, relation_p_tolerant=q.tolerant.relations.precision)
+
+
+def _records(settings: Settings) -> list[dict[str, Any]]:
+    root = settings.cache_dir / "extract"
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(root.rglob("*.json"))]
+
+
+HEADER = ["config", "chunks", "s/chunk", "prompt tok/chunk", "output tok/chunk", "prompt reused",
+          "entity F1", "relation F1 exact", "relation F1 tolerant", "relation P tolerant"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default="qwen2.5-coder-1.5b")
+    ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--limit", type=int, default=0, help="only the first N paragraphs of the corpus")
+    ap.add_argument("--record-dir", type=Path, help="write each configuration's answers as a replay file here")
+    ap.add_argument("--out", type=Path, help="also write the table to this file")
+    args = ap.parse_args(argv)
+    configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    unknown = [c for c in configs if c not in CONFIGS]
+    if unknown:
+        ap.error(f"unknown configuration(s) {', '.join(unknown)}; choose from {', '.join(CONFIGS)}")
+    onto = Ontology.from_file(ONTOLOGY)
+    gold = read_extraction_file(GOLD)
+    if args.record_dir:
+        args.record_dir.mkdir(parents=True, exist_ok=True)
+    rows: list[Row] = []
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="extract-speed-") as tmp:
+        corpus = _corpus(args.limit, Path(tmp))
+        for config in configs:
+            print(f"== {config} ...", flush=True)
+            rows.append(run_config(config, model=args.model, corpus=corpus, onto=onto, gold=gold, workdir=Path(tmp),
+                                   record_dir=args.record_dir))
+            print("   " + " | ".join(rows[-1].cells()), flush=True)
+    table = markdown_table(HEADER, [r.cells() for r in rows])
+    base = rows[0]
+    ratios = [f"{r.config}: {base.seconds / r.seconds:.2f}x the speed of {base.config}, output tokens "
+              f"{r.output_tokens / max(1, base.output_tokens):.2f}x" for r in rows[1:]]
+    text = (f"Extraction speed, model {args.model}, {os.cpu_count()} cores, load average at start {load:.2f}\n\n"
+            f"{table}\n\n" + "\n".join(ratios) + "\n")
+    print("\n" + text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

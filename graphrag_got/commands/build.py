@@ -1,0 +1,31 @@
+"""`graphrag-got build VAULT`: the incremental pipeline (extract, load, embeddings, communities) for a daily job."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ..build import run_build
+from ..config import Settings
+from .render import progress_bar
+
+
+def register(sub: "argparse._SubParsersAction") -> None:
+    p = sub.add_parser("build", help="bring the graph in line with a corpus or notes vault: only new and changed "
+                                     "notes cost model calls; deleted notes are pruned")
+    p.add_argument("corpus", nargs="?", help="corpus file or folder, e.g. a Markdown vault (default: GRAPHRAG_CORPUS)")
+    p.add_argument("--no-communities", action="store_true", help="stop after load and embeddings")
+    p.add_argument("--json", action="store_true", help="print the build summary as JSON at the end")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    with progress_bar() as progress:
+        res = run_build(settings, args.corpus, communities=not args.no_communities,
+                        say=lambda line: print(line, flush=True), progress=progress)
+    print(f"build done in {res.seconds:.1f}s: {res.total_llm_calls} LLM calls, "
+          f"{res.total_embedding_calls} embedding calls"
+          + (" (nothing changed)" if res.total_llm_calls == 0 and res.total_embedding_calls == 0 else ""))
+    if args.json:
+        print(json.dumps(res.as_dict(), indent=2))
+    return 0

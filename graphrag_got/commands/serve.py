@@ -1,0 +1,70 @@
+"""`graphrag-got serve`: the read-only HTTP API and the web page (FastAPI on uvicorn)."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import logging
+import socket
+
+from ..config import Settings
+from ..errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+
+def register(sub: "argparse._SubParsersAction") -> None:
+    p = sub.add_parser(
+        "serve", help="serve the read-only HTTP API (/ask, /entities, /communities, /health) and its web page",
+        description="HTTP API and web page over the graph in Neo4j. Read-only; no authentication, so it "
+                    "listens on 127.0.0.1 unless --host says otherwise.")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    p.add_argument("--port", type=int, default=8765, help="port to listen on (default: %(default)s)")
+    p.set_defaults(func=run)
+
+
+def _check_bind(host: str, port: int) -> None:
+    """Fail with one clear message when the address cannot be used (uvicorn would exit with a log line)."""
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port must be from 0 to 65535, got {port}")
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ConfigError(f"--host {host!r} is not an address of this machine ({exc.strerror})") from None
+    family, kind, proto, _, addr = infos[0]
+    with socket.socket(family, kind, proto) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(addr)
+        except OSError as exc:
+            raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror}); another server may use it: "
+                              "pass another --port") from None
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    import uvicorn
+
+    from ..service import create_app
+
+    _check_bind(args.host, args.port)
+    if not _is_loopback(args.host):
+        logger.warning("listening on %s: the service has no authentication, anyone who reaches this address "
+                       "can ask questions (and spend LLM time)", args.host)
+    app = create_app(settings)
+    print(f"serving http://{args.host}:{args.port}/ (API: /ask, /entities/NAME, /communities, /health; "
+          f"Neo4j {settings.neo4j_uri}); Ctrl-C stops", flush=True)
+    # log_config=None: uvicorn's loggers go through ours (stderr; access lines at -v)
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_config=None,
+                                           timeout_graceful_shutdown=5))
+    server.run()
+    print("stopped")
+    return 0

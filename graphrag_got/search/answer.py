@@ -1,0 +1,309 @@
+"""One entry point for every question: route it (or take the mode given), search, cite.
+
+    from graphrag_got.search.answer import ask
+    res = ask(driver, settings, "How does Ada Lovelace relate to the Analytical Engine?")
+    res.route.mode, res.route.reason      # "drift", "connective question (rule connective.en ...)"
+    res.answer, res.citations             # the answer and the sources it cites ([F1], [C2], [R1])
+    res.model_dump(mode="json")           # the CLI's --json output and the service's response body
+
+``mode="auto"`` asks :mod:`graphrag_got.search.route` (rules first, then the optional LLM
+classifier); ``"local"``, ``"global"`` and ``"drift"`` skip routing. ``answer=False`` retrieves only:
+local and drift then make no LLM call at all (drift and global return the community reports most
+similar to the question instead of rating them), which is what ``--no-answer`` and the service's
+load test use.
+
+Every mode fills the same :class:`AskResult`; what a mode does not have stays empty (global has no
+anchors, local has no communities). The full result of the mode (``LocalResult``, ``GlobalResult``,
+``DriftResult``) stays reachable as :attr:`AskResult.detail` for printing, but is not serialized.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from typing import Any, Literal
+
+import neo4j
+from langchain_core.language_models import BaseChatModel
+from pydantic import BaseModel, Field, PrivateAttr
+
+from .. import cypher
+from ..config import Settings
+from ..errors import SearchError
+from ..graphdb import read_all
+from .citations import Citation
+from .route import Route, route_question
+
+logger = logging.getLogger(__name__)
+
+AskMode = Literal["auto", "local", "global", "drift"]
+MODES: tuple[str, ...] = ("auto", "local", "global", "drift")
+RETRIEVALS: tuple[str, ...] = ("graph", "vector", "hybrid")
+
+#: Longest question accepted (characters): longer input is refused before any work.
+MAX_QUESTION_CHARS = 2000
+
+
+class AskResult(BaseModel):
+    """What one question produced, the same shape for every mode (``model_dump(mode="json")``)."""
+
+    question: str
+    mode: Literal["local", "global", "drift"]
+    route: Route
+    answer: str | None = None
+    citations: list[Citation] = Field(default_factory=list)  # sources the answer cites, first use first
+    sources: list[Citation] = Field(default_factory=list)  # every source the answer was given
+    anchors: list[str] = Field(default_factory=list)  # names of the entities the search started from
+    communities: list[int] = Field(default_factory=list)  # community ids kept (global, drift)
+    retrieval: str | None = None  # local retrieval used: graph | vector | hybrid (None: not local)
+    followups: list[str] = Field(default_factory=list)  # drift: the follow-up questions searched
+    bounds: dict[str, int] = Field(default_factory=dict)  # drift: depth, follow-ups, max calls
+    timings: dict[str, float] = Field(default_factory=dict)  # seconds per step, and "total"
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tokens_estimated: bool = False
+    invented_citations: int = 0  # ids the model wrote that were not in its context (removed)
+    warnings: list[str] = Field(default_factory=list)
+
+    _detail: Any = PrivateAttr(default=None)
+
+    @property
+    def detail(self) -> Any:
+        """The mode's own result object (LocalResult, GlobalResult, DriftResult), for display."""
+        return self._detail
+
+    def reference_lines(self) -> list[str]:
+        """The reference list printed under the answer: one entry per cited source."""
+        return [c.reference_line() for c in self.citations]
+
+    def context_lines(self) -> list[str]:
+        """The retrieved context as the answering model reads it (``--no-answer`` prints this)."""
+        return [c.context_line() for c in self.sources]
+
+
+def _check(question: str, mode: str, retrieval: str | None) -> str:
+    if not isinstance(question, str) or not question.strip():
+        raise SearchError("the question is empty: pass the question as text, e.g. ask \"Who rules the city?\"")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise SearchError(f"the question is {len(question)} characters long; at most {MAX_QUESTION_CHARS} "
+                          "are accepted: shorten it")  # fmt: skip
+    if mode not in MODES:
+        raise SearchError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+    if retrieval is not None and retrieval not in RETRIEVALS:
+        raise SearchError(f"unknown retrieval {retrieval!r}: use one of {', '.join(RETRIEVALS)}")
+    return question.strip()
+
+
+def _supports(func: Any, name: str) -> bool:
+    """Whether ``func`` takes keyword ``name`` (the search functions gain options over time)."""
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def _usage(out: AskResult, res: Any) -> None:
+    out.llm_calls += int(getattr(res, "llm_calls", 0) or 0)
+    out.input_tokens += int(getattr(res, "input_tokens", 0) or 0)
+    out.output_tokens += int(getattr(res, "output_tokens", 0) or 0)
+    out.tokens_estimated = out.tokens_estimated or bool(getattr(res, "tokens_estimated", False))
+
+
+def local_sources(res: Any) -> list[Citation]:
+    """The sources of a local result: its own ``sources`` when it has them, else built from its facts
+    and excerpts (numbered F1.., C1..), so retrieval-only results can be cited and shown too."""
+    own = getattr(res, "sources", None)
+    if own:
+        return list(own)
+    from .citations import number_sources
+
+    out: list[Citation] = []
+    for f in getattr(res, "facts", []) or []:
+        chunk = f.chunk_ids[0] if f.chunk_ids else None
+        out.append(Citation(id="F0", kind="fact", text=f.line, chunk_id=chunk,
+                            document_id=_document_of(chunk),
+                            evidence=" ".join(f.evidence[0].split()) if f.evidence else None,
+                            entities=[f.start_name, f.end_name]))  # fmt: skip
+    names = [a.name for a in getattr(res, "anchors", []) or []]
+    for e in getattr(res, "excerpts", []) or []:
+        out.append(Citation(id="C0", kind="chunk", text=e.text, chunk_id=e.chunk_id,
+                            document_id=_document_of(e.chunk_id), entities=names))  # fmt: skip
+    return number_sources(out)
+
+
+def _document_of(chunk_id: str | None) -> str | None:
+    """Chunk ids are ``<document id>:<hash>``: the document part, when the id has that shape."""
+    if not chunk_id or ":" not in chunk_id:
+        return None
+    return chunk_id.rsplit(":", 1)[0] or None
+
+
+def _catalog(driver: neo4j.Driver, settings: Settings) -> list[dict[str, Any]]:
+    catalog = read_all(driver, settings, cypher.search_entity_catalog())
+    if not catalog:
+        raise SearchError("the graph has no entities: run `graphrag-got load` first")
+    return catalog
+
+
+def _route(driver: neo4j.Driver, settings: Settings, question: str, *, chat: BaseChatModel | None, answer: bool,
+           classifier: bool | None) -> Route:  # fmt: skip
+    """Route ``question``; the classifier's model is built only when no rule decides. A route to
+    global or drift on a graph without community reports goes to local when the question names
+    entities (with a warning), else it is an error saying what to run."""
+    catalog = _catalog(driver, settings)
+    route = route_question(question, catalog)
+    use_classifier = bool(getattr(settings, "route_classifier", False)) if classifier is None else classifier
+    if route.decided_by == "default" and use_classifier and answer:
+        if chat is None:
+            from ..llm import get_chat_model
+
+            chat = get_chat_model(settings)
+        route = route_question(question, catalog, chat=chat, classifier=True)
+    if route.mode in {"global", "drift"}:
+        n = read_all(driver, settings, cypher.community_report_count())[0]["n"]
+        if not n:
+            from .drift import NO_REPORTS
+
+            if not route.entities:
+                raise SearchError(f"the question was routed to {route.mode} ({route.reason}), but {NO_REPORTS}")
+            warning = f"routed to {route.mode}, but the graph has no community reports: answered locally"
+            route = route.model_copy(update={
+                "mode": "local", "reason": f"{route.reason}; no community reports, so local",
+                "warnings": [*route.warnings, warning]})  # fmt: skip
+    return route
+
+
+def ask(
+    driver: neo4j.Driver,
+    settings: Settings,
+    question: str,
+    mode: AskMode = "auto",
+    *,
+    answer: bool = True,
+    chat: BaseChatModel | None = None,
+    retrieval: str | None = None,
+    hops: int | None = None,
+    max_facts: int | None = None,
+    threshold: int | None = None,
+    ontology: Any = None,
+    language: str | None = None,
+    classifier: bool | None = None,
+    depth: int | None = None,
+    followups: int | None = None,
+    max_calls: int | None = None,
+) -> AskResult:
+    """Answer ``question`` in ``mode`` (``"auto"``: routed), with citations; see the module docstring.
+
+    ``retrieval`` (graph | vector | hybrid) is passed to local search (and drift's follow-ups) when
+    it supports it; ``classifier`` overrides ``settings.route_classifier``; ``depth``, ``followups``
+    and ``max_calls`` bound drift (defaults from settings). Raises :class:`SearchError` on bad input
+    or a graph that cannot answer (no entities, no communities).
+    """
+    question = _check(question, mode, retrieval)
+    t0 = time.perf_counter()
+    timings: dict[str, float] = {}
+    if mode == "auto":
+        route = _route(driver, settings, question, chat=chat, answer=answer, classifier=classifier)
+        timings["route"] = round(time.perf_counter() - t0, 4)
+    else:
+        route = Route(mode=mode, reason=f"{mode} asked explicitly", rule="explicit", decided_by="explicit")
+    out = AskResult(question=question, mode=route.mode, route=route)
+    _usage(out, route)
+    out.warnings.extend(route.warnings)
+
+    t1 = time.perf_counter()
+    if route.mode == "local":
+        _run_local(out, driver, settings, question, answer=answer, chat=chat, retrieval=retrieval, hops=hops,
+                   max_facts=max_facts, ontology=ontology, language=language)  # fmt: skip
+    elif route.mode == "global":
+        _run_global(out, driver, settings, question, answer=answer, chat=chat, threshold=threshold,
+                    language=language)  # fmt: skip
+    else:
+        _run_drift(out, driver, settings, question, answer=answer, chat=chat, retrieval=retrieval, hops=hops,
+                   max_facts=max_facts, ontology=ontology, language=language, depth=depth, followups=followups,
+                   max_calls=max_calls)  # fmt: skip
+    timings["search"] = round(time.perf_counter() - t1, 4)
+    for k, v in (getattr(out.detail, "timings", None) or {}).items():
+        if isinstance(v, (int, float)):
+            timings.setdefault(f"{route.mode}.{k}", round(float(v), 4))
+    timings["total"] = round(time.perf_counter() - t0, 4)
+    out.timings = timings
+    return out
+
+
+def _run_local(out: AskResult, driver: neo4j.Driver, settings: Settings, question: str, *, answer: bool,
+               chat: BaseChatModel | None, retrieval: str | None, hops: int | None, max_facts: int | None,
+               ontology: Any, language: str | None) -> None:  # fmt: skip
+    from .local import local_search
+
+    kwargs: dict[str, Any] = {"chat": chat, "hops": hops, "max_facts": max_facts, "answer": answer,
+                              "ontology": ontology, "language": language}  # fmt: skip
+    if retrieval is not None:
+        if _supports(local_search, "retrieval"):
+            kwargs["retrieval"] = retrieval
+        elif retrieval != "graph":
+            raise SearchError(f"retrieval {retrieval!r} is not available in this install: use graph")
+    res = local_search(driver, settings, question, **kwargs)
+    out._detail = res
+    _usage(out, res)
+    out.retrieval = getattr(res, "retrieval", None) or retrieval or "graph"
+    out.anchors = [a.name for a in res.anchors]
+    out.sources = local_sources(res)
+    out.citations = list(getattr(res, "citations", None) or [])
+    out.invented_citations = int(getattr(res, "invented_citations", 0) or 0)
+    out.answer = res.answer
+    out.warnings.extend(getattr(res, "llm_errors", None) or [])
+    out.warnings.extend(getattr(res, "warnings", None) or [])
+
+
+def _run_global(out: AskResult, driver: neo4j.Driver, settings: Settings, question: str, *, answer: bool,
+                chat: BaseChatModel | None, threshold: int | None, language: str | None) -> None:  # fmt: skip
+    from .drift import community_reports, rank_reports, report_citations
+
+    if not answer:  # retrieval only: the reports most similar to the question, no LLM
+        reports = rank_reports(settings, question, community_reports(driver, settings))
+        top = reports[: int(getattr(settings, "drift_reports", 5))]
+        out.sources = report_citations(top)
+        out.communities = [r.id for r in top]
+        return
+    from .global_ import global_search
+
+    res = global_search(driver, settings, question, chat=chat, threshold=threshold, language=language)
+    out._detail = res
+    _usage(out, res)
+    out.answer = res.answer
+    out.communities = [r.id for r in res.kept]
+    out.sources = list(getattr(res, "sources", None) or [])
+    out.citations = list(getattr(res, "citations", None) or [])
+    out.invented_citations = int(getattr(res, "invented_citations", 0) or 0)
+    if res.failed:
+        out.warnings.append(f"{len(res.failed)} community rating(s) failed and were skipped")
+
+
+def _run_drift(out: AskResult, driver: neo4j.Driver, settings: Settings, question: str, *, answer: bool,
+               chat: BaseChatModel | None, retrieval: str | None, hops: int | None, max_facts: int | None,
+               ontology: Any, language: str | None, depth: int | None, followups: int | None,
+               max_calls: int | None) -> None:  # fmt: skip
+    from .drift import drift_search
+
+    res = drift_search(driver, settings, question, chat=chat, answer=answer, retrieval=retrieval, hops=hops,
+                       max_facts=max_facts, ontology=ontology, language=language, depth=depth,
+                       followups=followups, max_calls=max_calls)  # fmt: skip
+    out._detail = res
+    _usage(out, res)
+    out.answer = res.answer
+    out.sources = list(res.sources)
+    out.citations = list(res.citations)
+    out.invented_citations = res.invented_citations
+    out.communities = list(res.communities)
+    out.anchors = list(res.anchors)
+    out.followups = [f.question for f in res.followups if f.round > 0]
+    out.retrieval = retrieval or "graph"
+    out.bounds = res.bounds
+    out.warnings.extend(res.warnings)
+
+
+__all__ = ["AskMode", "AskResult", "MAX_QUESTION_CHARS", "MODES", "RETRIEVALS", "ask", "local_sources"]

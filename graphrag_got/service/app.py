@@ -1,0 +1,217 @@
+"""The FastAPI application of ``graphrag-got serve``: a read-only HTTP API over the graph and the
+web page that uses it.
+
+    app = create_app(settings)                      # uvicorn.run(app, host="127.0.0.1", port=8765)
+
+Endpoints: ``POST /ask``, ``GET /entities/{name}``, ``GET /communities``, ``GET /health``, ``GET /``
+(the page) and ``/static/*``. There is no write path and no Cypher endpoint: questions and names
+reach Neo4j only as query parameters, in READ-mode sessions. Errors are JSON
+``{"error": {"code", "message", "detail"}}`` with the status saying whose fault it is.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Any, AsyncIterator
+
+import neo4j
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from langchain_core.language_models import BaseChatModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .. import __version__
+from ..config import Settings
+from ..errors import GraphragGotError, LLMError, Neo4jError, OntologyError, SearchError
+from .graph_reads import MAX_COMMUNITIES, MAX_MEMBERS, MAX_RELATIONS, BadLookup, EntityNotFound
+from .limits import InputTooLarge, ServiceBusy, ServiceTimeout
+from .models import AskRequest, CommunityPage, ErrorResponse, Health, Neighbourhood
+from .runtime import EmptyQuestion, ServiceRuntime
+
+logger = logging.getLogger(__name__)
+
+STATIC = resources.files("graphrag_got") / "service" / "static"
+#: The page loads nothing from elsewhere (the machine it runs on may have no internet).
+SECURITY_HEADERS = {
+    "content-security-policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+                               "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+}
+BODY_OVERHEAD = 4096  # bytes a request body may hold beyond the question (keys, mode, JSON escapes)
+
+
+def error_response(status: int, code: str, message: str, **detail: Any) -> JSONResponse:
+    body = {"error": {"code": code, "message": message, "detail": detail}}
+    return JSONResponse(body, status_code=status)
+
+
+def _status_of(exc: GraphragGotError) -> tuple[int, str, dict[str, Any]]:
+    """HTTP status, error code and detail for one of our errors."""
+    if isinstance(exc, InputTooLarge):
+        return 413, "too_large", {"limit": exc.limit, "length": exc.length}
+    if isinstance(exc, ServiceBusy):
+        return 503, "busy", {}
+    if isinstance(exc, ServiceTimeout):
+        return 504, "timeout", {}
+    if isinstance(exc, EntityNotFound):
+        return 404, "entity_not_found", {"suggestions": exc.suggestions}
+    if isinstance(exc, (BadLookup, EmptyQuestion)):
+        return 422, "invalid_request", {}
+    if isinstance(exc, Neo4jError):
+        return 503, "neo4j_unavailable", {}
+    if isinstance(exc, LLMError):
+        return 502, "llm_failed", {}
+    if isinstance(exc, SearchError):
+        return 400, "search_failed", {}
+    if isinstance(exc, OntologyError):
+        return 500, "ontology_error", {}
+    return 500, "error", {}
+
+
+class BodyLimit:
+    """Refuse request bodies over ``max_bytes`` (413) before the app reads them whole: by
+    Content-Length when sent, else by counting the streamed chunks."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int):
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
+            await self._refuse(scope, receive, send, int(declared) if declared.isdigit() else -1)
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise _TooLarge(seen, self.max_bytes)
+            return message
+
+        try:
+            await self.app(scope, counted, send)
+        except _TooLarge as exc:
+            await self._refuse(scope, receive, send, exc.length)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, length: int) -> None:
+        response = error_response(413, "too_large",
+                                  f"the request body is larger than {self.max_bytes} bytes; send a shorter question "
+                                  "(GRAPHRAG_SERVICE_MAX_QUESTION_CHARS)", limit=self.max_bytes, length=length)
+        await response(scope, receive, send)
+
+
+class _TooLarge(StarletteHTTPException):
+    """Raised from inside the app while it reads the body (FastAPI turns other exceptions there
+    into 400), answered by the HTTP error handler of :func:`create_app` or by :class:`BodyLimit`."""
+
+    def __init__(self, length: int, limit: int):
+        super().__init__(413, f"the request body is larger than {limit} bytes; send a shorter question "
+                              "(GRAPHRAG_SERVICE_MAX_QUESTION_CHARS)")
+        self.length = length
+        self.limit = limit
+
+
+def create_app(settings: Settings, *, chat: BaseChatModel | None = None,
+               driver: neo4j.Driver | None = None) -> FastAPI:
+    """The service for ``settings``. ``chat``: the model answering questions (default: the configured
+    one, built on the first question that needs it); ``driver``: a Neo4j driver to use (default: one
+    connected on first use and closed when the app stops)."""
+    runtime = ServiceRuntime(settings, chat=chat, driver=driver)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        runtime.close()
+
+    app = FastAPI(title="graphrag-got", version=__version__, lifespan=lifespan,
+                  description="Read-only questions over an ontology-constrained knowledge graph.",
+                  docs_url=None, redoc_url=None)  # the interactive docs load scripts from a CDN
+    app.state.runtime = runtime
+    # a question of the longest length, every character escaped as \uXXXX in the JSON body
+    app.add_middleware(BodyLimit, max_bytes=settings.service_max_question_chars * 6 + BODY_OVERHEAD)
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next: Any) -> Any:
+        response = await call_next(request)
+        for k, v in SECURITY_HEADERS.items():
+            response.headers.setdefault(k, v)
+        return response
+
+    @app.exception_handler(GraphragGotError)
+    async def our_error(_: Request, exc: GraphragGotError) -> JSONResponse:
+        status, code, detail = _status_of(exc)
+        if status >= 500:
+            logger.warning("%s: %s", code, exc)
+        return error_response(status, code, str(exc), **detail)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [{"where": ".".join(str(p) for p in e.get("loc", ())), "problem": e.get("msg", "")}
+                    for e in exc.errors()]
+        text = "; ".join(f"{p['where']}: {p['problem']}" for p in problems)
+        return error_response(422, "invalid_request", f"the request is not valid: {text}", problems=problems)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if isinstance(exc, _TooLarge):
+            return error_response(413, "too_large", str(exc.detail), limit=exc.limit, length=exc.length)
+        messages = {404: "no such endpoint; the service has POST /ask, GET /entities/{name}, GET /communities, "
+                         "GET /health and GET /",
+                    405: "this endpoint does not take that method (the service is read-only: only POST /ask "
+                         "takes a body)"}
+        response = error_response(exc.status_code, "http_error", messages.get(exc.status_code, str(exc.detail)))
+        for k, v in (exc.headers or {}).items():
+            response.headers[k] = v
+        return response
+
+    @app.exception_handler(Exception)
+    async def unexpected(_: Request, exc: Exception) -> JSONResponse:
+        logger.exception("unexpected error in a request")
+        return error_response(500, "internal_error", f"internal error ({type(exc).__name__}); see the server log")
+
+    errors: dict[int | str, dict[str, Any]] = {s: {"model": ErrorResponse} for s in (413, 422, 503, 504)}
+
+    @app.post("/ask", responses=errors, summary="Answer a question (mode auto, local, global or drift)")
+    async def ask(req: AskRequest) -> JSONResponse:
+        runtime.check_question(req.question)
+        result = await runtime.run(lambda: runtime.ask(req), llm=req.answer)
+        return JSONResponse(result)
+
+    @app.get("/entities/{name:path}", response_model=Neighbourhood, responses=errors,
+             summary="An entity (by name or alias) and its relations, with attributes and evidence")
+    async def entity(name: str, type: str | None = Query(None, description="only this class"),
+                     limit: int = Query(50, ge=1, le=MAX_RELATIONS)) -> Neighbourhood:
+        return await runtime.run(lambda: runtime.neighbourhood(name, type_=type, limit=limit), llm=False)
+
+    @app.get("/communities", response_model=CommunityPage, responses=errors,
+             summary="Communities with their reports, by level")
+    async def communities(level: int | None = Query(None, ge=0), limit: int = Query(50, ge=1, le=MAX_COMMUNITIES),
+                          offset: int = Query(0, ge=0), members: int = Query(10, ge=0, le=MAX_MEMBERS)
+                          ) -> CommunityPage:  # fmt: skip
+        return await runtime.run(lambda: runtime.communities(level=level, limit=limit, offset=offset,
+                                                             members=members), llm=False)
+
+    @app.get("/health", response_model=Health, summary="Is Neo4j reachable, how big is the graph, which model")
+    async def health() -> JSONResponse:
+        report = await runtime.run(runtime.health, llm=False)
+        return JSONResponse(report.model_dump(mode="json"), status_code=200 if report.neo4j else 503)
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(str(STATIC / "index.html"), media_type="text/html; charset=utf-8")
+
+    app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
+    return app

@@ -1,0 +1,105 @@
+"""Request and response bodies of the service (HTTP API and MCP tools share them)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+AskMode = Literal["auto", "local", "global", "drift"]
+Retrieval = Literal["graph", "vector", "hybrid"]
+
+
+class AskRequest(BaseModel):
+    """``POST /ask``. The question's length is checked against the setting, not here, so the limit
+    can change without a new model and the error can say which setting to raise."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(description="the question, in any language")
+    mode: AskMode = Field("auto", description="auto routes by the question; or force local, global, drift")
+    retrieval: Retrieval | None = Field(None, description="local retrieval (default: GRAPHRAG_LOCAL_RETRIEVAL)")
+    answer: bool = Field(True, description="false: retrieval only, no LLM call")
+
+
+class ErrorBody(BaseModel):
+    """Every error the service returns: a code a program can test and a message a person can act on."""
+
+    code: str
+    message: str
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody
+
+
+class EntityOut(BaseModel):
+    uid: str
+    name: str
+    type: str
+    aliases: list[str] = Field(default_factory=list)
+    properties: dict[str, Any] = Field(default_factory=dict)  # the ontology's properties of its class
+
+
+class EvidenceOut(BaseModel):
+    text: str
+    chunk_id: str | None = None
+    document_id: str | None = None
+
+
+class RelationOut(BaseModel):
+    start: str
+    start_name: str
+    start_type: str
+    type: str
+    end: str
+    end_name: str
+    end_type: str
+    attributes: dict[str, Any] = Field(default_factory=dict)  # the ontology's relation attributes
+    symmetric: bool = False
+    support: int = 0  # chunks stating the fact
+    evidence: list[EvidenceOut] = Field(default_factory=list)
+
+
+class Neighbourhood(BaseModel):
+    """``GET /entities/{name}``: the entities a name (or alias) denotes and their relations."""
+
+    query: str
+    entities: list[EntityOut]
+    relations: list[RelationOut]
+    limit: int
+    truncated: bool = False  # more relations exist than ``limit``
+
+
+class CommunityOut(BaseModel):
+    id: int | str
+    level: int | None = None
+    size: int | None = None
+    title: str | None = None
+    summary: str | None = None
+    members: list[str] = Field(default_factory=list)
+
+
+class CommunityPage(BaseModel):
+    """``GET /communities``: one page of communities (by level, then id)."""
+
+    total: int
+    levels: list[int]
+    offset: int
+    limit: int
+    items: list[CommunityOut]
+
+
+class Health(BaseModel):
+    status: Literal["ok", "degraded"]
+    neo4j: bool
+    neo4j_uri: str
+    neo4j_error: str | None = None
+    entities: int | None = None
+    communities: int | None = None
+    llm_provider: str
+    model: str | None = None
+    model_error: str | None = None
+    llm_slots: int
+    llm_busy: int

@@ -1,0 +1,139 @@
+"""What the HTTP service and the MCP server share: settings, one Neo4j driver, one chat model,
+the ontology, the LLM gate and the worker threads. Everything is built on first use, so a server
+starts even while Neo4j is down (``/health`` says so) and never loads a model it is not asked for.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, TypeVar
+
+import neo4j
+from langchain_core.language_models import BaseChatModel
+
+from ..config import Settings
+from ..errors import GraphragGotError, Neo4jError
+from ..ontology import Ontology
+from . import graph_reads
+from .limits import InputTooLarge, LLMGate, ServiceBusy, run_blocking
+from .models import AskRequest, CommunityPage, Health, Neighbourhood
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+WORKER_THREADS = 32  # blocking requests served at once (Neo4j reads are short; LLM ones are gated)
+
+
+class EmptyQuestion(GraphragGotError):
+    """The question has no visible text."""
+
+
+class ServiceRuntime:
+    """Shared state of one server process. ``chat`` / ``driver`` given here are used as they are
+    (tests pass a scripted model and their driver); a driver given is not closed by :meth:`close`."""
+
+    def __init__(self, settings: Settings, *, chat: BaseChatModel | None = None,
+                 driver: neo4j.Driver | None = None):
+        self.settings = settings
+        self.gate = LLMGate(settings.service_max_llm_requests)
+        self.executor = ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="graphrag-service")
+        self._driver = driver
+        self._owns_driver = driver is None
+        self._chat = chat
+        self._ontology: Ontology | None = None
+        self._lock = threading.Lock()
+        self._model: tuple[str | None, str | None] | None = None
+
+    # --- lazily built parts ------------------------------------------------------------------
+    def driver(self) -> neo4j.Driver:
+        with self._lock:
+            if self._driver is None:
+                from ..graphdb import connect
+
+                self._driver = connect(self.settings)
+            return self._driver
+
+    def ontology(self) -> Ontology:
+        with self._lock:
+            if self._ontology is None:
+                self._ontology = Ontology.from_file(self.settings.ontology_path)
+            return self._ontology
+
+    def chat(self) -> BaseChatModel:
+        with self._lock:
+            if self._chat is None:
+                from ..llm import get_chat_model
+
+                self._chat = get_chat_model(self.settings)
+            return self._chat
+
+    def model_info(self) -> tuple[str | None, str | None]:
+        """(model label, error): which model answers, without loading it (cached: auto pings Ollama)."""
+        if self._model is None:
+            if self._chat is not None:
+                self._model = (f"{type(self._chat).__name__} (given to the service)", None)
+            else:
+                from ..llm import model_label
+
+                try:
+                    self._model = (model_label(self.settings), None)
+                except GraphragGotError as exc:
+                    self._model = (None, str(exc))
+        return self._model
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            if self._owns_driver and self._driver is not None:
+                self._driver.close()
+                self._driver = None
+
+    # --- limits ------------------------------------------------------------------------------
+    def check_question(self, question: str) -> str:
+        limit = self.settings.service_max_question_chars
+        if len(question) > limit:
+            raise InputTooLarge(f"the question is {len(question)} characters long; at most {limit} are accepted "
+                                "(GRAPHRAG_SERVICE_MAX_QUESTION_CHARS)", limit=limit, length=len(question))
+        if not question.strip():
+            raise EmptyQuestion("the question is empty; send {\"question\": \"...\"} with some text")
+        return question
+
+    async def run(self, fn: Callable[[], T], *, llm: bool) -> T:
+        """``fn()`` off the event loop within the time budget; an LLM-backed call needs a free slot."""
+        if llm and not self.gate.try_acquire():
+            raise ServiceBusy(f"all {self.gate.slots} LLM slots are busy (GRAPHRAG_SERVICE_MAX_LLM_REQUESTS); "
+                              "retry in a moment, or ask with answer=false for retrieval only")
+        return await run_blocking(self.executor, fn, self.settings.service_timeout_s,
+                                  on_done=self.gate.release if llm else None)
+
+    # --- operations (blocking: call them through run) -----------------------------------------
+    def ask(self, req: AskRequest) -> dict[str, Any]:
+        from ..search.answer import ask
+
+        chat = self.chat() if req.answer else self._chat
+        result = ask(self.driver(), self.settings, req.question, req.mode, answer=req.answer, chat=chat,
+                     retrieval=req.retrieval)
+        return result.model_dump(mode="json")
+
+    def neighbourhood(self, name: str, *, type_: str | None = None, limit: int = 50) -> Neighbourhood:
+        return graph_reads.neighbourhood(self.driver(), self.settings, name, self.ontology(), type_=type_,
+                                         limit=limit)
+
+    def communities(self, *, level: int | None = None, limit: int = 50, offset: int = 0,
+                    members: int = 10) -> CommunityPage:
+        return graph_reads.communities_page(self.driver(), self.settings, level=level, limit=limit, offset=offset,
+                                            members=members)
+
+    def health(self) -> Health:
+        model, model_error = self.model_info()
+        base: dict[str, Any] = {"neo4j_uri": self.settings.neo4j_uri, "llm_provider": self.settings.llm_provider,
+                                "model": model, "model_error": model_error, "llm_slots": self.gate.slots,
+                                "llm_busy": self.gate.busy}
+        try:
+            entities, communities = graph_reads.graph_counts(self.driver(), self.settings)
+        except Neo4jError as exc:
+            return Health(status="degraded", neo4j=False, neo4j_error=str(exc), **base)
+        status = "ok" if model_error is None else "degraded"
+        return Health(status=status, neo4j=True, entities=entities, communities=communities, **base)

@@ -1,0 +1,70 @@
+"""The embedded provider's own adapter over llama-cpp-python, with the real small model.
+
+Asserts on form only (never on model-written text): constrained JSON parses and fits the schema,
+token counts are llama.cpp's own, and the second call with the same system prompt reuses it from the
+KV cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import jsonschema
+import pytest
+
+from graphrag_got.config import Settings
+from graphrag_got.llm import _llamacpp, complete_json
+
+pytestmark = pytest.mark.llm
+
+
+@pytest.fixture(scope="module")
+def chat():  # type: ignore[no-untyped-def]
+    from graphrag_got.errors import GraphragGotError
+
+    model = os.environ.get("GRAPHRAG_TEST_MODEL", "qwen2.5-coder-0.5b")
+    settings = Settings.load().with_overrides(llamacpp_model=model, llamacpp_n_ctx=2048, llm_max_tokens=128)
+    try:
+        return _llamacpp(settings)
+    except GraphragGotError as exc:
+        if os.environ.get("GRAPHRAG_REQUIRE_LLM") == "1":
+            raise
+        pytest.skip(f"embedded model not available: {exc}")
+
+
+SCHEMA = {"type": "object", "properties": {"items": {"type": "array", "maxItems": 3,
+                                                     "items": {"type": "string", "maxLength": 20}}},
+          "required": ["items"]}
+SYSTEM = ("You list things. " * 40) + "Answer with a JSON object {\"items\": [...]} and nothing else."
+
+
+def test_adapter_is_ours_and_constrained_json_fits_the_schema(chat) -> None:  # type: ignore[no-untyped-def]
+    from pydantic import BaseModel
+
+    class Items(BaseModel):
+        items: list[str]
+
+    assert type(chat).__name__ == "LlamaCppChatModel"
+    obj, attempt = complete_json(chat, SYSTEM, "Three colours.", Items, schema=SCHEMA, max_tokens=64)
+    jsonschema.validate(obj.model_dump(), SCHEMA)
+    assert attempt.input_tokens > 100 and attempt.output_tokens > 0
+    assert not attempt.tokens_estimated  # llama.cpp's own counts, not the 4-characters guess
+
+
+def test_the_shared_system_prompt_is_reused_from_the_kv_cache(chat) -> None:  # type: ignore[no-untyped-def]
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    first = chat.invoke([SystemMessage(content=SYSTEM), HumanMessage(content="Two fruits.")], max_tokens=16,
+                        response_format={"type": "json_object", "schema": SCHEMA})
+    second = chat.invoke([SystemMessage(content=SYSTEM), HumanMessage(content="Two animals, please.")],
+                         max_tokens=16, response_format={"type": "json_object", "schema": SCHEMA})
+    json.loads(second.content)
+    prompt = second.usage_metadata["input_tokens"]
+    reused = second.response_metadata["prefix_reused"]
+    assert prompt > 100
+    assert reused >= 0.8 * (prompt - 20)  # everything up to the user's words came from the cache
+    assert reused < prompt  # the new question itself was evaluated
+    stats = chat.prefix_stats
+    assert stats.calls >= 2 and 0 < stats.hit_ratio < 1
+    assert first.usage_metadata["output_tokens"] > 0

@@ -1,0 +1,83 @@
+"""`graphrag-got mcp`: the SDK's own stdio client starts the server as a subprocess, against the real
+Neo4j, and lists and calls its tools. The LLM is the replay provider (recorded answers, in order).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import StdioServerParameters
+from mcp.client import Client
+
+from test_service import MEETING, ROOT, service_graph  # noqa: F401 (the fixture is used by name)
+
+TOOLS = {"ask", "neighbourhood", "communities", "ontology"}
+
+
+def _server(settings: Any, replay: Path) -> StdioServerParameters:
+    env = {
+        "NEO4J_URI": settings.neo4j_uri, "NEO4J_USERNAME": settings.neo4j_username,
+        "NEO4J_PASSWORD": settings.neo4j_password, "NEO4J_DATABASE": settings.neo4j_database,
+        "GRAPHRAG_HOME": str(settings.home), "GRAPHRAG_ONTOLOGY": str(ROOT / "ontology" / "got.json"),
+        "GRAPHRAG_EMBEDDINGS": "0", "GRAPHRAG_LOCAL_RETRIEVAL": "graph",
+        "GRAPHRAG_LLM_PROVIDER": "replay", "GRAPHRAG_REPLAY_FILE": str(replay),
+    }
+    return StdioServerParameters(command=sys.executable, args=["-m", "graphrag_got.cli", "mcp"], env=env, cwd=ROOT)
+
+
+def _payload(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    if result.structured_content is not None:
+        data = result.structured_content
+        return data.get("result", data) if set(data) == {"result"} else data
+    return json.loads(result.content[0].text)
+
+
+def test_mcp_stdio_lists_and_calls_the_read_only_tools(service_graph, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    replay = tmp_path / "replay.json"
+    # local search with an answer: the anchor-name call, then the answer call
+    replay.write_text(json.dumps({"responses": [], "fallback": ['{"entities": []}', "Se encuentran en Rocadragón [F1]."]}),
+                      encoding="utf-8")
+    server = _server(service_graph["settings"], replay)
+
+    async def session() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        with anyio.fail_after(90):
+            async with Client(server) as client:
+                listed = await client.list_tools()
+                out["tools"] = {t.name: t for t in listed.tools}
+                out["retrieval"] = _payload(await client.call_tool("ask", {"question": MEETING, "answer": False}))
+                out["answer"] = _payload(await client.call_tool("ask", {"question": MEETING, "mode": "local"}))
+                out["neighbourhood"] = _payload(await client.call_tool("neighbourhood", {"name": "Jon Snow", "limit": 5}))
+                out["missing"] = await client.call_tool("neighbourhood", {"name": "Daeneris Targarien"})
+                out["too_long"] = await client.call_tool("ask", {"question": "x" * 5000})
+                out["communities"] = _payload(await client.call_tool("communities", {"limit": 3}))
+                out["ontology"] = _payload(await client.call_tool("ontology", {}))
+        return out
+
+    out = anyio.run(session)
+    assert set(out["tools"]) == TOOLS
+    assert all(t.annotations.read_only_hint and not t.annotations.destructive_hint for t in out["tools"].values())
+
+    retrieval = out["retrieval"]
+    assert retrieval["mode"] == "local" and retrieval["answer"] is None and retrieval["llm_calls"] == 0
+    assert any("SE_ENCUENTRA_CON" in s["text"] and s["evidence"] == service_graph["sentence"]
+               for s in retrieval["sources"])
+    answer = out["answer"]
+    assert answer["answer"] == "Se encuentran en Rocadragón [F1]." and answer["llm_calls"] == 2
+    assert [c["id"] for c in answer["citations"]] == ["F1"]
+
+    hood = out["neighbourhood"]
+    assert [e["uid"] for e in hood["entities"]] == ["Personaje|jon snow"] and len(hood["relations"]) == 5
+
+    assert out["missing"].is_error and "Daenerys Targaryen" in out["missing"].content[0].text  # the suggestion
+    assert out["too_long"].is_error and "at most 1000" in out["too_long"].content[0].text
+
+    assert out["communities"]["total"] == service_graph["communities"] and len(out["communities"]["items"]) == 3
+    onto = out["ontology"]
+    assert "Personaje" in onto["classes"] and any(r["name"] == "SE_ENCUENTRA_CON" for r in onto["relations"])
+    assert onto["text"].startswith("ONTOLOGY:")
