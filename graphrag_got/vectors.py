@@ -213,32 +213,30 @@ def embed_graph(driver: neo4j.Driver, settings: Settings, embedder: Embeddings |
 
     done = 0
     emit(ProgressEvent("embed", 0, None, "chunks"))
-    for page in _pages(driver, settings, cypher.chunks_for_embedding()):
-        todo = []
-        for r in page:
-            text = chunk_text(r.get("heading"), r.get("text"))
-            h = _hash(model, text)
-            if r.get("embedding_hash") == h or not text:
-                summary.unchanged += 1
+    kinds = (
+        (cypher.chunks_for_embedding(), {}, lambda r: chunk_text(r.get("heading"), r.get("text")), cypher.CHUNK, "id"),
+        (cypher.entities_for_embedding(), {"skip": SKIP_PROPERTIES},
+         lambda r: entity_text(r.get("name"), r.get("type"), r.get("properties") or (), r.get("aliases") or ()),
+         cypher.ENTITY, "uid"),
+    )
+    for query, page_args, text_of, label, key in kinds:
+        for page in _pages(driver, settings, query, **page_args):
+            todo = []
+            for r in page:
+                text = text_of(r)
+                h = _hash(model, text)
+                if r.get("embedding_hash") == h or not text.strip():
+                    summary.unchanged += 1
+                else:
+                    todo.append({"id": r["id"], "text": text, "hash": h})
+            _write_vectors(driver, settings, label, key, todo, embedder)
+            if label == cypher.CHUNK:
+                summary.chunks_embedded += len(todo)
             else:
-                todo.append({"id": r["id"], "text": text, "hash": h})
-        _write_vectors(driver, settings, cypher.CHUNK, "id", todo, embedder)
-        summary.chunks_embedded += len(todo)
-        done += len(page)
-        emit(ProgressEvent("embed", done, None, f"{done} chunks and entities", stats=_stats(summary, embedder, before)))
-    for page in _pages(driver, settings, cypher.entities_for_embedding(), skip=SKIP_PROPERTIES):
-        todo = []
-        for r in page:
-            text = entity_text(r.get("name"), r.get("type"), r.get("properties") or (), r.get("aliases") or ())
-            h = _hash(model, text)
-            if r.get("embedding_hash") == h or not text.strip():
-                summary.unchanged += 1
-            else:
-                todo.append({"id": r["id"], "text": text, "hash": h})
-        _write_vectors(driver, settings, cypher.ENTITY, "uid", todo, embedder)
-        summary.entities_embedded += len(todo)
-        done += len(page)
-        emit(ProgressEvent("embed", done, None, f"{done} chunks and entities", stats=_stats(summary, embedder, before)))
+                summary.entities_embedded += len(todo)
+            done += len(page)
+            emit(ProgressEvent("embed", done, None, f"{done} chunks and entities",
+                               stats=_stats(summary, embedder, before)))
     _finish(summary, embedder, before, t0)
     emit(ProgressEvent("embed", done, done, f"{summary.embedded} embedded, {summary.unchanged} unchanged",
                        stats=_stats(summary, embedder, before), finished=True))
