@@ -12,9 +12,15 @@ alias-tolerant).
 
 Configurations:
 
-- ``baseline``: LangChain's ``ChatLlamaCpp`` (the previous embedded provider), full answer form;
-- ``adapter``: our adapter over llama-cpp-python (``graphrag_got.providers.llamacpp_chat``), full form;
-- ``compact``: our adapter, compact answer form (short keys, relation ends by position).
+- ``baseline``: LangChain's ``ChatLlamaCpp`` (the previous embedded provider), full answer form,
+  the ontology's annotated examples left out (a format example instead);
+- ``adapter``: our adapter over llama-cpp-python (``graphrag_got.providers.llamacpp_chat``), full
+  form, no loop guard, no annotated examples (the configuration of prompt ``extract-v3``);
+- ``guard``: ``adapter`` with the JSON loop guard (``GRAPHRAG_LOOP_GUARD``);
+- ``examples``: ``guard`` with the ontology's annotated examples in the prompt (the default);
+- ``compact``: ``examples`` in the compact answer form (short keys, relation ends by position).
+
+With ``--limit N`` the gold is cut to the chunks extracted, so F1 is over the same paragraphs.
 
 They run one after another in this process on the same machine, so their ratios are comparable even
 when absolute times are not. llama.cpp slows several-fold when anything else uses the cores: run it
@@ -46,7 +52,9 @@ from graphrag_got.ontology import Ontology  # noqa: E402
 CORPUS = ROOT / "corpus" / "got.txt"
 ONTOLOGY = ROOT / "ontology" / "got.json"
 GOLD = ROOT / "tests" / "data" / "got_extraction.json"
-CONFIGS = ("baseline", "adapter", "compact")
+CONFIGS = ("baseline", "adapter", "guard", "examples", "compact")
+#: configurations that send the ontology's annotated examples; the others send a format example
+WITH_EXAMPLES = ("examples", "compact")
 
 
 @dataclass
@@ -85,7 +93,29 @@ def _chat(config: str, settings: Settings) -> Any:
     from graphrag_got.providers.llamacpp_chat import LlamaCppChatModel
 
     return LlamaCppChatModel(model_path=path, n_ctx=settings.llamacpp_n_ctx, n_batch=512, n_threads=threads,
-                             max_tokens=settings.llm_max_tokens, seed=0)
+                             max_tokens=settings.llm_max_tokens, seed=0, loop_guard=config != "adapter")
+
+
+def _ontology(config: str) -> Ontology:
+    """The GoT ontology, without its annotated examples for the configurations that predate them."""
+    onto = Ontology.from_file(ONTOLOGY)
+    if config in WITH_EXAMPLES or not onto.examples:
+        return onto
+    raw = {k: v for k, v in json.loads(ONTOLOGY.read_text(encoding="utf-8")).items() if k not in ("ejemplos", "examples")}
+    return Ontology.from_dict(raw, source=f"{ONTOLOGY} (without examples)")
+
+
+def _gold_for(gold: dict[str, Any], chunk_ids: set[str]) -> dict[str, Any]:
+    """The gold cut to some chunks: entities and relations stated there, with only those chunk ids."""
+    out = dict(gold)
+    for key in ("entities", "relations"):
+        kept = []
+        for item in gold.get(key, []):
+            ids = [c for c in item.get("chunk_ids", []) if c in chunk_ids]
+            if ids:
+                kept.append({**item, "chunk_ids": ids})
+        out[key] = kept
+    return out
 
 
 def _corpus(limit: int | None, workdir: Path) -> Path:
@@ -97,8 +127,9 @@ def _corpus(limit: int | None, workdir: Path) -> Path:
     return out
 
 
-def run_config(config: str, *, model: str, corpus: Path, onto: Ontology, gold: dict[str, Any], workdir: Path,
+def run_config(config: str, *, model: str, corpus: Path, gold: dict[str, Any], workdir: Path,
                record_dir: Path | None) -> Row:
+    onto = _ontology(config)
     base = Settings.load()
     settings = base.with_overrides(home=workdir / config / "home", out_dir=workdir / config / "out",
                                    llm_provider="llamacpp", llamacpp_model=model, corpus_path=corpus,
@@ -113,7 +144,8 @@ def run_config(config: str, *, model: str, corpus: Path, onto: Ontology, gold: d
     records = _records(settings)
     stats = getattr(chat, "prefix_stats", None)
     pred = read_extraction_file(summary.out_path)
-    q = score(pred, gold, onto, pred_source=f"{config} extraction")
+    extracted = {c["id"] for c in json.loads(summary.out_path.read_text(encoding="utf-8")).get("chunks", [])}
+    q = score(pred, _gold_for(gold, extracted), onto, pred_source=f"{config} extraction")
     return Row(config=config, chunks=summary.chunks, seconds=seconds,
                prompt_tokens=sum(int(r.get("input_tokens") or 0) for r in records),
                output_tokens=sum(int(r.get("output_tokens") or 0) for r in records),
@@ -127,8 +159,67 @@ def _records(settings: Settings) -> list[dict[str, Any]]:
     return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(root.rglob("*.json"))]
 
 
+def gold_answer_tokens(model_path: str, gold: dict[str, Any], onto: Ontology,
+                       chunk_ids: set[str] | None = None) -> dict[str, float]:
+    """Mean tokens per chunk of the gold itself written as an answer, full and compact form.
+
+    The floor of any configuration: a model that wrote exactly the gold (with the confidence the schema
+    asks, no property) would still generate this many tokens. Tokenized with the model's own vocabulary
+    (``vocab_only``: no weights loaded).
+    """
+    import llama_cpp
+
+    from graphrag_got import prompts
+    from graphrag_got.ontology import ExampleEntity, ExampleRelation, ExtractionExample
+
+    vocab = llama_cpp.Llama(model_path=model_path, vocab_only=True, verbose=False)
+    counts: dict[str, list[int]] = {"full": [], "compact": []}
+    for chunk in gold.get("chunks", []):
+        if chunk_ids is not None and chunk["id"] not in chunk_ids:
+            continue
+        ents = [e for e in gold["entities"] if chunk["id"] in e.get("chunk_ids", [])]
+        names = {e["key"]: e["name"] for e in ents}
+        rels = [r for r in gold["relations"] if chunk["id"] in r.get("chunk_ids", [])
+                and r["subject_key"] in names and r["object_key"] in names]
+        example = ExtractionExample(
+            text=chunk["text"],
+            entities=tuple(ExampleEntity(class_name=e["type"], name=e["name"]) for e in ents),
+            relations=tuple(ExampleRelation(relation=r["relation"], subject=names[r["subject_key"]],
+                                            object=names[r["object_key"]],
+                                            attributes={k: str(v) for k, v in (r.get("attributes") or {}).items()
+                                                        if v is not None})
+                            for r in rels))
+        for form in counts:
+            answer = prompts.example_answer(onto, example, form)
+            text = json.dumps(answer, ensure_ascii=False)
+            counts[form].append(len(vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False)))
+    return {form: sum(v) / len(v) for form, v in counts.items() if v}
+
+
 HEADER = ["config", "chunks", "s/chunk", "prompt tok/chunk", "output tok/chunk", "prompt reused",
           "entity F1", "relation F1 exact", "relation F1 tolerant", "relation P tolerant"]
+
+
+def floor_text(model: str, rows: list[Row]) -> str:
+    """The least time per chunk any answer as complete as the gold needs, at the measured token rate."""
+    from graphrag_got.model_store import resolve_model_path
+
+    gold = json.loads(GOLD.read_text(encoding="utf-8"))
+    settings = Settings.load().with_overrides(llamacpp_model=model)
+    onto = Ontology.from_file(ONTOLOGY)
+    ids = None
+    if rows and rows[0].chunks < len(gold.get("chunks", [])):
+        ids = {c["id"] for c in gold.get("chunks", [])[:rows[0].chunks]}
+    tokens = gold_answer_tokens(str(resolve_model_path(settings)), gold, onto, ids)
+    rate = max((r.output_tokens / r.seconds for r in rows if r.seconds), default=0.0)
+    lines = [f"Floor: the gold answer itself is {tokens.get('full', 0):.0f} tokens per chunk in the full form and "
+             f"{tokens.get('compact', 0):.0f} in the compact form (a confidence per entity, as the schema asks; no "
+             "property)."]
+    if rate:
+        lines.append(f"At the best measured rate ({rate:.1f} output tokens/s, prompt time included) writing it "
+                     f"takes {tokens.get('full', 0) / rate:.0f} s (full) and {tokens.get('compact', 0) / rate:.0f} s "
+                     "(compact) per chunk.")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,7 +234,6 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
         ap.error(f"unknown configuration(s) {', '.join(unknown)}; choose from {', '.join(CONFIGS)}")
-    onto = Ontology.from_file(ONTOLOGY)
     gold = read_extraction_file(GOLD)
     if args.record_dir:
         args.record_dir.mkdir(parents=True, exist_ok=True)
@@ -153,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         corpus = _corpus(args.limit, Path(tmp))
         for config in configs:
             print(f"== {config} ...", flush=True)
-            rows.append(run_config(config, model=args.model, corpus=corpus, onto=onto, gold=gold, workdir=Path(tmp),
+            rows.append(run_config(config, model=args.model, corpus=corpus, gold=gold, workdir=Path(tmp),
                                    record_dir=args.record_dir))
             print("   " + " | ".join(rows[-1].cells()), flush=True)
     table = markdown_table(HEADER, [r.cells() for r in rows])
@@ -162,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{r.output_tokens / max(1, base.output_tokens):.2f}x" for r in rows[1:]]
     text = (f"Extraction speed, model {args.model}, {os.cpu_count()} cores, load average at start {load:.2f}\n\n"
             f"{table}\n\n" + "\n".join(ratios) + "\n")
+    text += "\n" + floor_text(args.model, rows) + "\n"
     print("\n" + text)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -95,6 +95,8 @@ class Settings(BaseSettings):
     llamacpp_n_ctx: int = _env("GRAPHRAG_LLAMACPP_N_CTX", 4096, "llama.cpp context window, in tokens", ge=512)
     llamacpp_threads: int | None = _env("GRAPHRAG_LLAMACPP_THREADS", None,
                                         "llama.cpp CPU threads (unset: every core)")
+    llamacpp_loop_guard: bool = _env("GRAPHRAG_LOOP_GUARD", True,
+                                     "embedded model: close a JSON list once the model repeats its items")
     llm_max_tokens: int = _env("GRAPHRAG_LLM_MAX_TOKENS", 1536, "most tokens in one LLM answer", ge=64)
     llm_timeout_s: float = _env("GRAPHRAG_LLM_TIMEOUT", 600.0, "seconds one LLM call may take", gt=0)
     replay_file: Path | None = _env("GRAPHRAG_REPLAY_FILE", None, "recorded answers for the `replay` provider")

@@ -322,7 +322,10 @@ def busy_cores_warning(threads: int | None = None) -> str | None:
     except (AttributeError, OSError):
         return None
     cores = os.cpu_count() or 1
-    if load < max(1.0, 0.5 * cores):
+    # Busy means the load leaves fewer free cores than the model's threads need (every core when the
+    # thread count is not known), with half a core of slack for the odd short-lived process.
+    free = cores - load
+    if free + 0.5 >= (threads or cores) or load < 0.5:
         return None
     used = f" with {threads} threads" if threads else ""
     return (f"the cores are busy (load average {load:.1f} on {cores} cores): the embedded model{used} will run "
@@ -340,7 +343,8 @@ def _llamacpp(settings: Settings) -> BaseChatModel:
     from .model_store import resolve_model_path
 
     path = resolve_model_path(settings)
-    key = (str(path), settings.llamacpp_n_ctx, settings.llamacpp_threads, settings.llm_max_tokens)
+    key = (str(path), settings.llamacpp_n_ctx, settings.llamacpp_threads, settings.llm_max_tokens,
+           settings.llamacpp_loop_guard)
     with _LLAMA_LOCK:
         if key in _LLAMA_CACHE:
             return _LLAMA_CACHE[key]
@@ -357,7 +361,8 @@ def _llamacpp(settings: Settings) -> BaseChatModel:
         if warning:
             logger.warning(warning)
         chat = LlamaCppChatModel(model_path=str(path), n_ctx=settings.llamacpp_n_ctx, n_batch=512,
-                                 n_threads=threads, max_tokens=settings.llm_max_tokens, seed=0)
+                                 n_threads=threads, max_tokens=settings.llm_max_tokens, seed=0,
+                                 loop_guard=settings.llamacpp_loop_guard)
         _LLAMA_CACHE[key] = chat
         return chat
 

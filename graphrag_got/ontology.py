@@ -57,6 +57,7 @@ _TOP_ALIASES = {
     "classes": "clases",
     "relations": "relaciones",
     "relation_attributes": "atributos_de_relacion",
+    "examples": "ejemplos",
 }
 _CLASS_ALIASES = {"properties": "propiedades"}
 _REL_ALIASES = {"name": "nombre", "domain": "dominio", "range": "rango", "symmetric": "simetrica"}
@@ -67,6 +68,10 @@ _SPEC_ALIASES = {
     "required": "obligatorio",
     "identity": "identidad",
 }
+_EXAMPLE_ALIASES = {"text": "texto", "entities": "entidades", "relations": "relaciones"}
+_EXAMPLE_ENTITY_ALIASES = {"class": "clase", "type": "clase", "name": "nombre", "properties": "propiedades"}
+_EXAMPLE_RELATION_ALIASES = {"relation": "relacion", "subject": "sujeto", "object": "objeto",
+                             "attributes": "atributos"}
 _SPEC_KEYS = frozenset({"tipo", "valores", "obligatorio", "comment", "identidad"})
 
 # Words of a property spec (compared case-insensitively).
@@ -279,6 +284,42 @@ class Relation(BaseModel):
         return ok
 
 
+class ExampleEntity(BaseModel):
+    """An entity of an annotated example: its class, its name as the example text writes it, properties."""
+
+    model_config = ConfigDict(frozen=True)
+
+    class_name: str
+    name: str
+    properties: dict[str, str] = Field(default_factory=dict)
+
+
+class ExampleRelation(BaseModel):
+    """A fact of an annotated example; ``subject``/``object`` are names of the example's entities."""
+
+    model_config = ConfigDict(frozen=True)
+
+    relation: str
+    subject: str
+    object: str
+    attributes: dict[str, str] = Field(default_factory=dict)
+
+
+class ExtractionExample(BaseModel):
+    """An annotated example (``ejemplos``): a short text and the answer expected for it.
+
+    Examples go into the extraction prompt (a small model follows an example much better than rules);
+    they are checked against the ontology like an answer, and every name must occur in the example's
+    text, so an example never teaches the model to write what a text does not say.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    entities: tuple[ExampleEntity, ...] = ()
+    relations: tuple[ExampleRelation, ...] = ()
+
+
 class Ontology(BaseModel):
     """A validated ontology. Build it with :meth:`from_file` or :meth:`from_dict`."""
 
@@ -289,6 +330,7 @@ class Ontology(BaseModel):
     classes: dict[str, OntologyClass]
     relations: list[Relation]
     relation_attributes: dict[str, PropertySpec] = Field(default_factory=dict)
+    examples: tuple[ExtractionExample, ...] = ()
     source: str = "<dict>"
     raw: dict[str, Any] = Field(default_factory=dict, repr=False)
 
@@ -325,6 +367,8 @@ class Ontology(BaseModel):
         for attr in self.relation_attributes:
             problems += _property_name_problems(attr, ("atributos_de_relacion", attr), RESERVED_RELATION_ATTRIBUTES,
                                                 "attribute")
+        for i, example in enumerate(self.examples):
+            problems += _example_problems(self, example, ("ejemplos", i))
         if problems:
             raise ValueError(_PROBLEM_SEP.join(f"@{_json_path(loc)}@ {msg}" for loc, msg in problems))
         return self
@@ -639,6 +683,16 @@ def _alias_conflicts(data: Any) -> list[tuple[str, str, str]]:
                 check(rdata, (rkey, i), _REL_ALIASES)
     for akey in ("atributos_de_relacion", "relation_attributes"):
         specs(data.get(akey), (akey,))
+    for xkey in ("ejemplos", "examples"):
+        if isinstance(data.get(xkey), list):
+            for i, ex in enumerate(data[xkey]):
+                if not check(ex, (xkey, i), _EXAMPLE_ALIASES):
+                    continue
+                for part, aliases in (("entidades", _EXAMPLE_ENTITY_ALIASES), ("relaciones", _EXAMPLE_RELATION_ALIASES)):
+                    for key in (part, next(k for k, v in _EXAMPLE_ALIASES.items() if v == part)):
+                        if isinstance(ex.get(key), list):
+                            for j, item in enumerate(ex[key]):
+                                check(item, (xkey, i, key, j), aliases)
     return out
 
 
@@ -688,14 +742,88 @@ def _canonical(data: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, st
         parsed = _parse_spec(spec, ("atributos_de_relacion", aname), True, problems)
         if parsed is not None:
             attrs[aname] = parsed
+    examples = [_canonical_example(ex) for ex in top.get("ejemplos", [])]
     canon = {
         "name": top.get("nombre", ""),
         "description": top.get("descripcion", ""),
         "classes": classes,
         "relations": relations,
         "relation_attributes": attrs,
+        "examples": examples,
     }
     return canon, problems
+
+
+def _canonical_example(data: dict[str, Any]) -> dict[str, Any]:
+    """An example's Spanish/English keys -> the model's fields (the file schema checked the shape)."""
+    ex = _apply_aliases(data, _EXAMPLE_ALIASES)
+    entities = []
+    for edata in ex.get("entidades", []):
+        e = _apply_aliases(edata, _EXAMPLE_ENTITY_ALIASES)
+        entities.append({"class_name": e.get("clase", ""), "name": e.get("nombre", ""),
+                         "properties": e.get("propiedades", {})})
+    relations = []
+    for rdata in ex.get("relaciones", []):
+        r = _apply_aliases(rdata, _EXAMPLE_RELATION_ALIASES)
+        relations.append({"relation": r.get("relacion", ""), "subject": r.get("sujeto", ""),
+                          "object": r.get("objeto", ""), "attributes": r.get("atributos", {})})
+    return {"text": ex.get("texto", ""), "entities": entities, "relations": relations}
+
+
+def _value_problem(spec: PropertySpec, value: str, loc: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], str]]:
+    if spec.kind == "enum" and value not in spec.values:
+        return [(loc, f"{value!r} is not one of the declared values ({', '.join(spec.values)})")]
+    return []
+
+
+def _example_problems(onto: "Ontology", ex: ExtractionExample,
+                      loc: tuple[Any, ...]) -> list[tuple[tuple[Any, ...], str]]:
+    """Everything wrong with one annotated example, each problem at its JSON path."""
+    from .evidence import ChunkText  # evidence needs nothing from here at import time
+
+    problems: list[tuple[tuple[Any, ...], str]] = []
+    text = ChunkText(ex.text)
+    classes_of: dict[str, set[str]] = {}
+    for j, ent in enumerate(ex.entities):
+        eloc = (*loc, "entidades", j)
+        klass = onto.classes.get(ent.class_name)
+        if klass is None:
+            problems.append(((*eloc, "clase"), f"class {ent.class_name!r} is not declared in 'clases' "
+                                               f"(declared: {', '.join(onto.classes)})"))
+        else:
+            for pname, value in ent.properties.items():
+                spec = klass.properties.get(pname)
+                if spec is None:
+                    problems.append(((*eloc, "propiedades", pname), f"class {ent.class_name} declares no property "
+                                                                    f"{pname!r}"))
+                else:
+                    problems += _value_problem(spec, value, (*eloc, "propiedades", pname))
+        if not text.mentions(ent.name):
+            problems.append(((*eloc, "nombre"), f"{ent.name!r} does not occur in the example's text: an example "
+                                                "must only name what its text says"))
+        classes_of.setdefault(ent.name, set()).add(ent.class_name)
+    for j, rel in enumerate(ex.relations):
+        rloc = (*loc, "relaciones", j)
+        decl = onto.relation(rel.relation)
+        if decl is None:
+            problems.append(((*rloc, "relacion"), f"relation {rel.relation!r} is not declared in 'relaciones'"))
+            continue
+        ends = []
+        for key, name in (("sujeto", rel.subject), ("objeto", rel.object)):
+            if name not in classes_of:
+                problems.append(((*rloc, key), f"{name!r} is not one of this example's entities: list it under "
+                                               "'entidades' with its class"))
+            ends.append(classes_of.get(name, set()))
+        if all(ends) and not any(decl.accepts(s, o) for s in ends[0] for o in ends[1]):
+            problems.append((rloc, f"{rel.relation} takes {' | '.join(decl.domain)} -> {' | '.join(decl.range)}, "
+                                   f"not {' | '.join(sorted(ends[0]))} -> {' | '.join(sorted(ends[1]))}"))
+        for aname, value in rel.attributes.items():
+            spec = onto.relation_attributes.get(aname)
+            if spec is None:
+                problems.append(((*rloc, "atributos", aname), f"{aname!r} is not declared in 'atributos_de_relacion'"))
+            else:
+                problems += _value_problem(spec, value, (*rloc, "atributos", aname))
+    return problems
 
 
 def _parse_spec(spec: Any, loc: tuple[Any, ...], relation_attribute: bool,

@@ -19,9 +19,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .ontology import Ontology, PropertySpec
+from .ontology import ExtractionExample, Ontology, PropertySpec
 
-EXTRACTION_VERSION = "extract-v3"  # v3: a confidence per entity
+EXTRACTION_VERSION = "extract-v4"  # v3: a confidence per entity; v4: the ontology's annotated examples
 COMMUNITY_SUMMARY_VERSION = "community-v4"  # v4: a report (findings citing members, rating) with excerpts
 ANCHOR_VERSION = "anchor-v2"
 LOCAL_ANSWER_VERSION = "local-answer-v3"  # v3: numbered sources, cite [F1]/[C1] after each claim
@@ -139,17 +139,60 @@ def extraction_example(onto: Ontology, form: str = "full") -> dict[str, Any]:
     }
 
 
-def extraction_system_prompt(onto: Ontology, form: str = "full") -> str:
-    """The shared prefix of every extraction call: the ontology, the rules, a format example.
+def example_answer(onto: Ontology, example: ExtractionExample, form: str = "full") -> dict[str, Any]:
+    """The answer an annotated example expects, written in ``form`` with the schema's key order.
 
-    It depends on the ontology (and the answer form) only, never on a chunk, so llama.cpp reuses its
-    evaluated tokens across calls (KV-cache prefix) and remote providers can cache it.
-    The ontology's ``description`` is the domain hint; it is part of ``onto.describe()``.
+    Optional attributes the example does not give are left out (the schema allows it), which
+    teaches the model not to spend tokens on ``null``s.
+    """
+    classes = {}
+    for ent in example.entities:
+        classes.setdefault(ent.name, ent.class_name)
+
+    def props(ent: Any) -> dict[str, str]:  # in the class's declared order, as the schema wants them
+        return {k: ent.properties[k] for k in onto.classes[ent.class_name].properties if k in ent.properties}
+
+    def attrs(rel: Any) -> dict[str, str]:
+        return {k: rel.attributes[k] for k in onto.relation_attributes if k in rel.attributes}
+    if form == "compact":
+        position = {}
+        entities: list[dict[str, Any]] = []
+        for ent in example.entities:
+            position.setdefault(ent.name, len(entities))
+            entities.append({"t": ent.class_name, "n": ent.name, "c": _CONFIDENCE_EXAMPLE, **props(ent)})
+        rels = [{"r": r.relation, "s": position[r.subject], "o": position[r.object], **attrs(r)}
+                for r in example.relations]
+        return {"e": entities, "r": rels}
+    entities = [{"type": e.class_name, "name": e.name, "confidence": _CONFIDENCE_EXAMPLE, **props(e)}
+                for e in example.entities]
+    rels = [{"relation": r.relation, "subject": r.subject, "subject_type": classes[r.subject], "object": r.object,
+             "object_type": classes[r.object], **attrs(r)} for r in example.relations]
+    return {"entities": entities, "relations": rels}
+
+
+def _examples_block(onto: Ontology, form: str) -> str:
+    if not onto.examples:
+        return ("FORMAT EXAMPLE (shape only, not content):\n"
+                f"{json.dumps(extraction_example(onto, form), ensure_ascii=False)}")
+    parts = ["EXAMPLES (other texts, to show how a text is read: never copy their names or facts)"]
+    for i, ex in enumerate(onto.examples, 1):
+        parts.append(f"Example {i} TEXT:\n{ex.text.strip()}\nExample {i} ANSWER:\n"
+                     f"{json.dumps(example_answer(onto, ex, form), ensure_ascii=False)}")
+    return "\n\n".join(parts)
+
+
+def extraction_system_prompt(onto: Ontology, form: str = "full") -> str:
+    """The shared prefix of every extraction call: the ontology, the rules, examples.
+
+    The examples are the ontology's annotated ones (``ejemplos``) when it has some, else a format
+    example built from its first relation. It depends on the ontology (and the answer form) only,
+    never on a chunk, so llama.cpp reuses its evaluated tokens across calls (KV-cache prefix) and
+    remote providers can cache it. The ontology's ``description`` is the domain hint; it is part of
+    ``onto.describe()``.
     """
     return (
         "You build a knowledge graph from a text, following an ontology strictly.\n\n"
-        f"{onto.describe()}\n\n{extraction_rules(onto, form)}\n\nFORMAT EXAMPLE (shape only, not content):\n"
-        f"{json.dumps(extraction_example(onto, form), ensure_ascii=False)}"
+        f"{onto.describe()}\n\n{extraction_rules(onto, form)}\n\n{_examples_block(onto, form)}"
     )
 
 
@@ -247,7 +290,7 @@ def reduce_prompt(language: str | None = None) -> str:
 
 __all__ = [
     "ANCHOR_VERSION", "COMMUNITY_SUMMARY_VERSION", "EXTRACTION_VERSION", "LOCAL_ANSWER_VERSION", "MAP_VERSION",
-    "REDUCE_VERSION", "VERSIONS", "anchor_prompt", "community_summary_prompt", "extraction_example",
+    "REDUCE_VERSION", "VERSIONS", "anchor_prompt", "community_summary_prompt", "example_answer", "extraction_example",
     "extraction_rules", "extraction_system_prompt", "extraction_user_prompt", "language_tag",
     "local_answer_prompt", "map_prompt", "reduce_prompt",
 ]  # fmt: skip

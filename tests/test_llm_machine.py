@@ -20,6 +20,15 @@ def test_busy_cores_are_reported_with_the_load_and_what_to_do(monkeypatch: pytes
     assert busy_cores_warning(2) is None
 
 
+def test_one_busy_core_leaves_room_for_a_one_thread_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))
+    assert busy_cores_warning(1) is None  # one core is free for the one thread
+    assert busy_cores_warning(2) is not None  # two threads would fight the other process
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.8, 1.0, 1.0))
+    assert busy_cores_warning(1) is not None
+
+
 def test_a_platform_without_load_average_gives_no_warning(monkeypatch: pytest.MonkeyPatch) -> None:
     def unsupported() -> tuple[float, float, float]:
         raise OSError("no load average here")

@@ -34,18 +34,35 @@ def _got() -> Ontology:
     return Ontology.from_file(GOT)
 
 
+def _got_without_examples() -> Ontology:
+    data = json.loads(GOT.read_text(encoding="utf-8"))
+    del data["ejemplos"]
+    return Ontology.from_dict(data)
+
+
+def _example_texts(onto: Ontology) -> list[str]:
+    """What the ontology's annotated examples put into the prompt (their texts and answers): user content."""
+    out = []
+    for ex in onto.examples:
+        out += [ex.text.strip(), json.dumps(prompts.example_answer(onto, ex), ensure_ascii=False)]
+    return out
+
+
 def _words(text: str) -> set[str]:
     return set(re.findall(r"\w+", text.lower()))
 
 
 def _library_words(onto: Ontology) -> set[str]:
     """Words of the extraction prompt that do not come from the ontology (what the library adds)."""
-    return _words(prompts.extraction_system_prompt(onto)) - _words(onto.describe())
+    user = _words(onto.describe()).union(*(_words(t) for t in _example_texts(onto)))
+    return _words(prompts.extraction_system_prompt(onto)) - user
 
 
 def _library_text(onto: Ontology) -> str:
     """The extraction prompt without the ontology's own description and attribute texts."""
     text = prompts.extraction_system_prompt(onto).replace(onto.describe(), "")
+    for part in _example_texts(onto):
+        text = text.replace(part, "")
     for spec in onto.relation_attributes.values():
         for part in (spec.comment, getattr(spec, "hint", "")):
             if part.strip():
@@ -79,7 +96,7 @@ def test_cli_show_prompt_prints_the_exact_system_prompt_and_its_version(capsys) 
     out = capsys.readouterr().out
     expected = prompts.extraction_system_prompt(_got())
     assert out == f"{expected}\nprompt version: {prompts.EXTRACTION_VERSION}\n"
-    assert prompts.EXTRACTION_VERSION == "extract-v3"  # v2 changed the wording of v1; v3 asks a confidence
+    assert prompts.EXTRACTION_VERSION == "extract-v4"  # v2 reworded v1; v3 asks a confidence; v4 examples
 
 
 def test_cli_show_without_prompt_flag_prints_no_version(capsys) -> None:  # type: ignore[no-untyped-def]
@@ -89,7 +106,7 @@ def test_cli_show_without_prompt_flag_prints_no_version(capsys) -> None:  # type
 
 
 def test_got_prompt_keeps_its_content() -> None:
-    onto = _got()
+    onto = _got_without_examples()
     system = prompts.extraction_system_prompt(onto)
     assert onto.describe() in system  # classes, properties, relations, attributes, description
     assert onto.description and onto.description in system  # the domain hint

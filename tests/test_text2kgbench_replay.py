@@ -215,6 +215,7 @@ def test_replay_main_writes_the_report(replay, subset, tmp_path, capsys):
     assert "typing mode of this report: **shape+votes**" in text
     sections = _sections(text)
     assert list(sections)[1:] == ["Quality before → after validation",
+                                  "Quality before → after our pipeline (audited repair, then validation)",
                                   "What the validator refused (relation triples, by reason)",
                                   "How the untyped triples were typed", "Reading these numbers"]
     scorer = replay.scorer
@@ -253,6 +254,17 @@ def test_replay_main_writes_the_report(replay, subset, tmp_path, capsys):
     by_reason = {reason: int(cell.split()[0]) for reason, cell in zip(header[4:], this_mode[4:])}
     assert sum(by_reason.values()) == refused
     assert len(by_reason) > 1 and set(by_reason) <= {reason.value for reason in Reason}
+
+    # the pipeline: same "before", conformance 1.00 after, and the kept/repair counts per ontology
+    pipeline = sections["Quality before → after our pipeline (audited repair, then validation)"]
+    prow = _rows(pipeline, ONTOLOGY)[0]  # the quality row; the counts row follows
+    p_before_after = dict(zip(scorer.METRICS, (cell.split(" → ") for cell in prow[2:])))
+    assert {m: ba[0] for m, ba in p_before_after.items()} == {m: ba[0] for m, ba in before_after.items()}
+    assert p_before_after["onto_conf"][1] == "1.00"
+    counts = next(_cells(line) for line in pipeline if line.startswith("| ontology | triples | kept by validation"))
+    (crow,) = [r for r in _rows(pipeline, ONTOLOGY) if len(r) == len(counts)]
+    assert crow[1:3] == [str(pred), str(kept)] and 0 < int(crow[3]) <= pred
+    assert all(re.fullmatch(r"\d+", c) for c in crow[4:])
 
     typing = sections["How the untyped triples were typed"]
     (typed_row,) = _rows(typing, ONTOLOGY)
@@ -327,3 +339,29 @@ def test_live_main_writes_its_report_from_cached_answers(replay, subset, tmp_pat
     text = out.read_text(encoding="utf-8")
     assert "CC BY-SA 4.0" in text and f"## {run['model']} — {run['sample']}" in text
     assert f"{len(tests)} sentences, 0 new model calls" in text
+    assert "The whole pipeline" in text
+    assert 0 <= row["relations_pipeline"] <= row["relations_raw"]
+    assert set(row["pipeline"]["averages"]) == set(row["after"]["averages"])
+
+
+def test_live_examples_are_held_out_valid_and_about_other_subjects(replay, paths):
+    """Examples for the prompt come from test sentences not sampled, pass our ontology's example
+    checks, and name no subject of a sampled sentence."""
+    from benchmarks.text2kgbench import live
+
+    onto_path, gt_path, _resp = paths
+    ours, label_map = import_text2kgbench(onto_path)
+    ground_truth = replay.scorer.load_ground_truth(gt_path)
+    tests = [r for r in replay.scorer.read_jsonl(WEBNLG / "test" / f"ont_{ONTOLOGY}_test.jsonl")
+             if r["id"] in ground_truth]
+    chosen = set(live.sample_ids([r["id"] for r in tests], 5))
+    examples = live.pick_examples(tests, chosen, ground_truth, ours, label_map, 2)
+    assert 1 <= len(examples) <= 2
+    sampled = " ".join(r["sent"].lower() for r in tests if r["id"] in chosen)
+    for ex in examples:
+        assert ex["text"] not in {r["sent"] for r in tests if r["id"] in chosen}
+        assert all(e["name"].lower() in ex["text"].lower() for e in ex["entities"])
+        assert not any(r["subject"].lower() in sampled for r in ex["relations"])
+    onto = Ontology.from_dict({**ours, "examples": examples})  # accepted by the ontology's own checks
+    assert len(onto.examples) == len(examples)
+    assert live.example_of({"sent": "nothing here"}, ground_truth[tests[0]["id"]]["triples"], ours, label_map) is None

@@ -14,6 +14,11 @@ the KV cache. This adapter does only what the toolkit uses:
   began with the same tokens. The extraction prompt puts the ontology (the same for every chunk)
   before the chunk, so every call after the first reuses the whole system part.
 
+JSON answers are generated under :class:`~graphrag_got.providers.loop_guard.JsonLoopGuard`
+(``loop_guard``, on by default): a list the model has started to repeat is closed instead of being
+filled with copies up to its ``maxItems``; ``response_metadata["loop_closed"]`` counts the lists
+closed in a call.
+
 One ``Llama`` is not thread-safe: callers serialize calls (``graphrag_got.llm`` holds a lock).
 """
 
@@ -75,7 +80,10 @@ class LlamaCppChatModel(BaseChatModel):
     n_batch: int = 512
     max_tokens: int = 1024
     seed: int = 0
+    loop_guard: bool = True
+    loop_repeats: int = 2
     _llama: Any = PrivateAttr(default=None)
+    _tokens: Any = PrivateAttr(default=None)
     _stats: PrefixStats = PrivateAttr(default_factory=PrefixStats)
 
     def model_post_init(self, context: Any) -> None:
@@ -102,6 +110,16 @@ class LlamaCppChatModel(BaseChatModel):
         if stop:
             params["stop"] = stop
         llama = self._llama
+        guard = None
+        if self.loop_guard and params.get("response_format"):
+            import llama_cpp
+
+            from .loop_guard import JsonLoopGuard, TokenTable
+
+            if self._tokens is None:
+                self._tokens = TokenTable.of(llama)
+            guard = JsonLoopGuard(self._tokens, self.loop_repeats)
+            params["logits_processor"] = llama_cpp.LogitsProcessorList([guard])
         before = [int(t) for t in llama._input_ids]  # what the KV cache holds from the previous call
         out = llama.create_chat_completion(
             messages=[{"role": _role(m), "content": str(m.content)} for m in messages], **params)
@@ -115,10 +133,14 @@ class LlamaCppChatModel(BaseChatModel):
             reused += 1
         self._stats.add(prompt_tokens, reused)
         text = out["choices"][0]["message"].get("content") or ""
+        closed = guard.closed if guard is not None else 0
+        if closed:
+            logger.info("loop guard: closed %d list(s) the model had started to repeat", closed)
         message = AIMessage(
             content=text,
             usage_metadata={"input_tokens": prompt_tokens, "output_tokens": int(usage.get("completion_tokens") or 0),
                             "total_tokens": int(usage.get("total_tokens") or 0)},
-            response_metadata={"prefix_reused": reused, "finish_reason": out["choices"][0].get("finish_reason")},
+            response_metadata={"prefix_reused": reused, "finish_reason": out["choices"][0].get("finish_reason"),
+                               "loop_closed": closed},
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
