@@ -36,6 +36,7 @@ from .schema import extraction_schema
 from .validate import ChunkValidation, Validator, aggregate, identity_attributes
 from .evidence import ChunkText, EvidenceRules
 from .extraction import Repair
+from .orphans import drop_orphans
 from .repair import ChunkAnswer, RepairedAnswer, repair_answers
 from .extraction import Merge, Rejection
 from .resolve import resolve_entities
@@ -342,6 +343,9 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
     merged_away: list[Rejection] = []  # relations whose two ends resolution merged into one entity
     if settings.resolution:
         entities, relations, merges, merged_away = resolve_entities(entities, relations, onto, settings=settings)
+    orphans: list[Rejection] = []
+    if settings.orphan_entities == "drop":
+        entities, orphans = drop_orphans(entities, relations)
     notes = notes_of_documents(docs)  # vault structure of Markdown notes (title, tags, folders, links)
     ext = Extraction(
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -354,7 +358,7 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
                             hash=c.hash, text=c.text, heading=c.heading) for d in docs for c in d.chunks],
         entities=entities,
         relations=relations,
-        rejections=[r for v in validations for r in v.rejections] + merged_away,
+        rejections=[r for v in validations for r in v.rejections] + merged_away + orphans,
         merges=merges,
         repairs=repairs,
         failed_chunks=failed,

@@ -643,6 +643,10 @@ def _entity_suggestion(g: EntityGroup, onto: Ontology | None, onto_path: str | N
         return (f"{cls} refused {n} because the name is not mentioned in its chunk (an invented or "
                 "remembered name, not read in the text); if the text spells it differently, lower "
                 "GRAPHRAG_MENTION_THRESHOLD.")
+    if g.reason == "no_fact":
+        return (f"{cls} refused {n} because no kept relation uses it: usually a name the model listed as a "
+                "thing that is none (a motto, a title); if your corpus names entities that stand alone, "
+                "set GRAPHRAG_ORPHAN_ENTITIES=keep.")
     if g.reason in ("malformed", "empty_name"):
         return (f"{n} entities came out incomplete ({g.reason}): the model's output, not the text or the ontology; "
                 "try a bigger model.")

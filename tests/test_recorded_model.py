@@ -1,8 +1,10 @@
 """Real model output, replayed: the 1.5B model's recorded answers on our corpus go through the
 same extraction path (replay provider), so validation of genuine model mistakes is tested
-without the model. Re-record with:
+without the model. Two recordings: the first prompt's (``extract-v1``, kept as the quality
+baseline) and the current prompt's, verification verdicts included. Re-record the current one with:
 
-    graphrag-got --provider llamacpp extract corpus/ --export-replay tests/data/got_replay_qwen2.5-coder-1.5b.json
+    GRAPHRAG_VERIFY=1 graphrag-got --provider llamacpp extract corpus/got.txt \
+        --export-replay tests/data/recorded/got-qwen2.5-coder-1.5b.json
 """
 
 from __future__ import annotations
@@ -18,17 +20,38 @@ from graphrag_got.ontology import Ontology
 from graphrag_got.validate import Validator
 
 ROOT = Path(__file__).resolve().parents[1]
-REPLAY = ROOT / "tests" / "data" / "got_replay_qwen2.5-coder-1.5b.json"
+FIRST = ROOT / "tests" / "data" / "got_replay_qwen2.5-coder-1.5b.json"
+CURRENT = ROOT / "tests" / "data" / "recorded" / "got-qwen2.5-coder-1.5b.json"
+
+
+def _extraction_responses(recorded: dict) -> list[dict]:
+    """The recorded extraction answers (verification verdicts are stored under "verify:" keys)."""
+    return [r for r in recorded["responses"] if not str(r.get("chunk_hash", "")).startswith("verify:")]
+
+
+@pytest.fixture(scope="module", params=[FIRST, CURRENT], ids=["extract-v1", "current"])
+def recording(request) -> Path:
+    return request.param
 
 
 @pytest.fixture(scope="module")
-def replayed(tmp_path_factory) -> dict:
+def replayed(recording: Path, tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("recorded")
-    settings = Settings(home=tmp / "home", out_dir=tmp / "out", llm_provider="replay", replay_file=REPLAY)
+    settings = Settings(home=tmp / "home", out_dir=tmp / "out", llm_provider="replay", replay_file=recording)
     summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus" / "got.txt")
-    recorded = json.loads(REPLAY.read_text(encoding="utf-8"))
-    assert summary.llm_calls == sum(len(r["responses"]) for r in recorded["responses"])
+    recorded = json.loads(recording.read_text(encoding="utf-8"))
+    assert summary.llm_calls == sum(len(r["responses"]) for r in _extraction_responses(recorded))
     return json.loads(summary.out_path.read_text(encoding="utf-8"))
+
+
+def test_the_current_recording_is_of_the_current_prompt_and_covers_verification() -> None:
+    from graphrag_got.prompts import EXTRACTION_VERSION
+
+    recorded = json.loads(CURRENT.read_text(encoding="utf-8"))
+    assert recorded["prompt_version"] == EXTRACTION_VERSION
+    chunks = {r["chunk_id"] for r in _extraction_responses(recorded)}
+    assert len(chunks) == 16
+    assert any(str(r.get("chunk_hash", "")).startswith("verify:") for r in recorded["responses"])
 
 
 def test_every_chunk_of_the_corpus_has_a_recorded_answer(replayed):
@@ -46,7 +69,7 @@ def test_kept_relations_obey_the_ontology_and_link_kept_entities(replayed):
         assert f"{r['object_type']}|{r['object_key']}" in uids
 
 
-def test_refusals_are_real_and_reproducible(replayed):
+def test_refusals_are_real_and_reproducible(replayed, recording):
     """Each refused triple is refused again when its chunk's answer is repaired and validated alone
     against the chunk text (the default evidence and repair settings), and so is every repair; the
     only other refusals are the self-relations entity resolution makes when it merges two ends."""
@@ -59,7 +82,8 @@ def test_refusals_are_real_and_reproducible(replayed):
     settings = Settings()
     assert settings.evidence and settings.repair
     validator = make_validator(settings, onto)
-    recorded = {r["chunk_id"]: r["responses"] for r in json.loads(REPLAY.read_text(encoding="utf-8"))["responses"]}
+    recorded = {r["chunk_id"]: r["responses"]
+                for r in _extraction_responses(json.loads(recording.read_text(encoding="utf-8")))}
     chunks = {c["id"]: c for c in replayed["chunks"]}
     answers = [ChunkAnswer(cid, chunks[cid]["document_id"], parse_json_text(responses[-1])[0],
                            ChunkText(chunks[cid]["text"], offset=chunks[cid]["start"]))

@@ -1,8 +1,10 @@
 """The ladder: pipeline configurations side by side, scored against the gold extraction.
 
 Every rung runs the real ``run_extraction`` on a corpus with the **replay** provider, i.e. the
-recorded answers of an embedded model (``tests/data/got_replay_qwen2.5-coder-1.5b.json`` for the
-GoT corpus): zero model calls, a few seconds per rung, same numbers on every machine. Each rung gets
+recorded answers of an embedded model (``tests/data/recorded/got-qwen2.5-coder-1.5b.json`` for the
+GoT corpus: the 1.5B model under the current prompt, verification verdicts included; the first
+prompt's answers, the issue's baseline, stay in ``tests/data/got_replay_qwen2.5-coder-1.5b.json``
+for ``--replay``): zero model calls, a few seconds per rung, same numbers on every machine. Each rung gets
 its own temporary home and output folder, so no cache is shared between rungs.
 
 The ladder runs every rung over every corpus of ``CORPORA`` (a ``GoldCorpus``: corpus, ontology,
@@ -48,7 +50,8 @@ HERE = Path(__file__).resolve().parent
 ONTOLOGY = ROOT / "ontology" / "got.json"
 CORPUS = ROOT / "corpus" / "got.txt"
 GOLD = ROOT / "tests" / "data" / "got_extraction.json"
-REPLAY = ROOT / "tests" / "data" / "got_replay_qwen2.5-coder-1.5b.json"
+REPLAY = ROOT / "tests" / "data" / "recorded" / "got-qwen2.5-coder-1.5b.json"
+FIRST_REPLAY = ROOT / "tests" / "data" / "got_replay_qwen2.5-coder-1.5b.json"  # prompt extract-v1
 RESULTS = HERE / "results"
 RESULTS_NAME = "got-recorded"
 DATA = HERE / "data"
@@ -106,13 +109,16 @@ def raw_validation(settings: Settings) -> Settings:
 
 RUNGS: list[Rung] = [
     Rung("raw (today's validation)",
-         lambda s: raw_validation(s).with_overrides(evidence=False, repair=False, resolution=False),
+         lambda s: raw_validation(s).with_overrides(evidence=False, repair=False, resolution=False,
+                                                    orphan_entities="keep"),
          "recorded answers validated against the ontology only: no evidence check, no repair, "
          "no entity resolution"),
-    Rung("+evidence", lambda s: s.with_overrides(evidence=True, repair=False, resolution=False),
+    Rung("+evidence", lambda s: s.with_overrides(evidence=True, repair=False, resolution=False,
+                                                 orphan_entities="keep"),
          "as raw, and every entity must be mentioned in its chunk, every relation's ends within "
          "`evidence_window` sentences of each other (refusals `not_in_text`, `ends_not_near`)"),
-    Rung("+repair", lambda s: s.with_overrides(evidence=True, repair=True, resolution=False),
+    Rung("+repair", lambda s: s.with_overrides(evidence=True, repair=True, resolution=False,
+                                               orphan_entities="keep"),
          "as +evidence, after the audited repair of the answers (inferred end class, majority class, "
          "flipped ends), each repair recorded"),
 ]
@@ -131,10 +137,15 @@ def _then_resolution(previous: Rung) -> Rung:
 
 
 RUNGS.append(_then_resolution(RUNGS[-1]))
+RUNGS.append(Rung("+no orphans",
+                  lambda s: s.with_overrides(evidence=True, repair=True, resolution=True, orphan_entities="drop"),
+                  "as +resolution, and entities no kept relation uses refused (`no_fact`; opt-in: "
+                  "GRAPHRAG_ORPHAN_ENTITIES=drop)"))
 
 #: Only on corpora whose recorded answers include verification verdicts (replay keys "verify:...").
 VERIFICATION = Rung("+verification",
-                    lambda s: s.with_overrides(evidence=True, repair=True, resolution=True, verify=True),
+                    lambda s: s.with_overrides(evidence=True, repair=True, resolution=True, verify=True,
+                                               orphan_entities="keep"),
                     "as +resolution, and every kept triple confirmed by a yes/no question against its evidence "
                     "(refusal `not_confirmed`)")
 

@@ -1,0 +1,65 @@
+"""Entities no kept fact uses are refused with a record (no_fact), or kept when asked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from graphrag_got.config import Settings
+from graphrag_got.extract import run_extraction
+from graphrag_got.extraction import EntityRecord, Reason, RelationRecord
+from graphrag_got.ontology import Ontology
+from graphrag_got.orphans import drop_orphans
+
+ONTO = {
+    "classes": {"Person": {}, "Place": {}},
+    "relations": [{"name": "LIVES_IN", "domain": "Person", "range": "Place"}],
+}
+
+
+def _entity(cls: str, name: str) -> EntityRecord:
+    key = name.lower()
+    return EntityRecord(uid=f"{cls}|{key}", key=key, name=name, type=cls, chunk_ids=["d:1"])
+
+
+def test_only_entities_in_a_relation_stay_and_each_other_is_a_record() -> None:
+    ann, rome, oslo = _entity("Person", "Ann"), _entity("Place", "Rome"), _entity("Place", "Oslo")
+    rel = RelationRecord(subject="Ann", subject_key="ann", subject_type="Person", relation="LIVES_IN",
+                         object="Rome", object_key="rome", object_type="Place", chunk_ids=["d:1"])
+    kept, refused = drop_orphans([ann, rome, oslo], [rel])
+    assert [e.name for e in kept] == ["Ann", "Rome"]
+    (rec,) = refused
+    assert rec.kind == "entity" and rec.reason is Reason.NO_FACT
+    assert (rec.entity_name, rec.entity_type, rec.chunk_id) == ("Oslo", "Place", "d:1")
+    assert "GRAPHRAG_ORPHAN_ENTITIES=keep" in rec.message
+
+
+def test_the_setting_decides_in_a_real_extraction(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("Ann lives in Rome, a city she loves. Oslo, far in the north, is cold.\n", encoding="utf-8")
+    onto = Ontology.from_dict(ONTO)
+    answer = {"entities": [{"type": "Person", "name": "Ann"}, {"type": "Place", "name": "Rome"},
+                           {"type": "Place", "name": "Oslo"}],
+              "relations": [{"relation": "LIVES_IN", "subject": "Ann", "subject_type": "Person", "object": "Rome",
+                             "object_type": "Place"}]}
+    replay = tmp_path / "replay.json"
+    out = {}
+    for mode in ("drop", "keep"):
+        settings = Settings(home=tmp_path / mode / "home", out_dir=tmp_path / mode / "out", llm_provider="replay",
+                            replay_file=replay, orphan_entities=mode)
+        if not replay.exists():
+            from graphrag_got.chunking import read_corpus
+
+            chunks = [c for d in read_corpus(corpus, min_chars=settings.chunk_min_chars,
+                                             max_chars=settings.chunk_max_chars) for c in d.chunks]
+            replay.write_text(json.dumps({"format": "graphrag_got.replay/1", "model": "test", "responses": [
+                {"chunk_id": c.id, "chunk_hash": c.hash, "responses": [json.dumps(answer)]} for c in chunks]}),
+                encoding="utf-8")
+        summary = run_extraction(settings, onto, corpus)
+        out[mode] = json.loads(summary.out_path.read_text(encoding="utf-8"))
+    assert sorted(e["name"] for e in out["drop"]["entities"]) == ["Ann", "Rome"]
+    assert sorted(e["name"] for e in out["keep"]["entities"]) == ["Ann", "Oslo", "Rome"]
+    no_fact = [r for r in out["drop"]["rejections"] if r["reason"] == "no_fact"]
+    assert [r["entity_name"] for r in no_fact] == ["Oslo"]
+    assert out["drop"]["counts"]["by_reason"].get("no_fact") == 1
+    assert not [r for r in out["keep"]["rejections"] if r["reason"] == "no_fact"]
