@@ -171,8 +171,8 @@ def test_recorded_answers_counts_with_evidence_and_repair(tmp_path: Path) -> Non
     assert settings.evidence and settings.repair and settings.evidence_window == 1
     summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus" / "got.txt")
     counts = (summary.entities, summary.relations, summary.rejected_relations, summary.rejected_entities)
-    assert counts == (85, 102, 63, 32)
-    assert summary.by_reason == {"ends_not_near": 7, "not_in_text": 46, "object_not_extracted": 2,
+    assert counts == (85, 101, 63, 32)  # 101: two facts told apart only by an invented attribute value are one
+    assert summary.by_reason == {"ends_not_near": 7, "not_in_text": 63, "object_not_extracted": 2,
                                  "object_type_mismatch": 21, "self_relation": 3, "subject_type_mismatch": 16}
     assert summary.repairs_by_reason == {"flipped_ends": 3, "inferred_class": 11, "majority_class": 7}
     ext = Extraction.read(summary.out_path)

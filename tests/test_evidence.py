@@ -208,3 +208,23 @@ def test_local_search_context_shows_one_evidence_sentence_per_fact() -> None:
     assert lines[0].endswith('"Jon Snow es miembro de la Guardia de la Noche."') and "Otra frase" not in lines[0]
     assert lines[1] == facts[1].line
     assert Evidence(start=0, end=1, text="x").chunk_id is None
+
+
+# ---------------------------------------------------------------------------- attribute values
+def test_an_attribute_value_the_text_does_not_say_is_dropped_and_the_fact_kept(onto: Ontology) -> None:
+    text = "Tras la Boda Roja, la Casa Frey traicionó a la Casa Stark. La Casa Frey gobierna Los Gemelos."
+    answer = {"entities": [_ent("Casa Frey", "CasaNoble"), _ent("Casa Stark", "CasaNoble"),
+                           _ent("Los Gemelos", "Region")],
+              "relations": [{**_rel("TRAICIONA_A", "Casa Frey", "CasaNoble", "Casa Stark", "CasaNoble"),
+                             "momento": "tras la Boda Roja"},
+                            {**_rel("GOBIERNA", "Casa Frey", "CasaNoble", "Los Gemelos", "Region"),
+                             "momento": "desde la traición"}]}
+    result = _validator(onto).validate(answer, "c1", "d", text)
+    kept = {r.relation: r.attributes for r in result.relations}
+    assert kept == {"TRAICIONA_A": {"momento": "tras la Boda Roja"}, "GOBIERNA": {}}
+    (rej,) = [r for r in result.rejections if r.reason is Reason.NOT_IN_TEXT]
+    assert rej.kind == "property" and rej.property == "momento" and rej.value == "desde la traición"
+    assert rej.relation == "GOBIERNA" and "does not occur in the text" in rej.message
+    # without evidence rules the value is not checked
+    plain = Validator(onto).validate(answer, "c1", "d", text)
+    assert {r.relation: r.attributes for r in plain.relations}["GOBIERNA"] == {"momento": "desde la traición"}
