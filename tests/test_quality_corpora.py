@@ -214,8 +214,11 @@ def test_cli_writes_one_table_and_results_pair_per_corpus(one_rung, tmp_path, ca
         md = (tmp_path / f"{c.name}-recorded.md").read_text(encoding="utf-8")
         data = json.loads((tmp_path / f"{c.name}-recorded.json").read_text(encoding="utf-8"))
         assert data["corpus"] == c.name and data["gold"] in md
-        assert [r["rung"] for r in data["rungs"]] == [ladder.RUNGS[0].name]
+        # +verification follows on a corpus whose recording holds verification verdicts
+        expected = [ladder.RUNGS[0].name] + ([ladder.VERIFICATION.name] if ladder.has_verdicts(c.replay) else [])
+        assert [r["rung"] for r in data["rungs"]] == expected
     assert out.count("| raw (today's validation) |") == 2 * len(ladder.CORPORA)
+    assert ladder.has_verdicts(ladder.GOT.replay)  # the current GoT recording covers verification
 
 
 def test_cli_json_and_a_single_corpus(one_rung, tmp_path, capsys):
