@@ -344,8 +344,8 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
     if settings.resolution:
         entities, relations, merges, merged_away = resolve_entities(entities, relations, onto, settings=settings)
     orphans: list[Rejection] = []
-    if settings.orphan_entities == "drop":
-        entities, orphans = drop_orphans(entities, relations)
+    if settings.orphan_entities != "keep":
+        entities, orphans = drop_orphans(entities, relations, settings.orphan_entities)
     notes = notes_of_documents(docs)  # vault structure of Markdown notes (title, tags, folders, links)
     ext = Extraction(
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -1,4 +1,4 @@
-"""Entities that no kept fact uses: refused (``no_fact``) when ``orphan_entities=drop``.
+"""Entities that no kept fact uses: refused (``no_fact``) by ``orphan_entities``.
 
 A small model lists more entities than a text names as things: a motto as an organization, a title
 as a person, a place it then never relates to anything. Measured on the GoT corpus with the embedded
@@ -6,9 +6,11 @@ as a person, a place it then never relates to anything. Measured on the GoT corp
 mistakes, while 61 of the 65 gold entities take part in a gold relation. So once relations are
 validated (and verified, when on) and entities resolved, an entity no kept relation uses is refused
 with its own reason, one record per entity in ``extraction.json`` and in the report: nothing is
-dropped silently. It is opt-in (``GRAPHRAG_ORPHAN_ENTITIES=drop``): on a corpus where the model
-keeps few relations (the observatory corpus with the 0.5B model) most right entities are orphans
-and dropping them costs entity F1.
+dropped silently. Refusing every orphan (``GRAPHRAG_ORPHAN_ENTITIES=drop``) is opt-in: on a corpus
+where the model keeps few relations (the observatory corpus with the 0.5B model) most right entities
+are orphans. The default, ``duplicates``, refuses only an orphan whose name is, under another class,
+an entity that facts use: the model listed one thing twice with two classes ("Los Gemelos" as a
+place it relates things to, and as a house it never does), and the facts say which class is right.
 """
 
 from __future__ import annotations
@@ -20,22 +22,33 @@ from .extraction import EntityRecord, Reason, Rejection, RelationRecord
 __all__ = ["drop_orphans"]
 
 
-def drop_orphans(entities: Sequence[EntityRecord],
-                 relations: Sequence[RelationRecord]) -> tuple[list[EntityRecord], list[Rejection]]:
-    """The entities some relation uses, and a ``no_fact`` rejection for each of the others."""
+def drop_orphans(entities: Sequence[EntityRecord], relations: Sequence[RelationRecord],
+                 mode: str = "drop") -> tuple[list[EntityRecord], list[Rejection]]:
+    """The entities to keep, and a ``no_fact`` rejection for each entity refused.
+
+    ``mode="drop"``: every entity no relation uses is refused. ``mode="duplicates"``: only those whose
+    name is also, under another class, an entity some relation uses (the model typed one thing two
+    ways, and the facts say which class is right). ``mode="keep"``: nothing is refused.
+    """
     used = {f"{r.subject_type}|{r.subject_key}" for r in relations} | {f"{r.object_type}|{r.object_key}"
                                                                       for r in relations}
+    used_classes: dict[str, set[str]] = {}
+    for e in entities:
+        if e.uid in used:
+            used_classes.setdefault(e.key, set()).add(e.type)
     kept: list[EntityRecord] = []
     refused: list[Rejection] = []
     for e in entities:
-        if e.uid in used:
+        others = sorted(used_classes.get(e.key, set()) - {e.type})
+        if mode == "keep" or e.uid in used or (mode == "duplicates" and not others):
             kept.append(e)
             continue
+        why = (f"; the same name is a {' | '.join(others)} that does" if others else "")
         refused.append(Rejection(
             kind="entity", reason=Reason.NO_FACT, entity_name=e.name, entity_type=e.type,
-            chunk_id=e.chunk_ids[0] if e.chunk_ids else None,
+            chunk_id=e.chunk_ids[0] if e.chunk_ids else None, allowed=others,
             message=(f"{e.type} {e.name!r} takes part in no kept relation (mentioned in {len(e.chunk_ids)} "
-                     "chunk(s)); GRAPHRAG_ORPHAN_ENTITIES=keep keeps such entities"),
+                     f"chunk(s)){why}; GRAPHRAG_ORPHAN_ENTITIES=keep keeps such entities"),
             item={"name": e.name, "type": e.type, "chunk_ids": list(e.chunk_ids), **({"aliases": list(e.aliases)}
                                                                                    if e.aliases else {})},
         ))

@@ -154,7 +154,7 @@ def test_recorded_answers_give_the_same_counts_as_before(tmp_path: Path) -> None
     the same refusals by reason as before it (88 / 88 / 83, measured on the previous release).
     This pins the raw configuration: ontology rules only, no evidence, repair or resolution."""
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay", replay_file=REPLAY,
-                        evidence=False, repair=False, resolution=False)
+                        evidence=False, repair=False, resolution=False, orphan_entities="keep")
     summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus" / "got.txt")
     assert (summary.entities, summary.relations, summary.rejected_relations) == (88, 88, 83)
     assert summary.by_reason == {"object_not_extracted": 26, "object_type_mismatch": 28, "self_relation": 3,
@@ -167,7 +167,7 @@ def test_recorded_answers_counts_with_evidence_and_repair(tmp_path: Path) -> Non
     step is pinned): hallucinated names are refused as not_in_text, facts whose ends never meet as
     ends_not_near, and the audited repairs recover relations the raw run refused."""
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay", replay_file=REPLAY,
-                        resolution=False)
+                        resolution=False, orphan_entities="keep")
     assert settings.evidence and settings.repair and settings.evidence_window == 1
     summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus" / "got.txt")
     counts = (summary.entities, summary.relations, summary.rejected_relations, summary.rejected_entities)

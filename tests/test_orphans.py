@@ -63,3 +63,16 @@ def test_the_setting_decides_in_a_real_extraction(tmp_path: Path) -> None:
     assert [r["entity_name"] for r in no_fact] == ["Oslo"]
     assert out["drop"]["counts"]["by_reason"].get("no_fact") == 1
     assert not [r for r in out["keep"]["rejections"] if r["reason"] == "no_fact"]
+
+
+def test_duplicates_refuses_only_an_orphan_whose_name_facts_use_under_another_class() -> None:
+    ann, rome = _entity("Person", "Ann"), _entity("Place", "Rome")
+    rome_as_person, oslo = _entity("Person", "Rome"), _entity("Place", "Oslo")
+    rel = RelationRecord(subject="Ann", subject_key="ann", subject_type="Person", relation="LIVES_IN",
+                         object="Rome", object_key="rome", object_type="Place", chunk_ids=["d:1"])
+    kept, refused = drop_orphans([ann, rome, rome_as_person, oslo], [rel], "duplicates")
+    assert [(e.type, e.name) for e in kept] == [("Person", "Ann"), ("Place", "Rome"), ("Place", "Oslo")]
+    (rec,) = refused
+    assert (rec.entity_type, rec.entity_name, rec.allowed) == ("Person", "Rome", ["Place"])
+    assert "the same name is a Place that does" in rec.message
+    assert drop_orphans([ann, rome, rome_as_person, oslo], [rel], "keep") == ([ann, rome, rome_as_person, oslo], [])

@@ -137,16 +137,21 @@ def _then_resolution(previous: Rung) -> Rung:
 
 
 RUNGS.append(_then_resolution(RUNGS[-1]))
+RUNGS.append(Rung("+class duplicates",
+                  lambda s: s.with_overrides(evidence=True, repair=True, resolution=True,
+                                             orphan_entities="duplicates"),
+                  "as +resolution, and an entity no kept relation uses refused (`no_fact`) when facts use its "
+                  "name under another class: the default"))
 RUNGS.append(Rung("+no orphans",
                   lambda s: s.with_overrides(evidence=True, repair=True, resolution=True, orphan_entities="drop"),
-                  "as +resolution, and entities no kept relation uses refused (`no_fact`; opt-in: "
+                  "as +resolution, and every entity no kept relation uses refused (`no_fact`; opt-in: "
                   "GRAPHRAG_ORPHAN_ENTITIES=drop)"))
 
 #: Only on corpora whose recorded answers include verification verdicts (replay keys "verify:...").
 VERIFICATION = Rung("+verification",
                     lambda s: s.with_overrides(evidence=True, repair=True, resolution=True, verify=True,
-                                               orphan_entities="keep"),
-                    "as +resolution, and every kept triple confirmed by a yes/no question against its evidence "
+                                               orphan_entities="duplicates"),
+                    "as +class duplicates, and every kept triple confirmed by a yes/no question against its evidence "
                     "(refusal `not_confirmed`)")
 
 
