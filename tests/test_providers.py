@@ -531,7 +531,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
     with log.open("wb") as out:
         proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(path), "--host", "127.0.0.1",
-                                 "--port", str(port), "--n_ctx", "2048", "--seed", "0"],
+                                 "--port", str(port), "--n_ctx", "4096", "--seed", "0"],
                                 stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
     try:
@@ -564,7 +564,7 @@ def test_extraction_end_to_end_through_a_real_llama_cpp_server(llama_server: str
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     paragraph = (ROOT / "corpus" / "got.txt").read_text(encoding="utf-8").split("\n\n")[0]
-    two_sentences = ". ".join(paragraph.split(". ")[:2]).rstrip(".") + "."  # one short call: ~1.3k tokens in
+    two_sentences = ". ".join(paragraph.split(". ")[:2]).rstrip(".") + "."  # one call: ~2.4k tokens in
     (corpus / "one.txt").write_text(two_sentences + "\n", encoding="utf-8")
     for var, value in {"GRAPHRAG_MAX_ENTITIES": "3", "GRAPHRAG_MAX_RELATIONS": "2",
                        "GRAPHRAG_LLM_MAX_TOKENS": "256"}.items():
