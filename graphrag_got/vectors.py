@@ -182,6 +182,20 @@ def _pages(driver: neo4j.Driver, settings: Settings, query: str, **params: Any) 
             return
 
 
+def _begin(settings: Settings, embedder: Embeddings | None
+           ) -> tuple[EmbedSummary, Embeddings | None, tuple[int, int, int]]:
+    """A run's summary (model and dimensions filled in), its embedder and the embedder's counters
+    before the run; the embedder is None (and the summary ``skipped``) when embeddings are off."""
+    summary = EmbedSummary()
+    if not settings.embeddings:
+        summary.skipped = True
+        return summary, None, (0, 0, 0)
+    embedder = embedder or get_embedder(settings)
+    summary.model = _model_name(embedder)
+    summary.dimensions = embedding_dimensions(embedder)
+    return summary, embedder, _count(embedder)
+
+
 def _count(embedder: Embeddings) -> tuple[int, int, int]:
     stats = getattr(embedder, "stats", None)
     if stats is None:
@@ -198,16 +212,11 @@ def embed_graph(driver: neo4j.Driver, settings: Settings, embedder: Embeddings |
     ``settings.embeddings`` off nothing is done and the summary says ``skipped``.
     """
     t0 = time.perf_counter()
-    summary = EmbedSummary()
-    if not settings.embeddings:
-        summary.skipped = True
+    summary, embedder, before = _begin(settings, embedder)
+    if embedder is None:
         return summary
     emit = progress or no_progress
-    embedder = embedder or get_embedder(settings)
-    before = _count(embedder)
-    model = _model_name(embedder)
-    summary.model = model
-    summary.dimensions = embedding_dimensions(embedder)
+    model = summary.model
     for name, label in ((cypher.CHUNK_VECTOR_INDEX, cypher.CHUNK), (cypher.ENTITY_VECTOR_INDEX, cypher.ENTITY)):
         ensure_vector_index(driver, settings, name, label, summary.dimensions, summary)
 
@@ -255,16 +264,11 @@ def embed_nodes(driver: neo4j.Driver, settings: Settings, label: str, rows: Iter
     dimension change). Rows whose node does not exist are ignored by the write.
     """
     t0 = time.perf_counter()
-    summary = EmbedSummary()
-    if not settings.embeddings:
-        summary.skipped = True
+    summary, embedder, before = _begin(settings, embedder)
+    if embedder is None:
         return summary
     emit = progress or no_progress
-    embedder = embedder or get_embedder(settings)
-    before = _count(embedder)
-    model = _model_name(embedder)
-    summary.model = model
-    summary.dimensions = embedding_dimensions(embedder)
+    model = summary.model
     ensure_vector_index(driver, settings, index_name, label, summary.dimensions, summary)
     items = [(str(i), t) for i, t in rows if t and str(t).strip()]
     stored: dict[str, Any] = {}

@@ -49,7 +49,7 @@ from graphrag_got.config import Settings  # noqa: E402
 from graphrag_got.errors import GraphragGotError  # noqa: E402
 from graphrag_got.evidence import ChunkText  # noqa: E402
 from graphrag_got.extract import ExtractionCache, PROMPT_VERSION, extract_chunk, make_validator, system_prompt  # noqa: E402
-from graphrag_got.repair import ChunkAnswer, repair_answers  # noqa: E402
+from graphrag_got.repair import ChunkAnswer  # noqa: E402
 from graphrag_got.files import write_json_atomic, write_text_atomic  # noqa: E402
 from graphrag_got.importers import import_text2kgbench  # noqa: E402
 from graphrag_got.llm import get_chat_model, model_label  # noqa: E402
@@ -212,16 +212,12 @@ def run_ontology(name: str, onto_path: Path, gt_path: Path, test_path: Path, per
         after[rec["id"]] = scorer.to_benchmark_relations(kept, label_map)
     # The whole pipeline, as `extract` runs it by default: audited repair over the sample (one corpus),
     # then validation with the evidence rules (every name must occur in its sentence).
-    full = make_validator(settings, onto)
-    fixed = repair_answers(full, answers, threshold=settings.mention_threshold)
+    validated, repairs = replay.repair_then_validate(make_validator(settings, onto), answers,
+                                                     threshold=settings.mention_threshold, with_text=True)
     pipeline: dict[str, list[scorer.Triple]] = {sid: [] for sid in before}  # failed answers stay empty
     n_pipeline = 0
-    repairs: Counter[str] = Counter()
     pipeline_refused: Counter[str] = Counter()
-    for answer, fix in zip(answers, fixed):
-        repairs.update(str(getattr(r.reason, "value", r.reason)) for r in fix.repairs)
-        result = full.validate(fix.answer, answer.chunk_id, answer.document_id, answer.text,
-                               extra_entities=fix.extra_entities)
+    for answer, result in validated:
         pipeline_refused.update(r.reason.value for r in result.rejections if r.kind == "relation")
         n_pipeline += len(result.relations)
         kept = [(r.subject, r.relation, r.object, r.subject_type, r.object_type) for r in result.relations]

@@ -340,18 +340,24 @@ def pipeline_after(validator: Validator, name: str, predictions: Mapping[str, Se
         raw, _decisions = to_raw_answer(triples, lookup, onto, use_shape)
         text = str(ground_truth.get(sid, {}).get("sent", ""))
         answers.append(ChunkAnswer(sid, name, raw, ChunkText(text)))
-    fixed = repair_answers(validator, answers)
-    out: dict[str, list[scorer.Triple]] = {}
+    validated, reasons = repair_then_validate(validator, answers)
+    out = {str(answer.chunk_id): scorer.to_benchmark_relations(
+        [(r.subject, r.relation, r.object) for r in result.relations], label_map) for answer, result in validated}
+    return out, sum(len(result.relations) for _answer, result in validated), reasons
+
+
+def repair_then_validate(validator: Validator, answers: Sequence[ChunkAnswer], *, threshold: float = 0.85,
+                         with_text: bool = False) -> tuple[list[tuple[ChunkAnswer, Any]], Counter[str]]:
+    """The audited repair over all ``answers`` (one corpus), then each repaired answer validated (against
+    its text when ``with_text``, so the validator's evidence rules apply); with the repairs by reason."""
+    fixed = repair_answers(validator, answers, threshold=threshold)
     reasons: Counter[str] = Counter()
-    kept = 0
+    out = []
     for answer, fix in zip(answers, fixed):
         reasons.update(str(getattr(r.reason, "value", r.reason)) for r in fix.repairs)
-        result = validator.validate(fix.answer, answer.chunk_id, answer.document_id,
-                                    extra_entities=fix.extra_entities)
-        kept += len(result.relations)
-        out[str(answer.chunk_id)] = scorer.to_benchmark_relations(
-            [(r.subject, r.relation, r.object) for r in result.relations], label_map)
-    return out, kept, reasons
+        out.append((answer, validator.validate(fix.answer, answer.chunk_id, answer.document_id,
+                                               answer.text if with_text else None, extra_entities=fix.extra_entities)))
+    return out, reasons
 
 
 def run(data_dir: Path, only: Sequence[str] | None = None, mode: str = "shape+votes") -> list[ReplayResult]:
