@@ -25,6 +25,7 @@ import re
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import jsonschema
@@ -59,7 +60,7 @@ _TOP_ALIASES = {
     "relation_attributes": "atributos_de_relacion",
     "examples": "ejemplos",
 }
-_CLASS_ALIASES = {"properties": "propiedades"}
+_CLASS_ALIASES = {"properties": "propiedades", "subclass_of": "subclase_de"}
 _REL_ALIASES = {"name": "nombre", "domain": "dominio", "range": "rango", "symmetric": "simetrica"}
 _SPEC_ALIASES = {
     "type": "tipo",
@@ -266,9 +267,15 @@ class OntologyClass(BaseModel):
     name: str
     comment: str = ""
     properties: dict[str, PropertySpec] = Field(default_factory=dict)
+    parents: tuple[str, ...] = ()  # `subclase_de` / `subclass_of`: the classes this one is a kind of
 
 
 class Relation(BaseModel):
+    """A relation. ``domain``/``range`` are the classes it accepts: the declared ones first, then their
+    subclasses (an ontology with a class hierarchy expands them once, when it is built), so every
+    domain/range check honours the hierarchy; ``declared_domain``/``declared_range`` keep what the file
+    says (empty: the same as ``domain``/``range``) for the prompt and ``ontology show``."""
+
     model_config = ConfigDict(frozen=True)
 
     name: str
@@ -276,6 +283,16 @@ class Relation(BaseModel):
     range: tuple[str, ...]
     symmetric: bool = False
     comment: str = ""
+    declared_domain: tuple[str, ...] = ()
+    declared_range: tuple[str, ...] = ()
+
+    @property
+    def stated_domain(self) -> tuple[str, ...]:
+        return self.declared_domain or self.domain
+
+    @property
+    def stated_range(self) -> tuple[str, ...]:
+        return self.declared_range or self.range
 
     def accepts(self, subject_type: str, object_type: str) -> bool:
         ok = subject_type in self.domain and object_type in self.range
@@ -348,6 +365,14 @@ class Ontology(BaseModel):
                 problems += _property_name_problems(prop, loc, RESERVED_PROPERTIES, "property")
                 if spec.identity:
                     problems.append((loc, "identity only applies to relation attributes; remove it here"))
+            for j, parent in enumerate(klass.parents):
+                loc = ("clases", name, "subclase_de", j)
+                if parent not in self.classes:
+                    problems.append((loc, f"class {name} is a subclass of {parent!r}, which is not declared in "
+                                          f"'clases' (declared: {', '.join(self.classes)})"))
+                elif parent == name:
+                    problems.append((loc, f"class {name} cannot be a subclass of itself"))
+        problems += _cycle_problems(self.classes)
         if not self.relations:
             problems.append((("relaciones",), _NO_RELATION))
         seen: dict[str, int] = {}
@@ -364,6 +389,11 @@ class Ontology(BaseModel):
                         problems.append((("relaciones", i, key, j),
                                          f"relation {rel.name} names class {cname!r}, which is not declared in "
                                          f"'clases' (declared: {', '.join(self.classes)})"))
+        if (not problems and any(k.parents for k in self.classes.values())
+                and not any(r.declared_domain or r.declared_range for r in self.relations)):
+            # frozen model: the relations are expanded once, here, before anything else reads them
+            object.__setattr__(self, "relations", [self._expanded(r) for r in self.relations])
+            self.__dict__.pop("_relations_by_name", None)
         for attr in self.relation_attributes:
             problems += _property_name_problems(attr, ("atributos_de_relacion", attr), RESERVED_RELATION_ATTRIBUTES,
                                                 "attribute")
@@ -372,6 +402,46 @@ class Ontology(BaseModel):
         if problems:
             raise ValueError(_PROBLEM_SEP.join(f"@{_json_path(loc)}@ {msg}" for loc, msg in problems))
         return self
+
+    def _expanded(self, rel: Relation) -> Relation:
+        def down(classes: tuple[str, ...]) -> tuple[str, ...]:
+            out = list(classes)
+            for cname in self.classes:
+                if cname not in out and any(self.is_a(cname, c) for c in classes):
+                    out.append(cname)
+            return tuple(out)
+
+        return rel.model_copy(update={"domain": down(rel.domain), "range": down(rel.range),
+                                      "declared_domain": rel.domain, "declared_range": rel.range})
+
+    # ---------------------------------------------------------------- hierarchy
+    @cached_property
+    def _ancestors(self) -> dict[str, frozenset[str]]:
+        out: dict[str, frozenset[str]] = {}
+
+        def walk(cname: str, seen: frozenset[str]) -> frozenset[str]:
+            if cname in out:
+                return out[cname]
+            klass = self.classes.get(cname)
+            found: set[str] = set()
+            for parent in (klass.parents if klass else ()):
+                if parent in seen or parent not in self.classes:
+                    continue  # a cycle or an unknown class is reported by the semantic checks
+                found |= {parent} | walk(parent, seen | {parent})
+            out[cname] = frozenset(found)
+            return out[cname]
+
+        for cname in self.classes:
+            walk(cname, frozenset({cname}))
+        return out
+
+    def ancestors(self, class_name: str) -> frozenset[str]:
+        """Every class ``class_name`` is a kind of (parents, their parents, ...), itself excluded."""
+        return self._ancestors.get(class_name, frozenset())
+
+    def is_a(self, class_name: str, other: str) -> bool:
+        """``class_name`` is ``other`` or one of its subclasses (at any depth)."""
+        return class_name == other or other in self.ancestors(class_name)
 
     # ---------------------------------------------------------------- loading
     @classmethod
@@ -431,20 +501,46 @@ class Ontology(BaseModel):
         lines.append("")
         lines.append("ENTITY CLASSES (field \"type\" of an entity):")
         for cname, klass in self.classes.items():
-            lines.append(f"- {cname}: {klass.comment}".rstrip(": "))
+            kind = f" (a kind of {', '.join(klass.parents)})" if klass.parents else ""
+            lines.append(f"- {cname}{kind}: {klass.comment}".rstrip(": "))
             for pname, spec in klass.properties.items():
                 lines.append(f"    property {pname}: {spec.describe()}")
         lines.append("")
         lines.append("RELATIONS (subject type -> object type):")
         for rel in self.relations:
             sym = " [symmetric]" if rel.symmetric else ""
-            lines.append(f"- {rel.name}: {' | '.join(rel.domain)} -> {' | '.join(rel.range)}{sym}. {rel.comment}".rstrip())
+            lines.append(f"- {rel.name}: {' | '.join(rel.stated_domain)} -> {' | '.join(rel.stated_range)}{sym}. "
+                         f"{rel.comment}".rstrip())
         if self.relation_attributes:
             lines.append("")
             lines.append("RELATION ATTRIBUTES:")
             for aname, spec in self.relation_attributes.items():
                 lines.append(f"- {aname}: {spec.describe()}")
         return "\n".join(lines)
+
+
+def _cycle_problems(classes: Mapping[str, OntologyClass]) -> list[tuple[tuple[Any, ...], str]]:
+    """One problem per class hierarchy cycle (``A`` a subclass of ``B``, ``B`` of ``A``), at its first class."""
+    problems: list[tuple[tuple[Any, ...], str]] = []
+    reported: set[str] = set()
+    for start in classes:
+        path, stack = [start], [(start, iter(classes[start].parents))]
+        while stack:
+            cname, parents = stack[-1]
+            nxt = next(parents, None)
+            if nxt is None:
+                stack.pop()
+                path.pop()
+                continue
+            if nxt == start and len(path) > 1 and not reported & set(path):
+                reported |= set(path)
+                problems.append((("clases", start, "subclase_de"),
+                                 f"the class hierarchy has a cycle: {' -> '.join([*path, start])}; "
+                                 "remove one of these 'subclase_de'"))
+            elif nxt in classes and nxt not in path:
+                path.append(nxt)
+                stack.append((nxt, iter(classes[nxt].parents)))
+    return problems
 
 
 _NO_RELATION = ("an ontology needs at least one relation (extraction and its answer schema are built from "
@@ -720,7 +816,8 @@ def _canonical(data: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, st
             parsed = _parse_spec(spec, ("clases", cname, "propiedades", pname), False, problems)
             if parsed is not None:
                 props[pname] = parsed
-        classes[cname] = {"name": cname, "comment": cdata.get("comment", ""), "properties": props}
+        classes[cname] = {"name": cname, "comment": cdata.get("comment", ""), "properties": props,
+                          "parents": tuple(_as_list(cdata.get("subclase_de", ())))}
     relations = []
     for i, rdata in enumerate(top.get("relaciones", [])):
         rdata = _apply_aliases(rdata, _REL_ALIASES)

@@ -337,6 +337,16 @@ class Validator:
                 reject(missing, f"{rname}: {end} {name!r} is not among the entities extracted from this chunk",
                        end=end, end_name=name, end_type=typ)
                 return None, rejections
+            narrower = [t for t in sorted(types) if t != typ and self.onto.is_a(t, typ)]
+            if typ not in types and len(narrower) == 1:
+                # the triple names a parent class of the entity's ("Place" for a City): the fact is about
+                # the entity as extracted, and the relation (expanded over subclasses) takes that class
+                typ = narrower[0]
+                if end == "subject":
+                    stype = typ
+                else:
+                    otype = typ
+                base.update(subject_type=stype, object_type=otype)
             if typ not in types:
                 reject(mismatch, f"{rname}: {end} {name!r} is typed {typ} here but was extracted as "
                                  f"{' | '.join(sorted(types))}", end=end, end_name=name, end_type=typ,

@@ -216,10 +216,25 @@ def test_replay_main_writes_the_report(replay, subset, tmp_path, capsys):
     sections = _sections(text)
     assert list(sections)[1:] == ["Quality before → after validation",
                                   "Quality before → after our pipeline (audited repair, then validation)",
+                                  "With the DBpedia class hierarchy",
                                   "What the validator refused (relation triples, by reason)",
                                   "How the untyped triples were typed", "Reading these numbers"]
     scorer = replay.scorer
     n = len(subset["ids"])
+    hier = sections["With the DBpedia class hierarchy"]
+    assert len(_rows(hier, "average, pipeline, DBpedia hierarchy")) == 1
+    assert len(_rows(hier, "average, validation, no hierarchy")) == 1
+    # without a hierarchy file the section is left out
+    bare = tmp_path / "bare.md"
+    assert replay.main(["--data", str(subset["data"]), "--ontologies", "10", "--out", str(bare),
+                        "--hierarchy", "none"]) == 0
+    capsys.readouterr()
+    assert "With the DBpedia class hierarchy" not in bare.read_text(encoding="utf-8")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"parents": {"City": "Place"}}')
+    assert replay.main(["--data", str(subset["data"]), "--ontologies", "10", "--out", str(bare),
+                        "--hierarchy", str(bad)]) == 1
+    assert "expected" in capsys.readouterr().err
 
     # quality: "before" is the benchmark's own scoring of the subset; after validation only ontology relations
     published = scorer.score_files(subset["resp"], subset["gt"], subset["onto"])

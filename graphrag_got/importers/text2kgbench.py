@@ -49,6 +49,7 @@ import json
 import os
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -147,8 +148,14 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
-def import_text2kgbench(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
-    """Read a Text2KGBench ontology file; return ``(ontology_dict, label_map)`` (see module docstring)."""
+def import_text2kgbench(path: str | os.PathLike[str], hierarchy: Mapping[str, Sequence[str]] | None = None,
+                        ) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
+    """Read a Text2KGBench ontology file; return ``(ontology_dict, label_map)`` (see module docstring).
+
+    ``hierarchy``: class label -> its parent labels, from the knowledge base the benchmark comes from
+    (the files carry no hierarchy). Each class of the file gets as ``subclase_de`` its nearest
+    ancestors that are classes of the file too (``City`` -> ``Settlement`` -> ... -> ``Place``
+    gives ``City`` a kind of ``Place`` when only those two are declared)."""
     path = Path(path)
     data = _load(path)
 
@@ -252,6 +259,8 @@ def import_text2kgbench(path: str | os.PathLike[str]) -> tuple[dict[str, Any], d
             "comment": "; ".join(notes) + ".",
         })
 
+    if hierarchy:
+        _add_hierarchy(classes, class_map, hierarchy)
     title = str(data.get("title") or data.get("id") or path.stem)
     ontology = {
         "nombre": title,
@@ -261,6 +270,27 @@ def import_text2kgbench(path: str | os.PathLike[str]) -> tuple[dict[str, Any], d
     }
     label_map = {"relations": rel_map, "classes": class_map, "datatypes": datatype_map}
     return ontology, label_map
+
+
+def _add_hierarchy(classes: dict[str, dict[str, Any]], class_map: Mapping[str, str],
+                   hierarchy: Mapping[str, Sequence[str]]) -> None:
+    """Set ``subclase_de`` of every class of ``class_map`` to its nearest ancestors in ``classes``."""
+    def nearest(label: str, seen: set[str]) -> list[str]:
+        found: list[str] = []
+        for parent in hierarchy.get(label, ()):
+            if parent in seen:
+                continue  # a cycle in the given hierarchy: ignore the edge back
+            seen.add(parent)
+            ours = class_map.get(parent)
+            found += [ours] if ours is not None else nearest(parent, seen)
+        return found
+
+    for label, name in class_map.items():
+        if name not in classes or "subclase_de" in classes[name]:
+            continue
+        parents = [p for p in dict.fromkeys(nearest(label, {label})) if p != name]
+        if parents:
+            classes[name]["subclase_de"] = parents
 
 
 def renamed_labels(label_map: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
