@@ -257,8 +257,8 @@ class _ChunkRepair:
         orders = [False] if rel.symmetric else [False, True]  # a symmetric relation accepts either order
         for flipped in orders:
             s_name, s_type, o_name, o_type = (obj, otype, subj, stype) if flipped else (subj, stype, obj, otype)
-            s = self._resolve(s_name, s_type, rel.domain, known, "subject", rel.name)
-            o = self._resolve(o_name, o_type, rel.range, known, "object", rel.name)
+            s = self._resolve(s_name, s_type, rel.domain, known, "subject", rel.name, rel.stated_domain)
+            o = self._resolve(o_name, o_type, rel.range, known, "object", rel.name, rel.stated_range)
             if s is None or o is None or (not flipped and s.how is None and o.how is None):
                 continue
             added = [{"name": r.name, "type": r.cls} for r in (s, o) if r.how == "inferred"]
@@ -277,8 +277,11 @@ class _ChunkRepair:
         return None
 
     def _resolve(self, name: str, given: str | None, allowed: Sequence[str], known: Mapping[str, set[str]],
-                 end: End, relation: str) -> _Resolved | None:
-        """The class an end can take: as given, retyped to its listed (majority) class, or inferred."""
+                 end: End, relation: str, stated: Sequence[str] = ()) -> _Resolved | None:
+        """The class an end can take: as given, retyped to its listed (majority) class, or inferred.
+
+        ``allowed``: every class the relation takes there (subclasses included); ``stated``: the ones the
+        ontology names (a single stated class is the one to infer, not one of its subclasses)."""
         listed = known.get(normalize_name(name), set())
         top, _ = self.votes.majority(name)
         if listed:
@@ -290,9 +293,10 @@ class _ChunkRepair:
             return _Resolved(name, given, choice, "retyped",
                              f"{choice} is its class in this chunk's entities and in most of the name's listings "
                              f"({self.votes.describe(name)})")
-        if len(allowed) == 1 and given in (None, allowed[0]):
+        stated = tuple(stated) or tuple(allowed)
+        if len(stated) == 1 and given in (None, stated[0]):
             side = "domain" if end == "subject" else "range"
-            cls, because = allowed[0], f"the only class the {side} of {relation} allows"
+            cls, because = stated[0], f"the only class the {side} of {relation} allows"
         elif given in allowed:
             cls, because = given, f"the class the triple gives it, which {relation} allows there"
         else:

@@ -111,3 +111,19 @@ def test_replay_typing_prefers_the_general_class_on_a_tie_with_its_own_subclasse
     assert type_entities(both, onto)["soria"].type == "City"  # a City is a Place: both uses agree
     decision = type_entities(both, flat)["soria"]
     assert decision.type is None and decision.reason == "tie"  # without the hierarchy: Place vs City
+
+
+def test_repair_infers_the_stated_class_of_a_range_with_subclasses():
+    from graphrag_got.evidence import ChunkText, EvidenceRules
+    from graphrag_got.repair import ChunkAnswer, repair_answers
+
+    onto = _onto(Ciudad={"subclase_de": "Lugar"})
+    v = Validator(onto, evidence=EvidenceRules())
+    answer = {"entities": [{"name": "Ana", "type": "Persona"}],
+              "relations": [{"relation": "VIVE_EN", "subject": "Ana", "subject_type": "Persona", "object": "Soria"}]}
+    chunk = ChunkAnswer("c0", "d", answer, ChunkText("Ana vive en Soria."))
+    (fixed,) = repair_answers(v, [chunk])
+    out = v.validate(fixed.answer, "c0", "d", chunk.text, extra_entities=fixed.extra_entities)
+    # the range states one class (Lugar) and takes its subclass too: the unlisted end is inferred a Lugar
+    assert [(r.object, r.object_type) for r in out.relations] == [("Soria", "Lugar")]
+    assert fixed.repairs[0].after == {"name": "Soria", "type": "Lugar"}
