@@ -141,6 +141,9 @@ class Settings(BaseSettings):
                           "refuse entities not found in their chunk and relations whose ends never meet; keep evidence")
     evidence_window: int = _env("GRAPHRAG_EVIDENCE_WINDOW", 1,
                                 "sentences apart the two ends of a relation may be (0 = same sentence)", ge=0)
+    relation_cues: bool = _env("GRAPHRAG_RELATION_CUES", True,
+                               "with evidence on, a relation that declares cues (`indicios`) is kept only when "
+                               "one occurs in a sentence where its ends meet (refusal no_cue)")
     mention_threshold: float = _env("GRAPHRAG_MENTION_THRESHOLD", 0.85,
                                     "fuzzy score (0-1) an entity name needs to count as found in its chunk",
                                     ge=0, le=1)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Iterable
 if TYPE_CHECKING:
     from .config import Settings
 
-__all__ = ["LEADING_ARTICLES", "ChunkText", "EvidenceRules", "Mention", "Span", "fold", "name_words"]
+__all__ = ["LEADING_ARTICLES", "ChunkText", "EvidenceRules", "Mention", "Span", "cue_words", "fold", "name_words"]
 
 LEADING_ARTICLES = frozenset({"el", "la", "los", "las", "the", "a", "an"})
 MAX_SPANS_PER_CHUNK = 3  # evidence spans kept per fact and chunk (closest first)
@@ -61,6 +61,7 @@ class EvidenceRules:
 
     window: int = 1
     threshold: float = 0.85
+    cues: bool = True  # a relation that declares cues (`indicios`) needs one where its ends meet
 
     def __post_init__(self) -> None:
         if self.window < 0:
@@ -70,7 +71,8 @@ class EvidenceRules:
 
     @classmethod
     def from_settings(cls, settings: "Settings") -> "EvidenceRules":
-        return cls(window=settings.evidence_window, threshold=settings.mention_threshold)
+        return cls(window=settings.evidence_window, threshold=settings.mention_threshold,
+                   cues=settings.relation_cues)
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,11 @@ def _same_word(a: str, b: str) -> bool:
         return True
     longer, shorter = (a, b) if len(a) > len(b) else (b, a)
     return len(shorter) >= _MIN_STEM and any(longer == shorter + s for s in _PLURAL_SUFFIXES)
+
+
+def cue_words(cue: str) -> list[str]:
+    """The folded words of a relation cue ("Casado con" -> ["casado", "con"])."""
+    return _WORD.findall(fold(cue))
 
 
 def name_words(name: str) -> list[str]:
@@ -207,6 +214,27 @@ class ChunkText:
         return [m for m in mine
                 if not any(o.start <= m.start and m.end <= o.end and (o.end - o.start) > (m.end - m.start)
                            for o in longer)]
+
+    def has_cue(self, start: int, end: int, cues: Iterable[str], names: Iterable[str] = (),
+                threshold: float = 0.85) -> bool:
+        """Whether a cue occurs in ``[start, end)`` outside the mentions of ``names``.
+
+        A cue is one or more words, compared folded (case, accents); its last word may be the
+        beginning of a text word ("marri" matches "married", "marriage"; "wed to" matches "wed
+        to"), the others match whole words. Words inside a mention of one of ``names`` (the chunk's
+        entities) do not count: "wedding" in the name "The Crimson Wedding" says nobody married."""
+        masked = [(m.start, m.end) for n in names for m in self.find(n, threshold)]
+        words = [t.key for t in self.tokens
+                 if start <= t.start and t.end <= end and not any(a <= t.start and t.end <= b for a, b in masked)]
+        for cue in cues:
+            want = cue_words(cue)
+            if not want:
+                continue
+            head, last = want[:-1], want[-1]
+            for i in range(len(words) - len(want) + 1):
+                if words[i:i + len(head)] == head and words[i + len(head)].startswith(last):
+                    return True
+        return False
 
     def evidence(self, subject: str, obj: str, window: int = 1, threshold: float = 0.85,
                  limit: int = MAX_SPANS_PER_CHUNK, others: Iterable[str] = ()) -> list[Span]:

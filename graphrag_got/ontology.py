@@ -32,6 +32,7 @@ import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import OntologyError
+from .evidence import cue_words
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # always used with fullmatch (``$`` accepts "X\n")
 # Labels and types of the graph's own structure (documents, chunks, communities, notes vaults).
@@ -61,7 +62,8 @@ _TOP_ALIASES = {
     "examples": "ejemplos",
 }
 _CLASS_ALIASES = {"properties": "propiedades", "subclass_of": "subclase_de"}
-_REL_ALIASES = {"name": "nombre", "domain": "dominio", "range": "rango", "symmetric": "simetrica"}
+_REL_ALIASES = {"name": "nombre", "domain": "dominio", "range": "rango", "symmetric": "simetrica",
+                "cues": "indicios"}
 _SPEC_ALIASES = {
     "type": "tipo",
     "values": "valores",
@@ -285,6 +287,7 @@ class Relation(BaseModel):
     comment: str = ""
     declared_domain: tuple[str, ...] = ()
     declared_range: tuple[str, ...] = ()
+    cues: tuple[str, ...] = ()  # `indicios`: words that state the relation (see evidence.ChunkText.cue_spans)
 
     @property
     def stated_domain(self) -> tuple[str, ...]:
@@ -383,6 +386,11 @@ class Ontology(BaseModel):
                 problems.append((("relaciones", i, "nombre"),
                                  f"duplicate relation {rel.name!r} (first declared at $.relaciones[{seen[rel.name]}])"))
             seen.setdefault(rel.name, i)
+            for j, cue in enumerate(rel.cues):
+                if not cue_words(cue):
+                    problems.append((("relaciones", i, "indicios", j),
+                                     f"cue {cue!r} of relation {rel.name} has no word: write the words that state "
+                                     "the relation in a text, e.g. 'married to'"))
             for field, key in (("domain", "dominio"), ("range", "rango")):
                 for j, cname in enumerate(getattr(rel, field)):
                     if cname not in self.classes:
@@ -485,8 +493,11 @@ class Ontology(BaseModel):
 
     @cached_property
     def hash(self) -> str:
-        """sha256 of the file's canonical JSON: any edit (even a comment) changes it, since comments reach the prompt."""
-        blob = json.dumps(self.raw or self.model_dump(exclude={"source", "raw"}), sort_keys=True,
+        """sha256 of the file's canonical JSON: any edit (even a comment) changes it, since comments reach the
+        prompt. Relation cues (`indicios`) are left out: they never reach the model, only the validator, so
+        editing them keeps the cached answers (revalidate to apply them, with no LLM call)."""
+        blob = json.dumps(_without_cues(self.raw) if self.raw else self.model_dump(exclude={"source", "raw"}),
+                          sort_keys=True,
                           ensure_ascii=False, separators=(",", ":"), default=list)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -517,6 +528,17 @@ class Ontology(BaseModel):
             for aname, spec in self.relation_attributes.items():
                 lines.append(f"- {aname}: {spec.describe()}")
         return "\n".join(lines)
+
+
+def _without_cues(raw: dict[str, Any]) -> dict[str, Any]:
+    """The file's data without the relations' cues (what the ontology hash covers)."""
+    out = dict(raw)
+    for key in ("relaciones", "relations"):
+        rels = out.get(key)
+        if isinstance(rels, list):
+            out[key] = [{k: v for k, v in r.items() if k not in ("indicios", "cues")} if isinstance(r, dict) else r
+                        for r in rels]
+    return out
 
 
 def _cycle_problems(classes: Mapping[str, OntologyClass]) -> list[tuple[tuple[Any, ...], str]]:
@@ -832,6 +854,7 @@ def _canonical(data: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, st
                 "range": tuple(_as_list(rdata["rango"])),
                 "symmetric": bool(rdata.get("simetrica", False)),
                 "comment": rdata.get("comment", ""),
+                "cues": tuple(str(c).strip() for c in rdata.get("indicios", ())),
             }
         )
     attrs = {}

@@ -580,6 +580,11 @@ def _relation_suggestion(g: RelationGroup, recs: Sequence[Rejection], onto: Onto
         return (f"{rel} refused {n} because the text never mentions both ends within the evidence window: "
                 "the model linked names that merely share a chunk. If your text states facts across "
                 "several sentences, widen GRAPHRAG_EVIDENCE_WINDOW.")
+    if g.reason == "no_cue":
+        return (f"{rel} refused {n} because none of its cues (`indicios` {where}) occurs where the text mentions "
+                "both ends: the model linked names the sentence relates in another way. If the text does state "
+                "these facts in words the cues miss, add those words to the relation's `indicios` and "
+                "revalidate (no LLM call); GRAPHRAG_RELATION_CUES=false turns the check off.")
     if g.reason in ("subject_not_extracted", "object_not_extracted"):
         end = "subject" if g.reason.startswith("subject") else "object"
         return (f"{rel} refused {n} because the model named {'a subject' if end == 'subject' else 'an object'} it did not extract as an entity: the text "

@@ -167,7 +167,7 @@ def test_recorded_answers_counts_with_evidence_and_repair(tmp_path: Path) -> Non
     step is pinned): hallucinated names are refused as not_in_text, facts whose ends never meet as
     ends_not_near, and the audited repairs recover relations the raw run refused."""
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay", replay_file=REPLAY,
-                        resolution=False, orphan_entities="keep")
+                        resolution=False, orphan_entities="keep", relation_cues=False)  # cues: the ladder's +cues
     assert settings.evidence and settings.repair and settings.evidence_window == 1
     summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus" / "got.txt")
     counts = (summary.entities, summary.relations, summary.rejected_relations, summary.rejected_entities)

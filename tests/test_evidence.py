@@ -24,7 +24,8 @@ def onto() -> Ontology:
 
 
 def _validator(onto: Ontology, window: int = 1, threshold: float = 0.85) -> Validator:
-    return Validator(onto, evidence=EvidenceRules(window=window, threshold=threshold))
+    # mentions and windows only: relation cues have their own tests (test_relation_cues.py)
+    return Validator(onto, evidence=EvidenceRules(window=window, threshold=threshold, cues=False))
 
 
 def _ent(name: str, ctype: str) -> dict[str, str]:

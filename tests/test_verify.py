@@ -35,7 +35,8 @@ def _setup(tmp_path: Path) -> tuple[Settings, Path, dict, dict]:
                 "relations": [{"relation": rel.name, "subject": "Gamma Tres", "subject_type": s_cls,
                                "object": "Delta Cuatro", "object_type": o_cls}]}
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", corpus_path=corpus, ontology_path=GOT,
-                        llm_provider="replay", chunk_min_chars=10, verify=True, resolution=False)
+                        llm_provider="replay", chunk_min_chars=10, verify=True, resolution=False,
+                        relation_cues=False)  # the texts state no relation on purpose: the verdicts decide
     return settings, corpus, answer_a, answer_b
 
 

@@ -109,15 +109,15 @@ def raw_validation(settings: Settings) -> Settings:
 
 RUNGS: list[Rung] = [
     Rung("raw (today's validation)",
-         lambda s: raw_validation(s).with_overrides(evidence=False, repair=False, resolution=False,
+         lambda s: raw_validation(s).with_overrides(relation_cues=False, evidence=False, repair=False, resolution=False,
                                                     orphan_entities="keep"),
          "recorded answers validated against the ontology only: no evidence check, no repair, "
          "no entity resolution"),
-    Rung("+evidence", lambda s: s.with_overrides(evidence=True, repair=False, resolution=False,
+    Rung("+evidence", lambda s: s.with_overrides(relation_cues=False, evidence=True, repair=False, resolution=False,
                                                  orphan_entities="keep"),
          "as raw, and every entity must be mentioned in its chunk, every relation's ends within "
          "`evidence_window` sentences of each other (refusals `not_in_text`, `ends_not_near`)"),
-    Rung("+repair", lambda s: s.with_overrides(evidence=True, repair=True, resolution=False,
+    Rung("+repair", lambda s: s.with_overrides(relation_cues=False, evidence=True, repair=True, resolution=False,
                                                orphan_entities="keep"),
          "as +evidence, after the audited repair of the answers (inferred end class, majority class, "
          "flipped ends), each repair recorded"),
@@ -138,20 +138,26 @@ def _then_resolution(previous: Rung) -> Rung:
 
 RUNGS.append(_then_resolution(RUNGS[-1]))
 RUNGS.append(Rung("+class duplicates",
-                  lambda s: s.with_overrides(evidence=True, repair=True, resolution=True,
+                  lambda s: s.with_overrides(relation_cues=False, evidence=True, repair=True, resolution=True,
                                              orphan_entities="duplicates"),
                   "as +resolution, and an entity no kept relation uses refused (`no_fact`) when facts use its "
-                  "name under another class: the default"))
+                  "name under another class"))
+RUNGS.append(Rung("+cues",
+                  lambda s: s.with_overrides(relation_cues=True, evidence=True, repair=True, resolution=True,
+                                             orphan_entities="duplicates"),
+                  "as +class duplicates, and a relation that declares cues (`indicios`) kept only when one occurs "
+                  "where its ends meet (refusal `no_cue`): the default"))
 RUNGS.append(Rung("+no orphans",
-                  lambda s: s.with_overrides(evidence=True, repair=True, resolution=True, orphan_entities="drop"),
-                  "as +resolution, and every entity no kept relation uses refused (`no_fact`; opt-in: "
+                  lambda s: s.with_overrides(relation_cues=True, evidence=True, repair=True, resolution=True,
+                                             orphan_entities="drop"),
+                  "as +cues, and every entity no kept relation uses refused (`no_fact`; opt-in: "
                   "GRAPHRAG_ORPHAN_ENTITIES=drop)"))
 
 #: Only on corpora whose recorded answers include verification verdicts (replay keys "verify:...").
 VERIFICATION = Rung("+verification",
-                    lambda s: s.with_overrides(evidence=True, repair=True, resolution=True, verify=True,
-                                               orphan_entities="duplicates"),
-                    "as +class duplicates, and every kept triple confirmed by a yes/no question against its evidence "
+                    lambda s: s.with_overrides(relation_cues=True, evidence=True, repair=True, resolution=True,
+                                               verify=True, orphan_entities="duplicates"),
+                    "as +cues, and every kept triple confirmed by a yes/no question against its evidence "
                     "(refusal `not_confirmed`)")
 
 

@@ -1,0 +1,97 @@
+"""Relation cues (`indicios`): declaration and errors, matching rules, the `no_cue` refusal, the setting,
+the ontology hash, and the report's suggestion."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphrag_got.config import Settings
+from graphrag_got.errors import OntologyError
+from graphrag_got.evidence import ChunkText, EvidenceRules
+from graphrag_got.extraction import Reason
+from graphrag_got.ontology import Ontology
+from graphrag_got.report import build_report, to_markdown
+from graphrag_got.validate import Validator
+
+GOT = Path(__file__).resolve().parents[1] / "ontology" / "got.json"
+
+
+def _onto(cues=("casad", "se cas", "boda")) -> Ontology:
+    rel = {"nombre": "CASADO_CON", "dominio": "Persona", "rango": "Persona", "simetrica": True}
+    if cues is not None:
+        rel["indicios"] = list(cues)
+    return Ontology.from_dict({"clases": {"Persona": {}, "Evento": {}}, "relaciones": [
+        rel, {"nombre": "CONOCE", "dominio": "Persona", "rango": "Persona"},
+        {"nombre": "ASISTE_A", "dominio": "Persona", "rango": "Evento"}]})
+
+
+def test_cues_are_read_in_both_languages_and_left_out_of_the_hash():
+    es = _onto()
+    assert es.relation("CASADO_CON").cues == ("casad", "se cas", "boda")
+    assert es.relation("CONOCE").cues == ()
+    en = Ontology.from_dict({"classes": {"Persona": {}, "Evento": {}}, "relations": [
+        {"name": "CASADO_CON", "domain": "Persona", "range": "Persona", "symmetric": True, "cues": ["casad"]},
+        {"name": "CONOCE", "domain": "Persona", "range": "Persona"},
+        {"name": "ASISTE_A", "domain": "Persona", "range": "Evento"}]})
+    assert en.relation("CASADO_CON").cues == ("casad",)
+    # editing the cues keeps the hash (cached answers stay valid), anything else changes it
+    assert _onto(("otra",)).hash == _onto().hash == _onto(None).hash
+    assert Ontology.from_file(GOT).relation("CASADO_CON").cues  # the worked example declares some
+
+
+@pytest.mark.parametrize("cues, path", [(["--"], "$.relaciones[0].indicios[0]"), ([], "$.relaciones[0].indicios"),
+                                        ([""], "$.relaciones[0].indicios[0]"), ("casad", "$.relaciones[0].indicios")])
+def test_a_bad_cue_is_an_error_at_its_json_path(cues, path):
+    with pytest.raises(OntologyError) as err:
+        Ontology.from_dict({"clases": {"Persona": {}}, "relaciones": [
+            {"nombre": "CASADO_CON", "dominio": "Persona", "rango": "Persona", "indicios": cues}]})
+    assert path in str(err.value)
+
+
+def test_cue_matching_folds_case_and_accents_takes_a_word_beginning_and_skips_entity_names():
+    text = ChunkText("Ana se casó con Luis. Ana y Luis asisten a la Boda Roja.")
+    first = text.sentences[0]
+    second = text.sentences[1]
+    assert text.has_cue(*first, ["SE CAS"])           # "se casó": the last cue word is a word's beginning
+    assert not text.has_cue(*first, ["casad"])        # "casó" does not begin with "casad"
+    assert not text.has_cue(*first, ["se casa con"])  # "casa" must be a whole word before the last one
+    assert text.has_cue(*second, ["boda"])
+    assert not text.has_cue(*second, ["boda"], names=["Boda Roja"])  # inside an entity's name: no cue
+
+
+def _check(onto: Ontology, text: str, rules: EvidenceRules | None = None):
+    v = Validator(onto, evidence=rules or EvidenceRules())
+    ents = [{"name": "Ana", "type": "Persona"}, {"name": "Luis", "type": "Persona"},
+            {"name": "Boda Roja", "type": "Evento"}]
+    rels = [{"relation": "CASADO_CON", "subject": "Ana", "subject_type": "Persona", "object": "Luis",
+             "object_type": "Persona"},
+            {"relation": "CONOCE", "subject": "Ana", "subject_type": "Persona", "object": "Luis",
+             "object_type": "Persona"}]
+    return v.validate({"entities": ents, "relations": rels}, "c1", "d1", text)
+
+
+def test_a_relation_with_cues_is_kept_only_where_the_text_states_it():
+    onto = _onto()
+    kept = _check(onto, "Ana se casa con Luis en la Boda Roja.")
+    assert {r.relation for r in kept.relations} == {"CASADO_CON", "CONOCE"}
+    refused = _check(onto, "Ana y Luis asisten a la Boda Roja.")
+    assert [r.relation for r in refused.relations] == ["CONOCE"]  # a relation without cues is not checked
+    (rej,) = [r for r in refused.rejections if r.kind == "relation"]
+    assert rej.reason == Reason.NO_CUE and rej.allowed == ["casad", "se cas", "boda"]
+    assert "'casad'" in rej.message and "'Ana'" in rej.message
+    # off by setting; and without evidence (no text) nothing is checked
+    off = _check(onto, "Ana y Luis asisten a la Boda Roja.", EvidenceRules(cues=False))
+    assert {r.relation for r in off.relations} == {"CASADO_CON", "CONOCE"}
+    assert EvidenceRules.from_settings(Settings(relation_cues=False)).cues is False
+    assert EvidenceRules.from_settings(Settings()).cues is True
+
+
+def test_the_report_suggests_what_to_do_with_no_cue_refusals(tmp_path):
+    onto = _onto()
+    val = _check(onto, "Ana y Luis asisten a la Boda Roja.")
+    data = {"format": "graphrag_got.extraction/2", "rejections": [r.model_dump(mode="json") for r in val.rejections],
+            "relations": [], "entities": []}
+    text = to_markdown(build_report(data, onto, min_repeat=1))
+    assert "no_cue" in text and "indicios" in text and "revalidate" in text
