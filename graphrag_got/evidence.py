@@ -216,20 +216,30 @@ class ChunkText:
                            for o in longer)]
 
     def has_cue(self, start: int, end: int, cues: Iterable[str], names: Iterable[str] = (),
-                threshold: float = 0.85) -> bool:
+                threshold: float = 0.85, *, exact_names: Iterable[str] = ()) -> bool:
         """Whether a cue occurs in ``[start, end)`` outside the mentions of ``names``.
 
         A cue is one or more words, compared folded (case, accents); its last word may be the
         beginning of a text word ("marri" matches "married", "marriage"; "wed to" matches "wed
         to"), the others match whole words. Words inside a mention of one of ``names`` (the chunk's
-        entities) do not count: "wedding" in the name "The Crimson Wedding" says nobody married."""
+        entities) do not count: "wedding" in the name "The Crimson Wedding" says nobody married; nor
+        do capitalized words inside a sentence (parts of a name no entity lists), unless the cue itself
+        is written capitalized.
+        ``exact_names`` are masked too, found without fuzzy matching (names listed elsewhere in the corpus)."""
         masked = [(m.start, m.end) for n in names for m in self.find(n, threshold)]
-        words = [t.key for t in self.tokens
-                 if start <= t.start and t.end <= end and not any(a <= t.start and t.end <= b for a, b in masked)]
+        masked += [(m.start, m.end) for n in exact_names for m in self.find(n, 1.0)]
+        starts = {s for s, _ in self.sentences}
+        free = [t for t in self.tokens
+                if start <= t.start and t.end <= end and not any(a <= t.start and t.end <= b for a, b in masked)]
+        every = [t.key for t in free]
+        # a capitalized word inside a sentence is part of a name ("the Crimson Wedding") even when no entity
+        # lists that name; a cue written capitalized (a language that capitalizes nouns) may match it
+        lower = [t.key for t in free if not (self.text[t.start].isupper() and t.start not in starts)]
         for cue in cues:
             want = cue_words(cue)
             if not want:
                 continue
+            words = every if cue.strip()[:1].isupper() else lower
             head, last = want[:-1], want[-1]
             for i in range(len(words) - len(want) + 1):
                 if words[i:i + len(head)] == head and words[i + len(head)].startswith(last):

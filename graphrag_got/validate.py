@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from .answer_form import expand_answer
 from .evidence import ChunkText, EvidenceRules
@@ -249,8 +249,8 @@ class Validator:
 
     # ------------------------------------------------------------------ relations
     def check_relation(self, raw: Any, known: Mapping[str, set[str]], chunk_id: str | None = None,
-                       document_id: str | None = None, *,
-                       text: ChunkText | None = None) -> tuple[RelationRecord | None, list[Rejection]]:
+                       document_id: str | None = None, *, text: ChunkText | None = None,
+                       corpus_names: Collection[str] = ()) -> tuple[RelationRecord | None, list[Rejection]]:
         """One raw triple -> its record (or None) and refusals.
 
         ``known`` maps the normalized names of the accepted entities (of the chunk, or of the file
@@ -365,7 +365,8 @@ class Validator:
                        value=str(rules.window))
                 return None, rejections
             if rules.cues and rel.cues:
-                if not any(text.has_cue(sp.start, sp.end, rel.cues, known, rules.threshold) for sp in spans):
+                if not any(text.has_cue(sp.start, sp.end, rel.cues, known, rules.threshold, exact_names=corpus_names)
+                           for sp in spans):
                     shown = ", ".join(repr(c) for c in rel.cues[:6]) + (", ..." if len(rel.cues) > 6 else "")
                     reject(Reason.NO_CUE, f"{rname}: no cue of the relation ({shown}) occurs where the text "
                                           f"mentions {subj!r} and {obj!r}", allowed=list(rel.cues))
@@ -447,13 +448,15 @@ class Validator:
     # ------------------------------------------------------------------ entry point
     def validate(self, raw: Any, chunk_id: str | None = None, document_id: str | None = None,
                  text: str | ChunkText | None = None, *, text_start: int = 0,
-                 extra_entities: Sequence[Any] = ()) -> ChunkValidation:
+                 extra_entities: Sequence[Any] = (), corpus_names: Collection[str] = ()) -> ChunkValidation:
         """Validate one chunk's answer ``{"entities": [...], "relations": [...]}`` (already parsed JSON).
 
         ``text``: the chunk text (evidence is checked when the validator has evidence rules; without
         text it is not); ``text_start``: where the chunk starts in its document. ``extra_entities``:
         entities added by an audited repair, validated after the answer's own (and not counted
-        against the schema bound, which applies to what the model wrote).
+        against the schema bound, which applies to what the model wrote). ``corpus_names``: the entity
+        names the answers of the whole corpus list; a relation cue inside one of them (written as
+        listed) is part of a name, not a statement, even in a chunk whose answer missed that entity.
         """
         out = ChunkValidation(chunk_id=chunk_id, document_id=document_id)
         raw = expand_answer(raw)  # a compact answer reads like a full one from here on
@@ -491,11 +494,24 @@ class Validator:
                 out.entities.append(record)
         known = known_entities(out.entities)
         for item in lists["relations"]:
-            rel, rejections = self.check_relation(item, known, chunk_id, document_id, text=ctx)
+            rel, rejections = self.check_relation(item, known, chunk_id, document_id, text=ctx,
+                                                  corpus_names=corpus_names)
             out.rejections += rejections
             if rel is not None:
                 out.relations.append(rel)
         return out
+
+
+def corpus_entity_names(answers: Iterable[Any]) -> frozenset[str]:
+    """Every entity name (a non-empty string under "name") the raw answers list, as written."""
+    names: set[str] = set()
+    for answer in answers:
+        entities = answer.get("entities") if isinstance(answer, dict) else None
+        for e in entities if isinstance(entities, list) else ():
+            name = e.get("name") if isinstance(e, dict) else None
+            if isinstance(name, str) and name.strip() and len(name) <= NAME_MAX:
+                names.add(name.strip())
+    return frozenset(names)
 
 
 def chunk_text(text: str | ChunkText | None, text_start: int = 0) -> ChunkText | None:

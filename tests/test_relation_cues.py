@@ -51,14 +51,14 @@ def test_a_bad_cue_is_an_error_at_its_json_path(cues, path):
 
 
 def test_cue_matching_folds_case_and_accents_takes_a_word_beginning_and_skips_entity_names():
-    text = ChunkText("Ana se casó con Luis. Ana y Luis asisten a la Boda Roja.")
+    text = ChunkText("Ana se casó con Luis. Ana y Luis asisten a la boda roja.")
     first = text.sentences[0]
     second = text.sentences[1]
     assert text.has_cue(*first, ["SE CAS"])           # "se casó": the last cue word is a word's beginning
     assert not text.has_cue(*first, ["casad"])        # "casó" does not begin with "casad"
     assert not text.has_cue(*first, ["se casa con"])  # "casa" must be a whole word before the last one
     assert text.has_cue(*second, ["boda"])
-    assert not text.has_cue(*second, ["boda"], names=["Boda Roja"])  # inside an entity's name: no cue
+    assert not text.has_cue(*second, ["boda"], names=["Boda Roja"])  # inside an entity's mention: no cue
 
 
 def _check(onto: Ontology, text: str, rules: EvidenceRules | None = None):
@@ -95,3 +95,18 @@ def test_the_report_suggests_what_to_do_with_no_cue_refusals(tmp_path):
             "relations": [], "entities": []}
     text = to_markdown(build_report(data, onto, min_repeat=1))
     assert "no_cue" in text and "indicios" in text and "revalidate" in text
+
+
+def test_capitalized_words_inside_a_sentence_are_name_parts_unless_the_cue_is_capitalized():
+    text = ChunkText("Ana y Luis asisten a la Boda Roja. Boda sencilla la de Ana.")
+    first, second = text.sentences
+    assert not text.has_cue(*first, ["boda"])  # part of a name no entity lists
+    assert text.has_cue(*first, ["Boda"])      # a cue written capitalized matches capitalized words
+    assert text.has_cue(*second, ["boda"])     # a sentence's first word is not a name for that
+
+
+def test_names_the_corpus_lists_elsewhere_hide_their_cue_words():
+    text = ChunkText("Ana y Luis asisten a la gran boda de primavera.")
+    span = text.sentences[0]
+    assert text.has_cue(*span, ["boda"])
+    assert not text.has_cue(*span, ["boda"], exact_names=["gran boda de primavera"])
