@@ -161,10 +161,11 @@ class Settings(BaseSettings):
                         "audited repair before refusing: infer an end's class, majority class, flip ends")
     resolution: bool = _env("GRAPHRAG_RESOLUTION", True,
                             "merge aliases of one entity within a class (logged; aliases file to pin/split)")
-    orphan_entities: Literal["keep", "duplicates", "drop"] = _env(
-        "GRAPHRAG_ORPHAN_ENTITIES", "duplicates",
-        "entities no kept fact uses (refused as no_fact, in the report): duplicates = only those whose "
-        "name facts use under another class; drop = all; keep = none")
+    orphan_entities: Literal["keep", "duplicates", "related", "drop"] = _env(
+        "GRAPHRAG_ORPHAN_ENTITIES", "related",
+        "entities no kept fact uses (refused as no_fact, in the report): related = those whose every chunk "
+        "has kept facts, and those whose name facts use under another class; duplicates = only the latter; "
+        "drop = all; keep = none")
     verify: bool = _env("GRAPHRAG_VERIFY", False,
                         "ask the model a yes/no question per candidate triple against its evidence sentence")
 

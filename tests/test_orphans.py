@@ -76,3 +76,21 @@ def test_duplicates_refuses_only_an_orphan_whose_name_facts_use_under_another_cl
     assert (rec.entity_type, rec.entity_name, rec.allowed) == ("Person", "Rome", ["Place"])
     assert "the same name is a Place that does" in rec.message
     assert drop_orphans([ann, rome, rome_as_person, oslo], [rel], "keep") == ([ann, rome, rome_as_person, oslo], [])
+
+
+def test_related_refuses_an_orphan_only_where_its_chunks_kept_facts() -> None:
+    ann, rome, oslo = _entity("Person", "Ann"), _entity("Place", "Rome"), _entity("Place", "Oslo")
+    paris = EntityRecord(uid="Place|paris", key="paris", name="Paris", type="Place", chunk_ids=["d:2"])
+    both = EntityRecord(uid="Place|lima", key="lima", name="Lima", type="Place", chunk_ids=["d:1", "d:2"])
+    rel = RelationRecord(subject="Ann", subject_key="ann", subject_type="Person", relation="LIVES_IN",
+                         object="Rome", object_key="rome", object_type="Place", chunk_ids=["d:1"])
+    kept, refused = drop_orphans([ann, rome, oslo, paris, both], [rel], mode="related")
+    # Oslo: its only chunk kept a fact that leaves it out; Paris and Lima appear where nothing was kept
+    assert [e.name for e in kept] == ["Ann", "Rome", "Paris", "Lima"]
+    (rec,) = refused
+    assert rec.entity_name == "Oslo" and rec.reason is Reason.NO_FACT
+    assert "every chunk that mentions it" in rec.message
+    # duplicates alone refuses none of them; drop refuses all three
+    assert len(drop_orphans([ann, rome, oslo, paris, both], [rel], mode="duplicates")[1]) == 0
+    assert len(drop_orphans([ann, rome, oslo, paris, both], [rel], mode="drop")[1]) == 3
+    assert Settings().orphan_entities == "related"

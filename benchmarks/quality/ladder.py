@@ -146,7 +146,12 @@ RUNGS.append(Rung("+cues",
                   lambda s: s.with_overrides(relation_cues=True, evidence=True, repair=True, resolution=True,
                                              orphan_entities="duplicates"),
                   "as +class duplicates, and a relation that declares cues (`indicios`) kept only when one occurs "
-                  "where its ends meet (refusal `no_cue`): the default"))
+                  "where its ends meet (refusal `no_cue`)"))
+RUNGS.append(Rung("+related orphans",
+                  lambda s: s.with_overrides(relation_cues=True, evidence=True, repair=True, resolution=True,
+                                             orphan_entities="related"),
+                  "as +cues, and an entity no kept relation uses refused (`no_fact`) also when every chunk that "
+                  "mentions it has kept facts: the default"))
 RUNGS.append(Rung("+no orphans",
                   lambda s: s.with_overrides(relation_cues=True, evidence=True, repair=True, resolution=True,
                                              orphan_entities="drop"),
@@ -156,8 +161,8 @@ RUNGS.append(Rung("+no orphans",
 #: Only on corpora whose recorded answers include verification verdicts (replay keys "verify:...").
 VERIFICATION = Rung("+verification",
                     lambda s: s.with_overrides(relation_cues=True, evidence=True, repair=True, resolution=True,
-                                               verify=True, orphan_entities="duplicates"),
-                    "as +cues, and every kept triple confirmed by a yes/no question against its evidence "
+                                               verify=True, orphan_entities="related"),
+                    "as +related orphans, and every kept triple confirmed by a yes/no question against its evidence "
                     "(refusal `not_confirmed`)")
 
 
