@@ -137,31 +137,28 @@ def _then_resolution(previous: Rung) -> Rung:
 
 
 RUNGS.append(_then_resolution(RUNGS[-1]))
-RUNGS.append(Rung("+class duplicates",
-                  lambda s: s.with_overrides(relation_cues=False, evidence=True, repair=True, resolution=True,
-                                             orphan_entities="duplicates"),
+
+def _trusting(**overrides: Any) -> Callable[[Settings], Settings]:
+    """Evidence, cues, repair and resolution on (the default pipeline), then ``overrides``."""
+    chosen = {"relation_cues": True, "evidence": True, "repair": True, "resolution": True, **overrides}
+    return lambda s: s.with_overrides(**chosen)
+
+
+RUNGS.append(Rung("+class duplicates", _trusting(relation_cues=False, orphan_entities="duplicates"),
                   "as +resolution, and an entity no kept relation uses refused (`no_fact`) when facts use its "
                   "name under another class"))
-RUNGS.append(Rung("+cues",
-                  lambda s: s.with_overrides(relation_cues=True, evidence=True, repair=True, resolution=True,
-                                             orphan_entities="duplicates"),
+RUNGS.append(Rung("+cues", _trusting(orphan_entities="duplicates"),
                   "as +class duplicates, and a relation that declares cues (`indicios`) kept only when one occurs "
                   "where its ends meet (refusal `no_cue`)"))
-RUNGS.append(Rung("+related orphans",
-                  lambda s: s.with_overrides(relation_cues=True, evidence=True, repair=True, resolution=True,
-                                             orphan_entities="related"),
+RUNGS.append(Rung("+related orphans", _trusting(orphan_entities="related"),
                   "as +cues, and an entity no kept relation uses refused (`no_fact`) also when every chunk that "
                   "mentions it has kept facts: the default"))
-RUNGS.append(Rung("+no orphans",
-                  lambda s: s.with_overrides(relation_cues=True, evidence=True, repair=True, resolution=True,
-                                             orphan_entities="drop"),
+RUNGS.append(Rung("+no orphans", _trusting(orphan_entities="drop"),
                   "as +cues, and every entity no kept relation uses refused (`no_fact`; opt-in: "
                   "GRAPHRAG_ORPHAN_ENTITIES=drop)"))
 
 #: Only on corpora whose recorded answers include verification verdicts (replay keys "verify:...").
-VERIFICATION = Rung("+verification",
-                    lambda s: s.with_overrides(relation_cues=True, evidence=True, repair=True, resolution=True,
-                                               verify=True, orphan_entities="related"),
+VERIFICATION = Rung("+verification", _trusting(verify=True, orphan_entities="related"),
                     "as +related orphans, and every kept triple confirmed by a yes/no question against its evidence "
                     "(refusal `not_confirmed`)")
 
