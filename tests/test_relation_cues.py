@@ -110,3 +110,34 @@ def test_names_the_corpus_lists_elsewhere_hide_their_cue_words():
     span = text.sentences[0]
     assert text.has_cue(*span, ["boda"])
     assert not text.has_cue(*span, ["boda"], exact_names=["gran boda de primavera"])
+
+
+def test_extract_hides_cue_words_inside_names_other_chunks_list(tmp_path):
+    import json
+
+    from graphrag_got.chunking import read_corpus
+    from graphrag_got.extract import run_extraction
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("Luis prepara la gran boda de primavera, que es un evento.\n\n"
+                      "Ana y Luis asisten a la gran boda de primavera.\n", encoding="utf-8")
+    onto = _onto()
+    first = {"entities": [{"type": "Persona", "name": "Luis"}, {"type": "Evento", "name": "gran boda de primavera"}],
+             "relations": [{"relation": "ASISTE_A", "subject": "Luis", "subject_type": "Persona",
+                            "object": "gran boda de primavera", "object_type": "Evento"}]}
+    second = {"entities": [{"type": "Persona", "name": "Ana"}, {"type": "Persona", "name": "Luis"}],
+              "relations": [{"relation": "CASADO_CON", "subject": "Ana", "subject_type": "Persona", "object": "Luis",
+                             "object_type": "Persona"}]}
+    settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay",
+                        replay_file=tmp_path / "replay.json", chunk_min_chars=10, orphan_entities="keep")
+    chunks = [c for d in read_corpus(corpus, min_chars=settings.chunk_min_chars, max_chars=settings.chunk_max_chars)
+              for c in d.chunks]
+    assert len(chunks) == 2
+    (tmp_path / "replay.json").write_text(json.dumps({"format": "graphrag_got.replay/1", "model": "test", "responses": [
+        {"chunk_id": c.id, "chunk_hash": c.hash, "responses": [json.dumps(a)]} for c, a in zip(chunks, (first, second))]}),
+        encoding="utf-8")
+    summary = run_extraction(settings, onto, corpus)
+    data = json.loads(summary.out_path.read_text(encoding="utf-8"))
+    # "boda" in the second chunk is part of a name the first chunk's answer lists: no cue for CASADO_CON
+    assert [r["relation"] for r in data["relations"]] == ["ASISTE_A"]
+    assert [r["reason"] for r in data["rejections"] if r["kind"] == "relation"] == ["no_cue"]
