@@ -33,11 +33,11 @@ from .extraction import FORMAT as EXTRACTION_FORMAT
 from .extraction import ChunkRecord, DocumentRecord, Extraction, FailedChunk, LLMRef, OntologyRef
 from .prompts import EXTRACTION_VERSION, extraction_system_prompt, extraction_user_prompt
 from .schema import extraction_schema
-from .validate import ChunkValidation, Validator, aggregate, corpus_entity_names, identity_attributes
+from .validate import ChunkValidation, Validator, aggregate, identity_attributes
 from .evidence import ChunkText, EvidenceRules
 from .extraction import Repair
 from .orphans import drop_orphans
-from .repair import ChunkAnswer, RepairedAnswer, repair_answers
+from .repair import ChunkAnswer, RepairedAnswer, corpus_entity_names, repair_answers
 from .extraction import Merge, Rejection
 from .resolve import resolve_entities
 from .notes import notes_of_documents
@@ -405,7 +405,7 @@ def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
         fixed = repair_answers(validator, answers, threshold=settings.mention_threshold)
     else:
         fixed = [RepairedAnswer(a.chunk_id, a.document_id, a.answer) for a in answers]
-    names = corpus_entity_names([*(f.answer for f in fixed), *({"entities": f.extra_entities} for f in fixed)])
+    names = corpus_entity_names(fixed, validator.max_entities)
     validations = [validator.validate(f.answer, a.chunk_id, a.document_id, a.text, extra_entities=f.extra_entities,
                                       corpus_names=names)
                    for a, f in zip(answers, fixed)]

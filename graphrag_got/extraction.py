@@ -57,7 +57,7 @@ class Reason(StrEnum):
     LOW_CONFIDENCE = "low_confidence"  # a mention whose model confidence is under the threshold
     NOT_CONFIRMED = "not_confirmed"  # verification: the model answered "no" for the triple against its evidence
     NO_CUE = "no_cue"  # evidence: none of the relation's cues (`indicios`) occurs where its two ends meet
-    NO_FACT = "no_fact"  # an entity no kept relation uses (setting orphan_entities=drop)
+    NO_FACT = "no_fact"  # an entity no kept relation uses (setting orphan_entities: related, duplicates, drop)
 
 
 class RepairReason(StrEnum):

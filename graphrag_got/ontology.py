@@ -24,8 +24,8 @@ import json.scanner
 import re
 from functools import cached_property
 from importlib import resources
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal
 
 import jsonschema
@@ -287,7 +287,7 @@ class Relation(BaseModel):
     comment: str = ""
     declared_domain: tuple[str, ...] = ()
     declared_range: tuple[str, ...] = ()
-    cues: tuple[str, ...] = ()  # `indicios`: words that state the relation (see evidence.ChunkText.cue_spans)
+    cues: tuple[str, ...] = ()  # `indicios`: words that state the relation (see evidence.ChunkText.has_cue)
 
     @property
     def stated_domain(self) -> tuple[str, ...]:
@@ -496,8 +496,7 @@ class Ontology(BaseModel):
         """sha256 of the file's canonical JSON: any edit (even a comment) changes it, since comments reach the
         prompt. Relation cues (`indicios`) are left out: they never reach the model, only the validator, so
         editing them keeps the cached answers (revalidate to apply them, with no LLM call)."""
-        blob = json.dumps(_without_cues(self.raw) if self.raw else self.model_dump(exclude={"source", "raw"}),
-                          sort_keys=True,
+        blob = json.dumps(_without_cues(self.raw or self.model_dump(exclude={"source", "raw"})), sort_keys=True,
                           ensure_ascii=False, separators=(",", ":"), default=list)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

@@ -39,7 +39,7 @@ from .extraction import End, Repair, RepairReason
 from .normalize import normalize_name
 from .validate import Validator, known_entities
 
-__all__ = ["ChunkAnswer", "ClassVotes", "RepairedAnswer", "repair_answers", "repair_chunk"]
+__all__ = ["ChunkAnswer", "ClassVotes", "RepairedAnswer", "corpus_entity_names", "repair_answers", "repair_chunk"]
 
 _log = logging.getLogger(__name__)
 _ENTITY_KEYS = frozenset({"name", "type", "properties"})
@@ -126,6 +126,18 @@ def repair_chunk(validator: Validator, chunk: ChunkAnswer, votes: ClassVotes, *,
                  threshold: float = 0.85) -> RepairedAnswer:
     """The repairs of one chunk's answer, given the corpus's class votes."""
     return _ChunkRepair(validator, chunk, votes, threshold).run()
+
+
+def corpus_entity_names(fixed: Iterable[RepairedAnswer], bound: int | None = None) -> frozenset[str]:
+    """Every entity name the (repaired) answers of a corpus list, as written: what the validator hides
+    relation cues inside (``Validator.validate(..., corpus_names=...)``)."""
+    names: set[str] = set()
+    for f in fixed:
+        for item in [*_entities(f.answer, bound), *f.extra_entities]:
+            name, _ = _name_and_type(item)
+            if name is not None:
+                names.add(name)
+    return frozenset(names)
 
 
 # ---------------------------------------------------------------------------- one chunk

@@ -502,18 +502,6 @@ class Validator:
         return out
 
 
-def corpus_entity_names(answers: Iterable[Any]) -> frozenset[str]:
-    """Every entity name (a non-empty string under "name") the raw answers list, as written."""
-    names: set[str] = set()
-    for answer in answers:
-        entities = answer.get("entities") if isinstance(answer, dict) else None
-        for e in entities if isinstance(entities, list) else ():
-            name = e.get("name") if isinstance(e, dict) else None
-            if isinstance(name, str) and name.strip() and len(name) <= NAME_MAX:
-                names.add(name.strip())
-    return frozenset(names)
-
-
 def chunk_text(text: str | ChunkText | None, text_start: int = 0) -> ChunkText | None:
     """The text prepared for mention search (a :class:`ChunkText` is reused with its cache)."""
     if text is None or isinstance(text, ChunkText):
