@@ -144,6 +144,10 @@ class Settings(BaseSettings):
     relation_cues: bool = _env("GRAPHRAG_RELATION_CUES", True,
                                "with evidence on, a relation that declares cues (`indicios`) is kept only when "
                                "one occurs in a sentence where its ends meet (refusal no_cue)")
+    cue_direction: bool = _env("GRAPHRAG_CUE_DIRECTION", True,
+                               "with cues and repair on, a fact whose sentence words it the other way round "
+                               "(\"B <cue> A\" for A REL B, or a reverse cue) gets its ends swapped "
+                               "(repair reversed_by_wording), when the reverse fits domain and range")
     mention_threshold: float = _env("GRAPHRAG_MENTION_THRESHOLD", 0.85,
                                     "fuzzy score (0-1) an entity name needs to count as found in its chunk",
                                     ge=0, le=1)

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Iterable
 if TYPE_CHECKING:
     from .config import Settings
 
-__all__ = ["LEADING_ARTICLES", "ChunkText", "EvidenceRules", "Mention", "Span", "cue_words", "fold", "name_words"]
+__all__ = ["LEADING_ARTICLES", "ChunkText", "EvidenceRules", "Mention", "Span", "Wording", "cue_words", "fold",
+           "name_words"]
 
 LEADING_ARTICLES = frozenset({"el", "la", "los", "las", "the", "a", "an"})
 MAX_SPANS_PER_CHUNK = 3  # evidence spans kept per fact and chunk (closest first)
@@ -62,6 +63,7 @@ class EvidenceRules:
     window: int = 1
     threshold: float = 0.85
     cues: bool = True  # a relation that declares cues (`indicios`) needs one where its ends meet
+    direction: bool = True  # with cues: the repair swaps ends the wording states the other way round
 
     def __post_init__(self) -> None:
         if self.window < 0:
@@ -72,7 +74,7 @@ class EvidenceRules:
     @classmethod
     def from_settings(cls, settings: "Settings") -> "EvidenceRules":
         return cls(window=settings.evidence_window, threshold=settings.mention_threshold,
-                   cues=settings.relation_cues)
+                   cues=settings.relation_cues, direction=settings.cue_direction)
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,17 @@ class Mention:
     end: int
     sentence: int
     score: float  # 1.0 for a match up to case, accents, articles and plural; else the fuzzy ratio
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How one sentence words a relation between two names: ``direction`` is ``forward`` when it
+    states the subject first (or the object first with a reverse cue), else ``reverse``; ``start``
+    and ``end`` span the two mentions and the cue between them."""
+
+    direction: str  # "forward" | "reverse"
+    start: int
+    end: int
 
 
 @dataclass(frozen=True)
@@ -245,6 +258,39 @@ class ChunkText:
                 if words[i:i + len(head)] == head and words[i + len(head)].startswith(last):
                     return True
         return False
+
+    def stated_order(self, subject: str, obj: str, cues: Iterable[str], reverse_cues: Iterable[str] = (),
+                     names: Iterable[str] = (), threshold: float = 0.85, *,
+                     exact_names: Iterable[str] = ()) -> Wording | None:
+        """The direction in which the text words a relation from ``subject`` to ``obj``, when it is clear.
+
+        Looks at every sentence that mentions both names with a cue between two neighbouring mentions
+        (no other mention of either name between them). "A <cue> B" states A first: forward when A is
+        the subject. A reverse cue (the relation worded object first: "trained under", a passive
+        "betrayed by") says the opposite, and where one occurs between the two mentions the plain cues
+        there do not count. The answer is the one direction every such sentence agrees on, else None
+        (no cue between the mentions anywhere, or sentences that disagree). ``names`` and
+        ``exact_names`` are masked as in :meth:`has_cue`; ``names`` also decides which mentions are
+        the names' own (:meth:`own_mentions`).
+        """
+        names, exact_names, cues, reverse_cues = tuple(names), tuple(exact_names), tuple(cues), tuple(reverse_cues)
+        marks = sorted([(m, "s") for m in self.own_mentions(subject, threshold, names)]
+                       + [(m, "o") for m in self.own_mentions(obj, threshold, names)],
+                       key=lambda x: (x[0].start, x[0].end))
+        found: list[Wording] = []
+        for (a, ea), (b, eb) in zip(marks, marks[1:]):
+            if ea == eb or a.sentence != b.sentence or b.start < a.end:
+                continue
+            if reverse_cues and self.has_cue(a.end, b.start, reverse_cues, names, threshold, exact_names=exact_names):
+                subject_first = ea == "o"
+            elif self.has_cue(a.end, b.start, cues, names, threshold, exact_names=exact_names):
+                subject_first = ea == "s"
+            else:
+                continue
+            found.append(Wording("forward" if subject_first else "reverse", a.start, b.end))
+        if not found or len({w.direction for w in found}) > 1:
+            return None
+        return found[0]
 
     def evidence(self, subject: str, obj: str, window: int = 1, threshold: float = 0.85,
                  limit: int = MAX_SPANS_PER_CHUNK, others: Iterable[str] = ()) -> list[Span]:

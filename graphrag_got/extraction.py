@@ -66,6 +66,8 @@ class RepairReason(StrEnum):
     INFERRED_CLASS = "inferred_class"  # a relation end never extracted was added with the only class it can have
     MAJORITY_CLASS = "majority_class"  # a class corrected to the one most of the name's mentions give it
     FLIPPED_ENDS = "flipped_ends"  # subject and object swapped: only the reverse fits domain and range
+    # subject and object swapped: both orders fit, and the sentence words the fact the other way round
+    REVERSED_BY_WORDING = "reversed_by_wording"
 
 
 Kind = Literal["relation", "entity", "property"]

@@ -63,7 +63,7 @@ _TOP_ALIASES = {
 }
 _CLASS_ALIASES = {"properties": "propiedades", "subclass_of": "subclase_de"}
 _REL_ALIASES = {"name": "nombre", "domain": "dominio", "range": "rango", "symmetric": "simetrica",
-                "cues": "indicios"}
+                "cues": "indicios", "reverse_cues": "indicios_inversos"}
 _SPEC_ALIASES = {
     "type": "tipo",
     "values": "valores",
@@ -288,6 +288,14 @@ class Relation(BaseModel):
     declared_domain: tuple[str, ...] = ()
     declared_range: tuple[str, ...] = ()
     cues: tuple[str, ...] = ()  # `indicios`: words that state the relation (see evidence.ChunkText.has_cue)
+    # `indicios_inversos`: words that state it object first ("trained under", a passive "betrayed by"); they
+    # count as cues, and tell the wording's direction the other way (see evidence.ChunkText.stated_order)
+    reverse_cues: tuple[str, ...] = ()
+
+    @property
+    def all_cues(self) -> tuple[str, ...]:
+        """Every wording that states the relation, in either direction."""
+        return self.cues + self.reverse_cues
 
     @property
     def stated_domain(self) -> tuple[str, ...]:
@@ -386,11 +394,16 @@ class Ontology(BaseModel):
                 problems.append((("relaciones", i, "nombre"),
                                  f"duplicate relation {rel.name!r} (first declared at $.relaciones[{seen[rel.name]}])"))
             seen.setdefault(rel.name, i)
-            for j, cue in enumerate(rel.cues):
-                if not cue_words(cue):
-                    problems.append((("relaciones", i, "indicios", j),
-                                     f"cue {cue!r} of relation {rel.name} has no word: write the words that state "
-                                     "the relation in a text, e.g. 'married to'"))
+            for key, cues in (("indicios", rel.cues), ("indicios_inversos", rel.reverse_cues)):
+                for j, cue in enumerate(cues):
+                    if not cue_words(cue):
+                        problems.append((("relaciones", i, key, j),
+                                         f"cue {cue!r} of relation {rel.name} has no word: write the words that "
+                                         "state the relation in a text, e.g. 'married to'"))
+            if rel.reverse_cues and rel.symmetric:
+                problems.append((("relaciones", i, "indicios_inversos"),
+                                 f"relation {rel.name} is symmetric, so no wording states it in reverse: move these "
+                                 "words to 'indicios' or remove 'indicios_inversos'"))
             for field, key in (("domain", "dominio"), ("range", "rango")):
                 for j, cname in enumerate(getattr(rel, field)):
                     if cname not in self.classes:
@@ -494,7 +507,7 @@ class Ontology(BaseModel):
     @cached_property
     def hash(self) -> str:
         """sha256 of the file's canonical JSON: any edit (even a comment) changes it, since comments reach the
-        prompt. Relation cues (`indicios`) are left out: they never reach the model, only the validator, so
+        prompt. Relation cues (`indicios`, `indicios_inversos`) are left out: they never reach the model, only the validator, so
         editing them keeps the cached answers (revalidate to apply them, with no LLM call)."""
         blob = json.dumps(_without_cues(self.raw or self.model_dump(exclude={"source", "raw"})), sort_keys=True,
                           ensure_ascii=False, separators=(",", ":"), default=list)
@@ -529,13 +542,16 @@ class Ontology(BaseModel):
         return "\n".join(lines)
 
 
+_CUE_KEYS = frozenset({"indicios", "cues", "indicios_inversos", "reverse_cues"})
+
+
 def _without_cues(raw: dict[str, Any]) -> dict[str, Any]:
     """The file's data without the relations' cues (what the ontology hash covers)."""
     out = dict(raw)
     for key in ("relaciones", "relations"):
         rels = out.get(key)
         if isinstance(rels, list):
-            out[key] = [{k: v for k, v in r.items() if k not in ("indicios", "cues")} if isinstance(r, dict) else r
+            out[key] = [{k: v for k, v in r.items() if k not in _CUE_KEYS} if isinstance(r, dict) else r
                         for r in rels]
     return out
 
@@ -854,6 +870,7 @@ def _canonical(data: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, st
                 "symmetric": bool(rdata.get("simetrica", False)),
                 "comment": rdata.get("comment", ""),
                 "cues": tuple(str(c).strip() for c in rdata.get("indicios", ())),
+                "reverse_cues": tuple(str(c).strip() for c in rdata.get("indicios_inversos", ())),
             }
         )
     attrs = {}

@@ -4,7 +4,7 @@ A small model often states a fact correctly but gets the bookkeeping around it w
 event as a relation's object without listing the event among the entities, lists a name with a
 class that every other chunk contradicts, or writes the two ends of a triple in reverse. Refusing
 such a triple loses a fact the text states; keeping it silently hides what was changed. So before
-the validator refuses, :func:`repair_answers` tries three repairs, in two passes over all chunks'
+the validator refuses, :func:`repair_answers` tries four repairs, in two passes over all chunks'
 answers (the first collects, per normalized name, the classes the model listed it with across the
 corpus: :class:`ClassVotes`):
 
@@ -18,6 +18,10 @@ corpus: :class:`ClassVotes`):
   class), the corpus does not give the name another class, and the name is found in the chunk text.
   When two classes are possible and none is given, nothing is guessed.
 * ``flipped_ends``: subject and object are swapped when only the reverse fits domain and range.
+* ``reversed_by_wording``: subject and object are swapped when both orders fit, the relation is not
+  symmetric and declares cues, and every sentence with a cue between the two names words the fact
+  the other way round ("B is loyal to A" given as A LOYAL_TO B; a reverse cue such as "trained under"
+  turns the reading around). A small model tends to make the passage's first name the subject.
 
 A triple is repaired only when the repaired triple passes the whole validator (evidence included
 when it is on); otherwise it stays as the model wrote it and is refused with the model's own
@@ -258,9 +262,12 @@ class _ChunkRepair:
 
     # ------------------------------------------------------------------ triples
     def _repair_triple(self, triple: Any, known: dict[str, set[str]]) -> dict[str, Any] | None:
-        """The repaired triple (and its records) when one repair makes it valid; else None."""
-        if not isinstance(triple, dict) or self._valid(triple, known):
+        """The repaired triple (and its records) when one repair makes it valid, or when the text words
+        it the other way round; else None."""
+        if not isinstance(triple, dict):
             return None
+        if self._valid(triple, known):
+            return self._reworded(triple, known)
         rel = self.onto.relation(triple.get("relation")) if isinstance(triple.get("relation"), str) else None
         subj, obj = triple.get("subject"), triple.get("object")
         if rel is None or not isinstance(subj, str) or not isinstance(obj, str) or not subj.strip() or not obj.strip():
@@ -285,8 +292,32 @@ class _ChunkRepair:
             self._apply(triple, candidate, rel.name, flipped, (s, o), added)
             known.clear()
             known.update(trial_known)
-            return candidate
+            return self._reworded(candidate, known) or candidate
         return None
+
+    def _reworded(self, triple: dict[str, Any], known: Mapping[str, set[str]]) -> dict[str, Any] | None:
+        """``triple`` with its ends swapped when its sentences word the fact the other way round
+        (:meth:`ChunkText.stated_order` with the relation's cues), the relation is not symmetric and
+        the swapped triple passes the validator; else None. Only with evidence, cues and
+        ``cue_direction`` on: without cues the text says nothing about direction."""
+        rules = self.v.evidence
+        rel = self.onto.relation(triple.get("relation")) if isinstance(triple.get("relation"), str) else None
+        if rules is None or not (rules.cues and rules.direction) or rel is None or rel.symmetric or not rel.all_cues:
+            return None
+        subj, obj = str(triple.get("subject")), str(triple.get("object"))
+        swapped = {**triple, "subject": obj, "subject_type": triple.get("object_type"), "object": subj,
+                   "object_type": triple.get("subject_type")}
+        if not self._valid(swapped, known):
+            return None  # the reverse breaks domain, range or the entities' classes: the order is the ontology's
+        text = self.chunk.text
+        wording = text.stated_order(subj, obj, rel.cues, rel.reverse_cues, known, rules.threshold)
+        if wording is None or wording.direction != "reverse":
+            return None
+        quote = " ".join(text.text[wording.start:wording.end].split())
+        self._record(RepairReason.REVERSED_BY_WORDING, "relation",
+                     f"{rel.name}: the text words it from {obj!r} to {subj!r} (\"{quote}\"), so subject and "
+                     "object were swapped", triple, swapped)
+        return swapped
 
     def _resolve(self, name: str, given: str | None, allowed: Sequence[str], known: Mapping[str, set[str]],
                  end: End, relation: str, stated: Sequence[str] = ()) -> _Resolved | None:

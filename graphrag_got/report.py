@@ -150,7 +150,7 @@ class RepairExample:
 
 @dataclass
 class RepairGroup:
-    """All repairs sharing a reason (``inferred_class``, ``majority_class``, ``flipped_ends``)."""
+    """All repairs sharing a reason (a ``RepairReason`` value: ``inferred_class``, ``flipped_ends``, ...)."""
 
     reason: str
     count: int

@@ -364,12 +364,13 @@ class Validator:
                 reject(Reason.ENDS_NOT_NEAR, f"{rname}: the text never mentions {subj!r} and {obj!r} {apart}",
                        value=str(rules.window))
                 return None, rejections
-            if rules.cues and rel.cues:
-                if not any(text.has_cue(sp.start, sp.end, rel.cues, known, rules.threshold, exact_names=corpus_names)
+            cues = rel.all_cues
+            if rules.cues and cues:
+                if not any(text.has_cue(sp.start, sp.end, cues, known, rules.threshold, exact_names=corpus_names)
                            for sp in spans):
-                    shown = ", ".join(repr(c) for c in rel.cues[:6]) + (", ..." if len(rel.cues) > 6 else "")
+                    shown = ", ".join(repr(c) for c in cues[:6]) + (", ..." if len(cues) > 6 else "")
                     reject(Reason.NO_CUE, f"{rname}: no cue of the relation ({shown}) occurs where the text "
-                                          f"mentions {subj!r} and {obj!r}", allowed=list(rel.cues))
+                                          f"mentions {subj!r} and {obj!r}", allowed=list(cues))
                     return None, rejections
             evidence = [Evidence(chunk_id=chunk_id, start=sp.start, end=sp.end, text=text.text[sp.start:sp.end],
                                  document_start=text.offset + sp.start, document_end=text.offset + sp.end)

@@ -38,6 +38,7 @@ OLD_DEFAULTS = {
     "llamacpp_loop_guard": True, "llm_max_tokens": 1536, "llm_timeout_s": 600.0, "replay_file": None,
     "max_entities": 12, "max_relations": 12, "concurrency": 1, "evidence": True, "evidence_window": 1, "mention_threshold": 0.85,
     "relation_cues": True,
+    "cue_direction": True,
     "repair": True, "resolution": True, "orphan_entities": "related", "verify": False, "neo4j_uri": "bolt://127.0.0.1:7687",
     "neo4j_username": "neo4j", "neo4j_password": "graphrag-got", "neo4j_database": "neo4j",
     "neo4j_version": "5.26.30", "batch_size": 5000, "community_resolution": 1.0, "community_seed": 42,

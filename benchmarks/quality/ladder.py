@@ -139,22 +139,27 @@ def _then_resolution(previous: Rung) -> Rung:
 RUNGS.append(_then_resolution(RUNGS[-1]))
 
 def _trusting(**overrides: Any) -> Callable[[Settings], Settings]:
-    """Evidence, cues, repair and resolution on (the default pipeline), then ``overrides``."""
-    chosen = {"relation_cues": True, "evidence": True, "repair": True, "resolution": True, **overrides}
+    """Evidence, cues (and their direction), repair and resolution on (the default pipeline), then ``overrides``."""
+    chosen = {"relation_cues": True, "cue_direction": True, "evidence": True, "repair": True, "resolution": True,
+              **overrides}
     return lambda s: s.with_overrides(**chosen)
 
 
 RUNGS.append(Rung("+class duplicates", _trusting(relation_cues=False, orphan_entities="duplicates"),
                   "as +resolution, and an entity no kept relation uses refused (`no_fact`) when facts use its "
                   "name under another class"))
-RUNGS.append(Rung("+cues", _trusting(orphan_entities="duplicates"),
+RUNGS.append(Rung("+cues", _trusting(cue_direction=False, orphan_entities="duplicates"),
                   "as +class duplicates, and a relation that declares cues (`indicios`) kept only when one occurs "
                   "where its ends meet (refusal `no_cue`)"))
+RUNGS.append(Rung("+cue direction", _trusting(orphan_entities="duplicates"),
+                  "as +cues, and a fact of a non-symmetric relation whose sentences word it the other way round "
+                  "(the cue between object and subject, or a reverse cue `indicios_inversos` between subject and "
+                  "object) gets its ends swapped (repair `reversed_by_wording`)"))
 RUNGS.append(Rung("+related orphans", _trusting(orphan_entities="related"),
-                  "as +cues, and an entity no kept relation uses refused (`no_fact`) also when every chunk that "
-                  "mentions it has kept facts: the default"))
+                  "as +cue direction, and an entity no kept relation uses refused (`no_fact`) also when every chunk "
+                  "that mentions it has kept facts: the default"))
 RUNGS.append(Rung("+no orphans", _trusting(orphan_entities="drop"),
-                  "as +cues, and every entity no kept relation uses refused (`no_fact`; opt-in: "
+                  "as +cue direction, and every entity no kept relation uses refused (`no_fact`; opt-in: "
                   "GRAPHRAG_ORPHAN_ENTITIES=drop)"))
 
 #: Only on corpora whose recorded answers include verification verdicts (replay keys "verify:...").
