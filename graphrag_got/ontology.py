@@ -507,8 +507,8 @@ class Ontology(BaseModel):
     @cached_property
     def hash(self) -> str:
         """sha256 of the file's canonical JSON: any edit (even a comment) changes it, since comments reach the
-        prompt. Relation cues (`indicios`, `indicios_inversos`) are left out: they never reach the model, only the validator, so
-        editing them keeps the cached answers (revalidate to apply them, with no LLM call)."""
+        prompt. Relation cues (`indicios`, `indicios_inversos`) are left out: they never reach the model, only
+        the validator, so editing them keeps the cached answers (revalidate to apply them, with no LLM call)."""
         blob = json.dumps(_without_cues(self.raw or self.model_dump(exclude={"source", "raw"})), sort_keys=True,
                           ensure_ascii=False, separators=(",", ":"), default=list)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()

@@ -87,7 +87,7 @@ GOT = GoldCorpus("got", "the GoT corpus (Spanish)", corpus=CORPUS, ontology=ONTO
 OBSERVATORY = GoldCorpus(
     "observatory", "the observatory corpus (English, invented research history)",
     corpus=DATA / "observatory" / "corpus", ontology=DATA / "observatory" / "ontology.json",
-    gold=DATA / "observatory" / "gold.json", replay=DATA / "observatory" / "replay-qwen2.5-coder-0.5b.json")
+    gold=DATA / "observatory" / "gold.json", replay=DATA / "observatory" / "replay-qwen2.5-coder-1.5b.json")
 CORPORA: tuple[GoldCorpus, ...] = (GOT, OBSERVATORY)  # the first is the default of every single-corpus call
 
 Configured = Settings | Mapping[str, Any] | tuple[Settings, Mapping[str, Any]]
