@@ -179,6 +179,19 @@ class ChunkText:
     def mentions(self, name: str, threshold: float = 0.85) -> bool:
         return bool(self.find(name, threshold))
 
+    def common_noun(self, name: str, threshold: float = 0.85) -> bool:
+        """Whether ``name`` is a definite common noun phrase here, not a name: it begins with a leading
+        article ("the throne", "el trono") and the text writes every mention of it in lower case only.
+        (Lower case alone is not enough: "rock music" or "hip hop" name things in many ontologies. A
+        script without case is never lower case.)"""
+        words = _WORD.findall(fold(name))
+        if len(words) < 2 or words[0] not in LEADING_ARTICLES:
+            return False
+        found = self.find(name, threshold)
+        return bool(found) and all(
+            any(c.islower() for c in part) and not any(c.isupper() for c in part)
+            for part in (self.text[m.start:m.end] for m in found))
+
     def _find(self, words: list[str], threshold: float) -> list[Mention]:
         n, toks = len(words), self.tokens
         if n == 0 or not toks:

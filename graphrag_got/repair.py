@@ -15,7 +15,8 @@ corpus: :class:`ClassVotes`):
   class when that class is the name's majority.
 * ``inferred_class``: a relation end the model never listed is added as an entity when its class is
   certain (the class the triple gives it is allowed there, or the domain/range allows exactly one
-  class), the corpus does not give the name another class, and the name is found in the chunk text.
+  class), the corpus does not give the name another class, and the name is found in the chunk text,
+  unless it is a common noun phrase ("the throne": an article, and only lower case in the text).
   When two classes are possible and none is given, nothing is guessed.
 * ``flipped_ends``: subject and object are swapped when only the reverse fits domain and range.
 * ``reversed_by_wording``: subject and object are swapped when both orders fit, the relation is not
@@ -349,6 +350,8 @@ class _ChunkRepair:
             return None  # the corpus lists the name with another class (or cannot decide)
         if not self.chunk.text.mentions(name, self.threshold):
             return None
+        if self.chunk.text.common_noun(name, self.threshold):
+            return None  # "occupies the throne": a common noun the model made an end, not a named thing to add
         return _Resolved(name, given, cls, "inferred",
                          f"{end} {name!r} was not among the chunk's entities; added as {cls}, {because}, "
                          "and the name is in the chunk text")

@@ -97,6 +97,25 @@ def test_no_inference_for_a_name_the_text_does_not_contain(onto: Ontology) -> No
     assert [r.reason for r in out.rejections] == [Reason.OBJECT_NOT_EXTRACTED]
 
 
+@pytest.mark.parametrize("text, inferred", [
+    ("Joffrey Baratheon ocupa el trono y gobierna.", False),  # "el trono": an article, then only lower case
+    ("Joffrey Baratheon ocupa El Trono y gobierna.", True),   # written as a name
+    ("Joffrey Baratheon ocupa trono y gobierna.", True),      # no article: lower case alone is not enough
+])
+def test_no_inference_for_a_common_noun_phrase(onto: Ontology, text: str, inferred: bool) -> None:
+    name = "el trono" if "el trono" in text else "El Trono" if "El Trono" in text else "trono"
+    answer = {"entities": [ent("Joffrey Baratheon", "Personaje")],
+              "relations": [rel("GOBIERNA", "Joffrey Baratheon", "Personaje", name, "Region")]}
+    (fixed,), (out,) = run(onto, [(text, answer)])
+    assert [r.reason for r in fixed.repairs] == ([RepairReason.INFERRED_CLASS] if inferred else [])
+    assert bool(out.relations) is inferred
+    if not inferred:
+        assert [r.reason for r in out.rejections] == [Reason.OBJECT_NOT_EXTRACTED]
+    assert ChunkText("Ana sirve al rey.").common_noun("al rey") is False  # "al" is no leading article
+    caseless = ChunkText("Ana crosses the שער at dawn.")
+    assert caseless.mentions("the שער") and caseless.common_noun("the שער") is False  # no case: never lower case
+
+
 def test_no_inference_when_the_corpus_lists_the_name_with_another_class(onto: Ontology) -> None:
     chunks = [("Sansa Stark vuelve a Invernalia.", {"entities": [ent("Invernalia", "Region")], "relations": []}),
               ("Sansa Stark participa en Invernalia.",
