@@ -216,11 +216,18 @@ def test_replay_main_writes_the_report(replay, subset, tmp_path, capsys):
     sections = _sections(text)
     assert list(sections)[1:] == ["Quality before → after validation",
                                   "Quality before → after our pipeline (audited repair, then validation)",
+                                  "With the evidence check",
                                   "With the DBpedia class hierarchy",
                                   "What the validator refused (relation triples, by reason)",
                                   "How the untyped triples were typed", "Reading these numbers"]
     scorer = replay.scorer
     n = len(subset["ids"])
+    grounded = sections["With the evidence check"]
+    (plain,) = _rows(grounded, "average, pipeline")
+    (checked,) = _rows(grounded, "average, pipeline with the evidence check")
+    assert plain[1] == checked[1] == str(n) and checked[5].endswith("→ 1.00")  # conformance 1.00 either way
+    # the check refuses what the sentence does not mention: object hallucination can only go down
+    assert float(checked[8].split(" → ")[1]) <= float(plain[8].split(" → ")[1])
     hier = sections["With the DBpedia class hierarchy"]
     assert len(_rows(hier, "average, pipeline, DBpedia hierarchy")) == 1
     assert len(_rows(hier, "average, validation, no hierarchy")) == 1
