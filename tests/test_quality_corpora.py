@@ -14,7 +14,7 @@ import pytest
 from benchmarks.quality import ladder
 from graphrag_got.chunking import read_corpus
 from graphrag_got.cli import main as cli_main
-from graphrag_got.errors import CorpusError
+from graphrag_got.errors import CorpusError, GraphragGotError
 from graphrag_got.extraction import FORMAT, Extraction
 from graphrag_got.normalize import normalize_name
 from graphrag_got.ontology import Ontology
@@ -231,7 +231,7 @@ def test_cli_json_and_a_single_corpus(one_rung, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--corpus", "nope"], "unknown corpus 'nope'; the ladder knows got, observatory"),
+    (["--corpus", "nope"], "unknown corpus 'nope'; the ladder knows got, observatory, got-short-chunks"),
     (["--corpus", "got", "--corpus", "observatory", "--replay", "x.json"], "pass a single --corpus NAME"),
     (["--corpus", "observatory", "--replay", "missing-replay.json"], "record the answers with `graphrag-got"),
 ])
@@ -262,3 +262,23 @@ def test_entity_names_are_unique_per_class_once_normalized(gold):
     for a, b in combinations(gold.entities, 2):
         if a.type == b.type == "Person":
             assert a.key.split()[-1] != b.key.split()[-1], (a.name, b.name)
+
+
+def test_a_corpus_variant_runs_every_rung_with_its_own_settings(tmp_path):
+    """got-short-chunks: the GoT files, the answers recorded for 300-character chunks; its rungs must
+    cut the corpus the same way, or the recording has no answer for the chunks."""
+    spec = ladder.GOT_SHORT_CHUNKS
+    assert (spec.corpus, spec.gold, spec.ontology) == (ladder.GOT.corpus, ladder.GOT.gold, ladder.GOT.ontology)
+    assert spec.settings == {"chunk_max_chars": 300} and spec.replay != ladder.GOT.replay
+    onto = Ontology.from_file(spec.ontology)
+    gold = json.loads(spec.gold.read_text(encoding="utf-8"))
+    result = ladder.run_rung(ladder.RUNGS[0], tmp_path / "rung", ontology=onto, gold=gold, replay=spec.replay,
+                             corpus=spec.corpus, settings=spec.settings)
+    recorded = json.loads(spec.replay.read_text(encoding="utf-8"))["responses"]
+    assert result.llm_calls == len(recorded) == result.extraction_counts["chunks"] > len(gold["chunks"])
+    with pytest.raises(GraphragGotError):  # paragraph chunks: the recording has no answer for them
+        ladder.run_rung(ladder.RUNGS[0], tmp_path / "plain", ontology=onto, gold=gold, replay=spec.replay,
+                        corpus=spec.corpus)
+    cr = ladder.CorpusResults(corpus=spec, results=[result], model="m")
+    assert "- settings of every rung: `chunk_max_chars=300`" in ladder.corpus_markdown(cr)
+    assert ladder.corpus_doc(cr)["settings"] == {"chunk_max_chars": 300}

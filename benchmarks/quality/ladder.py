@@ -31,7 +31,7 @@ import json
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +67,8 @@ class GoldCorpus:
     ontology: Path
     gold: Path
     replay: Path
+    # Settings every rung of this corpus starts from (e.g. a smaller chunk size the recording was made with)
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def results_name(self) -> str:
@@ -88,7 +90,14 @@ OBSERVATORY = GoldCorpus(
     "observatory", "the observatory corpus (English, invented research history)",
     corpus=DATA / "observatory" / "corpus", ontology=DATA / "observatory" / "ontology.json",
     gold=DATA / "observatory" / "gold.json", replay=DATA / "observatory" / "replay-qwen2.5-coder-1.5b.json")
-CORPORA: tuple[GoldCorpus, ...] = (GOT, OBSERVATORY)  # the first is the default of every single-corpus call
+#: The GoT corpus cut into chunks of at most 300 characters (two or three sentences) instead of whole
+#: paragraphs: the same gold, the 1.5B model's answers for those chunks.
+GOT_SHORT_CHUNKS = GoldCorpus(
+    "got-short-chunks", "the GoT corpus (Spanish) in chunks of at most 300 characters", corpus=CORPUS,
+    ontology=ONTOLOGY, gold=GOLD, replay=ROOT / "tests" / "data" / "recorded" / "got-qwen2.5-coder-1.5b-chunks300.json",
+    settings={"chunk_max_chars": 300})
+CORPORA: tuple[GoldCorpus, ...] = (GOT, OBSERVATORY, GOT_SHORT_CHUNKS)  # the first is the default of every
+# single-corpus call
 
 Configured = Settings | Mapping[str, Any] | tuple[Settings, Mapping[str, Any]]
 
@@ -215,10 +224,12 @@ def _split(configured: Configured, base: Settings, rung: str) -> tuple[Settings,
 
 
 def run_rung(rung: Rung, workdir: Path, *, ontology: Ontology, gold: Mapping[str, Any],
-             replay: Path = REPLAY, corpus: Path = CORPUS) -> RungResult:
-    """Extract the corpus from the recorded answers under ``rung``'s configuration and score it."""
+             replay: Path = REPLAY, corpus: Path = CORPUS, settings: Mapping[str, Any] | None = None) -> RungResult:
+    """Extract the corpus from the recorded answers under ``rung``'s configuration and score it.
+
+    ``settings``: fields every rung starts from (the corpus's own, e.g. its chunk size)."""
     base = Settings(home=workdir / "home", out_dir=workdir / "out", llm_provider="replay", replay_file=replay,
-                    ontology_path=Path(ontology.source), corpus_path=corpus)
+                    ontology_path=Path(ontology.source), corpus_path=corpus).with_overrides(**(settings or {}))
     settings, kwargs = _split(rung.configure(base), base, rung.name)
     summary = run_extraction(settings, ontology, corpus, settings.out_dir / "extraction.json", **kwargs)
     pred = read_extraction_file(summary.out_path)
@@ -231,7 +242,7 @@ def run_rung(rung: Rung, workdir: Path, *, ontology: Ontology, gold: Mapping[str
 
 
 def run_ladder(rungs: Sequence[Rung] = RUNGS, *, ontology_path: Path = ONTOLOGY, gold_path: Path = GOLD,
-               replay: Path = REPLAY, corpus: Path = CORPUS,
+               replay: Path = REPLAY, corpus: Path = CORPUS, settings: Mapping[str, Any] | None = None,
                progress: ProgressCallback = no_progress) -> list[RungResult]:
     onto = Ontology.from_file(ontology_path)
     gold = read_extraction_file(gold_path)
@@ -240,7 +251,7 @@ def run_ladder(rungs: Sequence[Rung] = RUNGS, *, ontology_path: Path = ONTOLOGY,
     with tempfile.TemporaryDirectory(prefix="graphrag-quality-") as tmp:
         for i, rung in enumerate(rungs):
             results.append(run_rung(rung, Path(tmp) / f"rung{i}", ontology=onto, gold=gold, replay=replay,
-                                    corpus=corpus))
+                                    corpus=corpus, settings=settings))
             progress(ProgressEvent(step="ladder", done=i + 1, total=len(rungs), message=rung.name,
                                    finished=i + 1 == len(rungs)))
     return results
@@ -286,7 +297,7 @@ def run_corpus(spec: GoldCorpus, rungs: Sequence[Rung] = RUNGS, *,
         progress(replace(event, step=f"ladder {spec.name}"))
 
     results = run_ladder(rungs, ontology_path=spec.ontology, gold_path=spec.gold, replay=spec.replay,
-                         corpus=spec.corpus, progress=tagged)
+                         corpus=spec.corpus, settings=spec.settings, progress=tagged)
     return CorpusResults(corpus=spec, results=results, model=recorded_model(spec.replay))
 
 
@@ -321,7 +332,8 @@ def _rel(path: Path) -> str:
 
 
 def results_markdown(results: Sequence[RungResult], *, gold_path: Path, replay: Path, ontology_path: Path,
-                     title: str = GOT.title, corpus_path: Path | None = None, model: str = "") -> str:
+                     title: str = GOT.title, corpus_path: Path | None = None, model: str = "",
+                     settings: Mapping[str, Any] | None = None) -> str:
     gold_counts = results[0].score.exact if results else None
     recorded = f" (answers of `{model}`)" if model else ""
     lines = [
@@ -336,6 +348,7 @@ def results_markdown(results: Sequence[RungResult], *, gold_path: Path, replay: 
         f"- predictions: `{_rel(replay)}`{recorded} replayed through `run_extraction` "
         "(replay provider, no model call)",
         f"- ontology: `{_rel(ontology_path)}`",
+        *([f"- settings of every rung: {', '.join(f'`{k}={v}`' for k, v in settings.items())}"] if settings else []),
         "- names: `exact` = class + normalized name; `tolerant` = also without class-name words and "
         "leading articles, with aliases",
         "",
@@ -363,14 +376,15 @@ def corpus_markdown(cr: CorpusResults) -> str:
     """``results/<name>-recorded.md`` of one corpus."""
     c = cr.corpus
     return results_markdown(cr.results, gold_path=c.gold, replay=c.replay, ontology_path=c.ontology,
-                            title=c.title, corpus_path=c.corpus, model=cr.model)
+                            title=c.title, corpus_path=c.corpus, model=cr.model, settings=c.settings)
 
 
 def corpus_doc(cr: CorpusResults) -> dict[str, Any]:
     """The content of ``results/<name>-recorded.json`` of one corpus."""
     c = cr.corpus
     return _results_doc(cr.results, gold_path=c.gold, replay=c.replay, ontology_path=c.ontology,
-                        corpus=c.name, title=c.title, corpus_path=_rel(c.corpus), model=cr.model)
+                        corpus=c.name, title=c.title, corpus_path=_rel(c.corpus), model=cr.model,
+                        settings=dict(c.settings))
 
 
 def write_results(cr: CorpusResults, out_dir: Path) -> tuple[Path, Path]:
