@@ -24,7 +24,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Literal
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -93,7 +93,7 @@ class Wording:
     states the subject first (or the object first with a reverse cue), else ``reverse``; ``start``
     and ``end`` span the two mentions and the cue between them."""
 
-    direction: str  # "forward" | "reverse"
+    direction: Literal["forward", "reverse"]
     start: int
     end: int
 

@@ -306,14 +306,14 @@ class _ChunkRepair:
         if rules is None or not (rules.cues and rules.direction) or rel is None or rel.symmetric or not rel.all_cues:
             return None
         subj, obj = str(triple.get("subject")), str(triple.get("object"))
-        swapped = {**triple, "subject": obj, "subject_type": triple.get("object_type"), "object": subj,
-                   "object_type": triple.get("subject_type")}
-        if not self._valid(swapped, known):
-            return None  # the reverse breaks domain, range or the entities' classes: the order is the ontology's
         text = self.chunk.text
         wording = text.stated_order(subj, obj, rel.cues, rel.reverse_cues, known, rules.threshold)
         if wording is None or wording.direction != "reverse":
             return None
+        swapped = {**triple, "subject": obj, "subject_type": triple.get("object_type"), "object": subj,
+                   "object_type": triple.get("subject_type")}
+        if not self._valid(swapped, known):
+            return None  # the reverse breaks domain, range or the entities' classes: the order is the ontology's
         quote = " ".join(text.text[wording.start:wording.end].split())
         self._record(RepairReason.REVERSED_BY_WORDING, "relation",
                      f"{rel.name}: the text words it from {obj!r} to {subj!r} (\"{quote}\"), so subject and "

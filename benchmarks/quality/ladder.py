@@ -94,10 +94,10 @@ OBSERVATORY = GoldCorpus(
 #: paragraphs: the same gold, the 1.5B model's answers for those chunks.
 GOT_SHORT_CHUNKS = GoldCorpus(
     "got-short-chunks", "the GoT corpus (Spanish) in chunks of at most 300 characters", corpus=CORPUS,
-    ontology=ONTOLOGY, gold=GOLD, replay=ROOT / "tests" / "data" / "recorded" / "got-qwen2.5-coder-1.5b-chunks300.json",
+    ontology=ONTOLOGY, gold=GOLD, replay=REPLAY.with_name("got-qwen2.5-coder-1.5b-chunks300.json"),
     settings={"chunk_max_chars": 300})
-CORPORA: tuple[GoldCorpus, ...] = (GOT, OBSERVATORY, GOT_SHORT_CHUNKS)  # the first is the default of every
-# single-corpus call
+#: The first is the default of every single-corpus call.
+CORPORA: tuple[GoldCorpus, ...] = (GOT, OBSERVATORY, GOT_SHORT_CHUNKS)
 
 Configured = Settings | Mapping[str, Any] | tuple[Settings, Mapping[str, Any]]
 
@@ -230,8 +230,8 @@ def run_rung(rung: Rung, workdir: Path, *, ontology: Ontology, gold: Mapping[str
     ``settings``: fields every rung starts from (the corpus's own, e.g. its chunk size)."""
     base = Settings(home=workdir / "home", out_dir=workdir / "out", llm_provider="replay", replay_file=replay,
                     ontology_path=Path(ontology.source), corpus_path=corpus).with_overrides(**(settings or {}))
-    settings, kwargs = _split(rung.configure(base), base, rung.name)
-    summary = run_extraction(settings, ontology, corpus, settings.out_dir / "extraction.json", **kwargs)
+    chosen, kwargs = _split(rung.configure(base), base, rung.name)
+    summary = run_extraction(chosen, ontology, corpus, chosen.out_dir / "extraction.json", **kwargs)
     pred = read_extraction_file(summary.out_path)
     result = score(pred, gold, ontology, pred_source=f"{summary.out_path} (rung {rung.name!r})",
                    gold_source="gold extraction")

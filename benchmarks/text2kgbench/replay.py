@@ -283,7 +283,9 @@ def judge_relations(validator: Validator, raw: Mapping[str, Any], chunk_id: str,
 
 
 def replay_ontology(name: str, onto_path: Path, gt_path: Path, resp_path: Path,
-                    mode: str = "shape+votes", hierarchy: Mapping[str, Sequence[str]] | None = None) -> ReplayResult:
+                    mode: str = "shape+votes", hierarchy: Mapping[str, Sequence[str]] | None = None, *,
+                    evidence: bool = True) -> ReplayResult:
+    """One ontology replayed: validation, the pipeline and (``evidence``) the pipeline with the evidence check."""
     use_shape = MODES[mode]
     bench_onto = scorer.load_ontology(onto_path)
     ours, label_map = import_text2kgbench(onto_path, hierarchy)
@@ -328,12 +330,14 @@ def replay_ontology(name: str, onto_path: Path, gt_path: Path, resp_path: Path,
     after_score = scorer.score(after, ground_truth, bench_onto)
     repaired, n_repaired, repairs = pipeline_after(validator, name, predictions, ground_truth, lookup, onto,
                                                    use_shape, label_map)
-    grounded, _n, _repairs = pipeline_after(Validator(onto, evidence=EvidenceRules()), name, predictions,
+    grounded = None
+    if evidence:
+        kept, _n, _repairs = pipeline_after(Validator(onto, evidence=EvidenceRules()), name, predictions,
                                             ground_truth, lookup, onto, use_shape, label_map, with_text=True)
+        grounded = scorer.score(kept, ground_truth, bench_onto)
     return ReplayResult(name, mode, len(ground_truth), before_score, after_score, n_pred, n_kept, refused,
                         refused_gold, typed, untyped, checked, vacuous,
-                        scorer.score(repaired, ground_truth, bench_onto), n_repaired, repairs,
-                        scorer.score(grounded, ground_truth, bench_onto))
+                        scorer.score(repaired, ground_truth, bench_onto), n_repaired, repairs, grounded)
 
 
 def pipeline_after(validator: Validator, name: str, predictions: Mapping[str, Sequence[scorer.Triple]],
@@ -396,13 +400,13 @@ def _display(path: Path) -> str:
 
 
 def run(data_dir: Path, only: Sequence[str] | None = None, mode: str = "shape+votes",
-        hierarchy: Mapping[str, Sequence[str]] | None = None) -> list[ReplayResult]:
+        hierarchy: Mapping[str, Sequence[str]] | None = None, *, evidence: bool = True) -> list[ReplayResult]:
     root = data_dir / "dbpedia_webnlg"
     out = []
     for name, onto, gt, resp in reproduce.local_ontologies(root):
         if only and not matches(name, only):
             continue
-        out.append(replay_ontology(name, onto, gt, resp, mode, hierarchy))
+        out.append(replay_ontology(name, onto, gt, resp, mode, hierarchy, evidence=evidence))
     return out
 
 
@@ -679,7 +683,7 @@ def main(argv: list[str] | None = None) -> int:
     if not results:
         print(f"error: no ontology under {args.data} matches with ground truth and responses", file=sys.stderr)
         return 1
-    other = run(args.data, only, next(m for m in MODES if m != args.typing))
+    other = run(args.data, only, next(m for m in MODES if m != args.typing), evidence=False)
     with_hierarchy: list[ReplayResult] = []
     if str(args.hierarchy) != "none":
         try:
@@ -687,7 +691,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
-        with_hierarchy = run(args.data, only, args.typing, parents)
+        with_hierarchy = run(args.data, only, args.typing, parents, evidence=False)
     text = markdown(results, other, with_hierarchy, _display(args.hierarchy))
     print(text)
     write_text_atomic(args.out, text)
