@@ -162,7 +162,8 @@ class Settings(BaseSettings):
                                  "mentions the model gives a lower confidence (0-1) are refused (low_confidence)",
                                  ge=0, le=1)
     repair: bool = _env("GRAPHRAG_REPAIR", True,
-                        "audited repair before refusing: infer an end's class, majority class, flip ends")
+                        "audited repair before refusing: infer an end's class, majority class, narrow to a "
+                        "subclass, flip ends")
     resolution: bool = _env("GRAPHRAG_RESOLUTION", True,
                             "merge aliases of one entity within a class (logged; aliases file to pin/split)")
     orphan_entities: Literal["keep", "duplicates", "related", "drop"] = _env(

@@ -68,6 +68,9 @@ class RepairReason(StrEnum):
     FLIPPED_ENDS = "flipped_ends"  # subject and object swapped: only the reverse fits domain and range
     # subject and object swapped: both orders fit, and the sentence words the fact the other way round
     REVERSED_BY_WORDING = "reversed_by_wording"
+    # an entity listed with a class whose subclass every fact about it in the chunk takes ("Person" where
+    # each relation takes an Astronaut, a kind of Person): the class its facts entail, as RDFS domains do
+    NARROWED_CLASS = "narrowed_class"
 
 
 Kind = Literal["relation", "entity", "property"]

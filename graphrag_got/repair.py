@@ -189,6 +189,7 @@ class _ChunkRepair:
         bound_e = len(entities) if self.v.max_entities is None else min(len(entities), self.v.max_entities)
         bound_r = len(relations) if self.v.max_relations is None else min(len(relations), self.v.max_relations)
         self._entities_pass(entities, bound_e, relations[:bound_r])
+        self._narrowing_pass(entities, bound_e, relations[:bound_r])
         known = self._known(entities[:bound_e])
         for i in range(bound_r):
             fixed = self._repair_triple(relations[i], known)
@@ -247,6 +248,57 @@ class _ChunkRepair:
                    + (f"; properties {', '.join(dropped)} dropped ({top} does not declare them)" if dropped else ""))
             self._record(RepairReason.MAJORITY_CLASS, "entity", msg, item, corrected)
             entities[i] = corrected
+
+    # ------------------------------------------------------------------ subclass the facts entail
+    def _narrowing_pass(self, entities: list[Any], bound: int, relations: list[Any]) -> None:
+        """Retype a listed entity to the subclass its facts take, when its own class fits none of them.
+
+        With a class hierarchy a small model often lists the general class ("Person") while every
+        relation about the name takes a subclass ("Astronaut", a kind of Person). A relation's domain
+        and range say what its ends are (RDFS reads them so), so the entity is retyped when one
+        subclass of its listed class is taken by every triple about it in the chunk, at least one of
+        them refuses the listed class, and the retyped entity passes the validator."""
+        for i in range(bound):
+            item = entities[i]
+            name, ctype = _name_and_type(item)
+            if name is None or ctype not in self.onto.classes:
+                continue
+            sides = self._sides_of(name, relations)
+            if not sides or all(ctype in allowed for _rel, allowed in sides):
+                continue
+            candidates = [c for c in self.onto.classes if c != ctype and self.onto.is_a(c, ctype)
+                          and all(c in allowed for _rel, allowed in sides)]
+            general = [c for c in candidates if not any(o != c and self.onto.is_a(c, o) for o in candidates)]
+            if len(general) != 1:
+                continue  # no subclass fits every fact, or two unrelated ones do: no guess
+            narrowed = self._retyped_entity(item, general[0])
+            if not self._accepted(narrowed):
+                continue
+            refusing = sorted({rel for rel, allowed in sides if ctype not in allowed})
+            dropped = sorted(set(_property_names(item)) - set(_property_names(narrowed)))
+            self._record(RepairReason.NARROWED_CLASS, "entity",
+                         f"{name!r} listed as {ctype}; {', '.join(refusing)} take(s) a {general[0]}, a kind of "
+                         f"{ctype}, and every relation about it in this chunk does: retyped to {general[0]}"
+                         + (f"; properties {', '.join(dropped)} dropped ({general[0]} does not declare them)"
+                            if dropped else ""),
+                         item, narrowed)
+            entities[i] = narrowed
+
+    def _sides_of(self, name: str, relations: list[Any]) -> list[tuple[str, tuple[str, ...]]]:
+        """(relation, classes it takes there) for each triple of the chunk that names ``name`` as an end."""
+        key = normalize_name(name)
+        out = []
+        for triple in relations:
+            if not isinstance(triple, dict) or not isinstance(triple.get("relation"), str):
+                continue
+            rel = self.onto.relation(triple["relation"])
+            if rel is None:
+                continue
+            for end, allowed in (("subject", rel.domain), ("object", rel.range)):
+                value = triple.get(end)
+                if isinstance(value, str) and normalize_name(value) == key:
+                    out.append((rel.name, tuple(allowed)))
+        return out
 
     def _retyped_entity(self, item: dict[str, Any], cls: str) -> dict[str, Any]:
         """``item`` as class ``cls``, keeping only the properties ``cls`` declares."""

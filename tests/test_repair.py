@@ -295,3 +295,63 @@ def test_report_shows_repairs_by_reason_with_examples(onto: Ontology, corpus: Pa
     html = to_html(report)
     assert "<h2>Audited repairs</h2>" in html and "Olenna Tyrell : Personaje" in html
     assert next(g for g in report.entity_groups if g.reason == "not_in_text").suggestion is None  # 1x: below min_repeat
+
+
+# ---------------------------------------------------------------------------- narrowed class
+@pytest.fixture(scope="module")
+def crew() -> Ontology:
+    """A made-up ontology with a hierarchy: an Astronaut and a Politician are kinds of Person."""
+    return Ontology.from_dict({
+        "nombre": "crew",
+        "clases": {"Person": {"propiedades": {"nickname": "string opcional, what friends call them"}},
+                   "Astronaut": {"subclase_de": "Person"}, "Politician": {"subclase_de": "Person"},
+                   "Mission": {}, "Place": {}, "Party": {}},
+        "relaciones": [
+            {"nombre": "MISSION", "dominio": "Astronaut", "rango": "Mission"},
+            {"nombre": "BIRTH_PLACE", "dominio": "Person", "rango": "Place"},
+            {"nombre": "PARTY", "dominio": "Politician", "rango": "Party"},
+        ],
+    })
+
+
+def test_a_general_class_is_narrowed_to_the_subclass_its_facts_take(crew: Ontology) -> None:
+    text = "Ann Lee, born in Oslo, flew on Apollo 9."
+    answer = {"entities": [ent("Ann Lee", "Person", nickname="Annie"), ent("Oslo", "Place"),
+                           ent("Apollo 9", "Mission")],
+              "relations": [rel("MISSION", "Ann Lee", "Astronaut", "Apollo 9", "Mission"),
+                            rel("BIRTH_PLACE", "Ann Lee", None, "Oslo", "Place")]}
+    # without the repair the listed class refuses the MISSION fact
+    plain = Validator(crew).validate(answer)
+    assert [r.reason for r in plain.rejections if r.kind == "relation"] == [Reason.SUBJECT_TYPE_MISMATCH]
+    (fixed,), (out,) = run(crew, [(text, answer)], evidence=False)
+    assert triples(out) == {("Ann Lee", "Astronaut", "MISSION", "Apollo 9", "Mission"),
+                            ("Ann Lee", "Astronaut", "BIRTH_PLACE", "Oslo", "Place")}
+    (repair,) = fixed.repairs
+    assert repair.reason == RepairReason.NARROWED_CLASS and repair.kind == "entity"
+    assert repair.before == ent("Ann Lee", "Person", nickname="Annie") and repair.after == ent("Ann Lee", "Astronaut")
+    assert "MISSION" in repair.message and "a kind of Person" in repair.message
+    assert "properties nickname dropped" in repair.message   # Astronaut declares no nickname: said, not silent
+    assert {(e.name, e.type) for e in out.entities} >= {("Ann Lee", "Astronaut")}
+
+
+@pytest.mark.parametrize("relations", [
+    # two unrelated subclasses would each fit one fact: no guess
+    [rel("MISSION", "Ann Lee", None, "Apollo 9", "Mission"), rel("PARTY", "Ann Lee", None, "Greens", "Party")],
+    # the listed class already fits every fact
+    [rel("BIRTH_PLACE", "Ann Lee", None, "Oslo", "Place")],
+])
+def test_no_narrowing_without_one_subclass_every_fact_takes(crew: Ontology, relations: list[Any]) -> None:
+    text = "Ann Lee, born in Oslo, flew on Apollo 9 for the Greens."
+    answer = {"entities": [ent("Ann Lee", "Person"), ent("Oslo", "Place"), ent("Apollo 9", "Mission"),
+                           ent("Greens", "Party")], "relations": relations}
+    (fixed,), _outs = run(crew, [(text, answer)], evidence=False)
+    assert not [r for r in fixed.repairs if r.reason == RepairReason.NARROWED_CLASS]
+
+
+def test_no_narrowing_to_a_class_that_is_not_a_subclass(crew: Ontology) -> None:
+    """A Mission listed where a Person is expected is a wrong fact, not a class to narrow."""
+    text = "Apollo 9 was born in Oslo."
+    answer = {"entities": [ent("Apollo 9", "Mission"), ent("Oslo", "Place")],
+              "relations": [rel("BIRTH_PLACE", "Apollo 9", None, "Oslo", "Place")]}
+    (fixed,), (out,) = run(crew, [(text, answer)], evidence=False)
+    assert not fixed.repairs and not out.relations
