@@ -118,8 +118,8 @@ def test_judging_triple_by_triple_matches_validating_the_whole_answer(replay, pa
     assert refused > 0
 
 
-def test_typing_votes_and_shapes(replay):
-    """Made-up ontology: an entity typed two ways loses the minority triple; a date is no Person."""
+def _people_ontology() -> tuple[Ontology, dict[str, str]]:
+    """A made-up ontology of people, cities and dates, and the benchmark labels of its relations."""
     onto = Ontology.from_dict({
         "nombre": "t", "clases": {"Person": {}, "City": {}, "LiteralDate": {}},
         "relaciones": [
@@ -128,8 +128,13 @@ def test_typing_votes_and_shapes(replay):
             {"nombre": "BIRTH_DATE", "dominio": "Person", "rango": ["LiteralDate"]},
         ],
     })
+    return onto, {"birthPlace": "BIRTH_PLACE", "leader": "LEADER", "birthDate": "BIRTH_DATE"}
+
+
+def test_typing_votes_and_shapes(replay):
+    """Made-up ontology: an entity typed two ways loses the minority triple; a date is no Person."""
+    onto, lookup = _people_ontology()
     T = replay.scorer.Triple
-    lookup = {"birthPlace": "BIRTH_PLACE", "leader": "LEADER", "birthDate": "BIRTH_DATE"}
     triples = [T("Ann", "birthPlace", "Rome"), T("Ann", "birthDate", "1950-01-02"),
                T("Rome", "leader", "Ann"), T("Ann", "leader", "Bob"),       # Ann: Person 3 votes vs City 1
                T("Bob", "birthDate", "Paris"),                                # text value where a date goes
@@ -148,6 +153,27 @@ def test_typing_votes_and_shapes(replay):
     assert dec2["paris"].type == "LiteralDate"
     assert not replay.end_checked(dec2["paris"], "BIRTH_DATE", "object")
     assert replay.end_checked(decisions["ann"], "BIRTH_PLACE", "subject")
+
+
+def test_a_perfect_answer_and_the_names_no_class_fits(replay):
+    """Made-up ontology and gold: the gold as an answer keeps its quoted literals; a name used where a
+    Person and where a City is expected fits no single class (a hierarchy that makes both one kind
+    would reconcile it)."""
+    onto, lookup = _people_ontology()
+    T = replay.scorer.Triple
+    gold = {
+        "s1": {"sent": "Ann Lee was born in New Rome on 2 January 1950.",
+               "triples": [T("Ann_Lee", "birthPlace", "New_Rome"), T("Ann_Lee", "birthDate", '"1950-01-02"')]},
+        "s2": {"sent": "New Rome, led by Ann Lee, was born in Old Rome.",   # New Rome as a City and as a Person
+               "triples": [T("New_Rome", "leader", "Ann_Lee"), T("New_Rome", "birthPlace", "Old_Rome")]},
+    }
+    answers = replay.gold_as_answers(gold)
+    assert answers["s1"] == [T("Ann Lee", "birthPlace", "New Rome"), T("Ann Lee", "birthDate", '"1950-01-02"')]
+    # the scorer reads both spellings alike: the answer is the gold
+    for sid, g in gold.items():
+        assert {replay.scorer.triple_key(t) for t in answers[sid]} == {replay.scorer.triple_key(t) for t in g["triples"]}
+    assert replay.conflicted_names(gold, onto, lookup) == {"new rome"}
+    assert replay.conflicted_names({"s1": gold["s1"]}, onto, lookup) == set()
 
 
 # ----------------------------------------------------------------------------- end to end, on a subset
@@ -218,6 +244,7 @@ def test_replay_main_writes_the_report(replay, subset, tmp_path, capsys):
                                   "Quality before → after our pipeline (audited repair, then validation)",
                                   "With the evidence check",
                                   "With the DBpedia class hierarchy",
+                                  "A perfect answer through the same steps",
                                   "What the validator refused (relation triples, by reason)",
                                   "How the untyped triples were typed", "Reading these numbers"]
     scorer = replay.scorer
@@ -288,6 +315,16 @@ def test_replay_main_writes_the_report(replay, subset, tmp_path, capsys):
     assert crow[1:3] == [str(pred), str(kept)] and 0 < int(crow[3]) <= pred
     assert all(re.fullmatch(r"\d+", c) for c in crow[4:])
 
+    # a perfect answer (the gold itself) loses only what the ontology refuses of its own gold
+    perfect = sections["A perfect answer through the same steps"]
+    (prow,) = _rows(perfect, ONTOLOGY)
+    gold_n = sum(len(g["triples"]) for g in scorer.load_ground_truth(subset["gt"]).values())
+    assert prow[1] == str(gold_n) and int(prow[2].split()[0]) <= gold_n
+    f1_val, f1_pipe, raw, pipe = map(float, prow[3:7])
+    assert 0 < f1_val <= 1 and 0 < f1_pipe <= 1 and raw == float(before_after["f1"][0])
+    assert pipe == float(p_before_after["f1"][1])
+    assert len(_rows(perfect, "**average, DBpedia hierarchy**")) == 1
+
     typing = sections["How the untyped triples were typed"]
     (typed_row,) = _rows(typing, ONTOLOGY)
     typed, no_evidence, tie, conflict, checked, vacuous = map(int, typed_row[1:])
@@ -348,8 +385,10 @@ def test_live_main_writes_its_report_from_cached_answers(replay, subset, tmp_pat
         cache.put(chunk.hash, onto.hash, record)
 
     out = tmp_path / "results" / "live.md"
+    # the answers were cached for the ontology without examples: --train none with every sentence sampled
+    # leaves no held-out sentence to be one
     code = live.main(["--data", str(subset["data"]), "--ontologies", "10", "--per-ontology", str(len(tests)),
-                      "--home", str(home), "--out", str(out)])
+                      "--home", str(home), "--out", str(out), "--train", "none"])
     assert code == 0, capsys.readouterr().err
     store = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
     (run,) = store["runs"]
@@ -364,6 +403,15 @@ def test_live_main_writes_its_report_from_cached_answers(replay, subset, tmp_pat
     assert "The whole pipeline" in text
     assert 0 <= row["relations_pipeline"] <= row["relations_raw"]
     assert set(row["pipeline"]["averages"]) == set(row["after"]["averages"])
+    # refused triples that are gold triples are counted per reason, never more than were refused
+    for refused, in_gold in (("refused_by_reason", "refused_in_gold"),
+                             ("pipeline_refused_by_reason", "pipeline_refused_in_gold")):
+        assert all(0 < n <= row[refused][reason] for reason, n in row[in_gold].items())
+    assert "of which equal to one of the sentence's gold triples" in text
+    # the same answers revalidated against the ontology with DBpedia's class hierarchy, no new call
+    assert "The same answers revalidated, with no new model call" in text
+    assert 0 <= row["relations_hierarchy"] <= row["relations_raw"]
+    assert set(row["hierarchy"]["averages"]) == set(row["pipeline"]["averages"])
 
 
 def test_live_examples_are_held_out_valid_and_about_other_subjects(replay, paths):
@@ -387,3 +435,31 @@ def test_live_examples_are_held_out_valid_and_about_other_subjects(replay, paths
     onto = Ontology.from_dict({**ours, "examples": examples})  # accepted by the ontology's own checks
     assert len(onto.examples) == len(examples)
     assert live.example_of({"sent": "nothing here"}, ground_truth[tests[0]["id"]]["triples"], ours, label_map) is None
+
+
+def test_live_examples_come_from_the_benchmarks_train_sentences(replay, paths, tmp_path):
+    """The vendored train sentences give every listed ontology prompt examples that pass our ontology's
+    checks, each about another subject, none of them a test sentence; a broken file is a clear error."""
+    from benchmarks.text2kgbench import live
+    from graphrag_got.errors import GraphragGotError
+
+    train = live.load_train_examples(live.TRAIN_EXAMPLES)
+    assert ONTOLOGY in train and all(r["id"].startswith(f"ont_{ONTOLOGY}_train_") for r in train[ONTOLOGY])
+    onto_path, gt_path, _resp = paths
+    ours, label_map = import_text2kgbench(onto_path)
+    test_sentences = {r["sent"] for r in replay.scorer.read_jsonl(WEBNLG / "test" / f"ont_{ONTOLOGY}_test.jsonl")}
+    examples = live.pick_train_examples(train[ONTOLOGY], ours, label_map, 2)
+    assert examples and len(examples) <= 2
+    subjects = [{r["subject"] for r in ex["relations"]} for ex in examples]
+    assert all(not (a & b) for i, a in enumerate(subjects) for b in subjects[i + 1:])
+    assert not {ex["text"] for ex in examples} & test_sentences
+    onto = Ontology.from_dict({**ours, "examples": examples})
+    assert len(onto.examples) == len(examples)
+    assert live.pick_train_examples(train[ONTOLOGY], ours, label_map, 0) == []
+
+    bad = tmp_path / "train.json"
+    bad.write_text('{"ontologies": {"10_comicscharacter": {"not": "a list"}}}', encoding="utf-8")
+    with pytest.raises(GraphragGotError, match="expected"):
+        live.load_train_examples(bad)
+    with pytest.raises(GraphragGotError, match="--train none"):
+        live.load_train_examples(tmp_path / "missing.json")

@@ -18,6 +18,10 @@ ontology hash), so a rerun makes no model call. Each answer is scored as the mod
 domain/range measure) and after ``Validator`` ("after": the kept relations). Relation types are
 mapped back to the benchmark labels with ``scorer.to_benchmark_relations``.
 
+Prompt examples (``--examples K``, default 2): the first K of the benchmark's train sentences in
+``train_examples.json`` that pass the ontology's example checks, each about another subject, go into
+the ontology as its examples (``--train none``: held-out test sentences instead).
+
 Sample: the first ``N`` ontologies in number order (default 3), and in each, ``--per-ontology``
 sentences evenly spaced over the test file (the files are grouped by subject entity, so the first
 lines would all be about one entity). Scores are averaged over the sampled sentences only, so they
@@ -65,6 +69,9 @@ REPO = HERE.parents[1]
 DEFAULT_ONTOLOGIES = 3
 DEFAULT_PER_ONTOLOGY = 5
 DEFAULT_MAX_ITEMS = 6
+# Train sentences of the benchmark (data/dbpedia_webnlg/train/ont_*_train.jsonl of Text2KGBench, CC BY-SA 4.0;
+# the copy of the benchmark on this machine has only the test split), for the prompt's examples.
+TRAIN_EXAMPLES = HERE / "train_examples.json"
 
 
 def sample_ids(ids: list[str], n: int | None) -> list[str]:
@@ -117,13 +124,49 @@ def example_of(rec: dict[str, Any], gold: list[scorer.Triple], ours: dict[str, A
     return {"text": text, "entities": [{"class": c, "name": n} for n, c in entities.items()], "relations": facts}
 
 
+def load_train_examples(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Ontology name -> train sentences (``{"id", "sent", "triples"}``) from a file like TRAIN_EXAMPLES."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise GraphragGotError(f"{path}: cannot read the train examples ({exc}); pass --train none to take "
+                               "examples from held-out test sentences instead") from exc
+    ontologies = data.get("ontologies") if isinstance(data, dict) else None
+    if not isinstance(ontologies, dict) or not all(isinstance(v, list) for v in ontologies.values()):
+        raise GraphragGotError(f"{path}: expected {{\"ontologies\": {{name: [train sentence, ...]}}}}")
+    return ontologies
+
+
+def pick_train_examples(train: list[dict[str, Any]], ours: dict[str, Any], label_map: dict[str, Any],
+                        k: int) -> list[dict[str, Any]]:
+    """Up to ``k`` examples from the benchmark's train sentences, in file order, each about another subject.
+
+    The benchmark's prompts put a train sentence and its triples in front of each test sentence; ours
+    carries the examples in the ontology, so they are per ontology rather than per sentence. A train
+    sentence qualifies when it passes our ontology's example checks (:func:`example_of`)."""
+    out: list[dict[str, Any]] = []
+    subjects: set[str] = set()
+    for rec in train:
+        if len(out) >= k:
+            break
+        gold = [scorer.as_triple(t) for t in rec.get("triples") or []]
+        subject = {_label(t.sub) for t in gold}
+        if subject & subjects:
+            continue
+        example = example_of(rec, gold, ours, label_map)
+        if example is not None:
+            out.append(example)
+            subjects |= subject
+    return out
+
+
 def pick_examples(tests: list[dict[str, Any]], chosen: set[str], ground_truth: dict[str, Any], ours: dict[str, Any],
                   label_map: dict[str, Any], k: int) -> list[dict[str, Any]]:
     """Up to ``k`` examples from the test sentences NOT sampled, about subjects no sampled sentence names.
 
-    The offline copy of Text2KGBench has no train split (the benchmark's prompts take their example from
-    it); held-out test sentences stand in for it, and a sentence about a sampled sentence's subject is
-    skipped so that no example gives away an answer.
+    For an ontology without train sentences (see TRAIN_EXAMPLES): held-out test sentences stand in for
+    them, and a sentence about a sampled sentence's subject is skipped so that no example gives away an
+    answer.
     """
     sampled_text = " ".join(r["sent"].lower() for r in tests if r["id"] in chosen)
     out: list[dict[str, Any]] = []
@@ -137,6 +180,42 @@ def pick_examples(tests: list[dict[str, Any]], chosen: set[str], ground_truth: d
         example = example_of(rec, gold, ours, label_map)
         if example is not None:
             out.append(example)
+    return out
+
+
+def run_pipeline(settings: Settings, onto: Ontology, answers: list[ChunkAnswer], before: dict[str, Any],
+                 ground_truth: dict[str, Any], label_map: dict[str, Any],
+                 ) -> tuple[dict[str, list[scorer.Triple]], int, Counter[str], Counter[str], Counter[str]]:
+    """Audited repair over the answers, then validation with the evidence rules, as ``extract`` runs by default.
+
+    Returns the kept triples per sentence (benchmark labels; a failed answer keeps nothing), how many were
+    kept, the refusals by reason, those equal to a gold triple by reason, and the repairs by reason."""
+    validated, repairs = replay.repair_then_validate(make_validator(settings, onto), answers,
+                                                     threshold=settings.mention_threshold, with_text=True)
+    kept_by_sentence: dict[str, list[scorer.Triple]] = {sid: [] for sid in before}
+    n_kept = 0
+    refused: Counter[str] = Counter()
+    refused_gold: Counter[str] = Counter()
+    for answer, result in validated:
+        refused.update(r.reason.value for r in result.rejections if r.kind == "relation")
+        refused_gold.update(gold_refusals(result.rejections, ground_truth[str(answer.chunk_id)]["triples"], label_map))
+        n_kept += len(result.relations)
+        kept = [(r.subject, r.relation, r.object, r.subject_type, r.object_type) for r in result.relations]
+        kept_by_sentence[str(answer.chunk_id)] = scorer.to_benchmark_relations(kept, label_map)
+    return kept_by_sentence, n_kept, refused, refused_gold, repairs
+
+
+def gold_refusals(rejections: Any, gold: list[scorer.Triple], label_map: dict[str, Any]) -> Counter[str]:
+    """Refused relation triples that equal one of the sentence's gold triples, by reason."""
+    keys = {scorer.triple_key(t) for t in gold}
+    out: Counter[str] = Counter()
+    for r in rejections:
+        item = r.item if r.kind == "relation" else None
+        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("subject", "relation", "object")):
+            continue
+        (triple,) = scorer.to_benchmark_relations([(item["subject"], item["relation"], item["object"])], label_map)
+        if scorer.triple_key(triple) in keys:
+            out[r.reason.value] += 1
     return out
 
 
@@ -158,13 +237,21 @@ def raw_triples(parsed: Any) -> list[scorer.Triple]:
 
 
 def run_ontology(name: str, onto_path: Path, gt_path: Path, test_path: Path, per: int | None, settings: Settings,
-                 provider: str, label: str, chat_holder: dict[str, Any], n_examples: int = 0) -> dict[str, Any]:
+                 provider: str, label: str, chat_holder: dict[str, Any], n_examples: int = 0,
+                 train: list[dict[str, Any]] | None = None,
+                 hierarchy: dict[str, list[str]] | None = None) -> dict[str, Any]:
     bench_onto = scorer.load_ontology(onto_path)
     ours, label_map = import_text2kgbench(onto_path)
     ground_truth = scorer.load_ground_truth(gt_path)
     tests = [r for r in scorer.read_jsonl(test_path) if r["id"] in ground_truth]
     chosen = set(sample_ids([r["id"] for r in tests], per))
-    examples = pick_examples(tests, chosen, ground_truth, ours, label_map, n_examples) if n_examples else []
+    source = "train" if train else "held-out test"
+    if not n_examples:
+        examples = []
+    elif train:
+        examples = pick_train_examples(train, ours, label_map, n_examples)
+    else:
+        examples = pick_examples(tests, chosen, ground_truth, ours, label_map, n_examples)
     if examples:
         ours = {**ours, "examples": examples}
     onto = Ontology.from_dict(ours, source=str(onto_path))
@@ -177,6 +264,7 @@ def run_ontology(name: str, onto_path: Path, gt_path: Path, test_path: Path, per
     before: dict[str, list[scorer.Triple]] = {}
     after: dict[str, list[scorer.Triple]] = {}
     refused: Counter[str] = Counter()
+    refused_gold: Counter[str] = Counter()  # refused triples equal to one of the sentence's gold triples
     seconds: list[float] = []
     fresh = failed = n_raw = n_kept = out_tokens = 0
     answers: list[ChunkAnswer] = []
@@ -207,33 +295,43 @@ def run_ontology(name: str, onto_path: Path, gt_path: Path, test_path: Path, per
         before[rec["id"]] = scorer.to_benchmark_relations(raw, label_map)
         result = validator.validate(record.get("parsed"), chunk.id, chunk.document_id)
         refused.update(r.reason.value for r in result.rejections if r.kind == "relation")
+        refused_gold.update(gold_refusals(result.rejections, ground_truth[rec["id"]]["triples"], label_map))
         n_kept += len(result.relations)
         kept = [(r.subject, r.relation, r.object, r.subject_type, r.object_type) for r in result.relations]
         after[rec["id"]] = scorer.to_benchmark_relations(kept, label_map)
     # The whole pipeline, as `extract` runs it by default: audited repair over the sample (one corpus),
     # then validation with the evidence rules (every name must occur in its sentence).
-    validated, repairs = replay.repair_then_validate(make_validator(settings, onto), answers,
-                                                     threshold=settings.mention_threshold, with_text=True)
-    pipeline: dict[str, list[scorer.Triple]] = {sid: [] for sid in before}  # failed answers stay empty
-    n_pipeline = 0
-    pipeline_refused: Counter[str] = Counter()
-    for answer, result in validated:
-        pipeline_refused.update(r.reason.value for r in result.rejections if r.kind == "relation")
-        n_pipeline += len(result.relations)
-        kept = [(r.subject, r.relation, r.object, r.subject_type, r.object_type) for r in result.relations]
-        pipeline[str(answer.chunk_id)] = scorer.to_benchmark_relations(kept, label_map)
+    pipeline, n_pipeline, pipeline_refused, pipeline_refused_gold, repairs = run_pipeline(
+        settings, onto, answers, before, ground_truth, label_map)
+    revalidated = None
+    if hierarchy:
+        # The same answers revalidated (no new call) against the ontology with the knowledge base's class
+        # hierarchy: what a user does after the refusals show the ontology is missing "an Astronaut is a Person".
+        with_h, _map = import_text2kgbench(onto_path, hierarchy)
+        onto_h = Ontology.from_dict({**with_h, "examples": examples} if examples else with_h, source=str(onto_path))
+        revalidated = run_pipeline(settings, onto_h, answers, before, ground_truth, label_map)
     gt = {sid: ground_truth[sid] for sid in before}
     b, a = scorer.score(before, gt, bench_onto), scorer.score(after, gt, bench_onto)
     p = scorer.score(pipeline, gt, bench_onto)
+    extra: dict[str, Any] = {}
+    if revalidated is not None:
+        kept_h, n_h, refused_h, refused_gold_h, repairs_h = revalidated
+        ph = scorer.score(kept_h, gt, bench_onto)
+        extra = {"hierarchy": {"averages": ph.averages, "domain_range": ph.domain_range}, "relations_hierarchy": n_h,
+                 "hierarchy_refused_by_reason": dict(sorted(refused_h.items())),
+                 "hierarchy_refused_in_gold": dict(sorted(refused_gold_h.items())),
+                 "hierarchy_repairs": dict(sorted(repairs_h.items()))}
     return {
         "ontology": name, "sentences": len(tests), "sentence_ids": [r["id"] for r in tests],
-        "examples": [e["text"] for e in examples],
+        "examples": [e["text"] for e in examples], "example_source": source,
         "fresh_calls": fresh, "failed": failed, "seconds": seconds, "output_tokens": out_tokens,
         "relations_raw": n_raw, "relations_kept": n_kept, "refused_by_reason": dict(sorted(refused.items())),
         "before": {"averages": b.averages, "domain_range": b.domain_range},
         "pipeline": {"averages": p.averages, "domain_range": p.domain_range},
         "relations_pipeline": n_pipeline, "repairs": dict(sorted(repairs.items())),
         "pipeline_refused_by_reason": dict(sorted(pipeline_refused.items())),
+        "refused_in_gold": dict(sorted(refused_gold.items())),
+        "pipeline_refused_in_gold": dict(sorted(pipeline_refused_gold.items())), **extra,
         "after": {"averages": a.averages, "domain_range": a.domain_range},
     }
 
@@ -244,6 +342,11 @@ class _Score:
 
     def __init__(self, d: dict[str, Any]):
         self.averages, self.domain_range = d["averages"], d["domain_range"]
+
+
+def _gold(row: dict[str, Any], key: str) -> Counter[str] | None:
+    """A row's refused-and-in-gold counts; None for runs stored before they were counted."""
+    return Counter(row[key]) if isinstance(row.get(key), dict) else None
 
 
 def run_markdown(run: dict[str, Any]) -> list[str]:
@@ -262,8 +365,10 @@ def run_markdown(run: dict[str, Any]) -> list[str]:
         "",
         *replay.metrics_table([(r["ontology"], r["sentences"], _Score(r["before"]), _Score(r["after"])) for r in rows]),
         "",
+        *(["Refused relation triples by reason; a cell reads `refused (of which equal to one of the sentence's "
+           "gold triples)`.", ""] if all(_gold(r, "refused_in_gold") is not None for r in rows) else []),
         *replay.refusal_table([(r["ontology"], r["relations_raw"], r["relations_kept"], Counter(r["refused_by_reason"]),
-                                None) for r in rows]),
+                                _gold(r, "refused_in_gold")) for r in rows]),
         "",
     ]
     if all("pipeline" in r for r in rows):
@@ -276,7 +381,8 @@ def run_markdown(run: dict[str, Any]) -> list[str]:
                                    for r in rows]),
             "",
             *replay.refusal_table([(r["ontology"], r["relations_raw"], r["relations_pipeline"],
-                                    Counter(r["pipeline_refused_by_reason"]), None) for r in rows]),
+                                    Counter(r["pipeline_refused_by_reason"]), _gold(r, "pipeline_refused_in_gold"))
+                                   for r in rows]),
             "",
         ]
         if kinds:
@@ -284,9 +390,25 @@ def run_markdown(run: dict[str, Any]) -> list[str]:
                       "|---|" + "---:|" * len(kinds),
                       *[f"| {r['ontology']} | " + " | ".join(str(r.get("repairs", {}).get(k, 0)) for k in kinds) + " |"
                         for r in rows], ""]
+        if all("hierarchy" in r for r in rows):
+            lines += [
+                "The same answers revalidated, with no new model call, against the ontology with DBpedia's class",
+                "hierarchy (`--hierarchy`; an Astronaut is a Person, a City a Place), then the whole pipeline again:",
+                "what a user does when the refusals show that the ontology, not the text, is wrong.",
+                "",
+                *replay.metrics_table([(r["ontology"], r["sentences"], _Score(r["before"]), _Score(r["hierarchy"]))
+                                       for r in rows]),
+                "",
+                *replay.refusal_table([(r["ontology"], r["relations_raw"], r["relations_hierarchy"],
+                                        Counter(r["hierarchy_refused_by_reason"]),
+                                        _gold(r, "hierarchy_refused_in_gold")) for r in rows]),
+                "",
+            ]
         if any(r.get("examples") for r in rows):
-            counts = ", ".join(f"{r['ontology']} {len(r.get('examples', []))}" for r in rows)
-            lines += [f"Examples in the prompt (held-out test sentences): {counts}.", ""]
+            counts = ", ".join(f"{r['ontology']} {len(r.get('examples', []))}"
+                               f" ({r.get('example_source', 'held-out test')})" for r in rows)
+            lines += [f"Examples in the prompt (from the benchmark's train sentences, or held-out test sentences"
+                      f" where an ontology has none): {counts}.", ""]
     return lines
 
 
@@ -332,7 +454,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-items", type=int, default=DEFAULT_MAX_ITEMS,
                     help=f"max_entities and max_relations of the schema (default {DEFAULT_MAX_ITEMS})")
     ap.add_argument("--examples", type=int, default=2, metavar="K",
-                    help="annotated examples in the prompt per ontology, from held-out test sentences (default 2)")
+                    help="annotated examples in the prompt per ontology (default 2)")
+    ap.add_argument("--train", default=str(TRAIN_EXAMPLES),
+                    help="the benchmark's train sentences the examples come from (default %(default)s); "
+                         "'none' takes them from held-out test sentences")
+    ap.add_argument("--hierarchy", default=str(replay.HIERARCHY),
+                    help="class hierarchy the answers are also revalidated against, with no new model call "
+                         "(default %(default)s; 'none' leaves that out)")
     ap.add_argument("--home", type=Path, help="graphrag_got state folder (models, cache); default GRAPHRAG_HOME "
                                               "or <repo>/.graphrag_got")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "live.md")
@@ -361,20 +489,26 @@ def main(argv: list[str] | None = None) -> int:
                                  ollama_model=args.ollama_model, max_entities=args.max_items,
                                  max_relations=args.max_items)
         label = model_label(settings, args.provider)
+        train = {} if args.train == "none" else load_train_examples(Path(args.train))
+        try:
+            hierarchy = None if args.hierarchy == "none" else replay.load_hierarchy(Path(args.hierarchy))
+        except ValueError as exc:
+            raise GraphragGotError(str(exc)) from exc
         chat_holder: dict[str, Any] = {}
         rows = []
         for name, onto_path, gt_path, _resp in found:
             test_path = root / "test" / f"ont_{name}_test.jsonl"
             print(f"{name}: extracting with {label}", file=sys.stderr, flush=True)
             rows.append(run_ontology(name, onto_path, gt_path, test_path, per, settings, args.provider, label,
-                                     chat_holder, args.examples))
+                                     chat_holder, args.examples, train.get(name), hierarchy))
     except GraphragGotError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
 
     sample = ("all sentences" if per is None else f"{per} per ontology") + f" of {', '.join(r['ontology'] for r in rows)}"
     if args.examples:
-        sample += f", {args.examples} examples in the prompt"
+        source = "train" if train else "held-out"
+        sample += f", {args.examples} {source} examples in the prompt"
     run = {"model": label, "provider": args.provider, "sample": sample, "prompt_version": PROMPT_VERSION,
            "max_entities": settings.max_entities, "max_relations": settings.max_relations,
            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "ontologies": rows}
