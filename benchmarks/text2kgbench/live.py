@@ -184,12 +184,14 @@ def pick_examples(tests: list[dict[str, Any]], chosen: set[str], ground_truth: d
 
 
 def run_pipeline(settings: Settings, onto: Ontology, answers: list[ChunkAnswer], before: dict[str, Any],
-                 ground_truth: dict[str, Any], label_map: dict[str, Any],
-                 ) -> tuple[dict[str, list[scorer.Triple]], int, Counter[str], Counter[str], Counter[str]]:
+                 ground_truth: dict[str, Any], label_map: dict[str, Any], bench_onto: dict[str, Any],
+                 name: str) -> dict[str, Any]:
     """Audited repair over the answers, then validation with the evidence rules, as ``extract`` runs by default.
 
-    Returns the kept triples per sentence (benchmark labels; a failed answer keeps nothing), how many were
-    kept, the refusals by reason, those equal to a gold triple by reason, and the repairs by reason."""
+    Returns the run's fields as ``live.json`` stores them under ``name``: the scores (``<name>``), the kept
+    relations (``relations_<name>``), the refusals by reason and those equal to a gold triple, and the
+    repairs by reason (``repairs`` for the pipeline itself, ``<name>_repairs`` for another one). A failed
+    answer keeps nothing."""
     validated, repairs = replay.repair_then_validate(make_validator(settings, onto), answers,
                                                      threshold=settings.mention_threshold, with_text=True)
     kept_by_sentence: dict[str, list[scorer.Triple]] = {sid: [] for sid in before}
@@ -202,7 +204,11 @@ def run_pipeline(settings: Settings, onto: Ontology, answers: list[ChunkAnswer],
         n_kept += len(result.relations)
         kept = [(r.subject, r.relation, r.object, r.subject_type, r.object_type) for r in result.relations]
         kept_by_sentence[str(answer.chunk_id)] = scorer.to_benchmark_relations(kept, label_map)
-    return kept_by_sentence, n_kept, refused, refused_gold, repairs
+    score = scorer.score(kept_by_sentence, {sid: ground_truth[sid] for sid in before}, bench_onto)
+    return {name: {"averages": score.averages, "domain_range": score.domain_range}, f"relations_{name}": n_kept,
+            f"{name}_refused_by_reason": dict(sorted(refused.items())),
+            f"{name}_refused_in_gold": dict(sorted(refused_gold.items())),
+            "repairs" if name == "pipeline" else f"{name}_repairs": dict(sorted(repairs.items()))}
 
 
 def gold_refusals(rejections: Any, gold: list[scorer.Triple], label_map: dict[str, Any]) -> Counter[str]:
@@ -301,37 +307,22 @@ def run_ontology(name: str, onto_path: Path, gt_path: Path, test_path: Path, per
         after[rec["id"]] = scorer.to_benchmark_relations(kept, label_map)
     # The whole pipeline, as `extract` runs it by default: audited repair over the sample (one corpus),
     # then validation with the evidence rules (every name must occur in its sentence).
-    pipeline, n_pipeline, pipeline_refused, pipeline_refused_gold, repairs = run_pipeline(
-        settings, onto, answers, before, ground_truth, label_map)
-    revalidated = None
+    stored = run_pipeline(settings, onto, answers, before, ground_truth, label_map, bench_onto, "pipeline")
     if hierarchy:
         # The same answers revalidated (no new call) against the ontology with the knowledge base's class
         # hierarchy: what a user does after the refusals show the ontology is missing "an Astronaut is a Person".
         with_h, _map = import_text2kgbench(onto_path, hierarchy)
         onto_h = Ontology.from_dict({**with_h, "examples": examples} if examples else with_h, source=str(onto_path))
-        revalidated = run_pipeline(settings, onto_h, answers, before, ground_truth, label_map)
+        stored |= run_pipeline(settings, onto_h, answers, before, ground_truth, label_map, bench_onto, "hierarchy")
     gt = {sid: ground_truth[sid] for sid in before}
     b, a = scorer.score(before, gt, bench_onto), scorer.score(after, gt, bench_onto)
-    p = scorer.score(pipeline, gt, bench_onto)
-    extra: dict[str, Any] = {}
-    if revalidated is not None:
-        kept_h, n_h, refused_h, refused_gold_h, repairs_h = revalidated
-        ph = scorer.score(kept_h, gt, bench_onto)
-        extra = {"hierarchy": {"averages": ph.averages, "domain_range": ph.domain_range}, "relations_hierarchy": n_h,
-                 "hierarchy_refused_by_reason": dict(sorted(refused_h.items())),
-                 "hierarchy_refused_in_gold": dict(sorted(refused_gold_h.items())),
-                 "hierarchy_repairs": dict(sorted(repairs_h.items()))}
     return {
         "ontology": name, "sentences": len(tests), "sentence_ids": [r["id"] for r in tests],
         "examples": [e["text"] for e in examples], "example_source": source,
         "fresh_calls": fresh, "failed": failed, "seconds": seconds, "output_tokens": out_tokens,
         "relations_raw": n_raw, "relations_kept": n_kept, "refused_by_reason": dict(sorted(refused.items())),
         "before": {"averages": b.averages, "domain_range": b.domain_range},
-        "pipeline": {"averages": p.averages, "domain_range": p.domain_range},
-        "relations_pipeline": n_pipeline, "repairs": dict(sorted(repairs.items())),
-        "pipeline_refused_by_reason": dict(sorted(pipeline_refused.items())),
-        "refused_in_gold": dict(sorted(refused_gold.items())),
-        "pipeline_refused_in_gold": dict(sorted(pipeline_refused_gold.items())), **extra,
+        "refused_in_gold": dict(sorted(refused_gold.items())), **stored,
         "after": {"averages": a.averages, "domain_range": a.domain_range},
     }
 
@@ -347,6 +338,18 @@ class _Score:
 def _gold(row: dict[str, Any], key: str) -> Counter[str] | None:
     """A row's refused-and-in-gold counts; None for runs stored before they were counted."""
     return Counter(row[key]) if isinstance(row.get(key), dict) else None
+
+
+def _pipeline_tables(rows: list[dict[str, Any]], name: str) -> list[str]:
+    """Scores and refusals of the pipeline run stored under ``name`` (see :func:`run_pipeline`)."""
+    return [
+        *replay.metrics_table([(r["ontology"], r["sentences"], _Score(r["before"]), _Score(r[name])) for r in rows]),
+        "",
+        *replay.refusal_table([(r["ontology"], r["relations_raw"], r[f"relations_{name}"],
+                                Counter(r[f"{name}_refused_by_reason"]), _gold(r, f"{name}_refused_in_gold"))
+                               for r in rows]),
+        "",
+    ]
 
 
 def run_markdown(run: dict[str, Any]) -> list[str]:
@@ -377,13 +380,7 @@ def run_markdown(run: dict[str, Any]) -> list[str]:
             "The whole pipeline, as `extract` runs by default (audited repair over the sample, then validation",
             "with the evidence rules): `before → after`.",
             "",
-            *replay.metrics_table([(r["ontology"], r["sentences"], _Score(r["before"]), _Score(r["pipeline"]))
-                                   for r in rows]),
-            "",
-            *replay.refusal_table([(r["ontology"], r["relations_raw"], r["relations_pipeline"],
-                                    Counter(r["pipeline_refused_by_reason"]), _gold(r, "pipeline_refused_in_gold"))
-                                   for r in rows]),
-            "",
+            *_pipeline_tables(rows, "pipeline"),
         ]
         if kinds:
             lines += ["| ontology | " + " | ".join(f"repairs: {k}" for k in kinds) + " |",
@@ -396,13 +393,7 @@ def run_markdown(run: dict[str, Any]) -> list[str]:
                 "hierarchy (`--hierarchy`; an Astronaut is a Person, a City a Place), then the whole pipeline again:",
                 "what a user does when the refusals show that the ontology, not the text, is wrong.",
                 "",
-                *replay.metrics_table([(r["ontology"], r["sentences"], _Score(r["before"]), _Score(r["hierarchy"]))
-                                       for r in rows]),
-                "",
-                *replay.refusal_table([(r["ontology"], r["relations_raw"], r["relations_hierarchy"],
-                                        Counter(r["hierarchy_refused_by_reason"]),
-                                        _gold(r, "hierarchy_refused_in_gold")) for r in rows]),
-                "",
+                *_pipeline_tables(rows, "hierarchy"),
             ]
         if any(r.get("examples") for r in rows):
             counts = ", ".join(f"{r['ontology']} {len(r.get('examples', []))}"

@@ -304,6 +304,11 @@ def gold_as_answers(ground_truth: Mapping[str, Any]) -> dict[str, list[scorer.Tr
             for sid, gt in ground_truth.items()}
 
 
+def gold_name_key(value: str) -> str:
+    """A gold entity or value (``Alan_Shepard``, ``"1974-08-01"``) as the normalized name our answers use."""
+    return normalize_name(value.strip().strip('"').replace("_", " "))
+
+
 def conflicted_names(ground_truth: Mapping[str, Any], onto: Ontology, lookup: Mapping[str, str]) -> set[str]:
     """Normalized names that no single class of ``onto`` fits in all of their gold triples.
 
@@ -318,15 +323,16 @@ def conflicted_names(ground_truth: Mapping[str, Any], onto: Ontology, lookup: Ma
             if rel is None:
                 continue
             for end, classes in ((t.sub, rel.domain), (t.obj, rel.range)):
-                key = normalize_name(end.strip().strip('"').replace("_", " "))
+                key = gold_name_key(end)
                 allowed[key] = allowed[key] & set(classes) if key in allowed else set(classes)
     return {key for key, classes in allowed.items() if not classes}
 
 
 def replay_ontology(name: str, onto_path: Path, gt_path: Path, resp_path: Path,
                     mode: str = "shape+votes", hierarchy: Mapping[str, Sequence[str]] | None = None, *,
-                    evidence: bool = True) -> ReplayResult:
-    """One ontology replayed: validation, the pipeline and (``evidence``) the pipeline with the evidence check."""
+                    evidence: bool = True, perfect: bool = True) -> ReplayResult:
+    """One ontology replayed: validation, the pipeline, (``evidence``) the pipeline with the evidence check
+    and (``perfect``) the gold itself as the answer through validation and the pipeline."""
     use_shape = MODES[mode]
     bench_onto = scorer.load_ontology(onto_path)
     ours, label_map = import_text2kgbench(onto_path, hierarchy)
@@ -371,14 +377,18 @@ def replay_ontology(name: str, onto_path: Path, gt_path: Path, resp_path: Path,
     after_score = scorer.score(after, ground_truth, bench_onto)
     repaired, n_repaired, repairs = pipeline_after(validator, name, predictions, ground_truth, lookup, onto,
                                                    use_shape, label_map)
-    perfect = gold_as_answers(ground_truth)
-    perfect_kept = validated_only(validator, name, perfect, lookup, onto, use_shape, label_map)
-    perfect_repaired, _n, _r = pipeline_after(validator, name, perfect, ground_truth, lookup, onto, use_shape,
-                                              label_map)
-    conflicted = conflicted_names(ground_truth, onto, lookup)
     gold_all = [t for gt in ground_truth.values() for t in gt.get("triples", [])]
-    n_conflicted = sum(any(normalize_name(end.strip().strip('"').replace("_", " ")) in conflicted
-                           for end in (t.sub, t.obj)) for t in gold_all)
+    perfect_after = perfect_repaired = None
+    n_conflicted = 0
+    if perfect:
+        answers = gold_as_answers(ground_truth)
+        perfect_after = scorer.score(validated_only(validator, name, answers, lookup, onto, use_shape, label_map),
+                                     ground_truth, bench_onto)
+        kept_perfect, _n, _r = pipeline_after(validator, name, answers, ground_truth, lookup, onto, use_shape,
+                                              label_map)
+        perfect_repaired = scorer.score(kept_perfect, ground_truth, bench_onto)
+        conflicted = conflicted_names(ground_truth, onto, lookup)
+        n_conflicted = sum(any(gold_name_key(end) in conflicted for end in (t.sub, t.obj)) for t in gold_all)
     grounded = None
     if evidence:
         kept, _n, _repairs = pipeline_after(Validator(onto, evidence=EvidenceRules()), name, predictions,
@@ -387,8 +397,7 @@ def replay_ontology(name: str, onto_path: Path, gt_path: Path, resp_path: Path,
     return ReplayResult(name, mode, len(ground_truth), before_score, after_score, n_pred, n_kept, refused,
                         refused_gold, typed, untyped, checked, vacuous,
                         scorer.score(repaired, ground_truth, bench_onto), n_repaired, repairs, grounded,
-                        scorer.score(perfect_kept, ground_truth, bench_onto),
-                        scorer.score(perfect_repaired, ground_truth, bench_onto), len(gold_all), n_conflicted)
+                        perfect_after, perfect_repaired, len(gold_all), n_conflicted)
 
 
 def validated_only(validator: Validator, name: str, answers: Mapping[str, Sequence[scorer.Triple]],
@@ -464,13 +473,14 @@ def _display(path: Path) -> str:
 
 
 def run(data_dir: Path, only: Sequence[str] | None = None, mode: str = "shape+votes",
-        hierarchy: Mapping[str, Sequence[str]] | None = None, *, evidence: bool = True) -> list[ReplayResult]:
+        hierarchy: Mapping[str, Sequence[str]] | None = None, *, evidence: bool = True,
+        perfect: bool = True) -> list[ReplayResult]:
     root = data_dir / "dbpedia_webnlg"
     out = []
     for name, onto, gt, resp in reproduce.local_ontologies(root):
         if only and not matches(name, only):
             continue
-        out.append(replay_ontology(name, onto, gt, resp, mode, hierarchy, evidence=evidence))
+        out.append(replay_ontology(name, onto, gt, resp, mode, hierarchy, evidence=evidence, perfect=perfect))
     return out
 
 
@@ -800,7 +810,7 @@ def main(argv: list[str] | None = None) -> int:
     if not results:
         print(f"error: no ontology under {args.data} matches with ground truth and responses", file=sys.stderr)
         return 1
-    other = run(args.data, only, next(m for m in MODES if m != args.typing), evidence=False)
+    other = run(args.data, only, next(m for m in MODES if m != args.typing), evidence=False, perfect=False)
     with_hierarchy: list[ReplayResult] = []
     if str(args.hierarchy) != "none":
         try:
