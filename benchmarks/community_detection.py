@@ -13,7 +13,7 @@ All methods run in one process on the same graph, one after the other, timed wit
 * networkx ``louvain_communities`` (seed 1) - what ``communities detect --algorithm louvain`` runs;
 * igraph ``community_multilevel`` (Louvain in C) - the speed reference;
 * leidenalg ``find_partition`` (RBConfiguration, seed 1) - the reference Leiden implementation;
-* ours: ``graphrag_got.communities.leiden_membership`` (igraph's C Leiden, seeded) - the level 0 of
+* ours: ``graphrag_got.communities.core.leiden_membership`` (igraph's C Leiden, seeded) - the level 0 of
   ``communities detect``;
 * ours, hierarchical: ``detect_communities`` with the size cap 10 and 3 levels, end to end (level 0,
   then every community over the cap split again, plus the content hashes of every community).
@@ -78,8 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     import leidenalg
     import networkx as nx
 
-    from graphrag_got import communities as cm
-
+    from graphrag_got.communities import core as cm
     n = args.blocks * args.block_size
     pairs, t_gen = timed(lambda: planted_edges(args.blocks, args.block_size, args.edges, args.inside, args.seed))
     edge_list = pairs.tolist()

@@ -14,7 +14,7 @@ Configurations:
 
 - ``baseline``: LangChain's ``ChatLlamaCpp`` (the previous embedded provider), full answer form,
   the ontology's annotated examples left out (a format example instead);
-- ``adapter``: our adapter over llama-cpp-python (``graphrag_got.providers.llamacpp_chat``), full
+- ``adapter``: our adapter over llama-cpp-python (``graphrag_got.llm.providers.llamacpp_chat``), full
   form, no loop guard, no annotated examples (the configuration of prompt ``extract-v3``);
 - ``guard``: ``adapter`` with the JSON loop guard (``GRAPHRAG_LOOP_GUARD``);
 - ``examples``: ``guard`` with the ontology's annotated examples in the prompt (the default);
@@ -46,8 +46,8 @@ from benchmarks.quality.reading import read_extraction_file  # noqa: E402
 from benchmarks.quality.score import score  # noqa: E402
 from benchmarks.quality.tables import fmt_ratio, markdown_table  # noqa: E402
 from graphrag_got.config import Settings  # noqa: E402
-from graphrag_got.extract import run_extraction  # noqa: E402
-from graphrag_got.ontology import Ontology  # noqa: E402
+from graphrag_got.extract.run import run_extraction  # noqa: E402
+from graphrag_got.ontology.model import Ontology  # noqa: E402
 
 CORPUS = ROOT / "corpus" / "got.txt"
 ONTOLOGY = ROOT / "ontology" / "got.json"
@@ -79,7 +79,7 @@ class Row:
 
 
 def _chat(config: str, settings: Settings) -> Any:
-    from graphrag_got.model_store import resolve_model_path
+    from graphrag_got.llm.model_store import resolve_model_path
 
     path = str(resolve_model_path(settings))
     threads = settings.llamacpp_threads or max(1, os.cpu_count() or 1)
@@ -90,7 +90,7 @@ def _chat(config: str, settings: Settings) -> Any:
         return ChatLlamaCpp(model_path=path, n_ctx=settings.llamacpp_n_ctx, n_batch=512, n_threads=threads,
                             temperature=0.0, max_tokens=settings.llm_max_tokens, rope_freq_base=0.0,
                             rope_freq_scale=0.0, repeat_penalty=1.0, verbose=False, seed=0)
-    from graphrag_got.providers.llamacpp_chat import LlamaCppChatModel
+    from graphrag_got.llm.providers.llamacpp_chat import LlamaCppChatModel
 
     return LlamaCppChatModel(model_path=path, n_ctx=settings.llamacpp_n_ctx, n_batch=512, n_threads=threads,
                              max_tokens=settings.llm_max_tokens, seed=0, loop_guard=config != "adapter")
@@ -170,7 +170,7 @@ def gold_answer_tokens(model_path: str, gold: dict[str, Any], onto: Ontology,
     import llama_cpp
 
     from graphrag_got import prompts
-    from graphrag_got.ontology import ExampleEntity, ExampleRelation, ExtractionExample
+    from graphrag_got.ontology.model import ExampleEntity, ExampleRelation, ExtractionExample
 
     vocab = llama_cpp.Llama(model_path=model_path, vocab_only=True, verbose=False)
     counts: dict[str, list[int]] = {"full": [], "compact": []}
@@ -202,7 +202,7 @@ HEADER = ["config", "chunks", "s/chunk", "prompt tok/chunk", "output tok/chunk",
 
 def floor_text(model: str, rows: list[Row]) -> str:
     """The least time per chunk any answer as complete as the gold needs, at the measured token rate."""
-    from graphrag_got.model_store import resolve_model_path
+    from graphrag_got.llm.model_store import resolve_model_path
 
     gold = json.loads(GOLD.read_text(encoding="utf-8"))
     settings = Settings.load().with_overrides(llamacpp_model=model)

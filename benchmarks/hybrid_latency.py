@@ -33,14 +33,14 @@ from typing import Any
 import numpy as np
 
 from benchmarks.load_benchmark import clear, synthetic_extraction
-from graphrag_got import cypher
+from graphrag_got.graph import queries as cypher
 from graphrag_got.config import Settings
-from graphrag_got.embeddings import EMBEDDED_DIMENSIONS, shared_embedder
-from graphrag_got.graphdb import connect, read_all, write_query
-from graphrag_got.load import load_extraction
-from graphrag_got.ontology import Ontology
+from graphrag_got.llm.embeddings import EMBEDDED_DIMENSIONS, shared_embedder
+from graphrag_got.graph.db import connect, read_all, write_query
+from graphrag_got.graph.load import load_extraction
+from graphrag_got.ontology.model import Ontology
 from graphrag_got.search.local import local_search
-from graphrag_got.vectors import ensure_vector_index
+from graphrag_got.graph.vectors import ensure_vector_index
 
 GENERIC_QUESTIONS = [
     "¿Qué pasó después de la batalla?", "Who betrayed whom at the wedding?", "¿Quién gobierna el norte?",

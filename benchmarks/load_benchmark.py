@@ -6,7 +6,7 @@ ends respect domain/range, a share of symmetric relations), then, on the running
 1. naive: one ``session.run`` (auto-commit transaction) per entity and per relation direction.
    It is far too slow to run on the full data, so it runs on a sample (the first ``--naive-sample``
    relations and their end entities) and its rows/s is extrapolated; the output says so.
-2. ours: ``graphrag_got.load.load_extraction`` on the full data.
+2. ours: ``graphrag_got.graph.load.load_extraction`` on the full data.
 
 The graph is cleared before each run and at the end: point NEO4J_URI at a scratch server, not at
 a graph you keep, e.g. a second embedded server:
@@ -31,10 +31,10 @@ from typing import Any
 
 import neo4j
 
-from graphrag_got import cypher
+from graphrag_got.graph import queries as cypher
 from graphrag_got.config import Settings
-from graphrag_got.load import ensure_schema, load_extraction
-from graphrag_got.ontology import Ontology
+from graphrag_got.graph.load import ensure_schema, load_extraction
+from graphrag_got.ontology.model import Ontology
 
 MOMENTOS = [None, None, None, "en la boda", "tras la batalla", "en el asedio", "en Invernalia"]
 # The synthetic data below has the shape of extraction.json format /1 (top-level "momento", two

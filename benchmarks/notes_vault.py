@@ -3,7 +3,7 @@
     NEO4J_URI=bolt://127.0.0.1:7688 GRAPHRAG_HOME=/tmp/graphrag-bench .venv/bin/graphrag-got neo4j start
     NEO4J_URI=bolt://127.0.0.1:7688 .venv/bin/python -m benchmarks.notes_vault [--k 5,10] [--out FILE]
 
-1. **build**: ``graphrag_got.build.run_build`` on ``corpus/notes`` with ``ontology/notes.json`` and
+1. **build**: ``graphrag_got.pipeline.build.run_build`` on ``corpus/notes`` with ``ontology/notes.json`` and
    the embedded embedder, twice; the second build must make zero LLM and zero embedding calls. The
    extraction answers are replayed from ``benchmarks/notes_retrieval/answers.json`` (hand-curated
    entities and relations per chunk, see ``make_answers.py``): this benchmark measures retrieval and
@@ -32,9 +32,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.quality.tables import markdown_table  # noqa: E402
-from graphrag_got import cypher  # noqa: E402
+from graphrag_got.graph import queries as cypher  # noqa: E402
 from graphrag_got.config import Settings  # noqa: E402
-from graphrag_got.graphdb import connect  # noqa: E402
+from graphrag_got.graph.db import connect  # noqa: E402
 
 VAULT = ROOT / "corpus" / "notes"
 ONTOLOGY = ROOT / "ontology" / "notes.json"
@@ -53,7 +53,7 @@ def stand_in_chat(replay: Path) -> Any:
     from langchain_core.messages import AIMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
 
-    from graphrag_got.llm import ReplayChatModel
+    from graphrag_got.llm.client import ReplayChatModel
 
     report = json.dumps({"title": "Notes", "summary": "A group of related tools and concepts of the notes.",
                          "findings": [], "rating": 5, "rating_explanation": "stand-in report"})
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     ks = [int(k) for k in args.k.split(",") if k.strip()]
     questions = json.loads(QUESTIONS.read_text(encoding="utf-8"))["questions"]
-    from graphrag_got.build import run_build
+    from graphrag_got.pipeline.build import run_build
 
     lines: list[str] = []
     with tempfile.TemporaryDirectory(prefix="notes-vault-") as tmp:

@@ -23,7 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from graphrag_got.normalize import entity_uid, normalize_name
+from graphrag_got.common.normalize import entity_uid, normalize_name
 from graphrag_got.search.route import route_question
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     chat = None
     if args.classifier:
         from graphrag_got.config import Settings
-        from graphrag_got.llm import get_chat_model
+        from graphrag_got.llm.client import get_chat_model
 
         chat = get_chat_model(Settings.load())
     report = run(load_questions(args.questions), catalogs(args.questions, args.notes_extraction), chat=chat,

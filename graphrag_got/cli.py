@@ -21,9 +21,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
-from . import __version__
-from .config import Settings
-from .errors import GraphragGotError
+from graphrag_got import __version__
+from graphrag_got.config import Settings
+from graphrag_got.errors import GraphragGotError
 
 # Command modules in the order `--help` lists them. A module missing from an install is skipped.
 COMMANDS = ("ontology", "schema", "extract", "report", "neo4j", "load", "communities", "ask", "model", "viz",
@@ -112,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         try:
-            module = importlib.import_module(f".commands.{name}", __package__)
+            module = importlib.import_module(f"graphrag_got.commands.{name}")
         except ModuleNotFoundError as exc:
             if exc.name and exc.name.endswith(f"commands.{name}"):
                 continue
@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help()
             return 2
-        from .commands.render import configure_logging
+        from graphrag_got.commands.render import configure_logging
 
         configure_logging(verbosity(args))
         settings = settings_from_args(args)

@@ -29,7 +29,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from .errors import ConfigError
+from graphrag_got.errors import ConfigError
 
 Provider = Literal["auto", "ollama", "llamacpp", "openai", "langchain", "replay"]
 

@@ -19,7 +19,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .ontology import ExtractionExample, Ontology, PropertySpec
+from graphrag_got.ontology.model import ExtractionExample, Ontology, PropertySpec
 
 EXTRACTION_VERSION = "extract-v4"  # v3: a confidence per entity; v4: the ontology's annotated examples
 COMMUNITY_SUMMARY_VERSION = "community-v4"  # v4: a report (findings citing members, rating) with excerpts
@@ -352,7 +352,7 @@ __all__ += [
 ]  # fmt: skip
 
 
-# --- verification (graphrag_got.verify) ---
+# --- verification (graphrag_got.extract.verify) ---
 VERIFY_VERSION = "verify-v1"
 VERSIONS["verify"] = VERIFY_VERSION
 

@@ -116,7 +116,7 @@ display(md_table(["setting", "value"], [
 # uses, and what `graphrag-got ontology show` prints.
 
 # %%
-from graphrag_got.ontology import Ontology
+from graphrag_got.ontology.model import Ontology
 from graphrag_got.errors import OntologyError
 
 onto = Ontology.from_file(ONTOLOGY_COPY)
@@ -188,12 +188,12 @@ except OntologyError as exc:
 # the LLM for entities and relations, its output constrained by a JSON schema generated from the
 # ontology. Every answer is validated again in code; what the ontology does not allow is kept aside
 # with a reason. Each chunk's raw answer is cached, so rerunning this cell costs no LLM call.
-# Long steps report their progress to a callback (`graphrag_got.progress`); here it prints a line.
+# Long steps report their progress to a callback (`graphrag_got.common.progress`); here it prints a line.
 
 # %%
-from graphrag_got.extract import run_extraction
-from graphrag_got.llm import resolve_provider
-from graphrag_got.progress import ProgressEvent
+from graphrag_got.extract.run import run_extraction
+from graphrag_got.llm.client import resolve_provider
+from graphrag_got.common.progress import ProgressEvent
 
 
 def show_progress(event: ProgressEvent | str) -> None:
@@ -217,7 +217,7 @@ print("\n".join(ex.lines()))
 # by relation, reason and the offending type, with the types the model gave:
 
 # %%
-from graphrag_got.report import build_report, write_report
+from graphrag_got.report.discarded import build_report, write_report
 
 report = build_report(ex.out_path, onto)
 print(f"{ex.rejected_relations} refused relation(s), {ex.rejected_entities} refused entit(ies), "
@@ -264,7 +264,7 @@ rows += [[f"refused: {r}", re_orig.by_reason.get(r, 0), re_edit.by_reason.get(r,
 display(md_table(["", "original ontology", "edited ontology"], rows))
 
 
-from graphrag_got.viz import graph_from_extraction
+from graphrag_got.report.viz import graph_from_extraction
 
 
 def kept(summary):
@@ -291,9 +291,9 @@ for s, rel, o in sorted(lost)[:10]:
 # the original ontology.
 
 # %%
-from graphrag_got.graphdb import connect
-from graphrag_got.load import graph_stats, load_extraction
-from graphrag_got.neo4j_server import ensure_running
+from graphrag_got.graph.db import connect
+from graphrag_got.graph.load import graph_stats, load_extraction
+from graphrag_got.graph.server import ensure_running
 
 info = ensure_running(settings)
 print(f"Neo4j at {info.uri}" + (" (started now)" if info.started else " (already running)"))
@@ -314,7 +314,7 @@ print(f"graph: {stats['entities']} entities, {stats['entity_relations']} relatio
 # an LLM-written title and summary (cached by content): global search reads these summaries.
 
 # %%
-from graphrag_got.communities import (detect_communities, fact_line, read_entity_graph,
+from graphrag_got.communities.core import (detect_communities, fact_line, read_entity_graph,
                                       stored_communities, summarize_communities, write_communities)
 
 eg = read_entity_graph(driver, settings, onto)
@@ -420,14 +420,14 @@ plt.show()
 # %% [markdown]
 # ### The HTML view
 #
-# `graphrag_got.viz.render_html` writes one self-contained page (static SVG, pan/zoom, click a node to
+# `graphrag_got.report.viz.render_html` writes one self-contained page (static SVG, pan/zoom, click a node to
 # see its neighbours), coloured by community, the same as `graphrag-got viz`. It is embedded below;
 # the file can also be opened in any browser.
 
 # %%
 import html as html_lib
 
-from graphrag_got.viz import graph_from_neo4j, render_html
+from graphrag_got.report.viz import graph_from_neo4j, render_html
 
 nodes, edges, titles = graph_from_neo4j(driver, settings)
 graph_html = render_html(nodes, edges, OUT / "graph.html", "graphrag_got walkthrough", legend_labels=titles or None)

@@ -31,7 +31,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def neo4j_server_info():  # type: ignore[no-untyped-def]
     """The ServerInfo of the server the session uses (``started`` tells whether we started it)."""
-    from graphrag_got import neo4j_server
+    from graphrag_got.graph import server as neo4j_server
     from graphrag_got.errors import Neo4jError
 
     settings = Settings.load()
@@ -52,7 +52,7 @@ def neo4j_settings(neo4j_server_info) -> Settings:  # type: ignore[no-untyped-de
 
 @pytest.fixture(scope="session")
 def neo4j_driver(neo4j_settings: Settings):  # type: ignore[no-untyped-def]
-    from graphrag_got.graphdb import connect
+    from graphrag_got.graph.db import connect
 
     driver = connect(neo4j_settings)
     yield driver
@@ -67,7 +67,7 @@ def _quote(name: str) -> str:
 def _wipe(driver, settings: Settings) -> None:  # type: ignore[no-untyped-def]
     """Delete every node and relationship, every constraint, every index but the built-in lookups.
 
-    Test-only Cypher, kept here rather than in graphrag_got.cypher: the package never wipes a graph.
+    Test-only Cypher, kept here rather than in graphrag_got.graph.queries: the package never wipes a graph.
     Auto-commit session (not execute_query) because CALL ... IN TRANSACTIONS needs one.
     """
     with driver.session(database=settings.neo4j_database) as session:
@@ -87,8 +87,8 @@ def wipe_graph(neo4j_driver, neo4j_settings: Settings) -> Callable[[], None]:  #
 @pytest.fixture(scope="module")
 def gold_graph(neo4j_driver, neo4j_settings: Settings, wipe_graph: Callable[[], None]):  # type: ignore[no-untyped-def]
     """The hand-curated GoT extraction (tests/data/got_extraction.json), loaded once per test module."""
-    from graphrag_got.load import load_extraction
-    from graphrag_got.ontology import Ontology
+    from graphrag_got.graph.load import load_extraction
+    from graphrag_got.ontology.model import Ontology
 
     root = Path(__file__).resolve().parents[1]
     wipe_graph()

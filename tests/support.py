@@ -11,7 +11,7 @@ import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 
 from graphrag_got.config import Settings
-from graphrag_got.model_store import is_installed
+from graphrag_got.llm.model_store import is_installed
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -9,10 +9,10 @@ import jsonschema
 import pytest
 
 from graphrag_got import prompts
-from graphrag_got.answer_form import expand_answer, is_compact
-from graphrag_got.ontology import Ontology
-from graphrag_got.schema import extraction_schema
-from graphrag_got.validate import Reason, Validator
+from graphrag_got.extract.answer_form import expand_answer, is_compact
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.ontology.schema import extraction_schema
+from graphrag_got.extract.validate import Reason, Validator
 
 GOT = Path(__file__).resolve().parents[1] / "ontology" / "got.json"
 

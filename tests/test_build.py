@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_got.build import run_build
-from graphrag_got.chunking import read_corpus
-from graphrag_got.llm import ReplayChatModel
+from graphrag_got.pipeline.build import run_build
+from graphrag_got.ingest.chunking import read_corpus
+from graphrag_got.llm.client import ReplayChatModel
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTES = ROOT / "ontology" / "notes.json"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_got.chunking import ChunkedDocument, chunk_text, read_corpus
+from graphrag_got.ingest.chunking import ChunkedDocument, chunk_text, read_corpus
 from graphrag_got.errors import ConfigError, CorpusError
 
 REPO = Path(__file__).resolve().parents[1]

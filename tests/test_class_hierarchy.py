@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from graphrag_got.errors import OntologyError
-from graphrag_got.importers import import_text2kgbench
-from graphrag_got.ontology import Ontology
-from graphrag_got.schema import extraction_schema
-from graphrag_got.validate import Reason, Validator
+from graphrag_got.ontology.text2kgbench import import_text2kgbench
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.ontology.schema import extraction_schema
+from graphrag_got.extract.validate import Reason, Validator
 
 
 def _onto(**classes: dict) -> Ontology:
@@ -114,8 +114,8 @@ def test_replay_typing_prefers_the_general_class_on_a_tie_with_its_own_subclasse
 
 
 def test_repair_infers_the_stated_class_of_a_range_with_subclasses():
-    from graphrag_got.evidence import ChunkText, EvidenceRules
-    from graphrag_got.repair import ChunkAnswer, repair_answers
+    from graphrag_got.extract.evidence import ChunkText, EvidenceRules
+    from graphrag_got.extract.repair import ChunkAnswer, repair_answers
 
     onto = _onto(Ciudad={"subclase_de": "Lugar"})
     v = Validator(onto, evidence=EvidenceRules())

@@ -25,7 +25,7 @@ from graphrag_got.commands.render import (
     progress_bar,
 )
 from graphrag_got.config import ENV, Settings
-from graphrag_got.progress import ProgressEvent
+from graphrag_got.common.progress import ProgressEvent
 
 REPO = Path(__file__).resolve().parent.parent
 GOT_EXTRACTION = REPO / "tests" / "data" / "got_extraction.json"

@@ -14,8 +14,8 @@ from graphrag_got.code import vocabulary as v
 from graphrag_got.code.extractor import build_code_extraction, parse_tree, run_code_extraction
 from graphrag_got.code.resolve import resolve, unique_module_names
 from graphrag_got.errors import CorpusError, OntologyError
-from graphrag_got.extraction import Extraction, Reason
-from graphrag_got.ontology import Ontology
+from graphrag_got.extract.extraction import Extraction, Reason
+from graphrag_got.ontology.model import Ontology
 
 REPO = Path(__file__).resolve().parents[1]
 CODE_ONTOLOGY = REPO / "ontology" / "code.json"

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_got import cypher
+from graphrag_got.graph import queries as cypher
 from graphrag_got.cli import main
 from graphrag_got.code import vocabulary as v
 from graphrag_got.code.extractor import run_code_extraction
 from graphrag_got.code.impact import ImpactError, impact
 from graphrag_got.config import Settings
 from graphrag_got.errors import ConfigError
-from graphrag_got.load import load_extraction
-from graphrag_got.ontology import Ontology
+from graphrag_got.graph.load import load_extraction
+from graphrag_got.ontology.model import Ontology
 
 REPO = Path(__file__).resolve().parents[1]
 CODE_ONTOLOGY = REPO / "ontology" / "code.json"

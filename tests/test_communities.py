@@ -1,4 +1,4 @@
-"""graphrag_got.communities against the real Neo4j (fixtures in tests/conftest.py)."""
+"""graphrag_got.communities.core against the real Neo4j (fixtures in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.embeddings import Embeddings
 
-from graphrag_got import communities as cm
-from graphrag_got import graphdb
-from graphrag_got import cypher
+from graphrag_got.communities import core as cm
+from graphrag_got.graph import db as graphdb
+from graphrag_got.graph import queries as cypher
 from graphrag_got.errors import GraphragGotError
-from graphrag_got.ontology import Ontology
+from graphrag_got.ontology.model import Ontology
 from support import CallCounter
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -194,7 +194,7 @@ def test_summarize_reports_a_failing_community_and_goes_on(got) -> None:  # type
 
 
 def test_repeated_sentences_are_dropped_from_summaries():
-    from graphrag_got.llm import drop_repeated_sentences
+    from graphrag_got.llm.client import drop_repeated_sentences
 
     text = "La Casa Stark lidera el Norte. Jon Snow es su rey.  La casa stark lidera el Norte. Jon Snow es su rey."
     assert drop_repeated_sentences(text) == "La Casa Stark lidera el Norte. Jon Snow es su rey."

@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 
-from graphrag_got.chunking import read_corpus
+from graphrag_got.ingest.chunking import read_corpus
 from graphrag_got.cli import main
 from graphrag_got.config import Settings
 from graphrag_got.errors import ExtractionFileError
-from graphrag_got.extract import run_extraction
-from graphrag_got.extraction import FORMAT, Extraction, Reason
-from graphrag_got.ontology import Ontology
+from graphrag_got.extract.run import run_extraction
+from graphrag_got.extract.extraction import FORMAT, Extraction, Reason
+from graphrag_got.ontology.model import Ontology
 from graphrag_got.prompts import extraction_system_prompt
-from graphrag_got.schema import extraction_schema
-from graphrag_got.validate import Validator
+from graphrag_got.ontology.schema import extraction_schema
+from graphrag_got.extract.validate import Validator
 
 from support import TEXT2KGBENCH_DATA, needs_text2kgbench
 
@@ -192,7 +192,7 @@ def test_library_has_no_words_of_the_worked_example() -> None:
 def test_every_declared_attribute_reaches_neo4j(tmp_path: Path, neo4j_driver, neo4j_settings, clean_graph) -> None:
     """Attributes other than the worked example's are loaded, not dropped; the MERGE key is the
     identity attributes only; a reload changes nothing."""
-    from graphrag_got.load import graph_stats, load_extraction
+    from graphrag_got.graph.load import graph_stats, load_extraction
 
     onto, path = _trade_extraction(tmp_path)
     first = load_extraction(neo4j_driver, neo4j_settings, path, onto)
@@ -219,7 +219,7 @@ def test_every_declared_attribute_reaches_neo4j(tmp_path: Path, neo4j_driver, ne
 def test_evidence_follows_its_chunk_when_a_document_changes(tmp_path: Path, neo4j_driver, neo4j_settings,
                                                               clean_graph) -> None:
     """Each evidence sentence is stored with its chunk; rewriting the document drops the old one."""
-    from graphrag_got.load import load_extraction
+    from graphrag_got.graph.load import load_extraction
 
     onto, path = _trade_extraction(tmp_path)
     load_extraction(neo4j_driver, neo4j_settings, path, onto)

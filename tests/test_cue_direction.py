@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from graphrag_got.chunking import read_corpus
+from graphrag_got.ingest.chunking import read_corpus
 from graphrag_got.config import Settings
 from graphrag_got.errors import OntologyError
-from graphrag_got.evidence import ChunkText, EvidenceRules
-from graphrag_got.extract import run_extraction
-from graphrag_got.extraction import RepairReason
-from graphrag_got.ontology import Ontology
-from graphrag_got.repair import ChunkAnswer, repair_answers
-from graphrag_got.validate import Validator
+from graphrag_got.extract.evidence import ChunkText, EvidenceRules
+from graphrag_got.extract.run import run_extraction
+from graphrag_got.extract.extraction import RepairReason
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.extract.repair import ChunkAnswer, repair_answers
+from graphrag_got.extract.validate import Validator
 
 LOYAL = ["loyal", "serves"]
 MENTOR_CUES = ["mentor", "train", "supervis"]

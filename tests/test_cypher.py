@@ -1,4 +1,4 @@
-"""Query builders of graphrag_got.cypher (no server needed)."""
+"""Query builders of graphrag_got.graph.queries (no server needed)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from graphrag_got import cypher
-
+from graphrag_got.graph import queries as cypher
 HOSTILE_NAMES = [
     "",
     "1Personaje",
@@ -164,8 +163,7 @@ def test_delete_all_batch_must_be_a_positive_int() -> None:
 
 # --- relation attribute full-text index -------------------------------------------------------
 def test_relation_attribute_index_escapes_types_and_attributes() -> None:
-    from graphrag_got import cypher as cq
-
+    from graphrag_got.graph import queries as cq
     stmt = cq.relation_attribute_index(["LEAL_A", "CASADO_CON"], ["momento"])
     assert stmt == ("CREATE FULLTEXT INDEX relation_attributes IF NOT EXISTS FOR ()-[r:`LEAL_A`|`CASADO_CON`]-() "
                     "ON EACH [r.`momento`]")
@@ -176,8 +174,7 @@ def test_relation_attribute_index_escapes_types_and_attributes() -> None:
 
 
 def test_lucene_phrases_quote_every_name_and_escape_quotes_and_backslashes() -> None:
-    from graphrag_got import cypher as cq
-
+    from graphrag_got.graph import queries as cq
     assert cq.lucene_phrases(["boda roja", "  x  y ", ""]) == '"boda roja" OR "x y"'
     assert cq.lucene_phrases(['a "b" \\ c OR d:*']) == '"a \\"b\\" \\\\ c OR d:*"'
     assert "$terms" in cq.local_attribute_facts_indexed() and "relation_attributes" in cq.local_attribute_facts_indexed()

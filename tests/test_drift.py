@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from graphrag_got import communities as cm
-from graphrag_got import cypher, graphdb
+from graphrag_got.communities import core as cm
+from graphrag_got.graph import queries as cypher
+from graphrag_got.graph import db as graphdb
 from graphrag_got.errors import SearchError
-from graphrag_got.ontology import Ontology
+from graphrag_got.ontology.model import Ontology
 from graphrag_got.search.answer import AskResult, ask
 from graphrag_got.search.drift import drift_search, lexical_scores, Report
 from support import CallCounter

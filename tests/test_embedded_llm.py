@@ -15,10 +15,10 @@ import jsonschema
 import pytest
 
 from graphrag_got.config import Settings
-from graphrag_got.extract import run_extraction
-from graphrag_got.ontology import Ontology
-from graphrag_got.schema import extraction_schema
-from graphrag_got.validate import Validator
+from graphrag_got.extract.run import run_extraction
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.ontology.schema import extraction_schema
+from graphrag_got.extract.validate import Validator
 from support import TEST_MODEL, require_embedded_model
 
 ROOT = Path(__file__).resolve().parents[1]

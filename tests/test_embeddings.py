@@ -9,7 +9,7 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding, Embeddings
 
 from graphrag_got.config import Settings
-from graphrag_got.embeddings import (
+from graphrag_got.llm.embeddings import (
     EMBEDDED_DIMENSIONS,
     CachedEmbeddings,
     E5Embeddings,
@@ -19,7 +19,7 @@ from graphrag_got.embeddings import (
     shared_embedder,
 )
 from graphrag_got.errors import GraphragGotError
-from graphrag_got.vectors import chunk_text, entity_text
+from graphrag_got.graph.vectors import chunk_text, entity_text
 
 
 class CountingEmbeddings(Embeddings):

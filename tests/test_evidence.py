@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_got.evidence import ChunkText, EvidenceRules, fold, name_words
-from graphrag_got.extraction import ChunkRecord, DocumentRecord, EntityRecord, Evidence, Extraction, Reason
-from graphrag_got.ontology import Ontology
-from graphrag_got.validate import Validator, aggregate
+from graphrag_got.extract.evidence import ChunkText, EvidenceRules, fold, name_words
+from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, EntityRecord, Evidence, Extraction, Reason
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.extract.validate import Validator, aggregate
 
 GOT = Path(__file__).resolve().parents[1] / "ontology" / "got.json"
 
@@ -185,7 +185,7 @@ def test_evidence_round_trips_through_the_file_and_bad_chunk_ids_are_named(onto:
 
 
 def test_load_plan_writes_evidence_and_does_not_require_it(onto: Ontology) -> None:
-    from graphrag_got.load import _plan
+    from graphrag_got.graph.load import _plan
 
     ext = _extraction(onto)
     ext.relations.append(ext.relations[0].model_copy(update={"object": "Pueblo Libre", "object_key": "pueblo libre",

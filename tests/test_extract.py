@@ -11,12 +11,12 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from graphrag_got.chunking import read_corpus
+from graphrag_got.ingest.chunking import read_corpus
 from graphrag_got.cli import main
 from graphrag_got.config import Settings
 from graphrag_got.errors import ExtractionError
-from graphrag_got.extract import run_extraction
-from graphrag_got.ontology import Ontology
+from graphrag_got.extract.run import run_extraction
+from graphrag_got.ontology.model import Ontology
 
 ROOT = Path(__file__).resolve().parents[1]
 GOT = ROOT / "ontology" / "got.json"
@@ -185,7 +185,7 @@ def test_written_files_get_ordinary_permissions(tmp_path):
     import os
     import stat
 
-    from graphrag_got.files import write_json_atomic
+    from graphrag_got.common.files import write_json_atomic
 
     old = os.umask(0o022)
     try:

@@ -14,11 +14,11 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from graphrag_got.chunking import chunk_text
+from graphrag_got.ingest.chunking import chunk_text
 from graphrag_got.errors import CorpusError
-from graphrag_got.llm import LLMOutputError, ReplayChatModel, complete_json
-from graphrag_got.normalize import is_empty_key, normalize_name
-from graphrag_got.sanitize import clean_text
+from graphrag_got.llm.client import LLMOutputError, ReplayChatModel, complete_json
+from graphrag_got.common.normalize import is_empty_key, normalize_name
+from graphrag_got.common.sanitize import clean_text
 
 # --- text ----------------------------------------------------------------------------------------
 

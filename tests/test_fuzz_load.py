@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from graphrag_got.errors import GraphragGotError
-from graphrag_got.extraction import FORMAT
-from graphrag_got.load import LoadSummary, load_extraction
-from graphrag_got.normalize import normalize_name
-from graphrag_got.ontology import Ontology
+from graphrag_got.extract.extraction import FORMAT
+from graphrag_got.graph.load import LoadSummary, load_extraction
+from graphrag_got.common.normalize import normalize_name
+from graphrag_got.ontology.model import Ontology
 
 ONTO = Ontology.from_dict({
     "name": "fuzz",

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graphrag_got.errors import OntologyError
-from graphrag_got.ontology import Ontology
+from graphrag_got.ontology.model import Ontology
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

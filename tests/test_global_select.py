@@ -18,11 +18,11 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import SimpleChatModel
 from langchain_core.messages import BaseMessage
 
-from graphrag_got import communities as cm
-from graphrag_got import graphdb
+from graphrag_got.communities import core as cm
+from graphrag_got.graph import db as graphdb
 from graphrag_got.errors import SearchError
-from graphrag_got.llm import ReplayChatModel
-from graphrag_got.ontology import Ontology
+from graphrag_got.llm.client import ReplayChatModel
+from graphrag_got.ontology.model import Ontology
 from graphrag_got.search.global_ import (NOTHING_SIMILAR_ANSWER, choose_level, global_search,
                                          select_communities)
 from support import CallCounter

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from graphrag_got.chunking import read_corpus
-from graphrag_got.extraction import FORMAT, Extraction
-from graphrag_got.normalize import entity_uid, normalize_name
-from graphrag_got.ontology import Ontology
+from graphrag_got.ingest.chunking import read_corpus
+from graphrag_got.extract.extraction import FORMAT, Extraction
+from graphrag_got.common.normalize import entity_uid, normalize_name
+from graphrag_got.ontology.model import Ontology
 
 REPO = Path(__file__).resolve().parents[1]
 GOLD_PATH = REPO / "tests" / "data" / "got_extraction.json"

@@ -17,15 +17,15 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from graphrag_got.chunking import chunk_text, read_corpus
+from graphrag_got.ingest.chunking import chunk_text, read_corpus
 from graphrag_got.config import Settings
 from graphrag_got.errors import CorpusError, ExtractionError, GraphragGotError, LLMError
-from graphrag_got.extract import run_extraction
-from graphrag_got.llm import (LLMContextError, LLMOutputError, ReplayChatModel, complete_json,
+from graphrag_got.extract.run import run_extraction
+from graphrag_got.llm.client import (LLMContextError, LLMOutputError, ReplayChatModel, complete_json,
                               complete_text, parse_json_text)
-from graphrag_got.normalize import entity_uid, is_empty_key, normalize_name
-from graphrag_got.ontology import Ontology
-from graphrag_got.sanitize import clean_json, clean_text, replace_surrogates
+from graphrag_got.common.normalize import entity_uid, is_empty_key, normalize_name
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.common.sanitize import clean_json, clean_text, replace_surrogates
 
 ROOT = Path(__file__).resolve().parents[1]
 ONTOLOGY = ROOT / "ontology" / "got.json"
@@ -307,7 +307,7 @@ def test_front_matter_with_unsafe_tags_is_cleaned_not_a_crash(caplog: pytest.Log
             "nested: {inner: !!set {x: null}, 3: three}\n"
             "---\n"
             "# H\n\nTexto del documento.\n")
-    with caplog.at_level(logging.WARNING, logger="graphrag_got.chunking"):
+    with caplog.at_level(logging.WARNING, logger="graphrag_got.ingest.chunking"):
         result = chunk_text("fm.md", text, kind="markdown", min_chars=0, max_chars=500)
     meta = result.document.metadata
     assert meta == {"title": "ok", "tags": ["a", "b"], "when": "2024-05-01T10:30:00",
@@ -323,7 +323,7 @@ def test_front_matter_alias_bomb_and_recursion_are_bounded(caplog: pytest.LogCap
     for i, (prev, name) in enumerate(zip("abcdefgh", "bcdefghi")):
         bomb.append(f"{name}: &{name} [{', '.join(['*' + prev] * 10)}]")
     text = "---\n" + "\n".join(bomb) + "\n---\nTexto.\n"
-    with caplog.at_level(logging.WARNING, logger="graphrag_got.chunking"):
+    with caplog.at_level(logging.WARNING, logger="graphrag_got.ingest.chunking"):
         result = chunk_text("bomb.md", text, kind="markdown", min_chars=0, max_chars=100)
     assert result.document.metadata == {}
     assert "bomb.md" in caplog.text
@@ -377,8 +377,8 @@ def test_utf8_bom_is_accepted(tmp_path: Path) -> None:
 
 def test_regression_bare_numbers_are_not_entity_names() -> None:
     """A number where a name belongs (``{"name": 42}``, NaN, true) is refused as malformed, audited."""
-    from graphrag_got.ontology import Ontology
-    from graphrag_got.validate import Validator
+    from graphrag_got.ontology.model import Ontology
+    from graphrag_got.extract.validate import Validator
 
     onto = Ontology.from_dict({"clases": {"A": {}}, "relaciones": [{"nombre": "R", "dominio": "A", "rango": "A"}]})
     out = Validator(onto).validate({"entities": [{"type": "A", "name": 42}, {"type": "A", "name": True},
@@ -392,7 +392,7 @@ def test_regression_bare_numbers_are_not_entity_names() -> None:
 @pytest.mark.parametrize("kind", ["folder", "latin1", "deep"])
 def test_regression_unreadable_replay_file_is_one_clear_error(tmp_path, kind) -> None:
     from graphrag_got.errors import LLMError
-    from graphrag_got.llm import ReplayChatModel
+    from graphrag_got.llm.client import ReplayChatModel
 
     path = tmp_path / "replay.json"
     if kind == "folder":

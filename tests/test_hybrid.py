@@ -15,16 +15,16 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from graphrag_got import cypher
+from graphrag_got.graph import queries as cypher
 from graphrag_got.config import Settings
-from graphrag_got.embeddings import CachedEmbeddings
+from graphrag_got.llm.embeddings import CachedEmbeddings
 from graphrag_got.errors import SearchError
-from graphrag_got.extraction import ChunkRecord, DocumentRecord, EntityRecord, Extraction, RelationRecord
-from graphrag_got.graphdb import read_all, write_query
-from graphrag_got.load import load_extraction
-from graphrag_got.ontology import Ontology
+from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, EntityRecord, Extraction, RelationRecord
+from graphrag_got.graph.db import read_all, write_query
+from graphrag_got.graph.load import load_extraction
+from graphrag_got.ontology.model import Ontology
 from graphrag_got.search.local import NO_ANCHOR_ANSWER, RRF_K, local_search, rrf, vector_hits
-from graphrag_got.vectors import embed_graph, embed_nodes, ensure_vector_index, vector_index_dimensions
+from graphrag_got.graph.vectors import embed_graph, embed_nodes, ensure_vector_index, vector_index_dimensions
 from support import CallCounter
 
 ONTOLOGY = {
@@ -163,7 +163,7 @@ def test_embed_nodes_for_other_labels(graph, settings: Settings) -> None:  # typ
 def test_dimension_change_recreates_the_index_with_a_warning(graph, settings: Settings,
                                                              caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
     driver, _ = graph
-    with caplog.at_level(logging.WARNING, logger="graphrag_got.vectors"):
+    with caplog.at_level(logging.WARNING, logger="graphrag_got.graph.vectors"):
         assert ensure_vector_index(driver, settings, "probe_embedding", "Document", 8) == "created"
         assert ensure_vector_index(driver, settings, "probe_embedding", "Document", 8) == "kept"
         assert ensure_vector_index(driver, settings, "probe_embedding", "Document", 16) == "recreated"
@@ -226,7 +226,7 @@ def test_expansion_ranks_chunks_by_shared_entity_weight(graph, settings: Setting
 
 def test_vector_hits_feed_expansion(graph, settings: Settings) -> None:  # type: ignore[no-untyped-def]
     driver, _ = graph
-    from graphrag_got.embeddings import shared_embedder
+    from graphrag_got.llm.embeddings import shared_embedder
 
     q = shared_embedder(settings).embed_query("alerts when a host is down")
     hits = vector_hits(driver, settings, q, top_k=1)

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from graphrag_got.config import Settings
-from graphrag_got.llm import _llamacpp, complete_json
+from graphrag_got.llm.client import _llamacpp, complete_json
 
 pytestmark = pytest.mark.llm
 

@@ -1,4 +1,4 @@
-"""graphrag_got.load against the real Neo4j server (fixtures in tests/conftest.py)."""
+"""graphrag_got.graph.load against the real Neo4j server (fixtures in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from graphrag_got.errors import ExtractionFileError, Neo4jError
-from graphrag_got.extraction import FORMAT as EXTRACTION_FORMAT
-from graphrag_got.load import graph_stats, load_extraction, read_extraction
-from graphrag_got.normalize import entity_uid, normalize_name
-from graphrag_got.ontology import Ontology
+from graphrag_got.extract.extraction import FORMAT as EXTRACTION_FORMAT
+from graphrag_got.graph.load import graph_stats, load_extraction, read_extraction
+from graphrag_got.common.normalize import entity_uid, normalize_name
+from graphrag_got.ontology.model import Ontology
 
 ROOT = Path(__file__).resolve().parent.parent
 ONTO = Ontology.from_file(ROOT / "ontology" / "got.json")

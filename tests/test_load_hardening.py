@@ -18,10 +18,10 @@ import pytest
 
 from graphrag_got.cli import main
 from graphrag_got.errors import ExtractionFileError, GraphragGotError, Neo4jError
-from graphrag_got.extraction import FORMAT
-from graphrag_got.load import graph_stats, load_extraction
-from graphrag_got.normalize import entity_uid, normalize_name
-from graphrag_got.ontology import Ontology
+from graphrag_got.extract.extraction import FORMAT
+from graphrag_got.graph.load import graph_stats, load_extraction
+from graphrag_got.common.normalize import entity_uid, normalize_name
+from graphrag_got.ontology.model import Ontology
 
 pytestmark = pytest.mark.neo4j
 
@@ -172,8 +172,7 @@ def fail_relations_to(monkeypatch: pytest.MonkeyPatch, marker: str) -> None:
     """Make the server fail (integer division by zero, a real Neo4j error) while writing any
     relation row whose end uid contains ``marker``: a failure in the middle of a document's
     transaction, after its document node, chunks and entities were sent."""
-    from graphrag_got import cypher
-
+    from graphrag_got.graph import queries as cypher
     original = cypher.merge_relations
 
     def failing(rel_type: str, identity: Any = ()) -> str:
@@ -312,7 +311,7 @@ def test_extraction_of_another_ontology_warns_with_both_hashes_and_is_rechecked(
     """Used to: loaded silently, as if made with the configured ontology."""
     ext = three_documents()  # made with ONTO, which has Place and RULES
     narrow = narrower_ontology()
-    with caplog.at_level(logging.WARNING, logger="graphrag_got.load"):
+    with caplog.at_level(logging.WARNING, logger="graphrag_got.graph.load"):
         s = load_extraction(neo4j_driver, neo4j_settings, ext, narrow)
     warning = " ".join(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
     assert ONTO.hash[:12] in warning and narrow.hash[:12] in warning

@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from graphrag_got.providers.loop_guard import JsonLoopGuard, TokenTable
+from graphrag_got.llm.providers.loop_guard import JsonLoopGuard, TokenTable
 
 # A tiny vocabulary: pieces a model writes JSON with, some merging a close with a comma.
 VOCAB = [b'{"e": [', b'{"n": "A"}', b'{"n": "B"}', b", ", b"]", b', "r": [', b"}", b'{"n": "', b'A', b'B',

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_got import model_store
+from graphrag_got.llm import model_store
 from graphrag_got.config import Settings
 from graphrag_got.errors import ModelInstallError
-from graphrag_got.model_store import ModelSpec, install_model, list_models, resolve_model_path
+from graphrag_got.llm.model_store import ModelSpec, install_model, list_models, resolve_model_path
 
 PARTS = [b"GGUF" + bytes(range(256)) * 40, b"second part \x00\x01" * 500, b"tail"]
 

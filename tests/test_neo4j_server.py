@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_got import neo4j_server
+from graphrag_got.graph import server as neo4j_server
 from graphrag_got.config import Settings
 from graphrag_got.errors import Neo4jError, Neo4jServerError
-from graphrag_got.graphdb import connect, read_query, read_session, write_query
+from graphrag_got.graph.db import connect, read_query, read_session, write_query
 
 pytestmark = pytest.mark.neo4j
 

@@ -1,4 +1,4 @@
-"""graphrag_got.notes: vault structure of Markdown notes (no database, no model)."""
+"""graphrag_got.ingest.notes: vault structure of Markdown notes (no database, no model)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_got.chunking import read_corpus
-from graphrag_got.extraction import DocumentRecord, Extraction
-from graphrag_got.notes import normalize_tag, note_key, note_records, notes_of_documents
+from graphrag_got.ingest.chunking import read_corpus
+from graphrag_got.extract.extraction import DocumentRecord, Extraction
+from graphrag_got.ingest.notes import normalize_tag, note_key, note_records, notes_of_documents
 
 ROOT = Path(__file__).resolve().parent.parent
 VAULT = ROOT / "corpus" / "notes"

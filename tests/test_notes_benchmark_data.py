@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from benchmarks.notes_retrieval.make_answers import ENTITIES, OUT, RELATIONS, answers
-from graphrag_got.ontology import Ontology
+from graphrag_got.ontology.model import Ontology
 
 ROOT = Path(__file__).resolve().parents[1]
 

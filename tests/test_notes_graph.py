@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from graphrag_got.extraction import FORMAT, Extraction
-from graphrag_got.load import graph_stats, load_extraction
-from graphrag_got.normalize import entity_uid, normalize_name
-from graphrag_got.notes import note_records
-from graphrag_got.ontology import Ontology
+from graphrag_got.extract.extraction import FORMAT, Extraction
+from graphrag_got.graph.load import graph_stats, load_extraction
+from graphrag_got.common.normalize import entity_uid, normalize_name
+from graphrag_got.ingest.notes import note_records
+from graphrag_got.ontology.model import Ontology
 
 ROOT = Path(__file__).resolve().parent.parent
 ONTO = Ontology.from_file(ROOT / "ontology" / "notes.json")

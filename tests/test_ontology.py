@@ -9,7 +9,7 @@ import pytest
 
 from graphrag_got.cli import main
 from graphrag_got.errors import OntologyError
-from graphrag_got.ontology import Ontology, PropertySpec
+from graphrag_got.ontology.model import Ontology, PropertySpec
 
 ROOT = Path(__file__).resolve().parents[1]
 GOT = ROOT / "ontology" / "got.json"
@@ -160,7 +160,7 @@ def test_cli_check_exit_codes(capsys):
 
 
 def test_cli_show_is_the_prompt_text(capsys):
-    from graphrag_got.extract import system_prompt
+    from graphrag_got.extract.run import system_prompt
 
     assert main(["ontology", "show", str(GOT)]) == 0
     shown = capsys.readouterr().out.strip()
@@ -238,7 +238,7 @@ def test_tutorial_forms_parse_to_the_expected_specs():
 
 
 def test_the_file_schema_accepts_every_tutorial_form():
-    from graphrag_got.ontology import file_schema_problems
+    from graphrag_got.ontology.model import file_schema_problems
 
     assert file_schema_problems(TUTORIAL) == []
 
@@ -363,7 +363,7 @@ def test_regression_duplicate_key_inside_a_replaced_value_still_gets_its_path(tm
 
 @pytest.mark.parametrize("bad", ["Personaje\n", "Personaje\r\n", " Personaje", "Personaje "])
 def test_regression_names_with_a_trailing_newline_are_not_identifiers(bad):
-    from graphrag_got.ontology import IDENTIFIER, OntologyClass, Relation, file_schema_problems
+    from graphrag_got.ontology.model import IDENTIFIER, OntologyClass, Relation, file_schema_problems
 
     assert not IDENTIFIER.fullmatch(bad)
     data = {"clases": {bad: {}}, "relaciones": [{"nombre": "R", "dominio": bad, "rango": bad}]}
@@ -394,7 +394,7 @@ def test_regression_an_ontology_without_relations_is_refused(data):
 
 
 def test_regression_model_without_relations_is_refused_too():
-    from graphrag_got.ontology import OntologyClass
+    from graphrag_got.ontology.model import OntologyClass
 
     with pytest.raises(ValueError, match="at least one relation"):
         Ontology(classes={"A": OntologyClass(name="A")}, relations=[])
@@ -503,7 +503,7 @@ def test_regression_identity_on_a_class_property_is_refused():
 
 def test_regression_file_schema_leaves_spec_text_to_the_parser():
     """The schema used to refuse "String, REQUERIDO", which the parser accepts."""
-    from graphrag_got.ontology import file_schema_problems
+    from graphrag_got.ontology.model import file_schema_problems
 
     data = _minimal(clases={"A": {"propiedades": {"p": "String, REQUERIDO", "q": "enum: a, b"}}})
     assert file_schema_problems(data) == []

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from graphrag_got import prompts
-from graphrag_got.answer_form import expand_answer
+from graphrag_got.extract.answer_form import expand_answer
 from graphrag_got.errors import OntologyError
-from graphrag_got.ontology import Ontology
+from graphrag_got.ontology.model import Ontology
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 from graphrag_got.config import Settings
-from graphrag_got.extract import run_extraction
-from graphrag_got.extraction import EntityRecord, Reason, RelationRecord
-from graphrag_got.ontology import Ontology
-from graphrag_got.orphans import drop_orphans
+from graphrag_got.extract.run import run_extraction
+from graphrag_got.extract.extraction import EntityRecord, Reason, RelationRecord
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.extract.orphans import drop_orphans
 
 ONTO = {
     "classes": {"Person": {}, "Place": {}},
@@ -48,7 +48,7 @@ def test_the_setting_decides_in_a_real_extraction(tmp_path: Path) -> None:
         settings = Settings(home=tmp_path / mode / "home", out_dir=tmp_path / mode / "out", llm_provider="replay",
                             replay_file=replay, orphan_entities=mode)
         if not replay.exists():
-            from graphrag_got.chunking import read_corpus
+            from graphrag_got.ingest.chunking import read_corpus
 
             chunks = [c for d in read_corpus(corpus, min_chars=settings.chunk_min_chars,
                                              max_chars=settings.chunk_max_chars) for c in d.chunks]

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_got import communities, prompts
+from graphrag_got import prompts
+
+from graphrag_got.communities import core as communities
 from graphrag_got.cli import main
 from graphrag_got.errors import GraphragGotError, SearchError
-from graphrag_got.ontology import Ontology
+from graphrag_got.ontology.model import Ontology
 from graphrag_got.search import global_, local
 from graphrag_got.search.local import load_stopwords, match_entities
 
@@ -269,7 +271,7 @@ def test_stopwords_never_anchor_alone() -> None:
 
 
 def test_extraction_asks_a_confidence_per_entity_and_the_schema_bounds_it() -> None:
-    from graphrag_got.schema import extraction_schema
+    from graphrag_got.ontology.schema import extraction_schema
 
     onto = _got()
     system = prompts.extraction_system_prompt(onto)

@@ -27,8 +27,8 @@ import pytest
 from graphrag_got.cli import main
 from graphrag_got.config import ENV, Settings
 from graphrag_got.errors import LLMError
-from graphrag_got.extraction import Extraction
-from graphrag_got.llm import (
+from graphrag_got.extract.extraction import Extraction
+from graphrag_got.llm.client import (
     Attempt,
     LLMContextError,
     LLMUsage,
@@ -38,7 +38,7 @@ from graphrag_got.llm import (
     model_label,
     resolve_provider,
 )
-from graphrag_got.providers.retry import ProviderUnreachableError, RetryPolicy, call_with_retries, is_transient
+from graphrag_got.llm.providers.retry import ProviderUnreachableError, RetryPolicy, call_with_retries, is_transient
 from support import TEST_MODEL, require_embedded_model
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -517,7 +517,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``python -m llama_cpp.server`` with the small test model on a free loopback port (one per session)."""
     base = Settings.load()
     require_embedded_model(base, TEST_MODEL)
-    from graphrag_got.model_store import resolve_model_path
+    from graphrag_got.llm.model_store import resolve_model_path
 
     path = resolve_model_path(base.with_overrides(llamacpp_model=TEST_MODEL))
     try:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.qa import run as qa
-from graphrag_got.ontology import Ontology
+from graphrag_got.ontology.model import Ontology
 
 ROOT = Path(__file__).resolve().parent.parent
 ONTO = Ontology.from_file(ROOT / "ontology" / "got.json")

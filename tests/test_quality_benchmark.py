@@ -11,7 +11,7 @@ import pytest
 from benchmarks.quality import ladder
 from benchmarks.quality.score import PRF, NameKeys, class_words, main, score
 from graphrag_got.errors import ExtractionFileError, GraphragGotError
-from graphrag_got.ontology import Ontology
+from graphrag_got.ontology.model import Ontology
 
 ROOT = Path(__file__).resolve().parents[1]
 

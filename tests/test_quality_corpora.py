@@ -12,12 +12,12 @@ from types import ModuleType
 import pytest
 
 from benchmarks.quality import ladder
-from graphrag_got.chunking import read_corpus
+from graphrag_got.ingest.chunking import read_corpus
 from graphrag_got.cli import main as cli_main
 from graphrag_got.errors import CorpusError, GraphragGotError
-from graphrag_got.extraction import FORMAT, Extraction
-from graphrag_got.normalize import normalize_name
-from graphrag_got.ontology import Ontology
+from graphrag_got.extract.extraction import FORMAT, Extraction
+from graphrag_got.common.normalize import normalize_name
+from graphrag_got.ontology.model import Ontology
 
 SPEC = ladder.OBSERVATORY
 FOLDER = SPEC.gold.parent

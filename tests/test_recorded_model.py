@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from graphrag_got.config import Settings
-from graphrag_got.extract import run_extraction
-from graphrag_got.ontology import Ontology
-from graphrag_got.validate import Validator
+from graphrag_got.extract.run import run_extraction
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.extract.validate import Validator
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRST = ROOT / "tests" / "data" / "got_replay_qwen2.5-coder-1.5b.json"
@@ -73,10 +73,10 @@ def test_refusals_are_real_and_reproducible(replayed, recording):
     """Each refused triple is refused again when its chunk's answer is repaired and validated alone
     against the chunk text (the default evidence and repair settings), and so is every repair; the
     only other refusals are the self-relations entity resolution makes when it merges two ends."""
-    from graphrag_got.evidence import ChunkText
-    from graphrag_got.extract import make_validator
-    from graphrag_got.llm import parse_json_text
-    from graphrag_got.repair import ChunkAnswer, repair_answers
+    from graphrag_got.extract.evidence import ChunkText
+    from graphrag_got.extract.run import make_validator
+    from graphrag_got.llm.client import parse_json_text
+    from graphrag_got.extract.repair import ChunkAnswer, repair_answers
 
     onto = Ontology.from_file(ROOT / "ontology" / "got.json")
     settings = Settings()

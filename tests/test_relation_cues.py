@@ -9,11 +9,11 @@ import pytest
 
 from graphrag_got.config import Settings
 from graphrag_got.errors import OntologyError
-from graphrag_got.evidence import ChunkText, EvidenceRules
-from graphrag_got.extraction import Reason
-from graphrag_got.ontology import Ontology
-from graphrag_got.report import build_report, to_markdown
-from graphrag_got.validate import Validator
+from graphrag_got.extract.evidence import ChunkText, EvidenceRules
+from graphrag_got.extract.extraction import Reason
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.report.discarded import build_report, to_markdown
+from graphrag_got.extract.validate import Validator
 
 GOT = Path(__file__).resolve().parents[1] / "ontology" / "got.json"
 
@@ -115,8 +115,8 @@ def test_names_the_corpus_lists_elsewhere_hide_their_cue_words():
 def test_extract_hides_cue_words_inside_names_other_chunks_list(tmp_path):
     import json
 
-    from graphrag_got.chunking import read_corpus
-    from graphrag_got.extract import run_extraction
+    from graphrag_got.ingest.chunking import read_corpus
+    from graphrag_got.extract.run import run_extraction
 
     corpus = tmp_path / "c.txt"
     corpus.write_text("Luis prepara la gran boda de primavera, que es un evento.\n\n"

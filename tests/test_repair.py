@@ -12,13 +12,13 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from graphrag_got.cli import main
 from graphrag_got.config import Settings
-from graphrag_got.evidence import ChunkText, EvidenceRules
-from graphrag_got.extract import run_extraction
-from graphrag_got.extraction import Extraction, Reason, RepairReason
-from graphrag_got.ontology import Ontology
-from graphrag_got.repair import ChunkAnswer, ClassVotes, RepairedAnswer, repair_answers
-from graphrag_got.report import build_report, to_html, to_markdown
-from graphrag_got.validate import Validator
+from graphrag_got.extract.evidence import ChunkText, EvidenceRules
+from graphrag_got.extract.run import run_extraction
+from graphrag_got.extract.extraction import Extraction, Reason, RepairReason
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.extract.repair import ChunkAnswer, ClassVotes, RepairedAnswer, repair_answers
+from graphrag_got.report.discarded import build_report, to_html, to_markdown
+from graphrag_got.extract.validate import Validator
 
 from support import CallCounter
 
@@ -262,7 +262,7 @@ def test_cli_no_repair_flag_turns_repairs_off(onto: Ontology, corpus: Path, tmp_
     run_extraction(_settings(tmp_path), onto, corpus, chat=_chat(counter))  # fills the cache
     label = f"custom:{FakeListChatModel.__name__}"
     replay = tmp_path / "replay.json"
-    from graphrag_got.chunking import read_corpus
+    from graphrag_got.ingest.chunking import read_corpus
 
     chunks = read_corpus(corpus, min_chars=10, max_chars=1500)[0].chunks
     replay.write_text(json.dumps({"format": "graphrag_got.replay/1", "model": label, "responses": [

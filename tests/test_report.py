@@ -13,8 +13,8 @@ import pytest
 
 from graphrag_got.config import Settings
 from graphrag_got.errors import ExtractionFileError
-from graphrag_got.ontology import Ontology
-from graphrag_got.report import CSV_COLUMNS, build_report, make_excerpt, to_csv, to_html, to_markdown, write_report
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.report.discarded import CSV_COLUMNS, build_report, make_excerpt, to_csv, to_html, to_markdown, write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 ONTOLOGY = ROOT / "ontology" / "got.json"
@@ -28,7 +28,7 @@ _BLAMED_END = {"domain_violation": "subject", "subject_type_mismatch": "subject"
 
 
 def _rel(reason, subject, stype, relation, obj, otype, chunk="d.txt:c1", attributes=None, allowed=()):
-    """A relation rejection as graphrag_got.validate writes it (format /2): the raw triple in ``item``
+    """A relation rejection as graphrag_got.extract.validate writes it (format /2): the raw triple in ``item``
     and the structured fields (the triple, the blamed end, what the ontology allows there)."""
     item = {"subject": subject, "subject_type": stype, "relation": relation, "object": obj, "object_type": otype}
     if attributes:
@@ -362,9 +362,9 @@ def test_cli_missing_extraction_exits_1(tmp_path, capsys, monkeypatch):
 
 
 def test_rejections_written_by_the_validator(onto):
-    """Records as graphrag_got.validate writes them: property and attribute rejections are grouped by
+    """Records as graphrag_got.extract.validate writes them: property and attribute rejections are grouped by
     the key that broke the rule."""
-    validate = pytest.importorskip("graphrag_got.validate")
+    validate = pytest.importorskip("graphrag_got.extract.validate")
     text = "Jon Snow, hombre de la Guardia de la Noche, gobierna el Muro junto a Sam Tarly."
     answer = {
         "entities": [

@@ -1,4 +1,4 @@
-"""Entity resolution within a class (graphrag_got.resolve): each rule on tiny inputs, the alias file,
+"""Entity resolution within a class (graphrag_got.extract.resolve): each rule on tiny inputs, the alias file,
 re-pointing and re-aggregation of relations, self-relations after a merge, revalidation, load rows
 and search anchoring by alias. Neo4j-free except the last test (marked by its fixtures)."""
 
@@ -13,15 +13,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphrag_got.chunking import read_corpus
+from graphrag_got.ingest.chunking import read_corpus
 from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError, OntologyError
-from graphrag_got.extract import run_extraction
-from graphrag_got.extraction import EntityRecord, Extraction, Reason, RelationRecord
-from graphrag_got.load import _plan
-from graphrag_got.normalize import normalize_name
-from graphrag_got.ontology import Ontology
-from graphrag_got.resolve import (AliasFile, AliasFileError, alias_file_path, class_words, merge_key,
+from graphrag_got.extract.run import run_extraction
+from graphrag_got.extract.extraction import EntityRecord, Extraction, Reason, RelationRecord
+from graphrag_got.graph.load import _plan
+from graphrag_got.common.normalize import normalize_name
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.extract.resolve import (AliasFile, AliasFileError, alias_file_path, class_words, merge_key,
                                   name_similarity, resolve_entities)
 from graphrag_got.search.local import find_anchors
 
@@ -395,8 +395,8 @@ def test_load_rows_carry_aliases_and_search_anchors_on_them(project) -> None:
 
 def test_neo4j_nodes_get_aliases_and_local_search_anchors_on_them(project, clean_graph, neo4j_settings) -> None:
     """Needs Neo4j (marked by its fixtures): one node per real entity, with its aliases list."""
-    from graphrag_got import graphdb
-    from graphrag_got.load import load_extraction
+    from graphrag_got.graph import db as graphdb
+    from graphrag_got.graph.load import load_extraction
     from graphrag_got.search import local_search
 
     summary, ext = _run(project)

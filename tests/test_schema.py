@@ -9,8 +9,8 @@ import jsonschema
 import pytest
 from pydantic import ValidationError
 
-from graphrag_got.ontology import Ontology
-from graphrag_got.schema import entity_models, extraction_model, extraction_schema, relation_models
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.ontology.schema import entity_models, extraction_model, extraction_schema, relation_models
 
 GOT = Path(__file__).resolve().parents[1] / "ontology" / "got.json"
 
@@ -76,7 +76,7 @@ def test_symmetric_relation_schema_is_exactly_domain_to_range():
     B -> A answer is still accepted by the validator, since the relation is symmetric."""
     import pydantic
 
-    from graphrag_got.validate import Validator
+    from graphrag_got.extract.validate import Validator
 
     onto = Ontology.from_dict({"clases": {"A": {}, "B": {}},
                                "relaciones": [{"nombre": "R", "dominio": "A", "rango": "B", "simetrica": True}]})
@@ -102,7 +102,7 @@ def test_property_names_that_clash_with_pydantic_are_safe():
 def test_llm_schema_keeps_a_field_named_title():
     from pydantic import BaseModel
 
-    from graphrag_got.schema import llm_schema
+    from graphrag_got.ontology.schema import llm_schema
 
     class Summary(BaseModel):
         title: str

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from graphrag_got import communities as cm
-from graphrag_got import graphdb
-from graphrag_got import cypher
+from graphrag_got.communities import core as cm
+from graphrag_got.graph import db as graphdb
+from graphrag_got.graph import queries as cypher
 from graphrag_got.errors import SearchError
-from graphrag_got.llm import ReplayChatModel
-from graphrag_got.ontology import Ontology
+from graphrag_got.llm.client import ReplayChatModel
+from graphrag_got.ontology.model import Ontology
 from support import CallCounter
 from graphrag_got.search import global_search, local_search
 from graphrag_got.search.global_ import NOTHING_RELEVANT_ANSWER

@@ -24,8 +24,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from graphrag_got.config import Settings
-from graphrag_got.load import load_extraction
-from graphrag_got.ontology import Ontology
+from graphrag_got.graph.load import load_extraction
+from graphrag_got.ontology.model import Ontology
 from graphrag_got.service import create_app
 from graphrag_got.service.background import serve_in_thread
 
@@ -120,8 +120,7 @@ def service_graph(neo4j_driver, neo4j_settings, wipe_graph, tmp_path_factory):  
     """The gold graph plus one evidence sentence and one alias, with communities and summaries."""
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from graphrag_got import communities as cm
-
+    from graphrag_got.communities import core as cm
     tmp = tmp_path_factory.mktemp("service")
     settings = service_settings(neo4j_settings, tmp)
     path, sentence = evidence_extraction(tmp / "extraction.json")

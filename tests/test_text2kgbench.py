@@ -14,9 +14,9 @@ import pytest
 
 from graphrag_got.cli import main
 from graphrag_got.errors import OntologyError
-from graphrag_got.importers import import_text2kgbench, renamed_labels, write_ontology
-from graphrag_got.importers.text2kgbench import class_identifier, relation_identifier
-from graphrag_got.ontology import Ontology
+from graphrag_got.ontology.text2kgbench import import_text2kgbench, renamed_labels, write_ontology
+from graphrag_got.ontology.text2kgbench import class_identifier, relation_identifier
+from graphrag_got.ontology.model import Ontology
 from support import TEXT2KGBENCH_DATA, needs_text2kgbench
 
 DATA = TEXT2KGBENCH_DATA

@@ -14,9 +14,9 @@ import sys
 
 import pytest
 
-from graphrag_got.importers import import_text2kgbench
-from graphrag_got.ontology import Ontology
-from graphrag_got.validate import Reason
+from graphrag_got.ontology.text2kgbench import import_text2kgbench
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.extract.validate import Reason
 from support import REPO, TEXT2KGBENCH_DATA, needs_text2kgbench
 
 DATA = TEXT2KGBENCH_DATA

@@ -9,11 +9,11 @@ import pytest
 
 from graphrag_got.config import Settings
 from graphrag_got.errors import ConfigError
-from graphrag_got.extract import run_extraction
-from graphrag_got.extraction import Extraction
-from graphrag_got.llm import ReplayChatModel
-from graphrag_got.ontology import Ontology
-from graphrag_got.usage import cost_usd, usage_line
+from graphrag_got.extract.run import run_extraction
+from graphrag_got.extract.extraction import Extraction
+from graphrag_got.llm.client import ReplayChatModel
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.llm.usage import cost_usd, usage_line
 
 GOT = Path(__file__).resolve().parents[1] / "ontology" / "got.json"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_got.ontology import Ontology
-from graphrag_got.validate import Reason, Validator, aggregate
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.extract.validate import Reason, Validator, aggregate
 
 GOT = Path(__file__).resolve().parents[1] / "ontology" / "got.json"
 

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 from graphrag_got.config import Settings
-from graphrag_got.extract import run_extraction
-from graphrag_got.extraction import Extraction, Reason
-from graphrag_got.llm import ReplayChatModel
-from graphrag_got.ontology import Ontology
+from graphrag_got.extract.run import run_extraction
+from graphrag_got.extract.extraction import Extraction, Reason
+from graphrag_got.llm.client import ReplayChatModel
+from graphrag_got.ontology.model import Ontology
 from graphrag_got.prompts import verification_question
 
 GOT = Path(__file__).resolve().parents[1] / "ontology" / "got.json"

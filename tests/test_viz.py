@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_got import viz
+from graphrag_got.report import viz
 from graphrag_got.commands import viz as viz_cmd
 from graphrag_got.config import Settings
 from graphrag_got.errors import ConfigError, ExtractionFileError
@@ -154,7 +154,7 @@ def test_empty_graph(tmp_path: Path):
 
 _RENDER_IN_A_PROCESS = """
 import sys
-from graphrag_got import viz
+from graphrag_got.report import viz
 nodes = [{"uid": f"C|n{i}", "name": f"N{i}", "type": "C" if i % 3 else "D"} for i in range(9)]
 edges = [{"source": f"C|n{i}", "target": f"C|n{(i * 5 + 1) % 9}", "type": "R"} for i in range(7)]
 viz.render_html(nodes, edges, sys.argv[1], "t")
@@ -199,7 +199,7 @@ def test_script_is_ours_and_carries_no_data(tmp_path: Path):
 def test_templates_refuse_missing_values():
     """StrictUndefined: a value the template needs but was not given fails the render."""
     jinja2 = pytest.importorskip("jinja2")
-    from graphrag_got.html_render import render
+    from graphrag_got.report.html import render
 
     with pytest.raises(jinja2.UndefinedError, match="title"):
         render("graph.html.j2", nodes=[], edges=[])

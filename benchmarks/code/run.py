@@ -35,8 +35,8 @@ from typing import Any
 from graphrag_got.code import vocabulary as v
 from graphrag_got.code.extractor import run_code_extraction
 from graphrag_got.config import Settings
-from graphrag_got.extraction import Extraction
-from graphrag_got.ontology import Ontology
+from graphrag_got.extract.extraction import Extraction
+from graphrag_got.ontology.model import Ontology
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -120,8 +120,8 @@ def chunk_baseline(ext: Extraction, root: Path, target: str, call_sites: list[st
 
 def impact_check(ext_path: Path, ext: Extraction, root: Path) -> dict[str, Any]:
     from graphrag_got.code.impact import impact
-    from graphrag_got.graphdb import connect
-    from graphrag_got.load import load_extraction
+    from graphrag_got.graph.db import connect
+    from graphrag_got.graph.load import load_extraction
 
     settings = Settings.load()
     truth = json.loads(GROUND_TRUTH.read_text(encoding="utf-8"))

@@ -22,9 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from graphrag_got.chunking import read_corpus  # noqa: E402
+from graphrag_got.ingest.chunking import read_corpus  # noqa: E402
 from graphrag_got.config import Settings  # noqa: E402
-from graphrag_got.evidence import ChunkText  # noqa: E402
+from graphrag_got.extract.evidence import ChunkText  # noqa: E402
 
 VAULT = ROOT / "corpus" / "notes"
 OUT = Path(__file__).resolve().parent / "answers.json"

@@ -34,11 +34,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphrag_got import communities as cm
+from graphrag_got.communities import core as cm
 from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError
-from graphrag_got.normalize import normalize_name
-from graphrag_got.ontology import Ontology
+from graphrag_got.common.normalize import normalize_name
+from graphrag_got.ontology.model import Ontology
 
 from .run import DEFAULT_EXTRACTION, HERE, ROOT, load_fixed, load_questions, prepare_database
 
@@ -159,8 +159,8 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
     ap.add_argument("--force", action="store_true", help="wipe a database this benchmark did not load")
     ap.add_argument("--out", type=Path, default=RESULTS_MD, help="Markdown report (the JSON goes beside it)")
     args = ap.parse_args(argv)
-    from graphrag_got.graphdb import connect
-    from graphrag_got.llm import get_chat_model
+    from graphrag_got.graph.db import connect
+    from graphrag_got.llm.client import get_chat_model
 
     try:
         settings = Settings.load(llm_provider=args.provider, replay_file=args.replay_file)

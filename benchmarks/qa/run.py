@@ -44,16 +44,16 @@ from typing import Any
 
 import neo4j
 
-from graphrag_got import communities as cm
-from graphrag_got import cypher
-from graphrag_got import graphdb
+from graphrag_got.communities import core as cm
+from graphrag_got.graph import queries as cypher
+from graphrag_got.graph import db as graphdb
 from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError
-from graphrag_got.files import write_json_atomic, write_text_atomic
-from graphrag_got.graphdb import connect
-from graphrag_got.load import LoadSummary, load_extraction
-from graphrag_got.normalize import normalize_name
-from graphrag_got.ontology import Ontology
+from graphrag_got.common.files import write_json_atomic, write_text_atomic
+from graphrag_got.graph.db import connect
+from graphrag_got.graph.load import LoadSummary, load_extraction
+from graphrag_got.common.normalize import normalize_name
+from graphrag_got.ontology.model import Ontology
 from graphrag_got.search.local import LocalResult, local_search
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,7 +66,7 @@ RESULTS_JSON = HERE / "results" / "retrieval.json"
 HOPS = (1, 2)
 
 # Benchmark-only Cypher (the package itself never wipes a graph, so these are not in
-# graphrag_got/cypher.py, like the test-only wipe in tests/conftest.py). Constant text, values as
+# graphrag_got/graph/queries.py, like the test-only wipe in tests/conftest.py). Constant text, values as
 # parameters.
 MARKER_LABEL = "QABenchmarkRun"
 Q_NODE_COUNT = "MATCH (n) RETURN count(n) AS n"
@@ -503,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
             names = {e["uid"]: e["name"] for e in graphdb.read_all(driver, settings, cypher.search_entity_catalog())}
             chat, llm_label = None, None
             if args.llm:
-                from graphrag_got.llm import get_chat_model, model_label
+                from graphrag_got.llm.client import get_chat_model, model_label
 
                 chat, llm_label = get_chat_model(settings), model_label(settings)
                 sres = cm.summarize_communities(driver, settings, chat, ontology=onto, export=False)

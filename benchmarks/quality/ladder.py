@@ -37,10 +37,10 @@ from typing import Any
 
 from graphrag_got.config import Settings
 from graphrag_got.errors import CorpusError, GraphragGotError
-from graphrag_got.extract import run_extraction
-from graphrag_got.files import write_text_atomic
-from graphrag_got.ontology import Ontology
-from graphrag_got.progress import ProgressCallback, ProgressEvent, no_progress
+from graphrag_got.extract.run import run_extraction
+from graphrag_got.common.files import write_text_atomic
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.common.progress import ProgressCallback, ProgressEvent, no_progress
 
 from .score import MODES, QualityScore, read_extraction_file, relation_table, score
 from .tables import fmt_ratio, markdown_table

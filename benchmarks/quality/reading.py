@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_got.errors import ExtractionFileError
-from graphrag_got.normalize import normalize_name
+from graphrag_got.common.normalize import normalize_name
 
 SUPPORTED_FORMATS = ("graphrag_got.extraction/1", "graphrag_got.extraction/2")
 

@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_got.errors import GraphragGotError
-from graphrag_got.normalize import normalize_name
-from graphrag_got.ontology import Ontology
+from graphrag_got.common.normalize import normalize_name
+from graphrag_got.ontology.model import Ontology
 
 from .reading import EntityItem, ExtractionItems, RelationItem, parse_items, read_extraction_file
 from .tables import fmt_ratio, markdown_table

@@ -9,8 +9,8 @@ Usage (from the repository root)::
     python -m benchmarks.text2kgbench.live --provider ollama --ollama-model qwen2.5:7b-instruct
 
 The code path is the one users run: the ontology comes from our importer (``Ontology.from_dict``),
-each test sentence becomes a :class:`graphrag_got.chunking.Chunk`, and
-``graphrag_got.extract.extract_chunk`` makes the call with the system prompt, the JSON schema
+each test sentence becomes a :class:`graphrag_got.ingest.chunking.Chunk`, and
+``graphrag_got.extract.run.extract_chunk`` makes the call with the system prompt, the JSON schema
 (``extraction_schema``) and the chat model of ``get_chat_model(settings)``. Answers are cached with
 ``ExtractionCache`` (same key as ``extract``: model, prompt version, schema bounds, chunk hash,
 ontology hash), so a rerun makes no model call. Each answer is scored as the model wrote it
@@ -48,18 +48,18 @@ from typing import Any
 if not __package__:  # run as a file: the sibling modules are importable only through the package
     sys.exit("run this from the repository root as a module: python -m benchmarks.text2kgbench.live")
 
-from graphrag_got.chunking import Chunk  # noqa: E402
+from graphrag_got.ingest.chunking import Chunk  # noqa: E402
 from graphrag_got.config import Settings  # noqa: E402
 from graphrag_got.errors import GraphragGotError  # noqa: E402
-from graphrag_got.evidence import ChunkText  # noqa: E402
-from graphrag_got.extract import ExtractionCache, PROMPT_VERSION, extract_chunk, make_validator, system_prompt  # noqa: E402
-from graphrag_got.repair import ChunkAnswer  # noqa: E402
-from graphrag_got.files import write_json_atomic, write_text_atomic  # noqa: E402
-from graphrag_got.importers import import_text2kgbench  # noqa: E402
-from graphrag_got.llm import get_chat_model, model_label  # noqa: E402
-from graphrag_got.ontology import Ontology  # noqa: E402
-from graphrag_got.schema import extraction_schema  # noqa: E402
-from graphrag_got.validate import Validator  # noqa: E402
+from graphrag_got.extract.evidence import ChunkText  # noqa: E402
+from graphrag_got.extract.run import ExtractionCache, PROMPT_VERSION, extract_chunk, make_validator, system_prompt  # noqa: E402
+from graphrag_got.extract.repair import ChunkAnswer  # noqa: E402
+from graphrag_got.common.files import write_json_atomic, write_text_atomic  # noqa: E402
+from graphrag_got.ontology.text2kgbench import import_text2kgbench  # noqa: E402
+from graphrag_got.llm.client import get_chat_model, model_label  # noqa: E402
+from graphrag_got.ontology.model import Ontology  # noqa: E402
+from graphrag_got.ontology.schema import extraction_schema  # noqa: E402
+from graphrag_got.extract.validate import Validator  # noqa: E402
 
 from . import replay, reproduce, scorer  # noqa: E402
 

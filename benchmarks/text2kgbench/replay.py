@@ -7,9 +7,9 @@ Usage::
 (from the repository root).
 
 No model is run. For each DBpedia-WebNLG ontology: import it with
-``graphrag_got.importers.import_text2kgbench``, turn every response's triples into the raw answer
+``graphrag_got.ontology.text2kgbench.import_text2kgbench``, turn every response's triples into the raw answer
 shape our extractor produces (``{"entities": [...], "relations": [...]}``), validate it with
-``graphrag_got.validate.Validator`` as ``extract`` does (triple by triple, each with the answer's
+``graphrag_got.extract.validate.Validator`` as ``extract`` does (triple by triple, each with the answer's
 entities: the same verdicts, see :func:`judge_relations`), map the kept relations back to the
 benchmark's labels (``scorer.to_benchmark_relations``) and score both sides with ``scorer.py``.
 Writes a Markdown report to ``results/replay.md``. Every number in it is computed here.
@@ -57,13 +57,13 @@ from typing import Any, Iterable, Mapping, Sequence
 if not __package__:  # run as a file: the sibling modules are importable only through the package
     sys.exit("run this from the repository root as a module: python -m benchmarks.text2kgbench.replay")
 
-from graphrag_got.files import write_text_atomic  # noqa: E402
-from graphrag_got.importers import import_text2kgbench  # noqa: E402
-from graphrag_got.normalize import normalize_name  # noqa: E402
-from graphrag_got.ontology import Ontology  # noqa: E402
-from graphrag_got.evidence import ChunkText, EvidenceRules  # noqa: E402
-from graphrag_got.repair import ChunkAnswer, repair_answers  # noqa: E402
-from graphrag_got.validate import Validator  # noqa: E402
+from graphrag_got.common.files import write_text_atomic  # noqa: E402
+from graphrag_got.ontology.text2kgbench import import_text2kgbench  # noqa: E402
+from graphrag_got.common.normalize import normalize_name  # noqa: E402
+from graphrag_got.ontology.model import Ontology  # noqa: E402
+from graphrag_got.extract.evidence import ChunkText, EvidenceRules  # noqa: E402
+from graphrag_got.extract.repair import ChunkAnswer, repair_answers  # noqa: E402
+from graphrag_got.extract.validate import Validator  # noqa: E402
 
 from . import reproduce, scorer  # noqa: E402
 

@@ -27,7 +27,7 @@ from pathlib import Path
 if not __package__:  # run as a file: the sibling modules are importable only through the package
     sys.exit("run this from the repository root as a module: python -m benchmarks.text2kgbench.reproduce")
 
-from graphrag_got.files import write_text_atomic  # noqa: E402
+from graphrag_got.common.files import write_text_atomic  # noqa: E402
 
 from . import scorer  # noqa: E402
 

@@ -25,11 +25,11 @@ from typing import Any
 
 import neo4j
 
-from .. import cypher
-from ..config import Settings
-from ..errors import ConfigError, Neo4jError, SearchError
-from ..normalize import normalize_name
-from . import vocabulary as v
+from graphrag_got.graph import queries as cypher
+from graphrag_got.config import Settings
+from graphrag_got.errors import ConfigError, Neo4jError, SearchError
+from graphrag_got.common.normalize import normalize_name
+from graphrag_got.code import vocabulary as v
 
 logger = logging.getLogger(__name__)
 

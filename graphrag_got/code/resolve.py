@@ -25,8 +25,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Literal
 
-from . import vocabulary as v
-from .parse import CALL_RESULT, LITERAL_PREFIX, SUPER, Binding, Chain, Definition, FileFacts
+from graphrag_got.code import vocabulary as v
+from graphrag_got.code.parse import CALL_RESULT, LITERAL_PREFIX, SUPER, Binding, Chain, Definition, FileFacts
 
 MAX_REEXPORT_DEPTH = 10
 _BUILTINS = frozenset(dir(builtins))

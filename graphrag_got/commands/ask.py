@@ -12,8 +12,8 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..config import Settings
-from ..errors import ConfigError
+from graphrag_got.config import Settings
+from graphrag_got.errors import ConfigError
 
 #: The subcommand the bare form `ask "QUESTION"` runs.
 AUTO = "auto"
@@ -120,7 +120,7 @@ def register(sub: "argparse._SubParsersAction") -> None:
     _add_output(dr, "no LLM call: print the reports and the facts of the question's own local search")
     dr.set_defaults(func=run_drift)
 
-    from .impact import add_parser as add_impact_parser  # code graphs: `ask impact TARGET`
+    from graphrag_got.commands.impact import add_parser as add_impact_parser  # code graphs: `ask impact TARGET`
 
     add_impact_parser(asub)
 
@@ -136,9 +136,9 @@ def _tokens(res: Any) -> str:
 
 
 def _ask(args: argparse.Namespace, settings: Settings, mode: str, **kwargs: Any) -> Any:
-    from ..graphdb import connect
-    from ..ontology import Ontology
-    from ..search.answer import ask
+    from graphrag_got.graph.db import connect
+    from graphrag_got.ontology.model import Ontology
+    from graphrag_got.search.answer import ask
 
     onto = Ontology.from_file(settings.ontology_path)
     driver = connect(settings)

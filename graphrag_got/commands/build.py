@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..build import run_build
-from ..config import Settings
-from .render import progress_bar
+from graphrag_got.pipeline.build import run_build
+from graphrag_got.config import Settings
+from graphrag_got.commands.render import progress_bar
 
 
 def register(sub: "argparse._SubParsersAction") -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..config import Settings
-from ..errors import ConfigError
-from .render import progress_bar
+from graphrag_got.config import Settings
+from graphrag_got.errors import ConfigError
+from graphrag_got.commands.render import progress_bar
 
 ALGORITHM_CHOICES = ("leiden", "louvain")
 
@@ -53,8 +53,8 @@ def register(sub: "argparse._SubParsersAction") -> None:
 
 
 def _connect(settings: Settings):  # type: ignore[no-untyped-def]
-    from ..graphdb import connect
-    from ..ontology import Ontology
+    from graphrag_got.graph.db import connect
+    from graphrag_got.ontology.model import Ontology
 
     return connect(settings), Ontology.from_file(settings.ontology_path)
 
@@ -66,8 +66,7 @@ def _graph_settings(args: argparse.Namespace, settings: Settings) -> Settings:
 
 
 def run_detect(args: argparse.Namespace, settings: Settings) -> int:
-    from .. import communities as cm
-
+    from graphrag_got.communities import core as cm
     settings = _graph_settings(args, settings).with_overrides(community_resolution=args.resolution,
                                                               community_algorithm=args.algorithm)  # fmt: skip
     driver, onto = _connect(settings)
@@ -126,8 +125,7 @@ def _parse_algorithms(text: str) -> list[str]:
 
 
 def run_sweep(args: argparse.Namespace, settings: Settings) -> int:
-    from .. import communities as cm
-
+    from graphrag_got.communities import core as cm
     resolutions = _parse_resolutions(args.resolutions)
     algorithms = _parse_algorithms(args.algorithms)
     settings = _graph_settings(args, settings)
@@ -152,8 +150,7 @@ def run_sweep(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_summarize(args: argparse.Namespace, settings: Settings) -> int:
-    from .. import communities as cm
-
+    from graphrag_got.communities import core as cm
     driver, onto = _connect(settings)
     with driver, progress_bar() as progress:
         res = cm.summarize_communities(driver, settings, ontology=onto, force=args.force, progress=progress,

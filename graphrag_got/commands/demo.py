@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..config import Settings
-from ..demo import run_demo
-from .render import progress_bar
+from graphrag_got.config import Settings
+from graphrag_got.pipeline.demo import run_demo
+from graphrag_got.commands.render import progress_bar
 
 
 def register(sub: "argparse._SubParsersAction") -> None:

@@ -6,9 +6,9 @@ import argparse
 import importlib.util
 import time
 
-from ..config import Settings
-from ..errors import GraphragGotError
-from ..llm import (
+from graphrag_got.config import Settings
+from graphrag_got.errors import GraphragGotError
+from graphrag_got.llm.client import (
     Attempt,
     complete_text,
     get_chat_model,
@@ -51,12 +51,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if provider == "langchain" and not failures:
         failures += _langchain_model(settings)
     if provider == "llamacpp":
-        from ..model_store import resolve_model_path
+        from graphrag_got.llm.model_store import resolve_model_path
 
         if importlib.util.find_spec("llama_cpp") is None:
             _line(False, "llama-cpp-python", "not installed: pip install -e '.[llamacpp]'")
             failures += 1
-        from ..llm import busy_cores_warning, llamacpp_threads
+        from graphrag_got.llm.client import busy_cores_warning, llamacpp_threads
 
         try:
             path = resolve_model_path(settings)
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             _line(False, "llm answers", str(exc))
             failures += 1
     # ---- Neo4j
-    from ..neo4j_server import status
+    from graphrag_got.graph.server import status
 
     st = status(settings)
     if st.answering and st.auth_ok:
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 def _openai_servers(settings: Settings) -> int:
     """One line per server of the pool: answers, models, context size. Returns the number that fail."""
-    from ..providers.openai_pool import server_info
+    from graphrag_got.llm.providers.openai_pool import server_info
 
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
     failures = 0

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..config import Settings
-from ..extract import run_extraction
-from ..ontology import Ontology
-from .render import progress_bar
+from graphrag_got.config import Settings
+from graphrag_got.extract.run import run_extraction
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.commands.render import progress_bar
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -55,8 +55,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 def _run_code(args: argparse.Namespace, settings: Settings) -> int:
     """`extract --extractor code REPO`: the deterministic Python extractor (graphrag_got.code)."""
-    from ..code.extractor import run_code_extraction
-    from ..errors import ConfigError
+    from graphrag_got.code.extractor import run_code_extraction
+    from graphrag_got.errors import ConfigError
 
     llm_only = [flag for flag, given in (("--revalidate", args.revalidate), ("--retry-failed", args.retry_failed),
                                          ("--concurrency", args.concurrency is not None),

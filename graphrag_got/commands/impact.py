@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..config import Settings
+from graphrag_got.config import Settings
 
 
 def add_parser(asub: "argparse._SubParsersAction") -> None:
@@ -22,8 +22,8 @@ def add_parser(asub: "argparse._SubParsersAction") -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from ..code.impact import impact
-    from ..graphdb import connect
+    from graphrag_got.code.impact import impact
+    from graphrag_got.graph.db import connect
 
     driver = connect(settings)
     with driver:

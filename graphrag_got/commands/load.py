@@ -6,9 +6,9 @@ import argparse
 import json
 from pathlib import Path
 
-from ..config import Settings
-from ..errors import ExtractionFileError
-from .render import progress_bar
+from graphrag_got.config import Settings
+from graphrag_got.errors import ExtractionFileError
+from graphrag_got.commands.render import progress_bar
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -28,14 +28,14 @@ def register(sub: "argparse._SubParsersAction") -> None:
 
 
 def _connect_and_ontology(settings: Settings):  # type: ignore[no-untyped-def]
-    from ..graphdb import connect
-    from ..ontology import Ontology
+    from graphrag_got.graph.db import connect
+    from graphrag_got.ontology.model import Ontology
 
     return connect(settings), Ontology.from_file(settings.ontology_path)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from ..load import load_extraction
+    from graphrag_got.graph.load import load_extraction
 
     if not Path(args.extraction).is_file():  # say so before asking for a server
         raise ExtractionFileError(f"{args.extraction}: extraction file not found; run `graphrag-got extract` first.")
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_stats(args: argparse.Namespace, settings: Settings) -> int:
-    from ..load import graph_stats
+    from graphrag_got.graph.load import graph_stats
 
     driver, ontology = _connect_and_ontology(settings)
     with driver:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..config import Settings
+from graphrag_got.config import Settings
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -18,7 +18,7 @@ def register(sub: "argparse._SubParsersAction") -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from ..mcp_server import serve_stdio
+    from graphrag_got.service.mcp import serve_stdio
 
     serve_stdio(settings)  # stdout is the protocol: print nothing here
     return 0

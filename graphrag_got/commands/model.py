@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from ..config import Settings
-from ..errors import ModelInstallError
-from .. import model_store
-from .render import progress_bar
+from graphrag_got.config import Settings
+from graphrag_got.errors import ModelInstallError
+from graphrag_got.llm import model_store
+from graphrag_got.commands.render import progress_bar
 
 
 def register(sub: "argparse._SubParsersAction") -> None:

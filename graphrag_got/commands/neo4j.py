@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..config import Settings
-from ..errors import Neo4jServerError
-from .render import progress_bar
+from graphrag_got.config import Settings
+from graphrag_got.errors import Neo4jServerError
+from graphrag_got.commands.render import progress_bar
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -30,8 +30,7 @@ def register(sub: "argparse._SubParsersAction") -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from .. import neo4j_server as srv
-
+    from graphrag_got.graph import server as srv
     cmd = getattr(args, "neo4j_command", None)
     if cmd == "start":
         with progress_bar() as progress:

@@ -6,10 +6,10 @@ import argparse
 import json
 from pathlib import Path
 
-from ..config import Settings
-from ..errors import OntologyError
-from ..ontology import Ontology
-from ..schema import extraction_schema
+from graphrag_got.config import Settings
+from graphrag_got.errors import OntologyError
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.ontology.schema import extraction_schema
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -55,7 +55,7 @@ def run_show(args: argparse.Namespace, settings: Settings) -> int:
 
 def run_show_prompt(args: argparse.Namespace, settings: Settings) -> int:
     """`ontology show --prompt`: the extraction system prompt, byte for byte, and its version."""
-    from ..prompts import EXTRACTION_VERSION, extraction_system_prompt
+    from graphrag_got.prompts import EXTRACTION_VERSION, extraction_system_prompt
 
     print(extraction_system_prompt(_load(args, settings), settings.answer_form))
     print(f"prompt version: {EXTRACTION_VERSION}")
@@ -64,7 +64,7 @@ def run_show_prompt(args: argparse.Namespace, settings: Settings) -> int:
 
 def run_schema(args: argparse.Namespace, settings: Settings) -> int:
     if args.file_schema:
-        from ..ontology import file_schema
+        from graphrag_got.ontology.model import file_schema
 
         print(json.dumps(file_schema(), indent=2, ensure_ascii=False))
         return 0
@@ -75,7 +75,7 @@ def run_schema(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_import(args: argparse.Namespace, settings: Settings) -> int:
-    from ..importers.text2kgbench import import_text2kgbench, renamed_labels, write_ontology
+    from graphrag_got.ontology.text2kgbench import import_text2kgbench, renamed_labels, write_ontology
 
     data, label_map = import_text2kgbench(args.file)
     try:

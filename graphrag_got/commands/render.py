@@ -1,6 +1,6 @@
 """What the CLI shows on stderr: log records (rich) and progress events (bars, or plain lines).
 
-Library code reports progress with :class:`~graphrag_got.progress.ProgressEvent` and messages with
+Library code reports progress with :class:`~graphrag_got.common.progress.ProgressEvent` and messages with
 :mod:`logging`; this module is the only place that turns them into text.
 
     configure_logging(verbosity)            # WARNING, -v INFO, -vv DEBUG, to stderr
@@ -36,7 +36,7 @@ from rich.progress import (
 from rich.table import Column
 from rich.text import Text
 
-from ..progress import ProgressEvent
+from graphrag_got.common.progress import ProgressEvent
 
 #: Attribute set on the log handler we install, so a second call replaces it instead of adding one.
 _HANDLER_MARK = "_graphrag_got_cli"
@@ -263,7 +263,7 @@ def make_bar_progress(console: Console) -> Progress:
 @contextlib.contextmanager
 def progress_bar(console: Console | None = None, *, min_interval: float = 1.0,
                  clock: Callable[[], float] = time.monotonic) -> Iterator[Callable[[ProgressEvent | str], None]]:
-    """A :class:`~graphrag_got.progress.ProgressCallback` rendering to stderr while the block runs.
+    """A :class:`~graphrag_got.common.progress.ProgressCallback` rendering to stderr while the block runs.
 
     Bars when ``console`` (default: stderr) is a terminal, plain lines otherwise.
     """

@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..config import Settings
-from .. import report as report_mod
-
-
+from graphrag_got.config import Settings
+from graphrag_got.report import discarded as report_mod
 def register(sub: "argparse._SubParsersAction") -> None:
     p = sub.add_parser(
         "report",

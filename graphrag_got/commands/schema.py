@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..config import Settings
-from ..extraction import Extraction
+from graphrag_got.config import Settings
+from graphrag_got.extract.extraction import Extraction
 
 #: File kind -> function returning its JSON Schema.
 SCHEMAS = {"extraction": Extraction.json_schema}

@@ -7,8 +7,8 @@ import ipaddress
 import logging
 import socket
 
-from ..config import Settings
-from ..errors import ConfigError
+from graphrag_got.config import Settings
+from graphrag_got.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def _is_loopback(host: str) -> bool:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
-    from ..service import create_app
+    from graphrag_got.service import create_app
 
     _check_bind(args.host, args.port)
     if not _is_loopback(args.host):

@@ -6,11 +6,9 @@ import argparse
 import json
 from pathlib import Path
 
-from ..config import Settings
-from ..errors import ConfigError, ExtractionFileError
-from .. import viz
-
-
+from graphrag_got.config import Settings
+from graphrag_got.errors import ConfigError, ExtractionFileError
+from graphrag_got.report import viz
 def register(sub: "argparse._SubParsersAction") -> None:
     p = sub.add_parser("viz", help="write a self-contained HTML view of the graph or of one community")
     # dest differs from the global --out (the output folder) so neither overrides the other
@@ -46,7 +44,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {args.limit}")
     if args.from_neo4j:
-        from ..graphdb import connect
+        from graphrag_got.graph.db import connect
 
         driver = connect(settings)
         try:

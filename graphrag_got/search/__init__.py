@@ -7,8 +7,8 @@
 
 from __future__ import annotations
 
-from .global_ import CommunityRating, GlobalResult, global_search
-from .local import Anchor, Excerpt, Fact, LocalResult, Match, find_anchors, local_search, match_entities
+from graphrag_got.search.global_ import CommunityRating, GlobalResult, global_search
+from graphrag_got.search.local import Anchor, Excerpt, Fact, LocalResult, Match, find_anchors, local_search, match_entities
 
 __all__ = [
     "Anchor", "CommunityRating", "Excerpt", "Fact", "GlobalResult", "LocalResult", "Match",

@@ -28,12 +28,12 @@ import neo4j
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field, PrivateAttr
 
-from .. import cypher
-from ..config import Settings
-from ..errors import SearchError
-from ..graphdb import read_all
-from .citations import Citation
-from .route import Route, route_question
+from graphrag_got.graph import queries as cypher
+from graphrag_got.config import Settings
+from graphrag_got.errors import SearchError
+from graphrag_got.graph.db import read_all
+from graphrag_got.search.citations import Citation
+from graphrag_got.search.route import Route, route_question
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ def local_sources(res: Any) -> list[Citation]:
     own = getattr(res, "sources", None)
     if own:
         return list(own)
-    from .citations import number_sources
+    from graphrag_got.search.citations import number_sources
 
     out: list[Citation] = []
     for f in getattr(res, "facts", []) or []:
@@ -158,14 +158,14 @@ def _route(driver: neo4j.Driver, settings: Settings, question: str, *, chat: Bas
     use_classifier = bool(getattr(settings, "route_classifier", False)) if classifier is None else classifier
     if route.decided_by == "default" and use_classifier and answer:
         if chat is None:
-            from ..llm import get_chat_model
+            from graphrag_got.llm.client import get_chat_model
 
             chat = get_chat_model(settings)
         route = route_question(question, catalog, chat=chat, classifier=True)
     if route.mode in {"global", "drift"}:
         n = read_all(driver, settings, cypher.community_report_count())[0]["n"]
         if not n:
-            from .drift import NO_REPORTS
+            from graphrag_got.search.drift import NO_REPORTS
 
             if not route.entities:
                 raise SearchError(f"the question was routed to {route.mode} ({route.reason}), but {NO_REPORTS}")
@@ -237,7 +237,7 @@ def ask(
 def _run_local(out: AskResult, driver: neo4j.Driver, settings: Settings, question: str, *, answer: bool,
                chat: BaseChatModel | None, retrieval: str | None, hops: int | None, max_facts: int | None,
                ontology: Any, language: str | None) -> None:  # fmt: skip
-    from .local import local_search
+    from graphrag_got.search.local import local_search
 
     kwargs: dict[str, Any] = {"chat": chat, "hops": hops, "max_facts": max_facts, "answer": answer,
                               "ontology": ontology, "language": language}  # fmt: skip
@@ -261,7 +261,7 @@ def _run_local(out: AskResult, driver: neo4j.Driver, settings: Settings, questio
 
 def _run_global(out: AskResult, driver: neo4j.Driver, settings: Settings, question: str, *, answer: bool,
                 chat: BaseChatModel | None, threshold: int | None, language: str | None) -> None:  # fmt: skip
-    from .drift import community_reports, rank_reports, report_citations
+    from graphrag_got.search.drift import community_reports, rank_reports, report_citations
 
     if not answer:  # retrieval only: the reports most similar to the question, no LLM
         reports = rank_reports(settings, question, community_reports(driver, settings))
@@ -269,7 +269,7 @@ def _run_global(out: AskResult, driver: neo4j.Driver, settings: Settings, questi
         out.sources = report_citations(top)
         out.communities = [r.id for r in top]
         return
-    from .global_ import global_search
+    from graphrag_got.search.global_ import global_search
 
     res = global_search(driver, settings, question, chat=chat, threshold=threshold, language=language)
     out._detail = res
@@ -287,7 +287,7 @@ def _run_drift(out: AskResult, driver: neo4j.Driver, settings: Settings, questio
                chat: BaseChatModel | None, retrieval: str | None, hops: int | None, max_facts: int | None,
                ontology: Any, language: str | None, depth: int | None, followups: int | None,
                max_calls: int | None) -> None:  # fmt: skip
-    from .drift import drift_search
+    from graphrag_got.search.drift import drift_search
 
     res = drift_search(driver, settings, question, chat=chat, answer=answer, retrieval=retrieval, hops=hops,
                        max_facts=max_facts, ontology=ontology, language=language, depth=depth,

@@ -4,7 +4,7 @@ Steps of :func:`drift_search` (after Microsoft GraphRAG's DRIFT, simplified and 
 
 1. **Reports.** The community reports most similar to the question (``settings.drift_reports``):
    by cosine similarity of the question's embedding to the report embeddings when the graph holds
-   them (``Community.embedding``, :func:`graphrag_got.embeddings.get_embedder`), else by a lexical
+   them (``Community.embedding``, :func:`graphrag_got.llm.embeddings.get_embedder`), else by a lexical
    score (question words found in the title, summary, findings and member names, weighted by how
    rare they are across reports). No LLM.
 2. **Question retrieval.** A local search of the question itself, retrieval only (anchors matched
@@ -40,14 +40,14 @@ import neo4j
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
-from .. import cypher
-from ..config import Settings
-from ..errors import GraphragGotError, SearchError
-from ..graphdb import read_all
-from ..llm import Attempt, LLMOutputError, LLMUsage, complete_json, complete_text, get_chat_model
-from ..normalize import normalize_name
-from ..prompts import drift_answer_prompt, drift_primer_prompt
-from .citations import Citation, context_block, number_sources, resolve_citations
+from graphrag_got.graph import queries as cypher
+from graphrag_got.config import Settings
+from graphrag_got.errors import GraphragGotError, SearchError
+from graphrag_got.graph.db import read_all
+from graphrag_got.llm.client import Attempt, LLMOutputError, LLMUsage, complete_json, complete_text, get_chat_model
+from graphrag_got.common.normalize import normalize_name
+from graphrag_got.prompts import drift_answer_prompt, drift_primer_prompt
+from graphrag_got.search.citations import Citation, context_block, number_sources, resolve_citations
 
 logger = logging.getLogger(__name__)
 
@@ -183,7 +183,7 @@ _WORD = re.compile(r"\w+")
 
 
 def _terms(text: str) -> list[str]:
-    from .local import STOPWORDS
+    from graphrag_got.search.local import STOPWORDS
 
     return [w for w in _WORD.findall(normalize_name(text)) if len(w) >= 3 and w not in STOPWORDS]
 
@@ -215,7 +215,7 @@ def _embedding_scores(settings: Settings, question: str, reports: Sequence[Repor
     if not reports or any(r.embedding is None for r in reports):
         return None
     try:
-        from ..embeddings import get_embedder
+        from graphrag_got.llm.embeddings import get_embedder
 
         q = get_embedder(settings).embed_query(question)
     except (GraphragGotError, ImportError, OSError) as exc:
@@ -322,7 +322,7 @@ def drift_search(
             raise SearchError(f"drift {name} must be an integer from {low} to {high}, got {value!r}")
     if not question.strip():
         raise SearchError("the question is empty")
-    from ..communities import _load_ontology
+    from graphrag_got.communities.core import _load_ontology
 
     onto = _load_ontology(settings, ontology)
     res = DriftResult(question=question, depth=depth, max_followups=followups, max_calls=max_calls)
@@ -413,8 +413,8 @@ def _primer(chat: BaseChatModel, res: DriftResult, ctx: _Context, question: str,
 def _follow(driver: neo4j.Driver, settings: Settings, res: DriftResult, ctx: _Context, q: str, level: int,
             local_kw: dict[str, Any]) -> None:  # fmt: skip
     """A retrieval-only local search of ``q``; its new facts and excerpts join the context."""
-    from .answer import local_sources
-    from .local import local_search
+    from graphrag_got.search.answer import local_sources
+    from graphrag_got.search.local import local_search
 
     step = FollowUp(q, level)
     try:

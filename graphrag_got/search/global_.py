@@ -2,7 +2,7 @@
 
 * level: ``level`` (``--level``), else the level whose number of reports is closest to
   ``settings.global_target_communities`` (ties: the lower level). The communities "of" a level are
-  its view (:func:`graphrag_got.communities.level_view`): that level's communities plus the final
+  its view (:func:`graphrag_got.communities.core.level_view`): that level's communities plus the final
   communities of the levels above, so every part of the graph is represented once.
 * selection, before any LLM call: the question is embedded (``embed_query``) and the level's reports
   are ranked by the cosine similarity of their embedding (``Community.embedding``); the first
@@ -20,7 +20,7 @@
   model invents are removed from the answer and counted. Nothing kept: a fixed answer, no reduce.
 
 LLM calls: at most the kept communities + 1 (plus one retry per invalid map answer).
-Singleton communities have no report (see :mod:`graphrag_got.communities`) and are never candidates.
+Singleton communities have no report (see :mod:`graphrag_got.communities.core`) and are never candidates.
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
-from .. import cypher
-from ..communities import level_view, parse_findings
-from ..config import Settings
-from ..errors import GraphragGotError, LLMError, SearchError
-from ..graphdb import read_all
-from ..llm import Attempt, LLMOutputError, LLMUsage, complete_json, complete_text, get_chat_model
-from ..prompts import map_prompt, reduce_prompt
-from .citations import Citation, number_sources, resolve_citations
+from graphrag_got.graph import queries as cypher
+from graphrag_got.communities.core import level_view, parse_findings
+from graphrag_got.config import Settings
+from graphrag_got.errors import GraphragGotError, LLMError, SearchError
+from graphrag_got.graph.db import read_all
+from graphrag_got.llm.client import Attempt, LLMOutputError, LLMUsage, complete_json, complete_text, get_chat_model
+from graphrag_got.prompts import map_prompt, reduce_prompt
+from graphrag_got.search.citations import Citation, number_sources, resolve_citations
 
 logger = logging.getLogger(__name__)
 
@@ -221,7 +221,7 @@ def _question_vector(settings: Settings, question: str, embedder: Embeddings | N
         if not settings.embeddings:
             return None
         try:
-            from ..embeddings import get_embedder
+            from graphrag_got.llm.embeddings import get_embedder
 
             embedder = get_embedder(settings)
         except GraphragGotError as exc:

@@ -22,8 +22,8 @@ Steps of :func:`local_search`:
    saying so, and the LLM is not asked.
 
 That is ``retrieval="graph"``. ``"hybrid"`` (the default, ``GRAPHRAG_LOCAL_RETRIEVAL``) adds the
-question's vector (:mod:`graphrag_got.embeddings`) against the ``chunk_embedding`` and
-``entity_embedding`` indexes (:mod:`graphrag_got.vectors`): the top-k entities become anchors
+question's vector (:mod:`graphrag_got.llm.embeddings`) against the ``chunk_embedding`` and
+``entity_embedding`` indexes (:mod:`graphrag_got.graph.vectors`): the top-k entities become anchors
 (``how="vector"``, their cosine ``score``; their own one-hop facts), the top-k chunks are expanded
 to the chunks sharing their entities (ranked by shared-entity weight, ``cypher.chunk_expansion``),
 and every ranked list - vector chunks, expansion, the name anchors' neighbourhood facts, the
@@ -57,17 +57,17 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
-from .. import cypher
-from ..communities import _load_ontology, fact_line, relation_types
-from ..embeddings import shared_embedder
-from ..graphdb import read_all
-from ..config import Settings
-from ..errors import LLMError, SearchError
-from ..llm import Attempt, LLMOutputError, LLMUsage, complete_json, complete_text, get_chat_model
-from ..normalize import normalize_name
-from ..prompts import anchor_prompt, local_answer_prompt
-from ..vectors import vector_index_dimensions
-from .citations import Citation, context_block, number_sources, resolve_citations
+from graphrag_got.graph import queries as cypher
+from graphrag_got.communities.core import _load_ontology, fact_line, relation_types
+from graphrag_got.llm.embeddings import shared_embedder
+from graphrag_got.graph.db import read_all
+from graphrag_got.config import Settings
+from graphrag_got.errors import LLMError, SearchError
+from graphrag_got.llm.client import Attempt, LLMOutputError, LLMUsage, complete_json, complete_text, get_chat_model
+from graphrag_got.common.normalize import normalize_name
+from graphrag_got.prompts import anchor_prompt, local_answer_prompt
+from graphrag_got.graph.vectors import vector_index_dimensions
+from graphrag_got.search.citations import Citation, context_block, number_sources, resolve_citations
 
 log = logging.getLogger(__name__)
 
@@ -743,7 +743,7 @@ def local_search(
     built only when a call is needed. ``language`` forces the answer's language (``"English"``);
     None answers in the language of the question. ``retrieval`` is ``graph``, ``vector`` or
     ``hybrid`` (None: ``settings.local_retrieval``); ``embedder`` embeds the question (default: the
-    process-wide :func:`~graphrag_got.embeddings.shared_embedder`); ``top_k`` vector hits per index
+    process-wide :func:`~graphrag_got.llm.embeddings.shared_embedder`); ``top_k`` vector hits per index
     (default ``settings.local_top_k``).
     """
     t_start = time.perf_counter()

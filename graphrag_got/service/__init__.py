@@ -3,13 +3,13 @@
     from graphrag_got.service import create_app
     app = create_app(settings)          # run it with uvicorn; see graphrag_got.commands.serve
 
-The MCP server (``graphrag_got.mcp_server``) offers the same operations as tools and shares
+The MCP server (``graphrag_got.service.mcp``) offers the same operations as tools and shares
 :class:`~graphrag_got.service.runtime.ServiceRuntime` with the HTTP app.
 """
 
 from __future__ import annotations
 
-from .app import create_app
-from .runtime import ServiceRuntime
+from graphrag_got.service.app import create_app
+from graphrag_got.service.runtime import ServiceRuntime
 
 __all__ = ["ServiceRuntime", "create_app"]

@@ -25,13 +25,13 @@ from langchain_core.language_models import BaseChatModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .. import __version__
-from ..config import Settings
-from ..errors import GraphragGotError, LLMError, Neo4jError, OntologyError, SearchError
-from .graph_reads import MAX_COMMUNITIES, MAX_MEMBERS, MAX_RELATIONS, BadLookup, EntityNotFound
-from .limits import InputTooLarge, ServiceBusy, ServiceTimeout
-from .models import AskRequest, CommunityPage, ErrorResponse, Health, Neighbourhood
-from .runtime import EmptyQuestion, ServiceRuntime
+from graphrag_got import __version__
+from graphrag_got.config import Settings
+from graphrag_got.errors import GraphragGotError, LLMError, Neo4jError, OntologyError, SearchError
+from graphrag_got.service.graph_reads import MAX_COMMUNITIES, MAX_MEMBERS, MAX_RELATIONS, BadLookup, EntityNotFound
+from graphrag_got.service.limits import InputTooLarge, ServiceBusy, ServiceTimeout
+from graphrag_got.service.models import AskRequest, CommunityPage, ErrorResponse, Health, Neighbourhood
+from graphrag_got.service.runtime import EmptyQuestion, ServiceRuntime
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import Iterator
 import uvicorn
 from starlette.types import ASGIApp
 
-from ..errors import GraphragGotError
+from graphrag_got.errors import GraphragGotError
 
 
 @contextlib.contextmanager

@@ -1,6 +1,6 @@
 """The read-only graph lookups behind ``/entities``, ``/communities`` and ``/health`` (and the MCP
-tools of the same names). Every query comes from :mod:`graphrag_got.cypher` and runs in a
-READ-mode session (:func:`graphrag_got.graphdb.read_all`); names arrive only as parameters.
+tools of the same names). Every query comes from :mod:`graphrag_got.graph.queries` and runs in a
+READ-mode session (:func:`graphrag_got.graph.db.read_all`); names arrive only as parameters.
 """
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from typing import Any
 
 import neo4j
 
-from .. import cypher
-from ..config import Settings
-from ..errors import SearchError
-from ..graphdb import read_all
-from ..normalize import is_empty_key, normalize_name
-from ..ontology import Ontology
-from .models import CommunityOut, CommunityPage, EntityOut, EvidenceOut, Neighbourhood, RelationOut
+from graphrag_got.graph import queries as cypher
+from graphrag_got.config import Settings
+from graphrag_got.errors import SearchError
+from graphrag_got.graph.db import read_all
+from graphrag_got.common.normalize import is_empty_key, normalize_name
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.service.models import CommunityOut, CommunityPage, EntityOut, EvidenceOut, Neighbourhood, RelationOut
 
 MAX_NAME_CHARS = 300  # longer than any entity name the extraction accepts
 MAX_ENTITIES_PER_NAME = 10  # one name may denote an entity in several classes
@@ -84,7 +84,7 @@ def _not_found_message(name: str, type_: str | None, suggestions: list[str]) -> 
 
 def suggest_names(driver: neo4j.Driver, settings: Settings, name: str, n: int = SUGGESTIONS) -> list[str]:
     """Names of the graph close to ``name`` (the local-search matcher: words, then spelling)."""
-    from ..search.local import match_entities
+    from graphrag_got.search.local import match_entities
 
     catalog = read_all(driver, settings, cypher.search_entity_catalog())
     out: list[str] = []

@@ -13,7 +13,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, TypeVar
 
-from ..errors import GraphragGotError
+from graphrag_got.errors import GraphragGotError
 
 T = TypeVar("T")
 

@@ -13,12 +13,12 @@ from typing import Any, Callable, TypeVar
 import neo4j
 from langchain_core.language_models import BaseChatModel
 
-from ..config import Settings
-from ..errors import GraphragGotError, Neo4jError
-from ..ontology import Ontology
-from . import graph_reads
-from .limits import InputTooLarge, LLMGate, ServiceBusy, run_blocking
-from .models import AskRequest, CommunityPage, Health, Neighbourhood
+from graphrag_got.config import Settings
+from graphrag_got.errors import GraphragGotError, Neo4jError
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.service import graph_reads
+from graphrag_got.service.limits import InputTooLarge, LLMGate, ServiceBusy, run_blocking
+from graphrag_got.service.models import AskRequest, CommunityPage, Health, Neighbourhood
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class ServiceRuntime:
     def driver(self) -> neo4j.Driver:
         with self._lock:
             if self._driver is None:
-                from ..graphdb import connect
+                from graphrag_got.graph.db import connect
 
                 self._driver = connect(self.settings)
             return self._driver
@@ -64,7 +64,7 @@ class ServiceRuntime:
     def chat(self) -> BaseChatModel:
         with self._lock:
             if self._chat is None:
-                from ..llm import get_chat_model
+                from graphrag_got.llm.client import get_chat_model
 
                 self._chat = get_chat_model(self.settings)
             return self._chat
@@ -75,7 +75,7 @@ class ServiceRuntime:
             if self._chat is not None:
                 self._model = (f"{type(self._chat).__name__} (given to the service)", None)
             else:
-                from ..llm import model_label
+                from graphrag_got.llm.client import model_label
 
                 try:
                     self._model = (model_label(self.settings), None)
@@ -110,7 +110,7 @@ class ServiceRuntime:
 
     # --- operations (blocking: call them through run) -----------------------------------------
     def ask(self, req: AskRequest) -> dict[str, Any]:
-        from ..search.answer import ask
+        from graphrag_got.search.answer import ask
 
         chat = self.chat() if req.answer else self._chat
         result = ask(self.driver(), self.settings, req.question, req.mode, answer=req.answer, chat=chat,

@@ -1,0 +1,1 @@
+"""Small helpers every stage uses: atomic files, name normalization, text sanitizing, progress events."""

@@ -1,0 +1,575 @@
+"""The one contract between steps: ``extraction.json``, as a pydantic model.
+
+``extract`` writes an :class:`Extraction`; ``load``, ``report``, ``viz``, ``communities`` and the
+benchmarks read it through :meth:`Extraction.read`, so the file has one shape, one version and one
+set of error messages. ``graphrag-got schema extraction`` prints its JSON Schema.
+
+Validation results are data: a :class:`Rejection` carries structured fields (which end or property,
+the offending value and type, what was allowed) filled by :mod:`graphrag_got.extract.validate`, so the
+report only groups and renders them.
+
+Files of the previous version (``graphrag_got.extraction/1``: a ``momento`` field on relations and
+two Spanish-named rejection lists) are read and upgraded in memory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Iterable, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from graphrag_got.errors import ExtractionFileError
+from graphrag_got.common.files import write_json_atomic
+
+FORMAT = "graphrag_got.extraction/2"
+LEGACY_FORMATS = ("graphrag_got.extraction/1",)
+MAX_FILE_DEPTH = 64  # deeper JSON is not an extraction file (and would exhaust the parser)
+
+
+class Reason(StrEnum):
+    """Why an item was refused. The same codes in extraction, revalidation, load and the report."""
+
+    MALFORMED = "malformed"
+    EMPTY_NAME = "empty_name"
+    NAME_TOO_LONG = "name_too_long"
+    TOO_MANY_ITEMS = "too_many_items"
+    UNKNOWN_RELATION = "unknown_relation"
+    UNKNOWN_CLASS = "unknown_class"
+    DOMAIN_VIOLATION = "domain_violation"
+    RANGE_VIOLATION = "range_violation"
+    SUBJECT_TYPE_MISMATCH = "subject_type_mismatch"
+    OBJECT_TYPE_MISMATCH = "object_type_mismatch"
+    SUBJECT_NOT_EXTRACTED = "subject_not_extracted"
+    OBJECT_NOT_EXTRACTED = "object_not_extracted"
+    SELF_RELATION = "self_relation"
+    UNKNOWN_PROPERTY = "unknown_property"
+    INVALID_ENUM_VALUE = "invalid_enum_value"
+    INVALID_VALUE = "invalid_value"
+    MISSING_REQUIRED_PROPERTY = "missing_required_property"
+    UNKNOWN_ATTRIBUTE = "unknown_attribute"
+    MISSING_REQUIRED_ATTRIBUTE = "missing_required_attribute"
+    NOT_IN_TEXT = "not_in_text"  # evidence: the name is not found in its chunk's text
+    ENDS_NOT_NEAR = "ends_not_near"  # evidence: the two ends never meet within the sentence window
+    LOW_CONFIDENCE = "low_confidence"  # a mention whose model confidence is under the threshold
+    NOT_CONFIRMED = "not_confirmed"  # verification: the model answered "no" for the triple against its evidence
+    NO_CUE = "no_cue"  # evidence: none of the relation's cues (`indicios`) occurs where its two ends meet
+    NO_FACT = "no_fact"  # an entity no kept relation uses (setting orphan_entities: related, duplicates, drop)
+
+
+class RepairReason(StrEnum):
+    """What an audited repair changed in a model answer before validation (:mod:`graphrag_got.extract.repair`)."""
+
+    INFERRED_CLASS = "inferred_class"  # a relation end never extracted was added with the only class it can have
+    MAJORITY_CLASS = "majority_class"  # a class corrected to the one most of the name's mentions give it
+    FLIPPED_ENDS = "flipped_ends"  # subject and object swapped: only the reverse fits domain and range
+    # subject and object swapped: both orders fit, and the sentence words the fact the other way round
+    REVERSED_BY_WORDING = "reversed_by_wording"
+    # an entity listed with a class whose subclass every fact about it in the chunk takes ("Person" where
+    # each relation takes an Astronaut, a kind of Person): the class its facts entail, as RDFS domains do
+    NARROWED_CLASS = "narrowed_class"
+
+
+Kind = Literal["relation", "entity", "property"]
+End = Literal["subject", "object"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class Rejection(_Model):
+    """One refused item: a whole relation, a whole entity, or one property / relation attribute.
+
+    ``item`` is the raw item as the model wrote it. The structured fields say what broke the rule:
+    ``end`` (the blamed end of a triple) with ``end_name``/``end_type``; ``property`` and ``value``
+    for a property or attribute; ``allowed`` lists what the ontology allows there (types or values).
+    """
+
+    kind: Kind
+    reason: Reason
+    message: str
+    item: dict[str, Any] = Field(default_factory=dict)
+    chunk_id: str | None = None
+    document_id: str | None = None
+    relation: str | None = None
+    subject: str | None = None
+    subject_type: str | None = None
+    object: str | None = None
+    object_type: str | None = None
+    entity_name: str | None = None
+    entity_type: str | None = None
+    end: End | None = None
+    end_name: str | None = None
+    end_type: str | None = None
+    property: str | None = None
+    value: str | None = None
+    allowed: list[str] = Field(default_factory=list)
+
+    def on_relation(self) -> bool:
+        """A relation, or an attribute of one (as opposed to an entity or an entity property)."""
+        return self.kind == "relation" or self.relation is not None
+
+
+class Repair(_Model):
+    """A change made to a model answer before validation (reason code, before, after, where).
+
+    ``reason`` is a :class:`RepairReason` value; ``before``/``after`` are the item (entity or
+    triple) as the model wrote it and as it was validated; ``kind`` says which.
+    """
+
+    reason: str
+    message: str
+    before: dict[str, Any] = Field(default_factory=dict)
+    after: dict[str, Any] = Field(default_factory=dict)
+    chunk_id: str | None = None
+    document_id: str | None = None
+    kind: Literal["entity", "relation"] | None = None
+
+
+class Evidence(_Model):
+    """Where the text states a fact: a span of sentences of one chunk mentioning both ends.
+
+    ``start``/``end`` index into the chunk text (``chunk.text[start:end] == text``);
+    ``document_start``/``document_end`` into the document (chunk start + offset).
+    """
+
+    chunk_id: str | None = None
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    text: str
+    document_start: int | None = None
+    document_end: int | None = None
+
+
+class NoteLink(_Model):
+    """One link of a note (:mod:`graphrag_got.ingest.notes`).
+
+    ``target`` is the link's key: lower case, POSIX, without ``.md`` (``[[Dir/Note]]`` ->
+    ``dir/note``; a Markdown link's path resolved from the corpus root). ``resolved`` is the id of
+    the document it points to, or None for a dangling link (a note that does not exist yet; the
+    graph keeps it as a ``MissingNote`` named ``target``).
+    """
+
+    target: str = Field(min_length=1)
+    kind: Literal["wikilink", "embed", "markdown"]
+    text: str = ""  # the alias or link text as written, else the target as written
+    heading: str | None = None  # the ``#Heading`` part, if any
+    resolved: str | None = None
+
+
+class NoteRecord(_Model):
+    """Vault structure of one Markdown note: title, date, tags, folder and links.
+
+    ``tags`` come from the front matter and inline ``#tags`` (lower case, no ``#``, nested
+    ``a/b`` kept); ``folder_tags`` are the folder names on the note's path, kept apart.
+    """
+
+    title: str = ""
+    date: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    folder: str = ""  # POSIX parent path of the document id, "" at the corpus root
+    folder_tags: list[str] = Field(default_factory=list)
+    links: list[NoteLink] = Field(default_factory=list)
+
+
+class DocumentRecord(_Model):
+    id: str = Field(min_length=1)
+    path: str = ""
+    hash: str = Field(min_length=1)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    note: NoteRecord | None = None  # Markdown documents only (graphrag_got.ingest.notes)
+
+
+class ChunkRecord(_Model):
+    id: str = Field(min_length=1)
+    document_id: str = Field(min_length=1)
+    index: int
+    start: int
+    end: int
+    hash: str
+    text: str
+    heading: str | None = None
+
+
+class EntityRecord(_Model):
+    """One entity of the corpus, aggregated over chunks: ``uid`` = ``<type>|<key>``."""
+
+    uid: str = Field(min_length=1)
+    key: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    type: str = Field(min_length=1)
+    properties: dict[str, str] = Field(default_factory=dict)
+    chunk_ids: list[str] = Field(default_factory=list)
+    aliases: list[str] = Field(default_factory=list)  # other names merged into it (graphrag_got.extract.resolve)
+    # Confidence (0-1) the model gave each mention, per chunk id (the highest of that chunk). Chunks
+    # missing here were extracted without a confidence (older files, answers without the field): 1.0.
+    mentions: dict[str, float] = Field(default_factory=dict)
+
+    def confidence(self, chunk_id: str) -> float:
+        return self.mentions.get(chunk_id, 1.0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_nulls(cls, data: Any) -> Any:
+        """A null property is no value (hand-edited files write them); never stored."""
+        if isinstance(data, dict) and isinstance(data.get("properties"), dict):
+            data = {**data, "properties": {k: v for k, v in data["properties"].items() if v is not None}}
+        return data
+
+
+class RelationRecord(_Model):
+    """One fact: (subject, relation, object) plus the ontology's relation attributes.
+
+    A symmetric relation is stored once, its ends in sorted-uid order.
+    """
+
+    subject: str
+    subject_key: str = Field(min_length=1)
+    subject_type: str = Field(min_length=1)
+    relation: str = Field(min_length=1)
+    object: str
+    object_key: str = Field(min_length=1)
+    object_type: str = Field(min_length=1)
+    attributes: dict[str, str] = Field(default_factory=dict)
+    symmetric: bool = False
+    chunk_ids: list[str] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+
+    @property
+    def subject_uid(self) -> str:
+        return f"{self.subject_type}|{self.subject_key}"
+
+    @property
+    def object_uid(self) -> str:
+        return f"{self.object_type}|{self.object_key}"
+
+    def identity(self, attributes: Iterable[str]) -> tuple[str, ...]:
+        """Values of the identity attributes (``""`` when absent), in the order given."""
+        return tuple(self.attributes.get(a, "") for a in attributes)
+
+
+MergeRule = Literal["pinned", "article_or_class_word", "containment", "fuzzy"]
+
+
+class Merge(_Model):
+    """Entity resolution joined entities of one class into one (:mod:`graphrag_got.extract.resolve`).
+
+    ``rule`` says why: ``pinned`` (the alias file), ``article_or_class_word`` (equal without leading
+    articles and the words of the class name), ``containment`` (the only longer name holding the
+    words), ``fuzzy`` (spelt alike); ``score`` (0-1) and ``evidence`` say how close and what matched.
+    """
+
+    type: str = Field(min_length=1)
+    canonical_uid: str = Field(min_length=1)
+    canonical_name: str = Field(min_length=1)
+    merged_names: list[str] = Field(default_factory=list)
+    merged_uids: list[str] = Field(default_factory=list)
+    rule: MergeRule
+    score: float = 1.0
+    evidence: str = ""
+
+
+class FailedChunk(_Model):
+    chunk_id: str
+    document_id: str | None = None
+    error: str = ""
+    raw_responses: list[str] = Field(default_factory=list)
+
+
+class Usage(_Model):
+    """Model calls and tokens behind the stored answers (extraction and verification)."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tokens_estimated: bool = False  # a provider gave no counts: ~4 characters a token
+    cost_usd: float | None = None  # None: no known price (GRAPHRAG_LLM_PRICE); 0 for local models
+
+
+class Counts(_Model):
+    documents: int = 0
+    chunks: int = 0
+    chunks_extracted: int = 0
+    chunks_failed: int = 0
+    chunks_repaired: int = 0
+    entities: int = 0
+    relations: int = 0
+    rejected_relations: int = 0
+    rejected_entities: int = 0
+    rejected_properties: int = 0
+    repairs: int = 0
+    by_reason: dict[str, int] = Field(default_factory=dict)
+    repairs_by_reason: dict[str, int] = Field(default_factory=dict)
+
+
+class OntologyRef(_Model):
+    path: str = ""
+    hash: str = ""
+
+
+class LLMRef(_Model):
+    provider: str = ""
+    model: str = ""
+
+
+class Extraction(_Model):
+    """``extraction.json``: what ``extract`` found, kept and refused, with provenance."""
+
+    format: Literal["graphrag_got.extraction/2"] = FORMAT
+    created: str = ""
+    ontology: OntologyRef = Field(default_factory=OntologyRef)
+    llm: LLMRef = Field(default_factory=LLMRef)
+    prompt_version: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    documents: list[DocumentRecord] = Field(default_factory=list)
+    chunks: list[ChunkRecord] = Field(default_factory=list)
+    entities: list[EntityRecord] = Field(default_factory=list)
+    relations: list[RelationRecord] = Field(default_factory=list)
+    rejections: list[Rejection] = Field(default_factory=list)
+    repairs: list[Repair] = Field(default_factory=list)
+    failed_chunks: list[FailedChunk] = Field(default_factory=list)
+    merges: list[Merge] = Field(default_factory=list)
+    counts: Counts = Field(default_factory=Counts)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        """Read format /1 files: ``momento`` -> attributes, two rejection lists -> one."""
+        if not isinstance(data, dict) or data.get("format") not in LEGACY_FORMATS:
+            return data
+        data = dict(data)
+        data["format"] = FORMAT
+        relations = []
+        if not isinstance(data.get("relations") or [], list):
+            return data  # reported by the model at $.relations
+        for rel in data.get("relations") or []:
+            if isinstance(rel, dict) and isinstance(rel.get("attributes") or {}, dict):
+                rel = dict(rel)
+                attrs = dict(rel.get("attributes") or {})
+                if rel.get("momento") is not None:
+                    attrs["momento"] = rel.pop("momento")
+                rel.pop("momento", None)
+                rel["attributes"] = attrs
+            relations.append(rel)
+        data["relations"] = relations
+        legacy = [v if v is not None else [] for v in (data.pop("relaciones_descartadas", None),
+                                                       data.pop("entidades_descartadas", None))]
+        bad = next((v for v in legacy if not isinstance(v, list)), None)
+        # a list that is not a list is left for the model to report (at $.rejections)
+        data["rejections"] = bad if bad is not None else [_legacy_rejection(r) for part in legacy for r in part]
+        return data
+
+    # ------------------------------------------------------------------ views
+    @property
+    def relation_rejections(self) -> list[Rejection]:
+        return [r for r in self.rejections if r.kind == "relation"]
+
+    @property
+    def entity_rejections(self) -> list[Rejection]:
+        """Entities and properties (of entities or relations) refused."""
+        return [r for r in self.rejections if r.kind != "relation"]
+
+    def chunk_documents(self) -> dict[str, str]:
+        return {c.id: c.document_id for c in self.chunks}
+
+    def recount(self) -> None:
+        """Recompute ``counts`` from the lists (after building or editing an extraction)."""
+        c = self.counts
+        c.documents, c.chunks = len(self.documents), len(self.chunks)
+        c.chunks_failed = len(self.failed_chunks)
+        c.entities, c.relations = len(self.entities), len(self.relations)
+        c.rejected_relations = sum(r.kind == "relation" for r in self.rejections)
+        c.rejected_entities = sum(r.kind == "entity" for r in self.rejections)
+        c.rejected_properties = sum(r.kind == "property" for r in self.rejections)
+        c.repairs = len(self.repairs)
+        c.repairs_by_reason = dict(sorted(Counter(r.reason for r in self.repairs).items()))
+        c.by_reason = dict(sorted(Counter(r.reason.value for r in self.rejections).items()))
+
+    # ------------------------------------------------------------------ reading and writing
+    @classmethod
+    def read(cls, source: "str | Path | dict[str, Any] | Extraction") -> "Extraction":
+        """Parse and check an extraction (a path, a dict or an instance).
+
+        Raises :class:`ExtractionFileError` naming the file and the JSON path of each bad field.
+        """
+        if isinstance(source, Extraction):
+            return source
+        if isinstance(source, dict):
+            return cls.from_data(source, "<extraction dict>")
+        path = Path(source)
+        if not path.exists():
+            raise ExtractionFileError(f"{path}: extraction file not found; run `graphrag-got extract` first.")
+        if not path.is_file():
+            raise ExtractionFileError(f"{path}: is not a file; pass the path of an extraction.json.")
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ExtractionFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
+        except OSError as exc:
+            raise ExtractionFileError(f"{path}: cannot be read ({exc.strerror}).") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ExtractionFileError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise ExtractionFileError(f"{path}: JSON nested too deeply to be an extraction file.") from None
+        return cls.from_data(data, str(path))
+
+    @classmethod
+    def from_data(cls, data: Any, source: str = "<extraction dict>") -> "Extraction":
+        if not isinstance(data, dict):
+            raise _file_error(source, [("$", f"expected a JSON object, got {type(data).__name__}")])
+        fmt = data.get("format")
+        if fmt != FORMAT and fmt not in LEGACY_FORMATS:
+            raise _file_error(source, [("$.format", f"expected {FORMAT!r} (or {', '.join(LEGACY_FORMATS)}), "
+                                                    f"got {fmt!r}")])
+        if _depth(data) > MAX_FILE_DEPTH:
+            raise _file_error(source, [("$", f"nested deeper than {MAX_FILE_DEPTH} levels")])
+        try:
+            ext = cls.model_validate(data)
+        except ValidationError as exc:
+            raise _file_error(source, _pydantic_problems(exc)) from None
+        problems = ext.consistency_problems()
+        if problems:
+            raise _file_error(source, problems)
+        return ext
+
+    def consistency_problems(self) -> list[tuple[str, str]]:
+        """References that do not resolve (chunk ids, document ids, uids) and duplicate ids."""
+        problems: list[tuple[str, str]] = []
+        doc_ids: set[str] = set()
+        for i, d in enumerate(self.documents):
+            if d.id in doc_ids:
+                problems.append((f"$.documents[{i}].id", f"duplicate document id {d.id!r}"))
+            doc_ids.add(d.id)
+        chunk_ids: set[str] = set()
+        for i, c in enumerate(self.chunks):
+            if c.id in chunk_ids:
+                problems.append((f"$.chunks[{i}].id", f"duplicate chunk id {c.id!r}"))
+            chunk_ids.add(c.id)
+            if c.document_id not in doc_ids:
+                problems.append((f"$.chunks[{i}].document_id", f"{c.document_id!r} is not in $.documents"))
+        for kind, items in (("entities", self.entities), ("relations", self.relations)):
+            for i, item in enumerate(items):
+                for j, cid in enumerate(item.chunk_ids):
+                    if cid not in chunk_ids:
+                        problems.append((f"$.{kind}[{i}].chunk_ids[{j}]", f"{cid!r} is not in $.chunks"))
+        for i, r in enumerate(self.relations):
+            for j, ev in enumerate(r.evidence):
+                if ev.chunk_id is not None and ev.chunk_id not in chunk_ids:
+                    problems.append((f"$.relations[{i}].evidence[{j}].chunk_id", f"{ev.chunk_id!r} is not in $.chunks"))
+        for i, e in enumerate(self.entities):
+            if e.uid != f"{e.type}|{e.key}":
+                problems.append((f"$.entities[{i}].uid",
+                                 f"{e.uid!r} should be '<type>|<key>' = {e.type}|{e.key!r}"))
+        return problems
+
+    def to_data(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def write(self, path: str | Path) -> Path:
+        p = Path(path)
+        write_json_atomic(p, self.to_data())
+        return p
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        schema = cls.model_json_schema()
+        schema["$id"] = FORMAT
+        schema["title"] = "graphrag_got extraction file"
+        return schema
+
+
+# ---------------------------------------------------------------------------- format /1
+# Which end of a triple a relation reason blames (format /1 records did not say).
+_SUBJECT_REASONS = {"domain_violation", "subject_type_mismatch", "subject_not_extracted"}
+_OBJECT_REASONS = {"range_violation", "object_type_mismatch", "object_not_extracted"}
+_ENTITY_KEYS = {"name", "type", "properties"}
+_TRIPLE_KEYS = {"relation", "subject", "subject_type", "object", "object_type", "attributes", "momento"}
+
+
+def _legacy_rejection(rec: Any) -> Any:
+    """A format /1 rejection (message and raw item only) with its structured fields filled in."""
+    if not isinstance(rec, dict):
+        return {"kind": "relation", "reason": "malformed", "message": "rejection record is not an object",
+                "item": {"value": str(rec)}}
+    rec = dict(rec)
+    item = rec.get("item")
+    if not isinstance(item, dict):
+        rec["item"] = item = {"value": item}
+    text = {k: (None if v is None else str(v)) for k, v in item.items() if not isinstance(v, (dict, list))}
+    reason = rec.get("reason")
+    if "relation" in item:
+        for k in ("relation", "subject", "subject_type", "object", "object_type"):
+            rec.setdefault(k, text.get(k))
+        end = "subject" if reason in _SUBJECT_REASONS else "object" if reason in _OBJECT_REASONS else None
+        if end:
+            rec.setdefault("end", end)
+            rec.setdefault("end_name", text.get(end))
+            rec.setdefault("end_type", text.get(f"{end}_type"))
+        skip = _TRIPLE_KEYS
+    else:
+        rec.setdefault("entity_name", text.get("name"))
+        rec.setdefault("entity_type", text.get("type"))
+        skip = _ENTITY_KEYS
+    if rec.get("kind") == "property":
+        given = {k: v for k, v in item.items() if k not in skip}
+        nested = item.get("properties") if "relation" not in item else item.get("attributes")
+        if isinstance(nested, dict):
+            given.update(nested)
+        if "relation" in item and item.get("momento") is not None and reason != "unknown_attribute":
+            given.setdefault("momento", item["momento"])
+        if given:
+            prop, value = next(iter(given.items()))
+            rec.setdefault("property", str(prop))
+            rec.setdefault("value", None if value is None else str(value))
+    rec.setdefault("kind", "relation" if "relation" in item else "entity")
+    return rec
+
+
+# ---------------------------------------------------------------------------- errors
+def _depth(value: Any, limit: int = MAX_FILE_DEPTH + 1) -> int:
+    """Nesting depth of parsed JSON, iteratively (never recursion), stopping past ``limit``."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, d)
+            if deepest > limit:
+                return deepest
+            stack.extend((v, d + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
+def _json_path(loc: Iterable[Any]) -> str:
+    out = "$"
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _pydantic_problems(exc: ValidationError) -> list[tuple[str, str]]:
+    problems = []
+    for err in exc.errors():
+        loc = [p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-"))]
+        if err["type"] == "missing":
+            problems.append((_json_path(loc), "field required"))
+            continue
+        value = repr(err.get("input"))
+        value = value if len(value) <= 80 else value[:77] + "..."
+        problems.append((_json_path(loc), f"{err['msg']} (got {value})"))
+    return problems
+
+
+def _file_error(source: str, problems: list[tuple[str, str]]) -> ExtractionFileError:
+    shown = "\n".join(f"  {where}: {msg}" for where, msg in problems[:10])
+    more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
+    return ExtractionFileError(
+        f"{source}: not a valid extraction file ({len(problems)} problem(s)):\n{shown}{more}\n"
+        "Fix the file or produce it again with `graphrag-got extract`."
+    )

@@ -1,0 +1,685 @@
+"""Entity resolution within a class: one record per real entity, every merge logged.
+
+Validation merges two mentions only when their normalized names are equal (``entity_uid``). A model
+writes the same entity under several names ("Casa X" and "X", "the Y" and "Y", a given name and the
+full name), so :func:`resolve_entities` joins, within one ontology class, the records that name one
+entity, by these rules in this order:
+
+1. ``pinned``: the user's alias file says so (:class:`AliasFile`, ``<ontology stem>.aliases.json``).
+2. ``article_or_class_word``: equal once the words of the class name (split at capitals: class
+   ``NobleHouse`` gives "noble" and "house") and the leading articles are dropped (:func:`merge_key`).
+3. ``containment``: the words of a name are a contiguous run of the words of exactly one longer
+   name of the class ("Ada" and "Ada Lovelace"); never when two names of the class contain them.
+4. ``fuzzy``: the same words spelt slightly differently (every word pair at least
+   :data:`FUZZY_THRESHOLD` similar, or equal once spaces are removed), when each is the other's only
+   close name.
+
+Names the alias file lists as ``distinct`` are never joined, by any rule, even through a third name.
+Every join is a :class:`~graphrag_got.extract.extraction.Merge` record (class, canonical uid and name, the
+names and uids merged, rule, score, evidence). The fullest name of a group becomes the display name
+(a pinned name wins), the other names its ``aliases``; relations are re-pointed to the canonical
+entity and aggregated again with :func:`graphrag_got.extract.validate.aggregate` (two facts that become one
+keep the union of their chunks); a relation whose two ends became one entity is refused as a
+``self_relation`` rejection, never dropped silently.
+
+Merges are reversible: edit the alias file and run ``graphrag-got extract --revalidate`` (stored
+answers, no model call).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
+
+from graphrag_got.config import Settings
+from graphrag_got.errors import OntologyError
+from graphrag_got.extract.extraction import EntityRecord, Merge, MergeRule, Reason, Rejection, RelationRecord
+from graphrag_got.common.normalize import normalize_name
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.extract.validate import NAME_MAX, ChunkValidation, aggregate, identity_attributes
+
+__all__ = ["ALIAS_FILE_SUFFIX", "FUZZY_THRESHOLD", "LEADING_ARTICLES", "AliasFile", "AliasFileError",
+           "Resolution", "alias_file_path", "class_words", "merge_key", "name_similarity", "resolve_entities"]
+
+logger = logging.getLogger(__name__)
+
+ALIAS_FILE_SUFFIX = ".aliases.json"
+#: Articles dropped at the start of a name (Spanish and English), like the quality scorer does.
+LEADING_ARTICLES = frozenset({"el", "la", "los", "las", "lo", "the", "a", "an"})
+#: Lowest similarity (difflib ratio, 0-1) of every word pair for two names to be fuzzy-merged.
+FUZZY_THRESHOLD = 0.85
+
+_CLASS_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_WORD = re.compile(r"\w+")
+
+
+class AliasFileError(OntologyError):
+    """The alias file next to the ontology is unreadable or breaks a rule (path and JSON path given)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Names
+# ---------------------------------------------------------------------------------------------
+
+
+def class_words(class_name: str) -> frozenset[str]:
+    """The words of a class name split at capitals, digits and underscores, normalized.
+
+    ``NobleHouse`` -> {"noble", "house"}; ``HTTPServer`` -> {"http", "server"}; ``noble_house`` ->
+    {"noble", "house"}.
+    """
+    return frozenset(normalize_name(w) for w in _CLASS_WORD.findall(class_name))
+
+
+def _tokens(name: str) -> list[str]:
+    return _WORD.findall(normalize_name(name))
+
+
+def _content_tokens(name: str) -> list[str]:
+    """The words of a name without its leading articles (kept whole when only articles)."""
+    words = _tokens(name)
+    i = 0
+    while i < len(words) and words[i] in LEADING_ARTICLES:
+        i += 1
+    return words[i:] or words
+
+
+def merge_key(class_name: str, name: str, words: frozenset[str] | None = None) -> str:
+    """The name as rule 2 compares it: normalized, without the class's words and leading articles.
+
+    ``merge_key("NobleHouse", "The Noble House Ashford")`` is ``"ashford"``. A name made only of
+    such words ("The House") keeps all its words. ``words`` defaults to :func:`class_words`.
+    """
+    drop = class_words(class_name) if words is None else words
+    all_words = _tokens(name)
+    kept = [w for w in all_words if w not in drop]
+    while kept and kept[0] in LEADING_ARTICLES:
+        kept.pop(0)
+    return " ".join(kept or all_words)
+
+
+def name_similarity(a: str, b: str) -> float:
+    """How alike two merge keys are, 0-1: 1.0 when equal without spaces ("ab cd" / "abcd"); for the
+    same number of words, the lowest difflib ratio of the word pairs in order; else 0.0. Comparing
+    word by word keeps two people of one family ("Ann Smith" / "Anna Smith" are close, "Tom Smith"
+    / "Tim Smith" are not merged unless each word is close)."""
+    if a.replace(" ", "") == b.replace(" ", ""):
+        return 1.0
+    wa, wb = a.split(), b.split()
+    if len(wa) != len(wb):
+        return 0.0
+    score = 1.0
+    for x, y in zip(wa, wb):
+        if x != y:
+            score = min(score, difflib.SequenceMatcher(None, x, y).ratio())
+    return score
+
+
+# ---------------------------------------------------------------------------------------------
+# The alias file
+# ---------------------------------------------------------------------------------------------
+
+
+class _AliasFileShape(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    aliases: dict[str, dict[str, list[StrictStr]]] = {}
+    distinct: dict[str, list[list[StrictStr]]] = {}
+
+
+@dataclass(frozen=True)
+class AliasFile:
+    """User decisions about entity names, per class.
+
+    ``aliases``: class -> canonical name -> other names of the same entity (always merged, the
+    canonical name becomes the display name). ``distinct``: class -> groups of names that are
+    different entities (never merged, by any rule). File form::
+
+        {"aliases": {"NobleHouse": {"House Ashford": ["Ashford", "the Ashfords"]}},
+         "distinct": {"Person": [["Ann Smith", "Ann Smithe"]]}}
+    """
+
+    path: str = ""
+    aliases: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+    distinct: Mapping[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, path: str | Path, ontology: Ontology) -> "AliasFile":
+        """Parse and check an alias file against ``ontology``; raises :class:`AliasFileError`."""
+        p = Path(path)
+        if not p.is_file():
+            raise AliasFileError(f"{p}: alias file not found (or not a file).", path=str(p))
+        try:
+            text = p.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise AliasFileError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start}).", path=str(p)) from None
+        except OSError as exc:
+            raise AliasFileError(f"{p}: cannot be read ({exc.strerror}).", path=str(p)) from None
+        try:
+            data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        except json.JSONDecodeError as exc:
+            raise AliasFileError(f"{p}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}. Fix the file, "
+                                 "then run `graphrag-got extract --revalidate`.", path=str(p)) from None
+        except _DuplicateKey as exc:
+            raise _error(str(p), [("$", str(exc))]) from None
+        except RecursionError:
+            raise AliasFileError(f"{p}: JSON nested too deeply to be an alias file.", path=str(p)) from None
+        return cls.from_data(data, ontology, str(p))
+
+    @classmethod
+    def from_data(cls, data: Any, ontology: Ontology, source: str = "<aliases>") -> "AliasFile":
+        if not isinstance(data, dict):
+            raise _error(source, [("$", f"expected a JSON object with 'aliases' and/or 'distinct', "
+                                        f"got {type(data).__name__}")])
+        try:
+            shape = _AliasFileShape.model_validate(data)
+        except ValidationError as exc:
+            raise _error(source, _shape_problems(exc)) from None
+        problems: list[tuple[str, str]] = []
+        classes = list(ontology.classes)
+        aliases: dict[str, dict[str, tuple[str, ...]]] = {}
+        distinct: dict[str, tuple[tuple[str, ...], ...]] = {}
+        for cname, pins in shape.aliases.items():
+            where = f"$.aliases.{cname}"
+            if cname not in ontology.classes:
+                problems.append((where, f"{cname!r} is not a class of the ontology ({', '.join(classes)})"))
+                continue
+            owner: dict[str, tuple[str, str]] = {}  # normalized name -> (canonical, JSON path)
+            aliases[cname] = {}
+            for canonical, others in pins.items():
+                names = [canonical, *others]
+                paths = [f"{where}.{canonical}", *(f"{where}.{canonical}[{i}]" for i in range(len(others)))]
+                for name, path in zip(names, paths):
+                    problem = _name_problem(name)
+                    if problem:
+                        problems.append((path, problem))
+                        continue
+                    key = normalize_name(name)
+                    seen = owner.get(key)
+                    if seen is not None and seen[0] != canonical:
+                        problems.append((path, f"{name!r} is already an alias of {seen[0]!r} ({seen[1]}); "
+                                               "a name belongs to one entity"))
+                    owner.setdefault(key, (canonical, path))
+                aliases[cname][canonical.strip()] = tuple(o.strip() for o in others)
+        for cname, groups in shape.distinct.items():
+            where = f"$.distinct.{cname}"
+            if cname not in ontology.classes:
+                problems.append((where, f"{cname!r} is not a class of the ontology ({', '.join(classes)})"))
+                continue
+            kept: list[tuple[str, ...]] = []
+            for i, group in enumerate(groups):
+                path = f"{where}[{i}]"
+                bad = [(f"{path}[{j}]", p) for j, n in enumerate(group) if (p := _name_problem(n))]
+                problems += bad
+                keys = [normalize_name(n) for n in group]
+                if len(group) < 2:
+                    problems.append((path, "a distinct group lists at least two names"))
+                elif len(set(keys)) < len(keys):
+                    problems.append((path, "a name is repeated (names are compared normalized: case and "
+                                           "accents ignored)"))
+                elif not bad:
+                    for a, b in _pairs(keys):
+                        ca = _pinned_canonical(aliases.get(cname, {}), a)
+                        if ca is not None and ca == _pinned_canonical(aliases.get(cname, {}), b):
+                            problems.append((path, f"{group[keys.index(a)]!r} and {group[keys.index(b)]!r} "
+                                                   f"are both pinned as aliases of {ca!r} under $.aliases.{cname}"))
+                    kept.append(tuple(n.strip() for n in group))
+            distinct[cname] = tuple(kept)
+        if problems:
+            raise _error(source, problems)
+        return cls(path=source, aliases=aliases, distinct=distinct)
+
+    def pinned(self, class_name: str) -> dict[str, tuple[str, ...]]:
+        """Canonical name -> its other names, for one class."""
+        return dict(self.aliases.get(class_name, {}))
+
+    def distinct_pairs(self, class_name: str) -> set[frozenset[str]]:
+        """Pairs of normalized names of one class that must stay apart."""
+        return {frozenset(p) for group in self.distinct.get(class_name, ())
+                for p in _pairs([normalize_name(n) for n in group])}
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(f"the key {k!r} appears twice in one object (the second would silently win)")
+        out[k] = v
+    return out
+
+
+def _pairs(items: Sequence[str]) -> Iterable[tuple[str, str]]:
+    for i, a in enumerate(items):
+        for b in items[i + 1:]:
+            yield a, b
+
+
+def _pinned_canonical(pins: Mapping[str, tuple[str, ...]], key: str) -> str | None:
+    for canonical, others in pins.items():
+        if key in {normalize_name(n) for n in (canonical, *others)}:
+            return canonical
+    return None
+
+
+def _name_problem(name: str) -> str | None:
+    if not normalize_name(name):
+        return f"{name!r} is empty once normalized (no letters or digits)"
+    if len(name.strip()) > NAME_MAX:
+        return f"a name is {len(name.strip())} characters long (max {NAME_MAX})"
+    return None
+
+
+def _shape_problems(exc: ValidationError) -> list[tuple[str, str]]:
+    problems = []
+    for err in exc.errors():
+        path = "$"
+        for part in err["loc"]:
+            path += f"[{part}]" if isinstance(part, int) else f".{part}"
+        if err["type"] == "extra_forbidden":
+            problems.append((path, "unknown key (the file has 'aliases' and 'distinct')"))
+            continue
+        expected = {"dict_type": "an object", "list_type": "a list", "string_type": "a string"}.get(err["type"])
+        got = type(err.get("input")).__name__
+        problems.append((path, f"expected {expected}, got {got}" if expected else err["msg"]))
+    return problems
+
+
+def _error(source: str, problems: list[tuple[str, str]]) -> AliasFileError:
+    shown = "\n".join(f"  {where}: {msg}" for where, msg in problems[:20])
+    more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+    return AliasFileError(
+        f"{source}: {len(problems)} problem(s) in the alias file:\n{shown}{more}\n"
+        'Expected {"aliases": {"<Class>": {"<name>": ["<other name>", ...]}}, '
+        '"distinct": {"<Class>": [["<name>", "<name>"], ...]}}; fix it, then run '
+        "`graphrag-got extract --revalidate`.",
+        problems=problems, path=source)
+
+
+def alias_file_path(ontology: Ontology) -> Path | None:
+    """``<ontology stem>.aliases.json`` beside the ontology file (None for an ontology not read from a file)."""
+    source = Path(ontology.source)
+    if ontology.source.startswith("<") or not source.name:
+        return None
+    return source.with_name(source.stem + ALIAS_FILE_SUFFIX)
+
+
+def _alias_file(ontology: Ontology, aliases: "AliasFile | str | Path | None") -> AliasFile:
+    if isinstance(aliases, AliasFile):
+        return aliases
+    if aliases is not None:
+        return AliasFile.read(aliases, ontology)
+    path = alias_file_path(ontology)
+    if path is None or not path.exists():
+        return AliasFile()
+    return AliasFile.read(path, ontology)
+
+
+# ---------------------------------------------------------------------------------------------
+# Resolution
+# ---------------------------------------------------------------------------------------------
+
+
+class Resolution(NamedTuple):
+    """What :func:`resolve_entities` returns (unpacks as four lists)."""
+
+    entities: list[EntityRecord]
+    relations: list[RelationRecord]
+    merges: list[Merge]
+    rejections: list[Rejection]  # relations whose ends were merged into one entity (self_relation)
+
+
+@dataclass
+class _Step:
+    rule: MergeRule
+    members: list[int]  # the entities joined by this step, the absorbing one first
+    score: float
+    evidence: str
+
+
+class _ClassResolver:
+    """Union-find over the entities of one class, with the distinct pairs as a veto."""
+
+    def __init__(self, class_name: str, entities: list[EntityRecord], files: AliasFile):
+        self.cls = class_name
+        self.ents = entities
+        self.words = class_words(class_name)
+        self.keys = [merge_key(class_name, e.name, self.words) for e in entities]
+        self.parent = list(range(len(entities)))
+        self.names: dict[int, set[str]] = {i: {e.key} for i, e in enumerate(entities)}  # per root
+        self.forbidden = files.distinct_pairs(class_name)
+        self.pins = files.pinned(class_name)
+        self.pinned_name: dict[int, str] = {}  # root -> canonical name given by the alias file
+        self.steps: list[_Step] = []
+
+    def find(self, i: int) -> int:
+        while self.parent[i] != i:
+            self.parent[i] = self.parent[self.parent[i]]
+            i = self.parent[i]
+        return i
+
+    def allowed(self, a: int, b: int) -> bool:
+        """Whether the groups of ``a`` and ``b`` may join: no distinct pair across them, and not two
+        different names pinned by the user (two pinned entries are two entities)."""
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return True
+        pa, pb = self.pinned_name.get(ra), self.pinned_name.get(rb)
+        if pa is not None and pb is not None and pa != pb:
+            return False
+        if not self.forbidden:
+            return True
+        return not any(frozenset((x, y)) in self.forbidden for x in self.names[ra] for y in self.names[rb])
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return
+        self.parent[rb] = ra
+        self.names[ra] |= self.names.pop(rb)
+        if rb in self.pinned_name:
+            self.pinned_name.setdefault(ra, self.pinned_name.pop(rb))
+
+    def groups(self) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = defaultdict(list)
+        for i in range(len(self.ents)):
+            out[self.find(i)].append(i)
+        return out
+
+    # ------------------------------------------------------------------ rules
+    def pinned(self) -> None:
+        by_key: dict[str, list[int]] = defaultdict(list)
+        for i, e in enumerate(self.ents):
+            by_key[e.key].append(i)
+        for canonical, others in self.pins.items():
+            members = list(dict.fromkeys(i for n in (canonical, *others) for i in by_key.get(normalize_name(n), [])))
+            if not members:
+                continue
+            for i in members[1:]:
+                self.union(members[0], i)
+            self.pinned_name[self.find(members[0])] = canonical
+            if len(members) > 1 or self.ents[members[0]].key != normalize_name(canonical):
+                self.steps.append(_Step("pinned", members, 1.0, f"pinned under {canonical!r} in the alias file"))
+
+    def article_or_class_word(self) -> None:
+        buckets: dict[str, list[int]] = defaultdict(list)
+        for i, k in enumerate(self.keys):
+            buckets[k].append(i)
+        for key, members in buckets.items():
+            if len(members) < 2:
+                continue
+            joined = [members[0]]
+            for i in members[1:]:
+                if self.find(i) == self.find(members[0]):
+                    continue
+                if self.allowed(members[0], i):
+                    self.union(members[0], i)
+                    joined.append(i)
+            if len(joined) > 1:
+                names = ", ".join(repr(self.ents[i].name) for i in joined)
+                self.steps.append(_Step("article_or_class_word", joined, 1.0,
+                                        f"{names} {'both' if len(joined) == 2 else 'all'} read {key!r} without "
+                                        f"leading articles and the words of the class name "
+                                        f"({', '.join(sorted(self.words))})"))
+
+    def containment(self) -> None:
+        toks = [k.split() for k in self.keys]
+        index: dict[str, set[int]] = defaultdict(set)
+        for i, ws in enumerate(toks):
+            for w in ws:
+                index[w].add(i)
+
+        def fullest(root_members: list[int]) -> int:
+            return max(root_members, key=lambda i: (len(toks[i]), len(self.keys[i]), -i))
+
+        # longest first, so a chain (a < a b < a b c) collapses before its shortest name is placed
+        reps = sorted((fullest(m) for m in self.groups().values()), key=lambda i: (len(toks[i]), i), reverse=True)
+        for rep in reps:
+            words = toks[rep]
+            if not words:
+                continue
+            holders = set.intersection(*(index[w] for w in words))
+            holders = {j for j in holders if len(toks[j]) > len(words) and _contains(toks[j], words)}
+            groups = {self.find(j) for j in holders} - {self.find(rep)}
+            if len(groups) != 1:
+                if len(groups) > 1:
+                    logger.debug("%s %r: not merged, %d names contain it", self.cls, self.ents[rep].name, len(groups))
+                continue
+            target = min((j for j in holders if self.find(j) in groups), key=lambda j: (len(toks[j]), j))
+            if not self.allowed(target, rep):
+                continue
+            self.union(target, rep)
+            self.steps.append(_Step("containment", [target, rep], round(len(words) / len(toks[target]), 3),
+                                    f"the words of {self.keys[rep]!r} are in {self.keys[target]!r}, the only "
+                                    f"{self.cls} name that contains them"))
+
+    def fuzzy(self, threshold: float) -> None:
+        groups = self.groups()
+        root_of = {i: r for r, members in groups.items() for i in members}
+        squashed: dict[str, list[int]] = defaultdict(list)
+        for i, k in enumerate(self.keys):
+            squashed[k.replace(" ", "")].append(i)
+        close: dict[int, dict[int, tuple[float, int, int]]] = defaultdict(dict)  # root -> root -> best
+
+        def note(i: int, j: int, s: float) -> None:
+            ri, rj = root_of[i], root_of[j]
+            if ri == rj or s < threshold:
+                return
+            for a, b, x, y in ((ri, rj, i, j), (rj, ri, j, i)):
+                if s > close[a].get(b, (0.0, 0, 0))[0]:
+                    close[a][b] = (s, x, y)
+
+        for members in squashed.values():
+            for i, j in _pairs_int(members):
+                note(i, j, 1.0)
+        words = [k.split() for k in self.keys]
+        near = _close_words((w for ws in words for w in ws), threshold)
+        by_head: dict[tuple[int, str], list[int]] = defaultdict(list)  # (word count, first word) -> names
+        for i, ws in enumerate(words):
+            if ws:
+                by_head[(len(ws), ws[0])].append(i)
+        for i, ws in enumerate(words):
+            if not ws:
+                continue
+            for head in (ws[0], *near.get(ws[0], ())):
+                for j in by_head.get((len(ws), head), ()):
+                    if j <= i or self.keys[i] == self.keys[j]:
+                        continue
+                    if all(x == y or y in near.get(x, ()) for x, y in zip(ws, words[j])):
+                        note(i, j, name_similarity(self.keys[i], self.keys[j]))
+        for a in sorted(close):
+            if len(close[a]) != 1:
+                continue
+            (b, (s, x, y)), = close[a].items()
+            if a > b or len(close[b]) != 1 or not self.allowed(x, y):
+                continue  # each pair once; only each other's only close name
+            self.union(x, y)
+            self.steps.append(_Step("fuzzy", [x, y], round(s, 3),
+                                    f"{self.keys[x]!r} and {self.keys[y]!r} are spelt alike (similarity "
+                                    f"{s:.2f}, threshold {threshold:.2f}) and each is the other's only close name"))
+
+
+def _contains(longer: list[str], shorter: list[str]) -> bool:
+    n = len(shorter)
+    return any(longer[k:k + n] == shorter for k in range(len(longer) - n + 1))
+
+
+def _pairs_int(items: list[int]) -> Iterable[tuple[int, int]]:
+    for k, a in enumerate(items):
+        for b in items[k + 1:]:
+            yield a, b
+
+
+def _close_words(words: Iterable[str], threshold: float) -> dict[str, set[str]]:
+    """Word -> the other words at least ``threshold`` similar (difflib ratio), over the distinct words.
+
+    Candidates come from a deletion index (a word and its variants with one or two characters
+    removed, as many as the threshold allows for its length, at most two): two words a ratio apart
+    share a variant, so only those few pairs are compared, not every pair of the vocabulary.
+    """
+    vocab = sorted(set(words))
+    index: dict[str, set[str]] = defaultdict(set)
+    for w in vocab:
+        for variant in _deletions(w, _edits_allowed(len(w), threshold)):
+            index[variant].add(w)
+    near: dict[str, set[str]] = defaultdict(set)
+    for bucket in index.values():
+        for a, b in _pairs(sorted(bucket)):
+            if b in near[a]:
+                continue
+            m = difflib.SequenceMatcher(None, a, b)
+            if m.real_quick_ratio() >= threshold and m.quick_ratio() >= threshold and m.ratio() >= threshold:
+                near[a].add(b)
+                near[b].add(a)
+    return near
+
+
+def _edits_allowed(length: int, threshold: float) -> int:
+    return min(2, max(1, int((1 - threshold) * length + 1e-9)))
+
+
+def _deletions(word: str, edits: int) -> set[str]:
+    out, frontier = {word}, {word}
+    for _ in range(edits):
+        frontier = {w[:k] + w[k + 1:] for w in frontier for k in range(len(w))}
+        out |= frontier
+    return out
+
+
+def _fullness(e: EntityRecord) -> tuple[Any, ...]:
+    """Sort key, fullest name first: more words (leading articles not counted), no leading article,
+    more chunks, longer, then alphabetical."""
+    words = _tokens(e.name)
+    content = _content_tokens(e.name)
+    return (-len(content), len(content) < len(words), -len(e.chunk_ids), -len(e.name), e.name)
+
+
+def resolve_entities(entities: Sequence[EntityRecord], relations: Sequence[RelationRecord], onto: Ontology, *,
+                     settings: Settings | None = None, aliases: AliasFile | str | Path | None = None,
+                     fuzzy_threshold: float = FUZZY_THRESHOLD) -> Resolution:
+    """Join the records that name one entity within each class (see the module docstring).
+
+    ``entities`` and ``relations`` are aggregated records (one per uid / fact), as
+    :func:`graphrag_got.extract.validate.aggregate` returns them. ``aliases`` is the alias file (an
+    :class:`AliasFile` or a path); None reads ``<ontology stem>.aliases.json`` beside the ontology
+    when it exists. ``settings`` is accepted for options carried by the settings model (the caller
+    reads ``settings.resolution``; none is read here today). Raises :class:`AliasFileError` for a
+    bad alias file. The inputs are not modified.
+    """
+    files = _alias_file(onto, aliases)
+    by_class: dict[str, list[EntityRecord]] = defaultdict(list)
+    for e in entities:
+        by_class[e.type].append(e)
+
+    canonical_of: dict[str, EntityRecord] = {}  # old uid -> the record it became
+    first_seen: dict[str, int] = {}  # canonical uid -> position of its first member in the input
+    position = {e.uid: n for n, e in enumerate(entities)}
+    merges: list[Merge] = []
+    for cname, ents in by_class.items():
+        r = _ClassResolver(cname, ents, files)
+        r.pinned()
+        r.article_or_class_word()
+        r.containment()
+        r.fuzzy(fuzzy_threshold)
+        records: dict[int, EntityRecord] = {}
+        for root, members in r.groups().items():
+            rec = _merged_record([ents[i] for i in members], r.pinned_name.get(root), files.pinned(cname))
+            records[root] = rec
+            for i in members:
+                canonical_of[ents[i].uid] = rec
+            first_seen[rec.uid] = min(position[ents[i].uid] for i in members)
+        for step in r.steps:
+            rec = records[r.find(step.members[0])]
+            merged = [ents[i] for i in step.members if ents[i].uid != rec.uid]
+            if not merged:
+                continue
+            merges.append(Merge(type=cname, canonical_uid=rec.uid, canonical_name=rec.name,
+                                merged_names=[e.name for e in merged], merged_uids=[e.uid for e in merged],
+                                rule=step.rule, score=step.score, evidence=step.evidence))
+
+    merged_entities = sorted({id(rec): rec for rec in canonical_of.values()}.values(),
+                             key=lambda rec: first_seen[rec.uid])
+    repointed: list[RelationRecord] = []
+    rejections: list[Rejection] = []
+    for rel in relations:
+        s = canonical_of.get(rel.subject_uid)
+        o = canonical_of.get(rel.object_uid)
+        new = rel.model_copy(deep=True)
+        if s is not None:
+            new.subject, new.subject_key = s.name, s.key
+        if o is not None:
+            new.object, new.object_key = o.name, o.key
+        if new.subject_uid == new.object_uid:
+            rejections += _self_relation(rel, new, files, onto)
+            continue
+        repointed.append(new)
+    validation = ChunkValidation(chunk_id=None, document_id=None, entities=merged_entities, relations=repointed)
+    out_entities, out_relations = aggregate([validation], identity_attributes(onto))
+    if merges or rejections:
+        logger.info("entity resolution: %d merge(s), %d entities -> %d, %d relation(s) refused as self-relations",
+                    len(merges), len(entities), len(out_entities), len(rejections))
+    return Resolution(out_entities, out_relations, merges, rejections)
+
+
+def _merged_record(members: list[EntityRecord], pinned: str | None,
+                   pins: Mapping[str, tuple[str, ...]]) -> EntityRecord:
+    """One record for a group: the fullest (or pinned) name, the others as aliases, properties of the
+    display record first, chunk ids unioned in input order."""
+    ordered = sorted(members, key=_fullness)
+    head = ordered[0]
+    name = pinned.strip() if pinned else head.name
+    key = normalize_name(name)
+    props: dict[str, str] = {}
+    chunk_ids: list[str] = []
+    for e in ([head] + [m for m in members if m is not head]):
+        for k, v in e.properties.items():
+            props.setdefault(k, v)
+    mentions: dict[str, float] = {}
+    for e in members:
+        for cid in e.chunk_ids:
+            if cid not in chunk_ids:
+                chunk_ids.append(cid)
+        for cid, conf in e.mentions.items():
+            mentions[cid] = max(conf, mentions.get(cid, conf))
+    seen = {key}
+    aliases: list[str] = []
+    for alias in [a for e in ordered for a in (e.name, *e.aliases)] + list(pins.get(pinned or "", ())):
+        k = normalize_name(alias)
+        if k and k not in seen:
+            seen.add(k)
+            aliases.append(alias)
+    return EntityRecord(uid=f"{head.type}|{key}", key=key, name=name, type=head.type, properties=props,
+                        chunk_ids=chunk_ids, aliases=aliases, mentions=mentions)
+
+
+def _document_of(chunk_id: str | None) -> str | None:
+    """Chunk ids are ``<document id>:<hash prefix>`` (see :mod:`graphrag_got.ingest.chunking`)."""
+    return chunk_id.rpartition(":")[0] or None if chunk_id else None
+
+
+def _self_relation(old: RelationRecord, new: RelationRecord, files: AliasFile, onto: Ontology) -> list[Rejection]:
+    """One ``self_relation`` rejection per chunk of a fact whose two ends were merged into one."""
+    where = alias_file_path(onto)
+    hint = (f"If they are different entities, list them under \"distinct\" in {files.path or where or 'the alias file'}"
+            " and run `graphrag-got extract --revalidate`.")
+    message = (f"{old.relation} links {old.subject!r} to {old.object!r}, which entity resolution merged into "
+               f"one entity {new.subject!r}: a relation from an entity to itself is refused. {hint}")
+    item = {"relation": old.relation, "subject": old.subject, "subject_type": old.subject_type,
+            "object": old.object, "object_type": old.object_type, "attributes": dict(old.attributes)}
+    return [Rejection(kind="relation", reason=Reason.SELF_RELATION, message=message, item=item, chunk_id=cid,
+                      document_id=_document_of(cid), relation=old.relation, subject=old.subject,
+                      subject_type=old.subject_type, object=old.object, object_type=old.object_type,
+                      end="object", end_name=old.object, end_type=old.object_type)
+            for cid in (old.chunk_ids or [None])]

@@ -1,0 +1,427 @@
+"""The extraction run: chunks -> one LLM call per chunk -> validation -> ``extraction.json``.
+
+Each chunk's raw answer is cached under (model, prompt version, schema bounds, chunk hash, ontology
+hash) as soon as it arrives, so an interrupted run loses nothing and a rerun pays no LLM call twice.
+``revalidate`` re-applies the current ontology to stored answers (whatever ontology they were
+obtained under) without calling the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from graphrag_got.extract.answer_form import expand_answer
+from graphrag_got.ingest.chunking import Chunk, ChunkedDocument, read_corpus
+from graphrag_got.config import Settings
+from graphrag_got.errors import ExtractionError, LLMError
+from graphrag_got.common.files import write_json_atomic
+from graphrag_got.llm.client import LLMOutputError, complete_json, get_chat_model, model_label, resolve_provider
+from graphrag_got.ontology.model import Ontology
+from graphrag_got.common.progress import ProgressCallback, ProgressEvent
+from graphrag_got.extract.extraction import FORMAT as EXTRACTION_FORMAT
+from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, Extraction, FailedChunk, LLMRef, OntologyRef
+from graphrag_got.prompts import EXTRACTION_VERSION, extraction_system_prompt, extraction_user_prompt
+from graphrag_got.ontology.schema import extraction_schema
+from graphrag_got.extract.validate import ChunkValidation, Validator, aggregate, identity_attributes
+from graphrag_got.extract.evidence import ChunkText, EvidenceRules
+from graphrag_got.extract.extraction import Repair
+from graphrag_got.extract.orphans import drop_orphans
+from graphrag_got.extract.repair import ChunkAnswer, RepairedAnswer, corpus_entity_names, repair_answers
+from graphrag_got.extract.extraction import Merge, Rejection
+from graphrag_got.extract.resolve import resolve_entities
+from graphrag_got.ingest.notes import notes_of_documents
+from graphrag_got.extract.verify import VerdictCache, Verifier
+from graphrag_got.llm.usage import cost_usd, usage_line
+from graphrag_got.extract.extraction import Usage
+
+PROMPT_VERSION = EXTRACTION_VERSION
+FORMAT = EXTRACTION_FORMAT
+
+
+def system_prompt(onto: Ontology) -> str:
+    """The extraction system prompt (kept as a name of this module; the text lives in :mod:`prompts`)."""
+    return extraction_system_prompt(onto)
+
+
+def user_prompt(chunk: Chunk) -> str:
+    return extraction_user_prompt(chunk.text)
+
+
+# ---------------------------------------------------------------------------- cache
+class ExtractionCache:
+    """One JSON file per (chunk, ontology) under a folder per (model, prompt, schema bounds)."""
+
+    def __init__(self, root: Path, model: str, max_entities: int, max_relations: int, form: str = "full"):
+        # the full form keeps the tag it always had, so existing caches stay valid
+        tag = f"{model}|{PROMPT_VERSION}|{max_entities}|{max_relations}" + ("" if form == "full" else f"|{form}")
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", model)[:60]
+        self.dir = root / "extract" / f"{slug}-{hashlib.sha256(tag.encode()).hexdigest()[:10]}"
+
+    def path(self, chunk_hash: str, onto_hash: str) -> Path:
+        return self.dir / chunk_hash[:2] / chunk_hash / f"{onto_hash[:16]}.json"
+
+    def get(self, chunk_hash: str, onto_hash: str) -> dict[str, Any] | None:
+        return _read_json(self.path(chunk_hash, onto_hash))
+
+    def latest(self, chunk_hash: str) -> dict[str, Any] | None:
+        """The newest stored answer for a chunk under any ontology (for revalidation)."""
+        folder = self.dir / chunk_hash[:2] / chunk_hash
+        files = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True) if folder.is_dir() else []
+        for f in files:
+            rec = _read_json(f)
+            if rec is not None:
+                return rec
+        return None
+
+    def put(self, chunk_hash: str, onto_hash: str, record: dict[str, Any]) -> None:
+        write_json_atomic(self.path(chunk_hash, onto_hash), record)
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None  # a torn, missing or unreadable entry is a cache miss, never an error
+    return data if _usable_record(data) else None
+
+
+def _usable_record(data: Any) -> bool:
+    """A cache record written by :func:`extract_chunk`: an ok one holds the parsed answer and the
+    raw text it came from; a failed one its error. Anything else (hand-made, truncated) is a miss."""
+    if not isinstance(data, dict):
+        return False
+    if data.get("status") == "ok":
+        return "parsed" in data and isinstance(data.get("raw_responses"), list)
+    return data.get("status") == "failed" and isinstance(data.get("error"), str)
+
+
+# ---------------------------------------------------------------------------- progress
+class _Progress:
+    """Counts finished chunks and reports each one as a :class:`ProgressEvent` (step ``extract``)."""
+
+    def __init__(self, total: int, callback: ProgressCallback | None):
+        self.total, self.done, self.calls, self.hits, self.failed = total, 0, 0, 0, 0
+        self.callback = callback
+        self._lock = threading.Lock()
+
+    def step(self, *, cached: bool, failed: bool, calls: int, chunk_id: str = "") -> None:
+        with self._lock:
+            self.done += 1
+            self.hits += int(cached)
+            self.failed += int(failed)
+            self.calls += calls
+            event = ProgressEvent(step="extract", done=self.done, total=self.total, message=chunk_id,
+                                  stats={"LLM calls": self.calls, "cached": self.hits, "failed": self.failed},
+                                  finished=self.done >= self.total)
+        if self.callback is not None:
+            self.callback(event)
+
+
+# ---------------------------------------------------------------------------- the run
+@dataclass
+class ExtractionSummary:
+    out_path: Path
+    documents: int
+    chunks: int
+    dropped_chunks: int
+    llm_calls: int
+    cache_hits: int
+    failed_chunks: int
+    missing_chunks: int
+    entities: int
+    relations: int
+    rejected_relations: int
+    rejected_entities: int
+    by_reason: dict[str, int]
+    seconds: float
+    model: str
+    revalidated: bool = False
+    replay_path: Path | None = None
+    merges: int = 0  # entity resolution records (names joined within a class)
+    extra: dict[str, Any] = field(default_factory=dict)
+    repairs: int = 0  # audited repairs applied before validation (graphrag_got.extract.repair)
+    repairs_by_reason: dict[str, int] = field(default_factory=dict)
+    verification: str | None = None  # the verification step's line, when it ran
+    usage: str = ""  # calls, tokens and cost of this run's model calls
+
+    def lines(self) -> list[str]:
+        out = [
+            f"extraction written to {self.out_path}",
+            f"  documents {self.documents} · chunks {self.chunks} (dropped as too short: {self.dropped_chunks})",
+            f"  model {self.model} · LLM calls {self.llm_calls} · cached {self.cache_hits}"
+            + (" · zero LLM calls (all cached)" if self.llm_calls == 0 and not self.revalidated else "")
+            + (" · revalidated stored answers, no LLM call" if self.revalidated else ""),
+            f"  entities {self.entities} · relations kept {self.relations} · relations refused "
+            f"{self.rejected_relations} · entities refused {self.rejected_entities}",
+        ]
+        if self.merges:
+            out.append(f"  entity resolution: {self.merges} merge(s) of names within a class (\"merges\" in the "
+                       "file; pin or split names in <ontology stem>.aliases.json beside the ontology)")
+        if self.by_reason:
+            out.append("  refusals by reason: " + ", ".join(f"{k} {v}" for k, v in self.by_reason.items()))
+        if self.repairs:
+            out.append(f"  audited repairs {self.repairs}: "
+                       + ", ".join(f"{k} {v}" for k, v in self.repairs_by_reason.items())
+                       + " (\"repairs\" in the file; --no-repair turns them off)")
+        if self.verification:
+            out.append(f"  {self.verification}")
+        if self.failed_chunks:
+            out.append(f"  chunks whose answer was unusable: {self.failed_chunks} (raw answers kept in the file)")
+        if self.missing_chunks:
+            out.append(f"  chunks with no stored answer (not revalidated): {self.missing_chunks}")
+        if self.usage:
+            out.append(f"  this run: {self.usage}")
+        if self.replay_path:
+            out.append(f"  replay file written to {self.replay_path}")
+        out.append(f"  {self.seconds:.1f}s")
+        return out
+
+
+def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dict[str, Any],
+                  system: str) -> dict[str, Any]:
+    """One LLM call (plus at most one retry) for one chunk; never raises for a bad answer."""
+    record: dict[str, Any] = {"chunk_id": chunk.id, "chunk_hash": chunk.hash, "ontology_hash": onto.hash,
+                              "prompt_version": PROMPT_VERSION,
+                              "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    try:
+        value, attempt = complete_json(chat, system, user_prompt(chunk), None, schema=schema, replay_key=chunk.hash)
+    except LLMOutputError as exc:
+        record.update(status="failed", error=str(exc), raw_responses=exc.raw_responses, parsed=None)
+        record["calls"] = len(exc.raw_responses)
+        return record
+    record.update(status="ok", parsed=value, raw_responses=attempt.raw_responses, repaired=attempt.repaired,
+                  retried=attempt.retried, errors=attempt.errors, calls=len(attempt.raw_responses),
+                  input_tokens=attempt.input_tokens, output_tokens=attempt.output_tokens,
+                  tokens_estimated=attempt.tokens_estimated)
+    return record
+
+
+def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None = None,
+                   out_path: str | Path | None = None, *, chat: BaseChatModel | None = None,
+                   revalidate: bool = False, retry_failed: bool = False, export_replay: str | Path | None = None,
+                   progress: ProgressCallback | None = None) -> ExtractionSummary:
+    t0 = time.monotonic()
+    corpus = Path(corpus or settings.corpus_path)
+    out = Path(out_path or settings.out_dir / "extraction.json")
+    docs: list[ChunkedDocument] = read_corpus(corpus, kind=settings.chunker, min_chars=settings.chunk_min_chars,
+                                              max_chars=settings.chunk_max_chars)
+    chunks = [c for d in docs for c in d.chunks]
+    if chat is not None:
+        provider, label = "custom", f"custom:{type(chat).__name__}"
+    else:
+        provider = resolve_provider(settings)
+        label = model_label(settings, provider)
+    form = settings.answer_form
+    cache = ExtractionCache(settings.cache_dir, label, settings.max_entities, settings.max_relations, form)
+    schema = extraction_schema(onto, settings.max_entities, settings.max_relations, form=form)
+    system = extraction_system_prompt(onto, form)
+
+    records: dict[str, dict[str, Any]] = {}
+    todo: list[Chunk] = []
+    missing = 0
+    for ch in chunks:
+        rec = cache.latest(ch.hash) if revalidate else cache.get(ch.hash, onto.hash)
+        if rec is not None and (rec.get("status") == "ok" or not retry_failed):
+            records[ch.id] = rec
+        elif revalidate:
+            missing += 1
+        else:
+            todo.append(ch)
+
+    tracker = _Progress(len(chunks), progress)
+    for ch in chunks:
+        if ch.id in records:
+            tracker.step(cached=True, failed=records[ch.id].get("status") != "ok", calls=0, chunk_id=ch.id)
+    calls = 0
+    if todo:
+        if chat is None:
+            chat = get_chat_model(settings, provider)
+        # llama.cpp in-process runs one call at a time; a pool of OpenAI-compatible servers gets at
+        # least one call in flight per server, so adding servers adds throughput
+        with ThreadPoolExecutor(max_workers=workers_for(settings, provider)) as pool:
+            futures = {pool.submit(extract_chunk, chat, onto, ch, schema, system): ch for ch in todo}
+            try:
+                for fut in as_completed(futures):
+                    ch = futures[fut]
+                    try:
+                        rec = fut.result()
+                    except LLMError as exc:
+                        # the provider itself is broken (unreachable, no model): stop, keep what is cached
+                        for f in futures:
+                            f.cancel()
+                        raise ExtractionError(f"{exc}\n{len(records)} of {len(chunks)} chunks are cached; "
+                                              "rerun the same command to resume.") from None
+                    rec["model"] = label
+                    cache.put(ch.hash, onto.hash, rec)
+                    records[ch.id] = rec
+                    calls += int(rec.get("calls", 1))
+                    tracker.step(cached=False, failed=rec["status"] != "ok", calls=int(rec.get("calls", 1)),
+                                 chunk_id=ch.id)
+            except KeyboardInterrupt:
+                for f in futures:
+                    f.cancel()
+                raise ExtractionError(f"interrupted: {len(records)} of {len(chunks)} chunks are cached; "
+                                      "rerun the same command to resume.") from None
+
+    verifier = None
+    if settings.verify:
+        if chat is None and not revalidate:
+            chat = get_chat_model(settings, provider)
+        verifier = Verifier(onto, VerdictCache(settings.cache_dir, label), None if revalidate else chat,
+                            workers=workers_for(settings, provider), progress=progress)
+    try:
+        ext = build_extraction(settings, onto, docs, records, provider=provider, model=label, verifier=verifier)
+    except LLMError as exc:  # the provider broke during verification: verdicts so far are cached
+        raise ExtractionError(f"{exc}\nverification stopped; rerun the same command to resume.") from None
+    # this run's calls, and (in the file) the calls behind every stored answer of the corpus
+    fresh = [records[ch.id] for ch in todo if ch.id in records]
+    run_in = sum(int(r.get("input_tokens") or 0) for r in fresh)
+    run_out = sum(int(r.get("output_tokens") or 0) for r in fresh)
+    estimated = any(r.get("tokens_estimated") for r in fresh)
+    stored = [records[ch.id] for ch in chunks if ch.id in records]
+    total_in = sum(int(r.get("input_tokens") or 0) for r in stored)
+    total_out = sum(int(r.get("output_tokens") or 0) for r in stored)
+    if verifier is not None:
+        calls += verifier.summary.llm_calls
+        run_in += verifier.summary.input_tokens
+        run_out += verifier.summary.output_tokens
+    ext.usage = Usage(calls=sum(int(r.get("calls", 1)) for r in stored), input_tokens=total_in,
+                      output_tokens=total_out, tokens_estimated=any(r.get("tokens_estimated") for r in stored),
+                      cost_usd=cost_usd(settings, provider, total_in, total_out))
+    ext.write(out)
+    run_usage = usage_line(calls, run_in, run_out, cost_usd(settings, provider, run_in, run_out), estimated=estimated)
+    replay_path = None
+    if export_replay:
+        replay_path = Path(export_replay)
+        extra = verifier.summary.raw if verifier is not None else {}
+        write_json_atomic(replay_path, replay_document(chunks, records, label, extra))
+    c = ext.counts
+    return ExtractionSummary(
+        out_path=out, documents=len(docs), chunks=len(chunks), dropped_chunks=sum(d.dropped for d in docs),
+        llm_calls=calls, cache_hits=len(chunks) - len(todo) - missing, failed_chunks=c.chunks_failed,
+        missing_chunks=missing, entities=c.entities, relations=c.relations,
+        rejected_relations=c.rejected_relations, rejected_entities=c.rejected_entities,
+        by_reason=c.by_reason, seconds=time.monotonic() - t0, model=label, revalidated=revalidate,
+        merges=len(ext.merges), verification=verifier.summary.line() if verifier is not None else None,
+        usage=run_usage,
+        replay_path=replay_path, repairs=c.repairs, repairs_by_reason=dict(c.repairs_by_reason),
+    )
+
+
+def workers_for(settings: Settings, provider: str) -> int:
+    """Calls in flight: llama.cpp in-process runs one at a time; a pool of OpenAI-compatible servers
+    gets at least one call per server, so adding servers adds throughput."""
+    pool = len(settings.openai_base_urls) if provider == "openai" else 1
+    return 1 if provider == "llamacpp" else max(settings.concurrency, pool)
+
+
+def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
+                     records: dict[str, dict[str, Any]], *, provider: str, model: str,
+                     verifier: Verifier | None = None) -> Extraction:
+    """Validate every stored answer against ``onto`` and assemble the :class:`Extraction`.
+
+    With ``settings.repair``, the answers first go through the audited repair (two passes over the
+    corpus, :mod:`graphrag_got.extract.repair`); with ``settings.evidence``, the validator checks each
+    answer against its chunk text. Both work from the stored answers alone (no model call).
+    """
+    validations, repairs, failed, repaired = validate_answers(settings, onto, docs, records)
+    if verifier is not None:  # settings.verify: a yes/no check per triple against its evidence
+        verifier.run(validations, {c.id: c.text for d in docs for c in d.chunks})
+    entities, relations = aggregate(validations, identity_attributes(onto))
+    merges: list[Merge] = []
+    merged_away: list[Rejection] = []  # relations whose two ends resolution merged into one entity
+    if settings.resolution:
+        entities, relations, merges, merged_away = resolve_entities(entities, relations, onto, settings=settings)
+    orphans: list[Rejection] = []
+    if settings.orphan_entities != "keep":
+        entities, orphans = drop_orphans(entities, relations, settings.orphan_entities)
+    notes = notes_of_documents(docs)  # vault structure of Markdown notes (title, tags, folders, links)
+    ext = Extraction(
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        ontology=OntologyRef(path=onto.source, hash=onto.hash),
+        llm=LLMRef(provider=provider, model=model),
+        prompt_version=PROMPT_VERSION,
+        documents=[DocumentRecord(id=d.document.id, path=d.document.path, hash=d.document.hash,
+                                  metadata=d.document.metadata, note=notes.get(d.document.id)) for d in docs],
+        chunks=[ChunkRecord(id=c.id, document_id=c.document_id, index=c.index, start=c.start, end=c.end,
+                            hash=c.hash, text=c.text, heading=c.heading) for d in docs for c in d.chunks],
+        entities=entities,
+        relations=relations,
+        rejections=[r for v in validations for r in v.rejections] + merged_away + orphans,
+        merges=merges,
+        repairs=repairs,
+        failed_chunks=failed,
+    )
+    ext.recount()
+    ext.counts.chunks_extracted = len(validations)
+    ext.counts.chunks_repaired = repaired
+    return ext
+
+
+def make_validator(settings: Settings, onto: Ontology) -> Validator:
+    """The extraction's validator: schema bounds, and the evidence rules when ``evidence`` is on."""
+    return Validator(onto, max_entities=settings.max_entities, max_relations=settings.max_relations,
+                     evidence=EvidenceRules.from_settings(settings) if settings.evidence else None,
+                     min_confidence=settings.min_confidence)
+
+
+def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
+                     records: dict[str, dict[str, Any]]
+                     ) -> tuple[list[ChunkValidation], list[Repair], list[FailedChunk], int]:
+    """Repair (when on) and validate every stored answer, in corpus order.
+
+    Returns the per-chunk validations, the repair records, the failed chunks and the number of
+    answers whose JSON had to be repaired.
+    """
+    validator = make_validator(settings, onto)
+    failed: list[FailedChunk] = []
+    answers: list[ChunkAnswer] = []
+    repaired = 0
+    for d in docs:
+        for ch in d.chunks:
+            rec = records.get(ch.id)
+            if rec is None:
+                continue
+            if rec.get("status") != "ok":
+                raws = rec.get("raw_responses")
+                failed.append(FailedChunk(chunk_id=ch.id, document_id=d.document.id, error=str(rec.get("error", "")),
+                                          raw_responses=[str(r) for r in raws] if isinstance(raws, list) else []))
+                continue
+            repaired += int(bool(rec.get("repaired")))
+            answers.append(ChunkAnswer(ch.id, d.document.id, expand_answer(rec.get("parsed")),
+                                       ChunkText(ch.text, offset=ch.start)))
+    if settings.repair:
+        fixed = repair_answers(validator, answers, threshold=settings.mention_threshold)
+    else:
+        fixed = [RepairedAnswer(a.chunk_id, a.document_id, a.answer) for a in answers]
+    names = corpus_entity_names(fixed, validator.max_entities)
+    validations = [validator.validate(f.answer, a.chunk_id, a.document_id, a.text, extra_entities=f.extra_entities,
+                                      corpus_names=names)
+                   for a, f in zip(answers, fixed)]
+    return validations, [r for f in fixed for r in f.repairs], failed, repaired
+
+
+def replay_document(chunks: list[Chunk], records: dict[str, dict[str, Any]], model: str,
+                    extra: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    """Raw answers in the replay provider's format, so a run can be replayed without the model.
+
+    ``extra``: other calls of the run by replay key (verification verdicts), replayed the same way."""
+    return {
+        "format": "graphrag_got.replay/1",
+        "model": model,
+        "prompt_version": PROMPT_VERSION,
+        "responses": [{"chunk_id": c.id, "chunk_hash": c.hash, "responses": records[c.id].get("raw_responses", [])}
+                      for c in chunks if c.id in records]
+        + [{"chunk_hash": key, "responses": list(raws)} for key, raws in sorted((extra or {}).items())],
+    }

@@ -1,0 +1,151 @@
+"""Connecting to Neo4j with one clear error instead of a driver traceback, plus query helpers.
+
+    driver = connect(settings)                          # verified: reachable, credentials, database
+    records, summary, keys = read_query(driver, settings, "MATCH (n) RETURN count(n) AS n")
+    write_query(driver, settings, cypher.upsert_entities(...), {"rows": rows})
+    with read_session(driver, settings) as session: ...
+
+Query text comes from ``graphrag_got.graph.queries``; every value travels as a parameter.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from typing import Any, Iterator, LiteralString, cast
+from urllib.parse import urlsplit
+
+import neo4j
+from neo4j import exceptions as nx
+
+from graphrag_got.config import Settings
+from graphrag_got.errors import Neo4jError
+
+START_HINT = (
+    "Start one with `graphrag-got neo4j start` (embedded, no Docker needed) or `docker compose up -d neo4j`, "
+    "or set NEO4J_URI to a running server."
+)
+
+
+def connect(settings: Settings, timeout_s: float = 10.0) -> neo4j.Driver:
+    """A driver for settings.neo4j_uri whose connection, credentials and database were checked.
+
+    Raises Neo4jError with one message saying what is wrong and what to do; the driver's own
+    exception is not chained, so no deep traceback reaches the user.
+    """
+    uri = settings.neo4j_uri
+    scheme = urlsplit(uri).scheme
+    if scheme not in {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}:
+        raise Neo4jError(
+            f"NEO4J_URI={uri!r} is not a Bolt address; use bolt://127.0.0.1:7687 (or neo4j://host:7687). "
+            "Port 7474 is Neo4j's web console, not the database protocol."
+        )
+    try:
+        urlsplit(uri).port
+    except ValueError:
+        raise Neo4jError(f"NEO4J_URI={uri!r} has an invalid port; use e.g. bolt://127.0.0.1:7687") from None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            driver = neo4j.GraphDatabase.driver(
+                uri,
+                auth=(settings.neo4j_username, settings.neo4j_password),
+                connection_timeout=timeout_s,
+                connection_acquisition_timeout=timeout_s,
+                max_transaction_retry_time=timeout_s,
+            )
+    except (nx.ConfigurationError, ValueError) as exc:
+        raise Neo4jError(f"NEO4J_URI={uri!r} is not a valid Neo4j address ({exc}); use e.g. bolt://127.0.0.1:7687") from None
+
+    problem: str | None = None
+    try:
+        # verify_connectivity and an auto-commit query: unlike execute_query they are not retried,
+        # so a stopped server is reported at once instead of after ~30 s of retries.
+        driver.verify_connectivity()
+        with driver.session(database=settings.neo4j_database, default_access_mode=neo4j.READ_ACCESS) as session:
+            session.run("RETURN 1").consume()
+    except nx.AuthError as exc:
+        problem = (
+            f"Neo4j at {uri} refused user {settings.neo4j_username!r} with the configured password "
+            f"({exc.message or 'authentication failure'}). Set NEO4J_USERNAME / NEO4J_PASSWORD (environment "
+            "or .env) to the server's credentials; the embedded server and the docker compose service use "
+            "NEO4J_PASSWORD, default 'graphrag-got'. Note: after 3 failed attempts Neo4j locks the user for 5 s."
+        )
+    except (nx.ServiceUnavailable, nx.SessionExpired, OSError, ValueError) as exc:
+        reason = str(exc).replace("\n", " ")
+        problem = f"no Neo4j server answers at {uri} ({reason}). {START_HINT}"
+    except nx.ClientError as exc:
+        if exc.code and "DatabaseNotFound" in exc.code:
+            problem = (
+                f"Neo4j at {uri} has no database {settings.neo4j_database!r}. Set NEO4J_DATABASE to an existing "
+                "one (Community edition has exactly one: 'neo4j')."
+            )
+        else:
+            problem = f"Neo4j at {uri} rejected the connection check: {exc.code}: {exc.message}"
+    except (nx.Neo4jError, nx.DriverError) as exc:
+        problem = f"cannot use Neo4j at {uri}: {type(exc).__name__}: {exc}. {START_HINT}"
+    if problem is not None:
+        driver.close()
+        raise Neo4jError(problem)
+    return driver
+
+
+def _run(driver: neo4j.Driver, settings: Settings, query: str, params: dict[str, Any] | None,
+         routing: neo4j.RoutingControl, **kwargs: Any) -> neo4j.EagerResult:
+    try:
+        return driver.execute_query(
+            cast(LiteralString, query), parameters_=params or {}, routing_=routing,
+            database_=settings.neo4j_database, **kwargs,
+        )
+    except (nx.ServiceUnavailable, nx.SessionExpired) as exc:
+        raise Neo4jError(f"lost the connection to Neo4j at {settings.neo4j_uri}: {exc}. {START_HINT}") from exc
+    except nx.Neo4jError as exc:
+        what = "write" if routing == neo4j.RoutingControl.WRITE else "read"
+        raise Neo4jError(f"Neo4j {what} failed: {exc.code}: {exc.message}") from exc
+
+
+def read_query(driver: neo4j.Driver, settings: Settings, query: str,
+               params: dict[str, Any] | None = None, **kwargs: Any) -> neo4j.EagerResult:
+    """Run a read query (managed, retried transaction); returns ``(records, summary, keys)``."""
+    return _run(driver, settings, query, params, neo4j.RoutingControl.READ, **kwargs)
+
+
+def write_query(driver: neo4j.Driver, settings: Settings, query: str,
+                params: dict[str, Any] | None = None, **kwargs: Any) -> neo4j.EagerResult:
+    """Run a write query (managed, retried transaction); returns ``(records, summary, keys)``.
+
+    ``summary.counters`` tells what changed (nodes_created, relationships_created, ...).
+    """
+    return _run(driver, settings, query, params, neo4j.RoutingControl.WRITE, **kwargs)
+
+
+@contextlib.contextmanager
+def session(driver: neo4j.Driver, settings: Settings, *, write: bool = False) -> Iterator[neo4j.Session]:
+    """A session on settings.neo4j_database, read-only unless ``write``; driver errors become one
+    clear Neo4jError. Server notifications are off: "property key does not exist" warnings on a
+    graph without communities yet are noise."""
+    mode = neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS
+    try:
+        with driver.session(database=settings.neo4j_database, default_access_mode=mode,
+                            notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF) as s:
+            yield s
+    except (nx.ServiceUnavailable, nx.SessionExpired) as exc:
+        raise Neo4jError(f"lost the connection to Neo4j at {settings.neo4j_uri}: {exc}. {START_HINT}") from exc
+    except nx.Neo4jError as exc:
+        raise Neo4jError(f"Neo4j {'write' if write else 'read'} failed: {exc.code}: {exc.message}") from exc
+
+
+def read_session(driver: neo4j.Driver, settings: Settings) -> contextlib.AbstractContextManager[neo4j.Session]:
+    """A read-only session on settings.neo4j_database (writes in it fail on the server)."""
+    return session(driver, settings)
+
+
+def write_session(driver: neo4j.Driver, settings: Settings) -> contextlib.AbstractContextManager[neo4j.Session]:
+    """A read-write session on settings.neo4j_database, e.g. for `CALL {...} IN TRANSACTIONS`."""
+    return session(driver, settings, write=True)
+
+
+def read_all(driver: neo4j.Driver, settings: Settings, query: str, **params: Any) -> list[dict[str, Any]]:
+    """Records of one read query as dicts, run as a read transaction in a read-only session."""
+    with session(driver, settings) as s:
+        return s.execute_read(lambda tx: [r.data() for r in tx.run(query, **params)])

@@ -1,0 +1,585 @@
+"""Corpus reading and chunkers (paragraph, markdown).
+
+Two chunkers, both line based:
+
+* ``paragraph``: one chunk per paragraph (blocks separated by blank lines).
+* ``markdown``: one section per ATX heading of level 1-3 (``#``, ``##``, ``###``); the heading line
+  stays in the chunk text and its text goes to ``Chunk.heading``. Deeper headings (``####``...)
+  stay inside their section. YAML front matter (between a leading ``---`` line and the next
+  ``---`` or ``...`` line) becomes ``Document.metadata`` and is never part of a chunk. Fenced
+  code blocks (````` ``` ````` or ``~~~``) are kept whole when they fit in ``max_chars``, and
+  headings inside them are ignored.
+
+Size rules, the same for both chunkers. ``max_chars`` is a hard limit: no chunk is ever longer,
+whatever the text (a 5 MB file without a single full stop gives 5 MB / max_chars chunks, not one
+chunk no model could read).
+
+* A chunk shorter than ``min_chars`` is dropped and counted in ``ChunkedDocument.dropped``.
+* A markdown section longer than ``max_chars`` is split at paragraph boundaries (consecutive
+  paragraphs are packed while they fit). Only the first piece contains the heading line; every
+  piece carries the section's ``Chunk.heading``.
+* A single paragraph longer than ``max_chars`` is split at sentence ends (``.``, ``!``, ``?``,
+  ``…`` followed by white space), packing sentences while they fit, so a model with a small
+  context still sees whole sentences. A sentence longer than ``max_chars`` is split at clause
+  marks (``;``, ``:``, ``,`` followed by white space), then at line breaks, then between words;
+  a fenced code block or a heading line longer than ``max_chars`` at line breaks, then between
+  words. Text with no such boundary (one 10,000-character "word") is cut every ``max_chars``
+  characters, never between a character and its combining accents. The pieces of a split unit
+  are packed among themselves with the same rule. Text that fits is never cut, so its chunk ids
+  do not depend on these rules.
+* Front matter YAML that cannot be read at all (syntax error, no closing line, not a mapping) is
+  a :class:`CorpusError` naming the file and line, raised while the corpus is read, before any
+  model call. Values JSON cannot hold are made JSON-friendly with a logged warning: sets become
+  sorted lists, dates ISO strings; bytes (``!!binary``), unknown tags (``!!python/object``...),
+  ``NaN``/infinite numbers and anything nested too deeply are dropped.
+
+``Chunk.start``/``Chunk.end`` index into the document text, so ``text[start:end] == chunk.text``
+always holds; chunk text is the span with surrounding white space trimmed.
+
+Why hand-written and not a text-splitter library: we need exact character offsets into the
+original text, whole code fences and ids that depend only on the chunk text; the LangChain
+splitters recover offsets with ``str.find`` (wrong when text repeats) and a full Markdown parser
+would be a new dependency for the three line-level constructs we use.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import logging
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from graphrag_got.errors import ConfigError, CorpusError
+from graphrag_got.common.sanitize import replace_surrogates
+
+_log = logging.getLogger(__name__)
+
+ChunkerKind = Literal["paragraph", "markdown"]
+CORPUS_SUFFIXES = (".txt", ".md")
+
+_HEADING = re.compile(r"^ {0,3}(#{1,3})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_SENTENCE_END = re.compile(r"[.!?…][\"'»”’)\]]*(?=\s)")
+
+
+@dataclass(frozen=True)
+class Document:
+    id: str  # path relative to the corpus root, POSIX
+    path: str
+    hash: str  # sha256 hex of the text
+    metadata: dict = field(default_factory=dict)  # YAML front matter for markdown, else {}
+
+
+@dataclass(frozen=True)
+class Chunk:
+    id: str  # f"{document_id}:{hash[:12]}", "-2", "-3"... when the same text repeats in the document
+    document_id: str
+    index: int
+    start: int
+    end: int
+    hash: str  # sha256 hex of text
+    text: str
+    heading: str | None = None
+
+
+@dataclass
+class ChunkedDocument:
+    document: Document
+    chunks: list[Chunk]
+    dropped: int = 0
+
+
+def sha256_hex(text: str) -> str:
+    """sha256 of the UTF-8 text. ``surrogatepass`` only matters for a ``str`` that holds lone
+    surrogates (never text read from a file), so that hashing it cannot fail."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# --------------------------------------------------------------------------------------------
+# Line model
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Line:
+    number: int  # 1-based line number in the document
+    start: int  # offset of the first character
+    end: int  # offset after the last character, line break excluded
+    text: str  # without the line break
+
+    @property
+    def blank(self) -> bool:
+        return not self.text.strip()
+
+
+def _lines(text: str) -> list[_Line]:
+    out: list[_Line] = []
+    pos = 0
+    for number, raw in enumerate(text.splitlines(keepends=True), start=1):
+        body = raw.rstrip("\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+        out.append(_Line(number, pos, pos + len(body), body))
+        pos += len(raw)
+    return out
+
+
+@dataclass
+class _Block:
+    """A run of lines that is a paragraph, a heading line or a fenced code block."""
+
+    start: int
+    end: int
+    splittable: bool  # prose that may be cut at sentence ends
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+# --------------------------------------------------------------------------------------------
+# Splitting
+# --------------------------------------------------------------------------------------------
+
+
+def _paragraph_blocks(lines: list[_Line]) -> list[_Block]:
+    """Blank-line separated paragraphs, no Markdown awareness."""
+    blocks: list[_Block] = []
+    current: list[_Line] = []
+    for line in lines + [None]:  # type: ignore[list-item]
+        if line is None or line.blank:
+            if current:
+                blocks.append(_Block(current[0].start, current[-1].end, splittable=True))
+                current = []
+        else:
+            current.append(line)
+    return blocks
+
+
+def _fence_closes(line: _Line, fence: str) -> bool:
+    stripped = line.text.strip()
+    return (
+        len(line.text) - len(line.text.lstrip(" ")) <= 3
+        and len(stripped) >= len(fence)
+        and set(stripped) == {fence[0]}
+    )
+
+
+def _markdown_sections(lines: list[_Line]) -> list[tuple[str | None, list[_Block]]]:
+    """Sections (heading text, blocks) of a Markdown body. A fence without a closing line runs to
+    the end of the document, as in CommonMark."""
+    sections: list[tuple[str | None, list[_Block]]] = [(None, [])]
+    current: list[_Line] = []
+    fence: str | None = None
+    fence_start: _Line | None = None
+
+    def flush() -> None:
+        nonlocal current
+        if current:
+            sections[-1][1].append(_Block(current[0].start, current[-1].end, splittable=True))
+            current = []
+
+    for line in lines:
+        if fence is not None:
+            if _fence_closes(line, fence):
+                assert fence_start is not None
+                sections[-1][1].append(_Block(fence_start.start, line.end, splittable=False))
+                fence, fence_start = None, None
+            continue
+        opening = _FENCE_OPEN.match(line.text)
+        if opening and not (opening.group(1)[0] == "`" and "`" in line.text[opening.end():]):
+            flush()
+            fence, fence_start = opening.group(1), line
+            continue
+        heading = _HEADING.match(line.text)
+        if heading:
+            flush()
+            title = (heading.group(2) or "").strip()
+            sections.append((title, [_Block(line.start, line.end, splittable=False)]))
+            continue
+        if line.blank:
+            flush()
+        else:
+            current.append(line)
+    flush()
+    if fence is not None and fence_start is not None:
+        sections[-1][1].append(_Block(fence_start.start, lines[-1].end, splittable=False))
+    return sections
+
+
+# Preferred cut points, strongest first. A cut is made after the match; white space around a cut
+# is trimmed from both pieces.
+_CLAUSE_END = re.compile(r"[;:,](?=\s)")
+_LINE_END = re.compile(r"\n")
+_WORD_END = re.compile(r"\s+")
+_PROSE_LEVELS: tuple[re.Pattern[str], ...] = (_SENTENCE_END, _CLAUSE_END, _LINE_END, _WORD_END)
+_CODE_LEVELS: tuple[re.Pattern[str], ...] = (_LINE_END, _WORD_END)
+
+
+def _fit(text: str, start: int, end: int, max_chars: int,
+         levels: tuple[re.Pattern[str], ...]) -> list[tuple[int, int]]:
+    """Trimmed spans of text[start:end], each at most max_chars, covering all its non-blank text.
+
+    The span is cut at matches of ``levels[0]`` and the pieces are packed (consecutive pieces
+    joined while they fit). A piece that is still too long is cut by the next level, and its
+    sub-pieces are packed among themselves only, so a long sentence never pulls its neighbours'
+    boundaries around. When no level is left the text is cut every max_chars characters.
+    """
+    s, e = _trimmed(text, start, end)
+    if s >= e:
+        return []
+    if e - s <= max_chars:
+        return [(s, e)]
+    if not levels:
+        return _hard_split(text, s, e, max_chars)
+    cuts = [m.end() for m in levels[0].finditer(text, s, e) if s < m.end() < e]
+    if not cuts:
+        return _fit(text, s, e, max_chars, levels[1:])
+    spans: list[tuple[int, int]] = []
+    open_span = False  # whether spans[-1] may still grow
+    prev = s
+    for cut in cuts + [e]:
+        ps, pe = _trimmed(text, prev, cut)
+        prev = cut
+        if ps >= pe:
+            continue
+        if pe - ps > max_chars:
+            spans.extend(_fit(text, ps, pe, max_chars, levels[1:]))
+            open_span = False
+        elif open_span and pe - spans[-1][0] <= max_chars:
+            spans[-1] = (spans[-1][0], pe)
+        else:
+            spans.append((ps, pe))
+            open_span = True
+    return spans
+
+
+def _hard_split(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
+    """Cut text[start:end] every max_chars characters, moving a cut back so that it does not
+    separate a character from the combining marks that follow it."""
+    spans: list[tuple[int, int]] = []
+    s = start
+    while s < end:
+        cut = min(s + max_chars, end)
+        if cut < end:
+            back = cut
+            while back > s + 1 and unicodedata.combining(text[back]):
+                back -= 1
+            if not unicodedata.combining(text[back]):  # else: only marks, no better place to cut
+                cut = back
+        ps, pe = _trimmed(text, s, cut)
+        if ps < pe:
+            spans.append((ps, pe))
+        s = cut
+    return spans
+
+
+def _pack(text: str, blocks: list[_Block], max_chars: int) -> list[tuple[int, int]]:
+    """Group consecutive blocks into spans of at most max_chars. A block longer than that is cut
+    first: prose at sentence ends, then clauses, lines and words; a code fence or a heading line
+    at lines, then words; as a last resort every max_chars characters."""
+    spans: list[tuple[int, int]] = []
+    for block in blocks:
+        pieces = _fit(text, block.start, block.end, max_chars,
+                      _PROSE_LEVELS if block.splittable else _CODE_LEVELS)
+        for i, (s, e) in enumerate(pieces):
+            # only a block's first piece may join the span before it: the pieces of one block
+            # are already packed by _fit
+            if i == 0 and spans and e - spans[-1][0] <= max_chars:
+                spans[-1] = (spans[-1][0], e)
+            else:
+                spans.append((s, e))
+    return spans
+
+
+# --------------------------------------------------------------------------------------------
+# Front matter
+# --------------------------------------------------------------------------------------------
+
+
+class _Unsupported:
+    """A YAML value under a tag safe loading does not know (``!!python/object``, ``!local``...)."""
+
+    def __init__(self, tag: str):
+        self.tag = tag
+
+
+class _FrontMatterLoader(yaml.SafeLoader):
+    """``yaml.safe_load`` semantics, except that an unknown tag yields an :class:`_Unsupported`
+    marker (dropped later with a warning) instead of failing the whole document."""
+
+
+_FrontMatterLoader.add_constructor(None, lambda loader, node: _Unsupported(node.tag))  # type: ignore[no-untyped-call]
+
+_MAX_METADATA_DEPTH = 16
+_MAX_METADATA_VALUES = 10_000  # aliases can make a tiny YAML text expand to billions of values
+
+
+class _TooManyValues(Exception):
+    pass
+
+
+_DROP = object()  # what _json_safe returns for a value it leaves out
+
+
+def _json_safe(value: Any, name: str, where: str = "", depth: int = 0,
+               budget: list[int] | None = None) -> Any:
+    """A YAML value made something JSON (extraction.json) and Neo4j can store, or ``_DROP``.
+
+    Dates become ISO strings, sets sorted lists, tuples lists, non-string keys strings, lone
+    surrogates (from ``"\\ud83d"`` escapes) U+FFFD; bytes, unknown tags, NaN/infinity and values
+    nested deeper than ``_MAX_METADATA_DEPTH`` are dropped with a logged warning.
+    """
+    budget = budget if budget is not None else [_MAX_METADATA_VALUES]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooManyValues
+    shown = where or "(top level)"
+    if isinstance(value, str):
+        return replace_surrogates(value)
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        _log.warning("%s: front matter %s: %r is not a JSON number; dropped", name, shown, value)
+        return _DROP
+    if isinstance(value, (_dt.date, _dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, (dict, list, tuple, set, frozenset)):
+        if depth >= _MAX_METADATA_DEPTH:
+            _log.warning("%s: front matter %s: nested more than %d levels; dropped", name, shown,
+                         _MAX_METADATA_DEPTH)
+            return _DROP
+        if isinstance(value, dict):
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                if isinstance(k, _Unsupported) or isinstance(k, (bytes, tuple, frozenset)):
+                    _log.warning("%s: front matter %s: a key of type %s is not supported; entry dropped",
+                                 name, shown, type(k).__name__ if not isinstance(k, _Unsupported) else k.tag)
+                    continue
+                key = replace_surrogates(k.isoformat() if isinstance(k, (_dt.date, _dt.datetime)) else str(k))
+                item = _json_safe(v, name, f"{where}.{key}" if where else key, depth + 1, budget)
+                if item is not _DROP:
+                    out[key] = item
+            return out
+        items = [_json_safe(v, name, f"{where}[{i}]", depth + 1, budget) for i, v in enumerate(value)]
+        items = [v for v in items if v is not _DROP]
+        if isinstance(value, (set, frozenset)):
+            try:
+                items.sort()
+            except TypeError:  # mixed types: any stable order will do
+                items.sort(key=lambda v: (type(v).__name__, json.dumps(v, sort_keys=True)))
+        return items
+    what = value.tag if isinstance(value, _Unsupported) else type(value).__name__
+    _log.warning("%s: front matter %s: a value of type %s cannot be stored; dropped", name, shown, what)
+    return _DROP
+
+
+def _front_matter(lines: list[_Line], name: str) -> tuple[dict, int]:
+    """(metadata, index of the first body line). No front matter: ({}, 0)."""
+    if not lines or lines[0].text.lstrip("\ufeff").rstrip() != "---":
+        return {}, 0
+    for i in range(1, len(lines)):
+        if lines[i].text.rstrip() in ("---", "..."):
+            break
+    else:
+        raise CorpusError(
+            f"{name}, line 1: the YAML front matter opened by '---' is never closed; "
+            "add a '---' line after it, or remove the opening line"
+        )
+    source = "\n".join(line.text for line in lines[1:i])
+    try:
+        data = yaml.load(source, Loader=_FrontMatterLoader)  # noqa: S506 (a SafeLoader subclass)
+    except RecursionError:
+        raise CorpusError(f"{name}, line 2: the YAML front matter is nested too deeply to read; "
+                          "simplify it") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        line_no = mark.line + 2 if mark is not None else 2  # YAML starts on file line 2
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise CorpusError(
+            f"{name}, line {line_no}: malformed YAML front matter ({problem}); fix the YAML "
+            "between the '---' lines"
+        ) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise CorpusError(
+            f"{name}, line 2: the YAML front matter must be a mapping (key: value lines), "
+            f"got {data.tag if isinstance(data, _Unsupported) else type(data).__name__}"
+        )
+    try:
+        metadata = _json_safe(data, name)
+    except _TooManyValues:
+        _log.warning("%s: the YAML front matter expands to more than %d values (aliases?); "
+                     "metadata ignored", name, _MAX_METADATA_VALUES)
+        metadata = {}
+    return metadata, i + 1
+
+
+# --------------------------------------------------------------------------------------------
+# Public API
+# --------------------------------------------------------------------------------------------
+
+
+def _check_sizes(min_chars: int, max_chars: int) -> None:
+    if min_chars < 0 or max_chars < 1 or min_chars > max_chars:
+        raise ConfigError(
+            f"chunk sizes need 0 <= min_chars <= max_chars and max_chars >= 1; got "
+            f"min_chars={min_chars}, max_chars={max_chars}"
+        )
+
+
+def chunk_text(
+    doc_id: str,
+    text: str,
+    *,
+    kind: ChunkerKind = "paragraph",
+    min_chars: int,
+    max_chars: int,
+    path: str | None = None,
+) -> ChunkedDocument:
+    """Chunk one document's text. ``doc_id`` is its id (path relative to the corpus root)."""
+    _check_sizes(min_chars, max_chars)
+    name = path or doc_id
+    lines = _lines(text)
+    metadata: dict = {}
+    if kind == "paragraph":
+        spans: list[tuple[str | None, int, int]] = [
+            (None, s, e) for s, e in _pack_each(text, _paragraph_blocks(lines), max_chars)
+        ]
+    elif kind == "markdown":
+        metadata, body = _front_matter(lines, name)
+        spans = [
+            (heading, s, e)
+            for heading, blocks in _markdown_sections(lines[body:])
+            for s, e in _pack(text, blocks, max_chars)
+        ]
+    else:
+        raise ConfigError(f"unknown chunker {kind!r}; use 'paragraph' or 'markdown'")
+
+    chunks: list[Chunk] = []
+    dropped = 0
+    seen: dict[str, int] = {}
+    for heading, s, e in spans:
+        piece = text[s:e]
+        if len(piece) < min_chars:
+            dropped += 1
+            continue
+        digest = sha256_hex(piece)
+        seen[digest] = seen.get(digest, 0) + 1
+        suffix = "" if seen[digest] == 1 else f"-{seen[digest]}"
+        chunks.append(
+            Chunk(
+                id=f"{doc_id}:{digest[:12]}{suffix}",
+                document_id=doc_id,
+                index=len(chunks),
+                start=s,
+                end=e,
+                hash=digest,
+                text=piece,
+                heading=heading,
+            )
+        )
+    document = Document(id=doc_id, path=path or doc_id, hash=sha256_hex(text), metadata=metadata)
+    return ChunkedDocument(document=document, chunks=chunks, dropped=dropped)
+
+
+def _pack_each(text: str, blocks: list[_Block], max_chars: int) -> list[tuple[int, int]]:
+    """Paragraph chunker: every paragraph is its own chunk (never merged with its neighbours)."""
+    return [span for block in blocks for span in _pack(text, [block], max_chars)]
+
+
+def read_text(path: Path, name: str | None = None) -> str:
+    """A corpus file as text: strict UTF-8 (a leading BOM dropped), line breaks normalised to
+    ``\\n`` like Python's text mode, so offsets do not depend on the platform that wrote it.
+
+    A binary file (any NUL byte: no text file has one, and UTF-16 text has many), a UTF-16 file
+    or bytes that are not UTF-8 raise :class:`CorpusError` naming the file and line."""
+    name = name or str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CorpusError(f"{name}: cannot read the file ({exc.strerror or exc})") from None
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise CorpusError(f"{name}: the file is UTF-16 (it starts with a UTF-16 byte order mark); "
+                          "re-save it as UTF-8")
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        line = raw[:nul].count(b"\n") + 1
+        raise CorpusError(f"{name}, line {line}: a NUL byte at offset {nul}; this looks like a binary file, "
+                          "not text. Remove it from the corpus or convert it to UTF-8 text")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise CorpusError(
+            f"{name}, line {line}: not valid UTF-8 (byte {raw[exc.start]:#04x} at offset {exc.start}); "
+            "re-save the file as UTF-8"
+        ) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _kind_for(path: Path, kind: str) -> ChunkerKind:
+    if kind == "auto":
+        return "markdown" if path.suffix.lower() == ".md" else "paragraph"
+    if kind in ("paragraph", "markdown"):
+        return kind  # type: ignore[return-value]
+    raise ConfigError(f"unknown chunker {kind!r}; use 'auto', 'paragraph' or 'markdown'")
+
+
+def corpus_files(path: str | Path) -> list[tuple[str, Path]]:
+    """(document id, file) pairs of a corpus: a single file, or every *.txt and *.md under a
+    folder (recursive, sorted by id; hidden files and folders skipped)."""
+    root = Path(path)
+    if not root.exists():
+        raise CorpusError(f"corpus path {str(path)!r} does not exist; pass a file or a folder of .txt/.md files")
+    if root.is_file():
+        return [(root.name, root)]
+    found: list[tuple[str, Path]] = []
+    for file in root.rglob("*"):
+        rel = file.relative_to(root)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        if file.is_file() and file.suffix.lower() in CORPUS_SUFFIXES:
+            found.append((rel.as_posix(), file))
+    if not found:
+        raise CorpusError(f"corpus folder {str(path)!r} holds no .txt or .md file")
+    return sorted(found)
+
+
+def read_corpus(
+    path: str | Path, *, kind: str = "auto", min_chars: int, max_chars: int
+) -> list[ChunkedDocument]:
+    """Read and chunk a corpus file or folder. ``kind`` auto = markdown for .md, paragraph otherwise."""
+    _check_sizes(min_chars, max_chars)
+    out: list[ChunkedDocument] = []
+    for doc_id, file in corpus_files(path):
+        shown = file.as_posix()
+        out.append(
+            chunk_text(
+                doc_id,
+                read_text(file, shown),
+                kind=_kind_for(file, kind),
+                min_chars=min_chars,
+                max_chars=max_chars,
+                path=shown,
+            )
+        )
+    if not any(doc.chunks for doc in out):
+        raise CorpusError(
+            f"corpus {str(path)!r} is empty: no chunk of at least {min_chars} characters in "
+            f"{len(out)} file(s)"
+        )
+    return out

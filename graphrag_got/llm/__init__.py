@@ -1,0 +1,1 @@
+"""Models: chat model providers, JSON answers, the replay model, usage, the model store and embeddings."""

@@ -1,0 +1,323 @@
+"""One LangChain chat model over a pool of OpenAI-compatible servers (vLLM, LM Studio, llama.cpp, Ollama /v1).
+
+Every call goes to one server of the pool, picked round robin or least-busy (fewest calls in
+flight, ties taken in turn), so N servers serve N calls at once. A server that fails with a
+transient error (HTTP 429/5xx, connection refused, timeout) is set aside for the backoff time
+and the retry goes to another one when there is one; after the last try the call raises
+:class:`~graphrag_got.llm.providers.retry.ProviderUnreachableError`.
+
+Output is constrained by the JSON schema through ``response_format``. Servers disagree on its
+form: OpenAI, vLLM, LM Studio, Ollama and llama.cpp's C++ server take
+``{"type": "json_schema", "json_schema": {"name", "schema"}}``; llama-cpp-python's server refuses
+that (HTTP 500 or 422 naming ``response_format``) and takes ``{"type": "json_object", "schema"}``.
+With ``response_format="auto"`` each server starts with the first and steps down (json_object,
+then none) the first time it refuses, remembering the form that works.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import ConfigDict, PrivateAttr, SecretStr
+
+from graphrag_got.errors import LLMError
+from graphrag_got.llm.providers.retry import RetryPolicy, call_with_retries, describe, is_transient, status_of
+
+logger = logging.getLogger(__name__)
+
+#: The OpenAI API itself, used when no base URL is configured.
+OPENAI_API_URL = "https://api.openai.com/v1"
+#: Sent as the bearer token when no key is configured (local servers ignore it; the SDK needs one).
+NO_KEY = "no-key"
+
+ResponseFormat = Literal["auto", "json_schema", "json_object", "none"]
+Balance = Literal["least_busy", "round_robin"]
+#: Forms of ``response_format`` tried in turn under "auto".
+_FORMAT_ORDER: tuple[str, ...] = ("json_schema", "json_object", "none")
+_ROLES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
+#: A server that just failed is set aside this long, doubled per failure in a row (at most MAX_COOLDOWN_S).
+COOLDOWN_S = 1.0
+MAX_COOLDOWN_S = 30.0
+
+
+@dataclass
+class Server:
+    """One base URL of the pool and what we learnt about it."""
+
+    url: str
+    client: Any  # openai.OpenAI
+    response_format: str = "json_schema"
+    in_flight: int = 0
+    calls: int = 0
+    failures: int = 0
+    failures_in_a_row: int = 0
+    down_until: float = 0.0
+
+
+@dataclass
+class ServerPool:
+    """Picks the server for each call; thread-safe."""
+
+    servers: list[Server]
+    balance: Balance = "least_busy"
+    _turn: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def acquire(self) -> Server:
+        with self._lock:
+            now = time.monotonic()
+            up = [i for i, s in enumerate(self.servers) if s.down_until <= now]
+            if not up:  # every server is cooling down: take the one that comes back first
+                up = [min(range(len(self.servers)), key=lambda i: self.servers[i].down_until)]
+            n = len(self.servers)
+            order = sorted(up, key=lambda i: (i - self._turn) % n)  # candidates from our turn onwards
+            pick = order[0] if self.balance == "round_robin" else min(order, key=lambda i: self.servers[i].in_flight)
+            self._turn = (pick + 1) % n
+            server = self.servers[pick]
+            server.in_flight += 1
+            server.calls += 1
+            return server
+
+    def release(self, server: Server, *, failed: bool = False) -> None:
+        """End one call; a failed one (transient error) sets the server aside for a while."""
+        with self._lock:
+            server.in_flight -= 1
+            if failed:
+                server.failures += 1
+                server.failures_in_a_row += 1
+                cooldown = min(MAX_COOLDOWN_S, COOLDOWN_S * 2 ** (server.failures_in_a_row - 1))
+                server.down_until = time.monotonic() + cooldown
+            else:
+                server.failures_in_a_row = 0
+                server.down_until = 0.0
+
+    @property
+    def urls(self) -> list[str]:
+        return [s.url for s in self.servers]
+
+
+def _response_format(form: str, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    if schema is None or form == "none":
+        return None
+    if form == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+
+
+def _refuses_format(exc: BaseException) -> bool:
+    """A server saying it does not understand the ``response_format`` we sent (not a transient error)."""
+    text = str(exc).lower()
+    return status_of(exc) in (400, 422, 500) and ("response_format" in text or "json_schema" in text)
+
+
+class OpenAIPoolChatModel(BaseChatModel):
+    """Chat completions over one or more OpenAI-compatible base URLs, with retries and JSON constraint.
+
+    Call arguments: ``json_schema`` (a JSON schema the answer must follow), ``max_tokens``, ``stop``.
+    The answer's ``response_metadata`` has ``base_url`` (the server that answered) and ``retries``;
+    ``usage_metadata`` has the server's token counts when it reports them.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model_name: str
+    base_urls: list[str]
+    api_key: SecretStr | None = None
+    timeout_s: float = 600.0
+    max_tokens: int = 1536
+    temperature: float = 0.0
+    response_format: ResponseFormat = "auto"
+    balance: Balance = "least_busy"
+    retries: int = 3
+    backoff_s: float = 1.0
+    _pool: ServerPool = PrivateAttr()
+
+    def model_post_init(self, context: Any) -> None:
+        import openai
+
+        if not self.base_urls:
+            raise LLMError("the openai provider needs at least one base URL (--base-url or GRAPHRAG_OPENAI_BASE_URLS)")
+        key = self.api_key.get_secret_value() if self.api_key else NO_KEY
+        start = "json_schema" if self.response_format == "auto" else self.response_format
+        servers = [Server(url=url, client=openai.OpenAI(base_url=url, api_key=key, timeout=self.timeout_s,
+                                                        max_retries=0), response_format=start)
+                   for url in self.base_urls]
+        self._pool = ServerPool(servers, balance=self.balance)
+
+    @property
+    def _llm_type(self) -> str:
+        return "openai-pool"
+
+    @property
+    def pool(self) -> ServerPool:
+        return self._pool
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(retries=self.retries, backoff_s=self.backoff_s)
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        schema = kwargs.pop("json_schema", None)
+        max_tokens = kwargs.pop("max_tokens", None) or self.max_tokens
+        body = [{"role": _ROLES.get(m.type, "user"), "content": m.content if isinstance(m.content, str)
+                 else json.dumps(m.content, ensure_ascii=False)} for m in messages]
+        policy = self.retry_policy
+        retries = 0
+        served_by: list[str] = []
+
+        def on_retry(exc: BaseException, wait: float) -> None:
+            nonlocal retries
+            retries += 1
+
+        def one_try() -> Any:
+            server = self._pool.acquire()
+            try:
+                response = self._create(server, body, schema, max_tokens, stop, kwargs)
+            except BaseException as exc:
+                self._pool.release(server, failed=is_transient(exc))
+                raise
+            self._pool.release(server)
+            served_by.append(server.url)
+            return response
+
+        what = f"openai server(s) {', '.join(self._pool.urls)}"
+        try:
+            response = call_with_retries(one_try, policy, what=what, on_retry=on_retry)
+        except LLMError:  # ProviderUnreachableError included
+            raise
+        except Exception as exc:
+            explained = self._explain(exc)
+            if explained is exc:
+                raise
+            raise explained from exc
+        choice = response.choices[0] if response.choices else None
+        text = (choice.message.content if choice is not None else None) or ""
+        usage = getattr(response, "usage", None)
+        usage_metadata = None
+        if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
+            usage_metadata = {"input_tokens": int(usage.prompt_tokens or 0),
+                              "output_tokens": int(usage.completion_tokens or 0),
+                              "total_tokens": int(usage.total_tokens or 0)}
+        message = AIMessage(content=text, usage_metadata=usage_metadata, response_metadata={
+            "model_name": getattr(response, "model", self.model_name), "base_url": served_by[-1],
+            "retries": retries, "finish_reason": getattr(choice, "finish_reason", None)})
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _create(self, server: Server, body: list[dict[str, Any]], schema: dict[str, Any] | None,
+                max_tokens: int, stop: list[str] | None, extra: dict[str, Any]) -> Any:
+        """One request to one server, stepping its ``response_format`` down while it refuses the form."""
+        while True:
+            form = server.response_format
+            request: dict[str, Any] = {"model": self.model_name, "messages": body, "temperature": self.temperature,
+                                       "max_tokens": max_tokens}
+            fmt = _response_format(form, schema)
+            if fmt is not None:
+                request["response_format"] = fmt
+            if stop:
+                request["stop"] = stop
+            try:
+                return server.client.chat.completions.create(**request, **extra)
+            except Exception as exc:
+                if fmt is None or self.response_format != "auto" or not _refuses_format(exc):
+                    raise
+                following = _FORMAT_ORDER[_FORMAT_ORDER.index(form) + 1]
+                logger.info("%s refuses response_format %r; using %r from now on", server.url, form, following)
+                server.response_format = following
+
+    def _explain(self, exc: Exception) -> Exception:
+        """A clear LLMError for answers no retry can fix; other errors go back to the caller unchanged."""
+        status = status_of(exc)
+        where = ", ".join(self._pool.urls)
+        if status in (401, 403):
+            return LLMError(f"the openai server(s) {where} {describe(exc)}: the API key is missing or refused. "
+                            "Set OPENAI_API_KEY (unset it for local servers that need none).")
+        if status == 404:
+            return LLMError(f"the openai server(s) {where} {describe(exc)} for model {self.model_name!r}: check "
+                            "the base URL (it usually ends in /v1) and the model name (--model or "
+                            "GRAPHRAG_OPENAI_MODEL; `graphrag-got doctor` lists the server's models).")
+        return exc  # e.g. HTTP 400 "maximum context length": llm._invoke tells that case apart
+
+
+# ---------------------------------------------------------------------------- what a server says about itself
+@dataclass
+class ServerInfo:
+    """What ``/models`` (and llama.cpp's ``/props``) tell about one server."""
+
+    url: str
+    answers: bool
+    models: list[str] = field(default_factory=list)
+    context: int | None = None
+    error: str = ""
+
+
+def _get_json(url: str, api_key: str | None, timeout: float) -> Any:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {api_key or NO_KEY}",
+                                                   "Accept": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as resp:  # noqa: S310 (configured URL)
+        return json.loads(resp.read().decode("utf-8"))
+
+
+def _context_of(entry: dict[str, Any]) -> int | None:
+    """The context window a ``/models`` entry states, under the names vLLM, LM Studio and others use."""
+    meta = entry.get("meta") if isinstance(entry.get("meta"), dict) else {}
+    for value in (entry.get("max_model_len"), entry.get("context_length"), entry.get("max_context_length"),
+                  meta.get("n_ctx"), meta.get("n_ctx_train")):
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+def server_info(url: str, api_key: str | None = None, timeout: float = 5.0) -> ServerInfo:
+    """Ask one server for its models and context size; never raises."""
+    base = url.rstrip("/")
+    try:
+        data = _get_json(base + "/models", api_key, timeout)
+    except urllib.error.HTTPError as exc:
+        return ServerInfo(url, answers=True, error=f"GET /models answered HTTP {exc.code}")
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        return ServerInfo(url, answers=False, error=f"{type(exc).__name__}: {getattr(exc, 'reason', exc)}")
+    entries = [e for e in (data.get("data") or []) if isinstance(e, dict)] if isinstance(data, dict) else []
+    info = ServerInfo(url, answers=True, models=[str(e.get("id", "")) for e in entries])
+    info.context = next((c for c in (_context_of(e) for e in entries) if c), None)
+    root = base[: -len("/v1")] if base.endswith("/v1") else base
+    try:  # llama.cpp's own server reports the context it runs with
+        props = _get_json(root + "/props", api_key, timeout)
+        n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx") if isinstance(props, dict) else None
+        if isinstance(n_ctx, int) and n_ctx > 0:
+            info.context = n_ctx
+    except (urllib.error.URLError, OSError, ValueError):
+        pass
+    return info
+
+
+_DISCOVERED: dict[tuple[str, ...], str] = {}
+_DISCOVER_LOCK = threading.Lock()
+
+
+def discover_model(urls: list[str], api_key: str | None, timeout: float = 10.0) -> str:
+    """The first model the first answering server lists (cached per pool), for when none is configured."""
+    key = tuple(urls)
+    with _DISCOVER_LOCK:
+        if key in _DISCOVERED:
+            return _DISCOVERED[key]
+        problems = []
+        for url in urls:
+            info = server_info(url, api_key, timeout)
+            if info.models and info.models[0]:
+                _DISCOVERED[key] = info.models[0]
+                return info.models[0]
+            problems.append(f"{url}: {info.error or 'lists no model'}")
+    raise LLMError("no model name given and no server of the pool lists one (" + "; ".join(problems) + "). "
+                   "Start the server, or name the model with --model or GRAPHRAG_OPENAI_MODEL.")

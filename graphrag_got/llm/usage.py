@@ -1,0 +1,46 @@
+"""Tokens and cost: what a step's model calls used, and what they cost where a price is known.
+
+Prices change and differ per account, so none is built in: ``GRAPHRAG_LLM_PRICE="IN,OUT"`` gives
+US dollars per million input and output tokens of the configured remote model. Local providers
+(the embedded llama.cpp, Ollama, replayed answers) cost nothing; a remote provider without a price
+has an unknown cost (None), printed as such rather than guessed.
+"""
+
+from __future__ import annotations
+
+from graphrag_got.config import Settings
+from graphrag_got.errors import ConfigError
+
+LOCAL_PROVIDERS = frozenset({"llamacpp", "ollama", "replay"})
+
+
+def prices(settings: Settings) -> tuple[float, float] | None:
+    """(input, output) dollars per million tokens from GRAPHRAG_LLM_PRICE, or None when unset."""
+    text = (settings.llm_price or "").strip()
+    if not text:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        values = []
+    if len(values) != 2 or any(v < 0 or v != v for v in values):
+        raise ConfigError(f"GRAPHRAG_LLM_PRICE={text!r}: expected two numbers 'IN,OUT' (dollars per million "
+                          "input and output tokens), e.g. '0.27,1.10'")
+    return values[0], values[1]
+
+
+def cost_usd(settings: Settings, provider: str, input_tokens: int, output_tokens: int) -> float | None:
+    """The cost of these tokens: 0 for local providers, None when the price is not known."""
+    price = prices(settings)
+    if price is None:
+        return 0.0 if provider in LOCAL_PROVIDERS else None
+    return round(input_tokens / 1e6 * price[0] + output_tokens / 1e6 * price[1], 6)
+
+
+def usage_line(calls: int, input_tokens: int, output_tokens: int, cost: float | None, *,
+               estimated: bool = False) -> str:
+    est = " (estimated)" if estimated else ""
+    money = "cost unknown (set GRAPHRAG_LLM_PRICE)" if cost is None else (
+        "no cost (local model)" if cost == 0 else f"cost ${cost:.4f}")
+    return f"LLM calls {calls}; tokens in/out {input_tokens}/{output_tokens}{est}; {money}"

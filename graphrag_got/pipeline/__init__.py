@@ -1,0 +1,1 @@
+"""The pipeline: the steps in order (`demo`, `build`) shared by the CLI commands."""
