@@ -13,7 +13,7 @@ All methods run in one process on the same graph, one after the other, timed wit
 * networkx ``louvain_communities`` (seed 1) - what ``communities detect --algorithm louvain`` runs;
 * igraph ``community_multilevel`` (Louvain in C) - the speed reference;
 * leidenalg ``find_partition`` (RBConfiguration, seed 1) - the reference Leiden implementation;
-* ours: ``graphrag_got.communities.core.leiden_membership`` (igraph's C Leiden, seeded) - the level 0 of
+* ours: ``graphrag_got.communities.detect.leiden_membership`` (igraph's C Leiden, seeded) - the level 0 of
   ``communities detect``;
 * ours, hierarchical: ``detect_communities`` with the size cap 10 and 3 levels, end to end (level 0,
   then every community over the cap split again, plus the content hashes of every community).
@@ -78,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     import leidenalg
     import networkx as nx
 
-    from graphrag_got.communities import core as cm
+    from graphrag_got.communities.detect import detect_communities, leiden_membership
+    from graphrag_got.communities.graph import build_entity_graph
     n = args.blocks * args.block_size
     pairs, t_gen = timed(lambda: planted_edges(args.blocks, args.block_size, args.edges, args.inside, args.seed))
     edge_list = pairs.tolist()
@@ -117,17 +118,17 @@ def main(argv: list[str] | None = None) -> int:
     la, t = timed(lambda: leidenalg.find_partition(g, leidenalg.RBConfigurationVertexPartition, weights="weight",
                                                    resolution_parameter=1.0, seed=args.seed))
     rows.append(("leidenalg find_partition", t, g.modularity(la.membership, weights="weight"), len(set(la.membership))))
-    ours, t = timed(lambda: cm.leiden_membership(g, 1.0, args.seed))
+    ours, t = timed(lambda: leiden_membership(g, 1.0, args.seed))
     rows.append(("ours: leiden_membership (level 0)", t, g.modularity(ours, weights="weight"), len(set(ours))))
-    again = cm.leiden_membership(g, 1.0, args.seed)
+    again = leiden_membership(g, 1.0, args.seed)
     deterministic = again == ours
 
     # end to end: the hierarchy with the size cap, from an EntityGraph as read from Neo4j
     ents = [{"uid": f"N|{i:06d}", "name": f"n{i}", "type": "N", "properties": {}} for i in range(n)]
     rels = [{"start": f"N|{a:06d}", "end": f"N|{b:06d}", "type": "R", "symmetric": False, "support": 1,
              "attributes": []} for a, b in edge_list]  # fmt: skip
-    eg, t_eg = timed(lambda: cm.build_entity_graph(ents, rels))
-    comms, t_h = timed(lambda: cm.detect_communities(eg, 1.0, args.seed, max_size=10, max_levels=3))
+    eg, t_eg = timed(lambda: build_entity_graph(ents, rels))
+    comms, t_h = timed(lambda: detect_communities(eg, 1.0, args.seed, max_size=10, max_levels=3))
     levels = sorted({c.level for c in comms})
     per_level = ", ".join(f"L{lv}: {sum(1 for c in comms if c.level == lv)}" for lv in levels)
     finals = {c.id for c in comms} - {c.parent for c in comms if c.parent is not None}

@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from benchmarks.load_benchmark import clear, synthetic_extraction
-from graphrag_got.graph import queries as cypher
+from graphrag_got.graph import cypher as graph_cypher
+from graphrag_got.graph import vector_cypher
 from graphrag_got.config import Settings
 from graphrag_got.llm.embeddings import EMBEDDED_DIMENSIONS, shared_embedder
 from graphrag_got.graph.db import connect, read_all, write_query
@@ -68,7 +69,7 @@ def write_random_vectors(driver: Any, settings: Settings, label: str, key: str, 
         part = ids[start:start + batch]
         vecs = random_unit_vectors(len(part), EMBEDDED_DIMENSIONS, rng)
         rows = [{"id": i, "embedding": v.tolist(), "hash": "random"} for i, v in zip(part, vecs)]
-        write_query(driver, settings, cypher.set_embeddings(label, key), {"rows": rows})
+        write_query(driver, settings, vector_cypher.set_embeddings(label, key), {"rows": rows})
     return time.perf_counter() - t
 
 
@@ -105,13 +106,14 @@ def main(argv: list[str] | None = None) -> int:
             summary = load_extraction(driver, settings, ext, onto, embed=False)  # random vectors below
             print(f"loaded {summary.entities_written} entities, {summary.relations_written} relation rows, "
                   f"{summary.chunks_written} chunks in {summary.seconds:.1f} s")
-            for name, label in ((cypher.CHUNK_VECTOR_INDEX, cypher.CHUNK), (cypher.ENTITY_VECTOR_INDEX, cypher.ENTITY)):
+            for name, label in ((vector_cypher.CHUNK_VECTOR_INDEX, graph_cypher.CHUNK),
+                                (vector_cypher.ENTITY_VECTOR_INDEX, graph_cypher.ENTITY)):
                 ensure_vector_index(driver, settings, name, label, EMBEDDED_DIMENSIONS)
-            secs = write_random_vectors(driver, settings, cypher.CHUNK, "id", [c["id"] for c in ext["chunks"]],
-                                        args.seed)
-            secs += write_random_vectors(driver, settings, cypher.ENTITY, "uid", [e["uid"] for e in ext["entities"]],
-                                         args.seed + 1)
-            write_query(driver, settings, cypher.await_indexes())
+            secs = write_random_vectors(driver, settings, graph_cypher.CHUNK, "id",
+                                        [c["id"] for c in ext["chunks"]], args.seed)
+            secs += write_random_vectors(driver, settings, graph_cypher.ENTITY, "uid",
+                                         [e["uid"] for e in ext["entities"]], args.seed + 1)
+            write_query(driver, settings, graph_cypher.await_indexes())
             print(f"RANDOM unit vectors ({EMBEDDED_DIMENSIONS} dims) written for {len(ext['chunks'])} chunks and "
                   f"{len(ext['entities'])} entities in {secs:.1f} s (latency only: they carry no meaning)")
         names = [r["name"] for r in read_all(driver, settings, "MATCH (e:Entity) RETURN e.name AS name LIMIT 5000")]

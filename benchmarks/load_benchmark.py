@@ -31,7 +31,7 @@ from typing import Any
 
 import neo4j
 
-from graphrag_got.graph import queries as cypher
+from graphrag_got.graph import load_cypher
 from graphrag_got.config import Settings
 from graphrag_got.graph.load import ensure_schema, load_extraction
 from graphrag_got.ontology.model import Ontology
@@ -109,7 +109,7 @@ def synthetic_extraction(
 
 def clear(driver: neo4j.Driver, database: str) -> None:
     with driver.session(database=database) as s:
-        s.run(cypher.delete_all_in_batches(5000)).consume()
+        s.run(load_cypher.delete_all_in_batches(5000)).consume()
 
 
 def naive_load(driver: neo4j.Driver, database: str, onto: Ontology, ext: dict[str, Any], n_rel: int) -> tuple[int, int, float]:

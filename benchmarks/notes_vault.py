@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.quality.tables import markdown_table  # noqa: E402
-from graphrag_got.graph import queries as cypher  # noqa: E402
+from graphrag_got.graph import load_cypher  # noqa: E402
 from graphrag_got.config import Settings  # noqa: E402
 from graphrag_got.graph.db import connect  # noqa: E402
 
@@ -53,7 +53,7 @@ def stand_in_chat(replay: Path) -> Any:
     from langchain_core.messages import AIMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
 
-    from graphrag_got.llm.client import ReplayChatModel
+    from graphrag_got.llm.replay import ReplayChatModel
 
     report = json.dumps({"title": "Notes", "summary": "A group of related tools and concepts of the notes.",
                          "findings": [], "rating": 5, "rating_explanation": "stand-in report"})
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = vault_settings(Path(tmp), args.replay)
         driver = connect(settings)
         with driver.session(database=settings.neo4j_database) as s:
-            s.run(cypher.delete_all_in_batches(5000)).consume()
+            s.run(load_cypher.delete_all_in_batches(5000)).consume()
         chat = stand_in_chat(args.replay)
         builds = []
         for attempt in (1, 2):

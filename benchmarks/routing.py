@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     chat = None
     if args.classifier:
         from graphrag_got.config import Settings
-        from graphrag_got.llm.client import get_chat_model
+        from graphrag_got.llm.factory import get_chat_model
 
         chat = get_chat_model(Settings.load())
     report = run(load_questions(args.questions), catalogs(args.questions, args.notes_extraction), chat=chat,

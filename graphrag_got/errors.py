@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class GraphragGotError(Exception):
     """Root of every error this package raises on purpose. The CLI prints these without a traceback."""
@@ -54,3 +56,14 @@ class ModelInstallError(GraphragGotError):
 
 class SearchError(GraphragGotError):
     """A local or global question could not be answered."""
+
+
+def format_problems(source: str, headline: str, problems: Sequence[tuple[str, str]], advice: str, *,
+                    limit: int = 10) -> str:
+    """The one layout of a multi-problem error: ``<source>: <headline>:``, one indented
+    ``<where>: <what>`` line per problem (at most ``limit``, then ``... and N more``), then ``advice``
+    (what to do next). Every loader that collects problems before failing formats them here."""
+    lines = [f"  {where}: {what}" for where, what in problems[:limit]]
+    if len(problems) > limit:
+        lines.append(f"  ... and {len(problems) - limit} more")
+    return f"{source}: {headline}:\n" + "\n".join(lines) + f"\n{advice}"

@@ -192,7 +192,7 @@ except OntologyError as exc:
 
 # %%
 from graphrag_got.extract.run import run_extraction
-from graphrag_got.llm.client import resolve_provider
+from graphrag_got.llm.factory import resolve_provider
 from graphrag_got.common.progress import ProgressEvent
 
 
@@ -217,7 +217,8 @@ print("\n".join(ex.lines()))
 # by relation, reason and the offending type, with the types the model gave:
 
 # %%
-from graphrag_got.report.discarded import build_report, write_report
+from graphrag_got.report.discarded import write_report
+from graphrag_got.report.discarded_build import build_report
 
 report = build_report(ex.out_path, onto)
 print(f"{ex.rejected_relations} refused relation(s), {ex.rejected_entities} refused entit(ies), "
@@ -292,7 +293,8 @@ for s, rel, o in sorted(lost)[:10]:
 
 # %%
 from graphrag_got.graph.db import connect
-from graphrag_got.graph.load import graph_stats, load_extraction
+from graphrag_got.graph.load import load_extraction
+from graphrag_got.graph.stats import graph_stats
 from graphrag_got.graph.server import ensure_running
 
 info = ensure_running(settings)
@@ -314,8 +316,10 @@ print(f"graph: {stats['entities']} entities, {stats['entity_relations']} relatio
 # an LLM-written title and summary (cached by content): global search reads these summaries.
 
 # %%
-from graphrag_got.communities.core import (detect_communities, fact_line, read_entity_graph,
-                                      stored_communities, summarize_communities, write_communities)
+from graphrag_got.communities.detect import detect_communities
+from graphrag_got.communities.graph import fact_line, read_entity_graph
+from graphrag_got.communities.reports import summarize_communities
+from graphrag_got.communities.store import stored_communities, write_communities
 
 eg = read_entity_graph(driver, settings, onto)
 comms = detect_communities(eg, settings.community_resolution, settings.community_seed)

@@ -4,7 +4,7 @@ The facts below were read off each paragraph of the corpus by hand; this script 
 bookkeeping of the extraction.json format (chunks from our own chunker, uids, aggregation,
 counts). It goes through the library's own contract: every fact is checked by
 :class:`graphrag_got.extract.validate.Validator` (a fact the ontology refuses stops the script with the
-validator's message), merged by :func:`graphrag_got.extract.validate.aggregate` as ``extract`` merges them,
+validator's message), merged by :func:`graphrag_got.extract.aggregate.aggregate` as ``extract`` merges them,
 and written by :meth:`graphrag_got.extract.extraction.Extraction.write` (format ``graphrag_got.extraction/2``).
 When the corpus or the ontology changes, fix the facts of the paragraphs that changed and run
 
@@ -30,7 +30,8 @@ from pathlib import Path
 from graphrag_got.ingest.chunking import chunk_text, read_text
 from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, Extraction, LLMRef, OntologyRef
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.extract.validate import ChunkValidation, Validator, aggregate, known_entities
+from graphrag_got.extract.aggregate import aggregate
+from graphrag_got.extract.validate import ChunkValidation, Validator, known_entities
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -67,7 +67,7 @@ def _quote(name: str) -> str:
 def _wipe(driver, settings: Settings) -> None:  # type: ignore[no-untyped-def]
     """Delete every node and relationship, every constraint, every index but the built-in lookups.
 
-    Test-only Cypher, kept here rather than in graphrag_got.graph.queries: the package never wipes a graph.
+    Test-only Cypher, kept here rather than in a graphrag_got ``cypher`` module: the package never wipes a graph.
     Auto-commit session (not execute_query) because CALL ... IN TRANSACTIONS needs one.
     """
     with driver.session(database=settings.neo4j_database) as session:

@@ -15,7 +15,7 @@ import pytest
 
 from graphrag_got.pipeline.build import run_build
 from graphrag_got.ingest.chunking import read_corpus
-from graphrag_got.llm.client import ReplayChatModel
+from graphrag_got.llm.replay import ReplayChatModel
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTES = ROOT / "ontology" / "notes.json"

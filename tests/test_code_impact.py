@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_got.graph import queries as cypher
+from graphrag_got.code import cypher as code_cypher
 from graphrag_got.cli import main
 from graphrag_got.code import vocabulary as v
 from graphrag_got.code.extractor import run_code_extraction
@@ -101,14 +101,14 @@ def names(nodes) -> dict[str, int]:  # type: ignore[no-untyped-def]
 
 # ------------------------------------------------------------------------------ without Neo4j
 def test_cypher_builders_escape_types_and_take_values_as_parameters() -> None:
-    q = cypher.code_impact_dependents(v.IMPACT_RELATIONS)
+    q = code_cypher.code_impact_dependents(v.IMPACT_RELATIONS)
     assert "[r:`CALLS`|`INHERITS`|`IMPORTS`|`TESTS`]" in q and "$frontier" in q
     with pytest.raises(ValueError):
-        cypher.code_impact_dependents(["CALLS]->() DETACH DELETE a //"])
+        code_cypher.code_impact_dependents(["CALLS]->() DETACH DELETE a //"])
     with pytest.raises(ValueError):
-        cypher.code_impact_dependents([])
-    for q in (cypher.code_impact_candidates(), cypher.code_impact_members(), cypher.code_graph_size(),
-              cypher.code_impact_unresolved(), cypher.code_impact_dependents(v.IMPACT_RELATIONS)):
+        code_cypher.code_impact_dependents([])
+    for q in (code_cypher.code_impact_candidates(), code_cypher.code_impact_members(), code_cypher.code_graph_size(),
+              code_cypher.code_impact_unresolved(), code_cypher.code_impact_dependents(v.IMPACT_RELATIONS)):
         assert not any(word in q.upper() for word in ("CREATE", "MERGE", "DELETE", " SET "))
 
 

@@ -1,4 +1,4 @@
-"""graphrag_got.communities.core against the real Neo4j (fixtures in tests/conftest.py)."""
+"""graphrag_got.communities (graph, detect, store, reports, embed) against the real Neo4j (fixtures in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,15 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.embeddings import Embeddings
 
-from graphrag_got.communities import core as cm
+from graphrag_got.communities.detect import IGraphView, detect_communities, leiden_membership, level_view, sweep
+from graphrag_got.communities.embed import report_text
+from graphrag_got.communities.graph import EntityGraph, build_entity_graph, read_entity_graph
+from graphrag_got.communities.reports import (MAX_EXCERPTS, MAX_EXCERPTS_CHARS, CommunityReport, Finding, clean_findings,
+                                               summarize_communities)
+from graphrag_got.communities.store import parse_findings, write_communities
 from graphrag_got.graph import db as graphdb
-from graphrag_got.graph import queries as cypher
+from graphrag_got.communities import cypher as communities_cypher
+from graphrag_got.graph import vector_cypher
 from graphrag_got.errors import GraphragGotError
 from graphrag_got.ontology.model import Ontology
 from support import CallCounter
@@ -34,8 +40,8 @@ def got(gold_graph, neo4j_settings, tmp_path):  # type: ignore[no-untyped-def]
     settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", concurrency=1,
                                              embeddings=False)  # the report-embedding test passes its own model
     with graphdb.session(gold_graph, settings, write=True) as s:
-        s.run(cypher.delete_communities()).consume()
-        s.run(cypher.clear_entity_communities()).consume()
+        s.run(communities_cypher.delete_communities()).consume()
+        s.run(communities_cypher.clear_entity_communities()).consume()
     return gold_graph, settings
 
 
@@ -53,7 +59,7 @@ def _stored(driver, settings) -> dict[int, set[str]]:  # type: ignore[no-untyped
 
 def test_entity_graph_counts_symmetric_relations_once(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    eg = cm.read_entity_graph(driver, settings, ONTO)
+    eg = read_entity_graph(driver, settings, ONTO)
     gold = json.loads(GOLD.read_text(encoding="utf-8"))
     assert len(eg.entities) == len(gold["entities"]) == 65
     assert len(eg.relations) == len(gold["relations"]) == 109  # both directions of a symmetric pair: one
@@ -66,9 +72,9 @@ def test_entity_graph_counts_symmetric_relations_once(got) -> None:  # type: ign
 
 def test_detect_is_deterministic_and_written(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    eg = cm.read_entity_graph(driver, settings, ONTO)
-    first = cm.detect_communities(eg, resolution=1.0, seed=42)
-    second = cm.detect_communities(cm.read_entity_graph(driver, settings, ONTO), resolution=1.0, seed=42)
+    eg = read_entity_graph(driver, settings, ONTO)
+    first = detect_communities(eg, resolution=1.0, seed=42)
+    second = detect_communities(read_entity_graph(driver, settings, ONTO), resolution=1.0, seed=42)
     assert [(c.id, c.level, c.parent, c.members) for c in first] == [(c.id, c.level, c.parent, c.members)
                                                                        for c in second]
     top = [c for c in first if c.level == 0]
@@ -84,7 +90,7 @@ def test_detect_is_deterministic_and_written(got) -> None:  # type: ignore[no-un
         parent = by_id[c.parent]
         assert c.level == parent.level + 1 and set(c.members) < set(parent.members) and parent.size > 10
 
-    counts = cm.write_communities(driver, settings, first)
+    counts = write_communities(driver, settings, first)
     assert counts == {"communities": len(first), "members": sum(c.size for c in first), "summaries_kept": 0}
     levels = graphdb.read_all(driver, settings, "MATCH (c:Community) RETURN c.id AS id, c.level AS level, "
                                                 "c.parent AS parent")  # fmt: skip
@@ -92,7 +98,7 @@ def test_detect_is_deterministic_and_written(got) -> None:  # type: ignore[no-un
     stored = _stored(driver, settings)
     assert stored == {c.id: set(c.members) for c in first}
     # rerun replaces instead of adding: same nodes, every entity in exactly one community
-    cm.write_communities(driver, settings, second)
+    write_communities(driver, settings, second)
     assert _stored(driver, settings) == stored
     n = graphdb.read_all(driver, settings, "MATCH (c:Community) RETURN count(c) AS n")[0]["n"]
     assert n == len(first)
@@ -100,15 +106,15 @@ def test_detect_is_deterministic_and_written(got) -> None:  # type: ignore[no-un
                                                     "WHERE m.communityLevel = 0 } AS k")  # fmt: skip
     assert {r["k"] for r in per_entity} == {1}  # exactly one level-0 community per entity
     # a different resolution replaces the previous communities
-    more = cm.detect_communities(eg, resolution=2.0, seed=42)
-    cm.write_communities(driver, settings, more)
+    more = detect_communities(eg, resolution=2.0, seed=42)
+    write_communities(driver, settings, more)
     assert _stored(driver, settings) == {c.id: set(c.members) for c in more}
 
 
 def test_sweep_values_are_sane_and_write_nothing(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    eg = cm.read_entity_graph(driver, settings, ONTO)
-    rows = cm.sweep(eg, [0.5, 1.0, 2.0], seed=42, algorithms=["louvain"])
+    eg = read_entity_graph(driver, settings, ONTO)
+    rows = sweep(eg, [0.5, 1.0, 2.0], seed=42, algorithms=["louvain"])
     assert [r.resolution for r in rows] == [0.5, 1.0, 2.0]
     isolated = sum(1 for n in eg.graph.nodes if eg.graph.degree(n) == 0)
     for r in rows:
@@ -118,24 +124,24 @@ def test_sweep_values_are_sane_and_write_nothing(got) -> None:  # type: ignore[n
         assert -0.5 <= r.modularity <= 1.0
     assert rows[0].communities <= rows[-1].communities  # higher resolution: more communities
     assert rows[1].modularity > 0.3  # the GoT graph has clear factions
-    assert rows[1].communities == len(cm.detect_communities(eg, 1.0, 42, algorithm="louvain"))
-    both = cm.sweep(eg, [1.0], seed=42, algorithms=["leiden", "louvain"])
+    assert rows[1].communities == len(detect_communities(eg, 1.0, 42, algorithm="louvain"))
+    both = sweep(eg, [1.0], seed=42, algorithms=["leiden", "louvain"])
     assert [r.algorithm for r in both] == ["leiden", "louvain"] and all(r.ok for r in both)
-    assert both[0].communities == sum(1 for c in cm.detect_communities(eg, 1.0, 42) if c.level == 0)
+    assert both[0].communities == sum(1 for c in detect_communities(eg, 1.0, 42) if c.level == 0)
     assert both[0].levels >= 2 and both[1].levels == 1
     assert graphdb.read_all(driver, settings, "MATCH (c:Community) RETURN count(c) AS n")[0]["n"] == 0
 
 
 def test_summarize_calls_once_per_community_then_never(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    eg = cm.read_entity_graph(driver, settings, ONTO)
-    comms = cm.detect_communities(eg, 1.0, 42)
-    cm.write_communities(driver, settings, comms)
+    eg = read_entity_graph(driver, settings, ONTO)
+    comms = detect_communities(eg, 1.0, 42)
+    write_communities(driver, settings, comms)
     eligible = [c for c in comms if c.size > 1]
 
     chat, counter = fake_chat([SUMMARY])
     lines: list = []
-    res = cm.summarize_communities(driver, settings, chat, ontology=ONTO, label="fake", progress=lines.append)
+    res = summarize_communities(driver, settings, chat, ontology=ONTO, label="fake", progress=lines.append)
     assert counter.calls == res.llm_calls == len(eligible)
     assert (res.generated, res.cached, res.unchanged, res.failed) == (len(eligible), 0, 0, [])
     assert res.singletons_skipped == len(comms) - len(eligible)
@@ -157,21 +163,21 @@ def test_summarize_calls_once_per_community_then_never(got) -> None:  # type: ig
     # unchanged graph: no call (summaries on the nodes), nor with --force (disk cache), nor after
     # detecting the same communities again (summaries carried over)
     chat2, counter2 = fake_chat([SUMMARY])
-    again = cm.summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", progress=lines.append)
+    again = summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", progress=lines.append)
     assert (counter2.calls, again.llm_calls, again.unchanged) == (0, 0, len(eligible))
-    forced = cm.summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", force=True,
+    forced = summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", force=True,
                                       progress=lines.append)  # fmt: skip
     assert (counter2.calls, forced.cached) == (0, len(eligible))
-    kept = cm.write_communities(driver, settings, cm.detect_communities(eg, 1.0, 42))
+    kept = write_communities(driver, settings, detect_communities(eg, 1.0, 42))
     assert kept["summaries_kept"] == len(eligible)
-    cm.summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", progress=lines.append)
+    summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", progress=lines.append)
     assert counter2.calls == 0
     # another model label is another cache key
-    cm.summarize_communities(driver, settings, chat2, ontology=ONTO, label="other", progress=lines.append)
+    summarize_communities(driver, settings, chat2, ontology=ONTO, label="other", progress=lines.append)
     assert counter2.calls == len(eligible)
     # a forced language is another cache key, and the prompt says it
     chat3, counter3 = fake_chat([SUMMARY])
-    cm.summarize_communities(driver, settings, chat3, ontology=ONTO, label="fake", language="English",
+    summarize_communities(driver, settings, chat3, ontology=ONTO, label="fake", language="English",
                              progress=lines.append)  # fmt: skip
     assert counter3.calls == len(eligible)
     assert all("Write in English." in p and "community's content" not in p for p in counter3.prompts)
@@ -179,22 +185,22 @@ def test_summarize_calls_once_per_community_then_never(got) -> None:  # type: ig
 
 def test_summarize_reports_a_failing_community_and_goes_on(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    comms = cm.detect_communities(cm.read_entity_graph(driver, settings, ONTO), 1.0, 42)
-    cm.write_communities(driver, settings, comms)
+    comms = detect_communities(read_entity_graph(driver, settings, ONTO), 1.0, 42)
+    write_communities(driver, settings, comms)
     eligible = sum(1 for c in comms if c.size > 1)
     # the first community answers garbage twice (answer + retry), the others answer well
     chat, counter = fake_chat(["no es JSON", "tampoco"] + [SUMMARY] * eligible)
-    res = cm.summarize_communities(driver, settings, chat, ontology=ONTO, label="fake", progress=lambda s: None)
+    res = summarize_communities(driver, settings, chat, ontology=ONTO, label="fake", progress=lambda s: None)
     assert [f["id"] for f in res.failed] == [0]
     assert res.generated == eligible - 1 and counter.calls == res.llm_calls == eligible + 1
     # the next run only asks for the failed one
     chat2, counter2 = fake_chat([SUMMARY])
-    res2 = cm.summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", progress=lambda s: None)
+    res2 = summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", progress=lambda s: None)
     assert (counter2.calls, res2.generated, res2.failed) == (1, 1, [])
 
 
 def test_repeated_sentences_are_dropped_from_summaries():
-    from graphrag_got.llm.client import drop_repeated_sentences
+    from graphrag_got.llm.calls import drop_repeated_sentences
 
     text = "La Casa Stark lidera el Norte. Jon Snow es su rey.  La casa stark lidera el Norte. Jon Snow es su rey."
     assert drop_repeated_sentences(text) == "La Casa Stark lidera el Norte. Jon Snow es su rey."
@@ -203,7 +209,7 @@ def test_repeated_sentences_are_dropped_from_summaries():
 # ------------------------------------------------------------------ levels, sweep, co-occurrence (no database)
 
 
-def planted(blocks: int, size: int, *, seed: int = 1, inside: float = 0.9, across: int = 3) -> cm.EntityGraph:
+def planted(blocks: int, size: int, *, seed: int = 1, inside: float = 0.9, across: int = 3) -> EntityGraph:
     """``blocks`` dense groups of ``size`` entities, with ``across`` links between consecutive groups."""
     import random
 
@@ -221,7 +227,7 @@ def planted(blocks: int, size: int, *, seed: int = 1, inside: float = 0.9, acros
             nb = (b + 1) % blocks
             rels.append({"start": f"T|b{b}n{k}", "end": f"T|b{nb}n{size - 1 - k}", "type": "R", "symmetric": False,
                          "support": 1, "attributes": []})  # fmt: skip
-    return cm.build_entity_graph(ents, rels)
+    return build_entity_graph(ents, rels)
 
 
 def test_leiden_levels_split_big_communities_under_the_size_cap() -> None:
@@ -240,9 +246,9 @@ def test_leiden_levels_split_big_communities_under_the_size_cap() -> None:
                       "symmetric": False, "support": 3, "attributes": []} for k in range(6)]  # fmt: skip
         rels.append({"start": f"T|g{g}s0n5", "end": f"T|g{(g + 1) % 4}s0n6", "type": "R", "symmetric": False,
                      "support": 1, "attributes": []})  # fmt: skip
-    eg = cm.build_entity_graph(ents, rels)
+    eg = build_entity_graph(ents, rels)
 
-    comms = cm.detect_communities(eg, resolution=0.3, seed=3, max_size=10, max_levels=3)
+    comms = detect_communities(eg, resolution=0.3, seed=3, max_size=10, max_levels=3)
     top = [c for c in comms if c.level == 0]
     assert sum(c.size for c in top) == len(ents) and max(c.size for c in top) > 10  # low resolution: big groups
     by_id = {c.id: c for c in comms}
@@ -260,27 +266,27 @@ def test_leiden_levels_split_big_communities_under_the_size_cap() -> None:
     assert {tuple(c.members) for c in comms if c.level == 1} == planted_groups  # level 1 finds the sub-groups
     # the deepest view partitions the graph too, and level_view(0) is level 0
     deepest = max(c.level for c in comms)
-    assert sorted(u for c in cm.level_view(comms, deepest) for u in c.members) == sorted(e["uid"] for e in ents)
-    assert cm.level_view(comms, 0) == top
+    assert sorted(u for c in level_view(comms, deepest) for u in c.members) == sorted(e["uid"] for e in ents)
+    assert level_view(comms, 0) == top
 
-    one_level = cm.detect_communities(eg, resolution=0.3, seed=3, max_size=10, max_levels=1)
+    one_level = detect_communities(eg, resolution=0.3, seed=3, max_size=10, max_levels=1)
     assert {c.level for c in one_level} == {0} and [c.members for c in one_level] == [c.members for c in top]
-    louvain = cm.detect_communities(eg, resolution=0.3, seed=3, algorithm="louvain")
+    louvain = detect_communities(eg, resolution=0.3, seed=3, algorithm="louvain")
     assert {c.level for c in louvain} == {0} and {c.algorithm for c in louvain} == {"louvain"}
 
 
 def test_leiden_is_deterministic_for_a_seed_and_finds_planted_groups() -> None:
     eg = planted(12, 8)
-    a = cm.detect_communities(eg, 1.0, seed=5)
-    b = cm.detect_communities(planted(12, 8), 1.0, seed=5)
+    a = detect_communities(eg, 1.0, seed=5)
+    b = detect_communities(planted(12, 8), 1.0, seed=5)
     assert [(c.id, c.level, c.parent, c.members) for c in a] == [(c.id, c.level, c.parent, c.members) for c in b]
     found = {tuple(c.members) for c in a if c.level == 0}
     truth = {tuple(sorted(f"T|b{g}n{i}" for i in range(8))) for g in range(12)}
     assert len(found & truth) >= 10  # dense groups with 3 links between neighbours are recovered
     for algorithm in ("leiden", "louvain"):  # both backends of leiden agree on the planted groups too
-        assert cm.detect_communities(eg, 1.0, 5, algorithm=algorithm)
-    g = cm.IGraphView.from_networkx(eg.graph).graph
-    ref = cm.leiden_membership(g, 1.0, 5, backend="leidenalg")
+        assert detect_communities(eg, 1.0, 5, algorithm=algorithm)
+    g = IGraphView.from_networkx(eg.graph).graph
+    ref = leiden_membership(g, 1.0, 5, backend="leidenalg")
     assert len(set(ref)) == 12
 
 
@@ -288,18 +294,18 @@ def test_bad_detection_arguments_are_refused() -> None:
     eg = planted(3, 4)
     for kwargs in ({"algorithm": "spectral"}, {"max_size": 1}, {"max_levels": 0}):
         with pytest.raises(GraphragGotError):
-            cm.detect_communities(eg, 1.0, 1, **kwargs)
+            detect_communities(eg, 1.0, 1, **kwargs)
     with pytest.raises(GraphragGotError, match="resolution"):
-        cm.detect_communities(eg, 0.0, 1)
+        detect_communities(eg, 0.0, 1)
 
 
 def test_sweep_warns_when_no_community_of_two_comes_out() -> None:
-    lonely = cm.build_entity_graph([{"uid": f"T|{i}", "name": str(i), "type": "T", "properties": {}}
+    lonely = build_entity_graph([{"uid": f"T|{i}", "name": str(i), "type": "T", "properties": {}}
                                     for i in range(5)], [])  # fmt: skip
-    rows = cm.sweep(lonely, [0.5, 1.0], seed=1, algorithms=["leiden", "louvain"])
+    rows = sweep(lonely, [0.5, 1.0], seed=1, algorithms=["leiden", "louvain"])
     assert len(rows) == 4 and all(r.communities == 5 and r.sized == 0 for r in rows)
     assert all(r.warning and "no community of 2 or more" in r.warning and "--co-occurrence" in r.warning for r in rows)
-    good = cm.sweep(planted(4, 6), [1.0], seed=1, algorithms=["leiden", "louvain"])
+    good = sweep(planted(4, 6), [1.0], seed=1, algorithms=["leiden", "louvain"])
     assert all(r.ok and r.sized >= 3 and r.modularity > 0.4 for r in good)
 
 
@@ -310,26 +316,26 @@ def test_cooccurrence_edges_join_the_graph_only_when_asked() -> None:
             {"start": "T|c", "end": "T|d", "weight": 1.7, "count": 2},
             {"start": "T|d", "end": "T|e", "weight": None, "count": 3},
             {"start": "T|e", "end": "T|zz", "weight": 1.0, "count": 1}]  # an unknown end is ignored
-    without = cm.build_entity_graph(ents, rels)
-    with_ = cm.build_entity_graph(ents, rels, cooc)
+    without = build_entity_graph(ents, rels)
+    with_ = build_entity_graph(ents, rels, cooc)
     assert without.graph.number_of_edges() == 1 and not without.cooccurrence
     assert with_.cooccurrence and with_.cooccurrence_links == 3
     assert with_.graph["T|a"]["T|b"]["weight"] == 2.5  # relation support + co-occurrence weight
     assert with_.graph["T|c"]["T|d"]["weight"] == 1.7 and with_.graph["T|d"]["T|e"]["weight"] == 3.0  # count
     assert with_.relations == without.relations  # reports still cite ontology relations only
-    sized = [c for c in cm.detect_communities(with_, 1.0, 1) if c.size > 1]
+    sized = [c for c in detect_communities(with_, 1.0, 1) if c.size > 1]
     assert {tuple(c.members) for c in sized} >= {("T|c", "T|d", "T|e")}
-    assert sum(1 for c in cm.detect_communities(without, 1.0, 1) if c.size > 1) == 1
+    assert sum(1 for c in detect_communities(without, 1.0, 1) if c.size > 1) == 1
 
 
 def test_findings_cite_only_real_members() -> None:
-    findings = [cm.Finding(statement="Ana Gómez dirige el taller con Luis.", members=["ana gomez", "Inventado"]),
-                cm.Finding(statement="  ", members=[])]
-    out = cm.clean_findings(findings, ["Ana Gómez", "Luis", "Marta"])
+    findings = [Finding(statement="Ana Gómez dirige el taller con Luis.", members=["ana gomez", "Inventado"]),
+                Finding(statement="  ", members=[])]
+    out = clean_findings(findings, ["Ana Gómez", "Luis", "Marta"])
     assert out == [{"statement": "Ana Gómez dirige el taller con Luis.", "members": ["Ana Gómez", "Luis"]}]
-    assert cm.CommunityReport(title="t", summary="s", rating=14).rating == 10.0
-    assert cm.parse_findings("not json") == [] and cm.parse_findings(json.dumps(out)) == out
-    assert cm.report_text("T", "S", json.dumps(out)) == "T\nS\n- Ana Gómez dirige el taller con Luis."
+    assert CommunityReport(title="t", summary="s", rating=14).rating == 10.0
+    assert parse_findings("not json") == [] and parse_findings(json.dumps(out)) == out
+    assert report_text("T", "S", json.dumps(out)) == "T\nS\n- Ana Gómez dirige el taller con Luis."
 
 
 # ------------------------------------------------------------------ reports and their embeddings (database)
@@ -367,20 +373,20 @@ REPORT = json.dumps({"title": "Grupo", "summary": "Un grupo de entidades relacio
 
 def test_reports_have_findings_rating_excerpts_and_embeddings(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    eg = cm.read_entity_graph(driver, settings, ONTO)
-    comms = cm.detect_communities(eg, 1.0, 42)
-    cm.write_communities(driver, settings, comms)
+    eg = read_entity_graph(driver, settings, ONTO)
+    comms = detect_communities(eg, 1.0, 42)
+    write_communities(driver, settings, comms)
     eligible = [c for c in comms if c.size > 1]
     chat, counter = fake_chat([REPORT])
     emb = WordEmbeddings()
-    res = cm.summarize_communities(driver, settings, chat, ontology=ONTO, label="fake", embedder=emb, embed=True)
+    res = summarize_communities(driver, settings, chat, ontology=ONTO, label="fake", embedder=emb, embed=True)
     assert res.generated == len(eligible) == counter.calls and res.embedded == len(eligible)
     assert res.embedding_error is None and emb.texts == len(eligible)
     jon = next(p for p in counter.prompts if "Jon Snow (Personaje" in p)
     assert "SOURCE EXCERPTS:" in jon and "findings" in jon and "rating" in jon
     excerpt_lines = [ln for ln in jon.split("SOURCE EXCERPTS:")[1].splitlines() if ln.startswith("- [")]
-    assert 1 <= len(excerpt_lines) <= cm.MAX_EXCERPTS
-    assert sum(len(ln) for ln in excerpt_lines) <= cm.MAX_EXCERPTS_CHARS + 60 * len(excerpt_lines)
+    assert 1 <= len(excerpt_lines) <= MAX_EXCERPTS
+    assert sum(len(ln) for ln in excerpt_lines) <= MAX_EXCERPTS_CHARS + 60 * len(excerpt_lines)
     nodes = graphdb.read_all(driver, settings, "MATCH (c:Community) WHERE c.summary IS NOT NULL "
                                                "RETURN c.id AS id, c.findings AS f, c.rating AS rating, "
                                                "c.rating_explanation AS why, size(c.embedding) AS dims, "
@@ -390,8 +396,8 @@ def test_reports_have_findings_rating_excerpts_and_embeddings(got) -> None:  # t
     for n in nodes:  # an invented member is never cited; Jon Snow only where he is a member
         cited = [m for f in json.loads(n["f"]) for m in f["members"]]
         assert "Nadie" not in cited and (cited == ["Jon Snow"]) == (n["id"] in jon_ids)
-    index = [r for r in graphdb.read_all(driver, settings, cypher.vector_indexes())
-             if r["name"] == cypher.COMMUNITY_VECTOR_INDEX]
+    index = [r for r in graphdb.read_all(driver, settings, vector_cypher.vector_indexes())
+             if r["name"] == communities_cypher.COMMUNITY_VECTOR_INDEX]
     assert index and index[0]["dimensions"] == 64 and index[0]["similarity"].lower() == "cosine"
     exported = json.loads((settings.out_dir / "communities.json").read_text(encoding="utf-8"))
     assert {c["level"] for c in exported["communities"]} == {c.level for c in comms}
@@ -399,30 +405,30 @@ def test_reports_have_findings_rating_excerpts_and_embeddings(got) -> None:  # t
 
     # nothing changed: no LLM call, no embedding call; re-detecting carries reports and vectors over
     chat2, counter2 = fake_chat([REPORT])
-    again = cm.summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", embedder=emb, embed=True)
+    again = summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", embedder=emb, embed=True)
     assert (counter2.calls, again.embedded, again.embeddings_unchanged, emb.calls) == (0, 0, len(eligible), 1)
-    cm.write_communities(driver, settings, cm.detect_communities(eg, 1.0, 42))
-    third = cm.summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", embedder=emb, embed=True)
+    write_communities(driver, settings, detect_communities(eg, 1.0, 42))
+    third = summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", embedder=emb, embed=True)
     assert (counter2.calls, third.unchanged, third.embedded, emb.calls) == (0, len(eligible), 0, 1)
     # another embedding model: every report is embedded again
     other = WordEmbeddings(dims=32)
-    fourth = cm.summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", embedder=other, embed=True)
+    fourth = summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", embedder=other, embed=True)
     assert fourth.embedded == len(eligible) and other.calls == 1
-    index = [r for r in graphdb.read_all(driver, settings, cypher.vector_indexes())
-             if r["name"] == cypher.COMMUNITY_VECTOR_INDEX]
+    index = [r for r in graphdb.read_all(driver, settings, vector_cypher.vector_indexes())
+             if r["name"] == communities_cypher.COMMUNITY_VECTOR_INDEX]
     assert index[0]["dimensions"] == 32  # re-created for the new dimension
 
 
 def test_a_failing_embedder_leaves_the_reports_written(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    cm.write_communities(driver, settings, cm.detect_communities(cm.read_entity_graph(driver, settings, ONTO), 1.0, 42))
+    write_communities(driver, settings, detect_communities(read_entity_graph(driver, settings, ONTO), 1.0, 42))
 
     class Broken(WordEmbeddings):
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
             raise RuntimeError("model server down")
 
     chat, _ = fake_chat([REPORT])
-    res = cm.summarize_communities(driver, settings, chat, ontology=ONTO, label="fake", embedder=Broken(), embed=True)
+    res = summarize_communities(driver, settings, chat, ontology=ONTO, label="fake", embedder=Broken(), embed=True)
     assert res.generated > 0 and "model server down" in (res.embedding_error or "")
     n = graphdb.read_all(driver, settings, "MATCH (c:Community) WHERE c.summary IS NOT NULL RETURN count(c) AS n")
     assert n[0]["n"] == res.generated

@@ -192,7 +192,8 @@ def test_library_has_no_words_of_the_worked_example() -> None:
 def test_every_declared_attribute_reaches_neo4j(tmp_path: Path, neo4j_driver, neo4j_settings, clean_graph) -> None:
     """Attributes other than the worked example's are loaded, not dropped; the MERGE key is the
     identity attributes only; a reload changes nothing."""
-    from graphrag_got.graph.load import graph_stats, load_extraction
+    from graphrag_got.graph.load import load_extraction
+    from graphrag_got.graph.stats import graph_stats
 
     onto, path = _trade_extraction(tmp_path)
     first = load_extraction(neo4j_driver, neo4j_settings, path, onto)

@@ -1,4 +1,4 @@
-"""Query builders of graphrag_got.graph.queries (no server needed)."""
+"""Query builders of the loader and search Cypher modules (no server needed)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ import re
 
 import pytest
 
-from graphrag_got.graph import queries as cypher
+from graphrag_got.graph import cypher as graph_cypher
+from graphrag_got.graph import load_cypher
+from graphrag_got.search import cypher as search_cypher
+
 HOSTILE_NAMES = [
     "",
     "1Personaje",
@@ -29,37 +32,37 @@ HOSTILE_NAMES = [
 
 
 def test_escape_name_quotes_plain_identifiers() -> None:
-    assert cypher.escape_name("Personaje") == "`Personaje`"
-    assert cypher.escape_name("CASADO_CON") == "`CASADO_CON`"
-    assert cypher.escape_name("_x9") == "`_x9`"
+    assert graph_cypher.escape_name("Personaje") == "`Personaje`"
+    assert graph_cypher.escape_name("CASADO_CON") == "`CASADO_CON`"
+    assert graph_cypher.escape_name("_x9") == "`_x9`"
 
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 def test_escape_name_rejects_anything_else(name: object) -> None:
     with pytest.raises(ValueError, match="not a valid label"):
-        cypher.escape_name(name)  # type: ignore[arg-type]
+        graph_cypher.escape_name(name)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 def test_builders_refuse_hostile_labels_and_types(name: object) -> None:
-    for build in (cypher.merge_entities, cypher.merge_relations, cypher.count_label):
+    for build in (load_cypher.merge_entities, load_cypher.merge_relations, load_cypher.count_label):
         with pytest.raises(ValueError):
             build(name)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
-        cypher.create_constraints([name])  # type: ignore[list-item]
+        load_cypher.create_constraints([name])  # type: ignore[list-item]
 
 
 def test_label_and_type_come_from_the_argument() -> None:
-    q = cypher.merge_entities("CasaNoble")
+    q = load_cypher.merge_entities("CasaNoble")
     assert "SET e:`CasaNoble`" in q
     assert "MERGE (e:Entity {uid: row.uid})" in q
-    r = cypher.merge_relations("LEAL_A")
+    r = load_cypher.merge_relations("LEAL_A")
     assert "MERGE (a)-[r:`LEAL_A`]->(b)" in r  # no identity attribute: the fact is (start, type, end)
-    keyed = cypher.merge_relations("LEAL_A", ["momento", "lugar"])
+    keyed = load_cypher.merge_relations("LEAL_A", ["momento", "lugar"])
     assert "[r:`LEAL_A` {`momento`: row.identity.`momento`, `lugar`: row.identity.`lugar`}]" in keyed
     assert "SET r += row.attributes" in keyed
     with pytest.raises(ValueError):
-        cypher.merge_relations("LEAL_A", ["momento} ]->() DETACH DELETE a //"])
+        load_cypher.merge_relations("LEAL_A", ["momento} ]->() DETACH DELETE a //"])
     assert "MATCH (a:Entity {uid: row.start})" in r and "MATCH (b:Entity {uid: row.end})" in r
     # The only backticked names are the ones passed in.
     assert re.findall(r"`[^`]*`", q) == ["`CasaNoble`"]
@@ -67,7 +70,7 @@ def test_label_and_type_come_from_the_argument() -> None:
 
 
 def test_entity_merge_accumulates_without_nulls_or_duplicates() -> None:
-    q = cypher.merge_entities("Personaje")
+    q = load_cypher.merge_entities("Personaje")
     assert "e += row.properties" in q
     # model fields set after the property map, so a property can never overwrite them
     assert q.index("e += row.properties") < q.index("e.key = row.key")
@@ -77,7 +80,7 @@ def test_entity_merge_accumulates_without_nulls_or_duplicates() -> None:
 
 
 def test_relation_merge_unions_provenance() -> None:
-    r = cypher.merge_relations("CASADO_CON")
+    r = load_cypher.merge_relations("CASADO_CON")
     assert "WHERE NOT x IN coalesce(r.chunk_ids, [])" in r
     assert "WHERE NOT x IN coalesce(r.doc_ids, [])" in r
 
@@ -85,18 +88,18 @@ def test_relation_merge_unions_provenance() -> None:
 def _write_builders() -> list[str]:
     """Every write query the module builds (sample labels for parameterized builders)."""
     return [
-        cypher.merge_documents(),
-        cypher.finalize_documents(),
-        cypher.merge_chunks(),
-        cypher.merge_mentions(),
-        cypher.merge_entities("Personaje"),
-        cypher.merge_relations("CASADO_CON"),
-        cypher.set_entity_provenance(),
-        cypher.set_relation_provenance(),
-        cypher.delete_chunks(),
-        cypher.delete_documents(),
-        cypher.prune_relations(),
-        cypher.prune_entities(),
+        load_cypher.merge_documents(),
+        load_cypher.finalize_documents(),
+        load_cypher.merge_chunks(),
+        load_cypher.merge_mentions(),
+        load_cypher.merge_entities("Personaje"),
+        load_cypher.merge_relations("CASADO_CON"),
+        load_cypher.set_entity_provenance(),
+        load_cypher.set_relation_provenance(),
+        load_cypher.delete_chunks(),
+        load_cypher.delete_documents(),
+        load_cypher.prune_relations(),
+        load_cypher.prune_entities(),
     ]
 
 
@@ -111,14 +114,15 @@ def test_no_value_is_spliced_into_the_text() -> None:
     for q in _write_builders():
         assert "'" not in q and '"' not in q, q
     loader_builders = [
-        cypher.create_constraints, cypher.await_indexes, cypher.existing_documents, cypher.merge_documents,
-        cypher.finalize_documents, cypher.merge_chunks, cypher.merge_mentions, cypher.merge_entities,
-        cypher.merge_relations, cypher.chunks_of_documents, cypher.entities_of_documents,
-        cypher.relations_of_documents, cypher.set_entity_provenance, cypher.set_relation_provenance,
-        cypher.delete_chunks, cypher.delete_documents, cypher.prune_relations, cypher.prune_entities,
-        cypher.count_nodes_by_label, cypher.count_relations_by_type, cypher.count_label,
-        cypher.missing_symmetric_directions, cypher.ontology_violations, cypher.orphan_entities,
-        cypher.delete_all_in_batches,
+        load_cypher.create_constraints, graph_cypher.await_indexes, load_cypher.existing_documents,
+        load_cypher.merge_documents, load_cypher.finalize_documents, load_cypher.merge_chunks,
+        load_cypher.merge_mentions, load_cypher.merge_entities, load_cypher.merge_relations,
+        load_cypher.chunks_of_documents, load_cypher.entities_of_documents, load_cypher.relations_of_documents,
+        load_cypher.set_entity_provenance, load_cypher.set_relation_provenance, load_cypher.delete_chunks,
+        load_cypher.delete_documents, load_cypher.prune_relations, load_cypher.prune_entities,
+        load_cypher.count_nodes_by_label, load_cypher.count_relations_by_type, load_cypher.count_label,
+        load_cypher.missing_symmetric_directions, load_cypher.ontology_violations, load_cypher.orphan_entities,
+        load_cypher.delete_all_in_batches,
     ]  # fmt: skip
     for fn in loader_builders:
         params = inspect.signature(fn).parameters
@@ -128,22 +132,22 @@ def test_no_value_is_spliced_into_the_text() -> None:
 
 def test_read_queries_are_read_only() -> None:
     for q in (
-        cypher.existing_documents(),
-        cypher.chunks_of_documents(),
-        cypher.entities_of_documents(),
-        cypher.relations_of_documents(),
-        cypher.count_nodes_by_label(),
-        cypher.count_relations_by_type(),
-        cypher.count_label("Personaje"),
-        cypher.missing_symmetric_directions(),
-        cypher.ontology_violations(),
-        cypher.orphan_entities(),
+        load_cypher.existing_documents(),
+        load_cypher.chunks_of_documents(),
+        load_cypher.entities_of_documents(),
+        load_cypher.relations_of_documents(),
+        load_cypher.count_nodes_by_label(),
+        load_cypher.count_relations_by_type(),
+        load_cypher.count_label("Personaje"),
+        load_cypher.missing_symmetric_directions(),
+        load_cypher.ontology_violations(),
+        load_cypher.orphan_entities(),
     ):
         assert not re.search(r"\b(MERGE|CREATE|SET|DELETE|REMOVE)\b", q), q
 
 
 def test_constraints_are_idempotent_and_cover_the_model() -> None:
-    stmts = cypher.create_constraints(["Personaje", "CasaNoble"])
+    stmts = load_cypher.create_constraints(["Personaje", "CasaNoble"])
     assert all("IF NOT EXISTS" in s for s in stmts)
     joined = "\n".join(stmts)
     assert "REQUIRE e.uid IS UNIQUE" in joined
@@ -155,26 +159,25 @@ def test_constraints_are_idempotent_and_cover_the_model() -> None:
 
 
 def test_delete_all_batch_must_be_a_positive_int() -> None:
-    assert "IN TRANSACTIONS OF 500 ROWS" in cypher.delete_all_in_batches(500)
+    assert "IN TRANSACTIONS OF 500 ROWS" in load_cypher.delete_all_in_batches(500)
     for bad in (0, -1, "10 ROWS} MATCH (n) DELETE n //", 1.5):
         with pytest.raises(ValueError):
-            cypher.delete_all_in_batches(bad)  # type: ignore[arg-type]
+            load_cypher.delete_all_in_batches(bad)  # type: ignore[arg-type]
 
 
 # --- relation attribute full-text index -------------------------------------------------------
 def test_relation_attribute_index_escapes_types_and_attributes() -> None:
-    from graphrag_got.graph import queries as cq
-    stmt = cq.relation_attribute_index(["LEAL_A", "CASADO_CON"], ["momento"])
+    stmt = load_cypher.relation_attribute_index(["LEAL_A", "CASADO_CON"], ["momento"])
     assert stmt == ("CREATE FULLTEXT INDEX relation_attributes IF NOT EXISTS FOR ()-[r:`LEAL_A`|`CASADO_CON`]-() "
                     "ON EACH [r.`momento`]")
     with pytest.raises(ValueError):
-        cq.relation_attribute_index(["BAD-TYPE"], ["momento"])
+        load_cypher.relation_attribute_index(["BAD-TYPE"], ["momento"])
     with pytest.raises(ValueError):
-        cq.relation_attribute_index(["OK"], [])
+        load_cypher.relation_attribute_index(["OK"], [])
 
 
 def test_lucene_phrases_quote_every_name_and_escape_quotes_and_backslashes() -> None:
-    from graphrag_got.graph import queries as cq
-    assert cq.lucene_phrases(["boda roja", "  x  y ", ""]) == '"boda roja" OR "x y"'
-    assert cq.lucene_phrases(['a "b" \\ c OR d:*']) == '"a \\"b\\" \\\\ c OR d:*"'
-    assert "$terms" in cq.local_attribute_facts_indexed() and "relation_attributes" in cq.local_attribute_facts_indexed()
+    assert search_cypher.lucene_phrases(["boda roja", "  x  y ", ""]) == '"boda roja" OR "x y"'
+    assert search_cypher.lucene_phrases(['a "b" \\ c OR d:*']) == '"a \\"b\\" \\\\ c OR d:*"'
+    indexed = search_cypher.local_attribute_facts_indexed()
+    assert "$terms" in indexed and "relation_attributes" in indexed

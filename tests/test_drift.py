@@ -8,8 +8,12 @@ from pathlib import Path
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from graphrag_got.communities import core as cm
-from graphrag_got.graph import queries as cypher
+from graphrag_got.communities.detect import detect_communities
+from graphrag_got.communities.embed import embed_reports
+from graphrag_got.communities.graph import read_entity_graph
+from graphrag_got.communities.reports import summarize_communities
+from graphrag_got.communities.store import write_communities
+from graphrag_got.communities import cypher as communities_cypher
 from graphrag_got.graph import db as graphdb
 from graphrag_got.errors import SearchError
 from graphrag_got.ontology.model import Ontology
@@ -33,14 +37,14 @@ NAMED_REPORTS = (
 
 def summarize(driver, settings) -> list[int]:  # type: ignore[no-untyped-def]
     """Detect, write and (fake-)summarize communities; returns the ids of the summarized ones."""
-    comms = cm.detect_communities(cm.read_entity_graph(driver, settings, ONTO), 1.0, 42)
-    cm.write_communities(driver, settings, comms)
+    comms = detect_communities(read_entity_graph(driver, settings, ONTO), 1.0, 42)
+    write_communities(driver, settings, comms)
     summary = json.dumps({"title": "Grupo", "summary": "Resumen del grupo."})
-    cm.summarize_communities(driver, settings, FakeListChatModel(responses=[summary]), ontology=ONTO,
+    summarize_communities(driver, settings, FakeListChatModel(responses=[summary]), ontology=ONTO,
                              label="fake", export=False, progress=lambda s: None)  # fmt: skip
     with graphdb.session(driver, settings, write=True) as s:
         s.run(NAMED_REPORTS).consume()
-    cm.embed_reports(driver, settings)  # the reports changed: embed them again, as `communities summarize` does
+    embed_reports(driver, settings)  # the reports changed: embed them again, as `communities summarize` does
     return [c.id for c in comms if c.size > 1]
 
 
@@ -182,7 +186,7 @@ def test_ask_refuses_bad_input_and_empty_graph_parts(reports_graph) -> None:  # 
 def test_drift_needs_reports(gold_graph, neo4j_settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
     settings = neo4j_settings.with_overrides(home=tmp_path / "home", local_retrieval="graph")
     with graphdb.session(gold_graph, settings, write=True) as s:
-        s.run(cypher.delete_communities()).consume()
+        s.run(communities_cypher.delete_communities()).consume()
     with pytest.raises(SearchError, match="communities summarize"):
         drift_search(gold_graph, settings, QUESTION, answer=False, ontology=ONTO)
     # routed (not forced) to drift or global on a graph without reports: local when it names entities

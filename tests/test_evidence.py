@@ -10,7 +10,8 @@ import pytest
 from graphrag_got.extract.evidence import ChunkText, EvidenceRules, fold, name_words
 from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, EntityRecord, Evidence, Extraction, Reason
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.extract.validate import Validator, aggregate
+from graphrag_got.extract.validate import Validator
+from graphrag_got.extract.aggregate import aggregate
 
 GOT = Path(__file__).resolve().parents[1] / "ontology" / "got.json"
 
@@ -185,20 +186,21 @@ def test_evidence_round_trips_through_the_file_and_bad_chunk_ids_are_named(onto:
 
 
 def test_load_plan_writes_evidence_and_does_not_require_it(onto: Ontology) -> None:
-    from graphrag_got.graph.load import _plan
+    from graphrag_got.graph.load_plan import build_plan
 
     ext = _extraction(onto)
     ext.relations.append(ext.relations[0].model_copy(update={"object": "Pueblo Libre", "object_key": "pueblo libre",
                                                              "evidence": []}))
     ext.entities.append(EntityRecord(uid="Organizacion|pueblo libre", key="pueblo libre", name="Pueblo Libre",
                                      type="Organizacion", chunk_ids=["doc.txt:abc"]))
-    plan = _plan(ext, onto)
+    plan = build_plan(ext, onto)
     rows = sorted(plan.relations.values(), key=lambda r: r["end"])
     assert [r["evidence"] for r in rows] == [["Jon Snow es miembro de la Guardia de la Noche."], []]
 
 
 def test_local_search_context_shows_one_evidence_sentence_per_fact() -> None:
-    from graphrag_got.search.local import Fact, LocalResult
+    from graphrag_got.search.facts import Fact
+    from graphrag_got.search.local import LocalResult
 
     facts = [Fact("Personaje|jon snow", "Jon Snow", "ES_MIEMBRO_DE", "Organizacion|guardia de la noche",
                   "Guardia de la Noche", (), False, ["c1"], 1, "path",

@@ -16,7 +16,9 @@ from pydantic import BaseModel
 
 from graphrag_got.ingest.chunking import chunk_text
 from graphrag_got.errors import CorpusError
-from graphrag_got.llm.client import LLMOutputError, ReplayChatModel, complete_json
+from graphrag_got.llm.calls import LLMOutputError
+from graphrag_got.llm.json_answers import complete_json
+from graphrag_got.llm.replay import ReplayChatModel
 from graphrag_got.common.normalize import is_empty_key, normalize_name
 from graphrag_got.common.sanitize import clean_text
 

@@ -18,10 +18,13 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import SimpleChatModel
 from langchain_core.messages import BaseMessage
 
-from graphrag_got.communities import core as cm
+from graphrag_got.communities.detect import Community, detect_communities, level_view
+from graphrag_got.communities.graph import read_entity_graph
+from graphrag_got.communities.reports import summarize_communities
+from graphrag_got.communities.store import write_communities
 from graphrag_got.graph import db as graphdb
 from graphrag_got.errors import SearchError
-from graphrag_got.llm.client import ReplayChatModel
+from graphrag_got.llm.replay import ReplayChatModel
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.search.global_ import (NOTHING_SIMILAR_ANSWER, choose_level, global_search,
                                          select_communities)
@@ -74,17 +77,17 @@ def reports(gold_graph, neo4j_settings, tmp_path_factory):  # type: ignore[no-un
     """The gold graph with Leiden communities (levels), reports and report embeddings."""
     tmp = tmp_path_factory.mktemp("global_select")
     settings = neo4j_settings.with_overrides(home=tmp / "home", out_dir=tmp / "out", concurrency=1)
-    comms = cm.detect_communities(cm.read_entity_graph(gold_graph, settings, ONTO), 1.0, 42)
-    cm.write_communities(gold_graph, settings, comms)
+    comms = detect_communities(read_entity_graph(gold_graph, settings, ONTO), 1.0, 42)
+    write_communities(gold_graph, settings, comms)
     emb = WordEmbeddings()
-    res = cm.summarize_communities(gold_graph, settings, MemberReportModel(), ontology=ONTO, label="fake",
+    res = summarize_communities(gold_graph, settings, MemberReportModel(), ontology=ONTO, label="fake",
                                    embedder=emb, embed=True, export=False)  # fmt: skip
     assert res.failed == [] and res.embedded == res.eligible > 6
     assert len({c.level for c in comms}) >= 2
     return gold_graph, settings, comms, emb
 
 
-def _maps(comms: list[cm.Community]) -> dict[str, list[str]]:
+def _maps(comms: list[Community]) -> dict[str, list[str]]:
     return {f"community:{c.id}": [json.dumps({"relevance": 8, "extract": f"EXTRACT-{c.id}"})] for c in comms}
 
 
@@ -150,7 +153,7 @@ def test_level_is_chosen_or_given(reports) -> None:  # type: ignore[no-untyped-d
     chat = ReplayChatModel(responses=_maps(comms), fallback=["ok"])
     deep = global_search(driver, settings, QUESTION, chat=chat, embedder=emb, level=1, min_similarity=-1,
                          max_communities=100)  # fmt: skip
-    view = {c.id for c in cm.level_view(comms, 1) if c.size > 1}
+    view = {c.id for c in level_view(comms, 1) if c.size > 1}
     assert deep.level == 1 and {c.id for c in deep.candidates} == view
     assert any(c.level == 0 for c in deep.candidates) and any(c.level == 1 for c in deep.candidates)
     assert deep.levels[1] == len(view) and deep.levels[0] == sum(1 for c in comms if c.level == 0 and c.size > 1)

@@ -21,8 +21,9 @@ from graphrag_got.ingest.chunking import chunk_text, read_corpus
 from graphrag_got.config import Settings
 from graphrag_got.errors import CorpusError, ExtractionError, GraphragGotError, LLMError
 from graphrag_got.extract.run import run_extraction
-from graphrag_got.llm.client import (LLMContextError, LLMOutputError, ReplayChatModel, complete_json,
-                              complete_text, parse_json_text)
+from graphrag_got.llm.calls import LLMContextError, LLMOutputError, complete_text
+from graphrag_got.llm.json_answers import complete_json, parse_json_text
+from graphrag_got.llm.replay import ReplayChatModel
 from graphrag_got.common.normalize import entity_uid, is_empty_key, normalize_name
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.sanitize import clean_json, clean_text, replace_surrogates
@@ -392,7 +393,7 @@ def test_regression_bare_numbers_are_not_entity_names() -> None:
 @pytest.mark.parametrize("kind", ["folder", "latin1", "deep"])
 def test_regression_unreadable_replay_file_is_one_clear_error(tmp_path, kind) -> None:
     from graphrag_got.errors import LLMError
-    from graphrag_got.llm.client import ReplayChatModel
+    from graphrag_got.llm.replay import ReplayChatModel
 
     path = tmp_path / "replay.json"
     if kind == "folder":

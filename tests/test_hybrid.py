@@ -15,7 +15,8 @@ import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from graphrag_got.graph import queries as cypher
+from graphrag_got.graph import vector_cypher
+from graphrag_got.search import cypher as search_cypher
 from graphrag_got.config import Settings
 from graphrag_got.llm.embeddings import CachedEmbeddings
 from graphrag_got.errors import SearchError
@@ -23,7 +24,8 @@ from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, EntityR
 from graphrag_got.graph.db import read_all, write_query
 from graphrag_got.graph.load import load_extraction
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.search.local import NO_ANCHOR_ANSWER, RRF_K, local_search, rrf, vector_hits
+from graphrag_got.search.hybrid import RRF_K, rrf, vector_hits
+from graphrag_got.search.local import NO_ANCHOR_ANSWER, local_search
 from graphrag_got.graph.vectors import embed_graph, embed_nodes, ensure_vector_index, vector_index_dimensions
 from support import CallCounter
 
@@ -125,9 +127,9 @@ def graph(neo4j_driver, settings: Settings, onto: Ontology, wipe_graph):  # type
 def test_embed_graph_writes_vectors_and_indexes_idempotently(graph, settings: Settings) -> None:  # type: ignore[no-untyped-def]
     driver, first = graph
     assert first.chunks_embedded == len(CHUNKS) and first.entities_embedded == len(ENTITIES)
-    assert set(first.indexes_created) <= {cypher.CHUNK_VECTOR_INDEX, cypher.ENTITY_VECTOR_INDEX}
-    assert vector_index_dimensions(driver, settings) == {cypher.CHUNK_VECTOR_INDEX: 384,
-                                                         cypher.ENTITY_VECTOR_INDEX: 384}
+    assert set(first.indexes_created) <= {vector_cypher.CHUNK_VECTOR_INDEX, vector_cypher.ENTITY_VECTOR_INDEX}
+    assert vector_index_dimensions(driver, settings) == {vector_cypher.CHUNK_VECTOR_INDEX: 384,
+                                                         vector_cypher.ENTITY_VECTOR_INDEX: 384}
     rows = read_all(driver, settings, "MATCH (n) WHERE n:Chunk OR n:Entity "
                     "RETURN size(n.embedding) AS dims, n.embedding_hash IS NOT NULL AS hashed")
     assert rows and all(r["dims"] == 384 and r["hashed"] for r in rows)
@@ -135,7 +137,7 @@ def test_embed_graph_writes_vectors_and_indexes_idempotently(graph, settings: Se
     again = embed_graph(driver, settings)  # nothing changed: nothing embedded, no model call, same indexes
     assert again.embedded == 0 and again.unchanged == len(CHUNKS) + len(ENTITIES)
     assert again.model_calls == 0 and again.indexes_created == [] and again.indexes_recreated == []
-    assert len(read_all(driver, settings, cypher.vector_indexes())) == 2
+    assert len(read_all(driver, settings, vector_cypher.vector_indexes())) == 2
 
     # one chunk's text changes: only it is embedded again
     write_query(driver, settings, "MATCH (c:Chunk {id: $id}) SET c.text = c.text + ' Edited.'", {"id": _cid("boot")})
@@ -157,7 +159,7 @@ def test_embed_nodes_for_other_labels(graph, settings: Settings) -> None:  # typ
     second = embed_nodes(driver, settings, "Document", rows, "document_embedding")
     assert second.nodes_embedded == 0 and second.unchanged == 2 and second.model_calls == 0
     assert vector_index_dimensions(driver, settings)["document_embedding"] == 384
-    write_query(driver, settings, cypher.drop_index("document_embedding"))
+    write_query(driver, settings, vector_cypher.drop_index("document_embedding"))
 
 
 def test_dimension_change_recreates_the_index_with_a_warning(graph, settings: Settings,
@@ -169,11 +171,11 @@ def test_dimension_change_recreates_the_index_with_a_warning(graph, settings: Se
         assert ensure_vector_index(driver, settings, "probe_embedding", "Document", 16) == "recreated"
     assert vector_index_dimensions(driver, settings)["probe_embedding"] == 16
     assert any("probe_embedding has 8 dimensions" in r.getMessage() for r in caplog.records)
-    write_query(driver, settings, cypher.drop_index("probe_embedding"))
+    write_query(driver, settings, vector_cypher.drop_index("probe_embedding"))
     with pytest.raises(ValueError):
-        cypher.create_vector_index("x", "Chunk", 0)
+        vector_cypher.create_vector_index("x", "Chunk", 0)
     with pytest.raises(ValueError):
-        cypher.create_vector_index("x", "Chunk", True)  # type: ignore[arg-type]
+        vector_cypher.create_vector_index("x", "Chunk", True)  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------------------- retrieval
@@ -211,7 +213,7 @@ def test_default_retrieval_comes_from_the_settings(graph, settings: Settings, on
 
 def test_expansion_ranks_chunks_by_shared_entity_weight(graph, settings: Settings) -> None:  # type: ignore[no-untyped-def]
     driver, _ = graph
-    rows = read_all(driver, settings, cypher.chunk_expansion(), chunk_ids=[_cid("mon")], max_mentions=50, limit=10)
+    rows = read_all(driver, settings, search_cypher.chunk_expansion(), chunk_ids=[_cid("mon")], max_mentions=50, limit=10)
     got = {r["id"]: r["score"] for r in rows}
     # from "mon" (Zabbix 0.9, alerting 0.8): x2 shares both, x1 Zabbix only, x3 alerting only
     expected = {_cid("x2"): 0.9 * 0.6 + 0.8 * 0.7, _cid("x1"): 0.9 * 1.0, _cid("x3"): 0.8 * 0.55}
@@ -220,7 +222,7 @@ def test_expansion_ranks_chunks_by_shared_entity_weight(graph, settings: Setting
     assert _cid("mon") not in got and _cid("lvm") not in got  # seeds and unrelated chunks are not expanded to
     assert set(next(r for r in rows if r["id"] == _cid("x2"))["shared"]) == {"Zabbix", "alerting"}
     # Zabbix and alerting are mentioned by 3 chunks each: above max_mentions they are hubs, not used
-    hub = read_all(driver, settings, cypher.chunk_expansion(), chunk_ids=[_cid("mon")], max_mentions=2, limit=10)
+    hub = read_all(driver, settings, search_cypher.chunk_expansion(), chunk_ids=[_cid("mon")], max_mentions=2, limit=10)
     assert hub == []
 
 
@@ -258,7 +260,7 @@ def test_hybrid_fuses_graph_and_vector_lists(graph, settings: Settings, onto: On
 def test_without_vector_indexes_hybrid_degrades_to_graph(graph, settings: Settings, onto: Ontology,
                                                          caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
     driver, _ = graph
-    write_query(driver, settings, cypher.drop_index(cypher.CHUNK_VECTOR_INDEX))
+    write_query(driver, settings, vector_cypher.drop_index(vector_cypher.CHUNK_VECTOR_INDEX))
     try:
         with caplog.at_level(logging.WARNING, logger="graphrag_got.search.local"):
             res = local_search(driver, settings, "What does Nginx do?", answer=False, ontology=onto)
@@ -269,7 +271,7 @@ def test_without_vector_indexes_hybrid_degrades_to_graph(graph, settings: Settin
             local_search(driver, settings, "What does Nginx do?", answer=False, ontology=onto, retrieval="vector")
     finally:
         embed_graph(driver, settings)  # recreates the index
-    assert cypher.CHUNK_VECTOR_INDEX in vector_index_dimensions(driver, settings)
+    assert vector_cypher.CHUNK_VECTOR_INDEX in vector_index_dimensions(driver, settings)
 
 
 def test_other_model_dimension_degrades_with_a_reason(graph, settings: Settings, onto: Ontology) -> None:  # type: ignore[no-untyped-def]

@@ -14,7 +14,8 @@ import jsonschema
 import pytest
 
 from graphrag_got.config import Settings
-from graphrag_got.llm.client import _llamacpp, complete_json
+from graphrag_got.llm.factory import _llamacpp
+from graphrag_got.llm.json_answers import complete_json
 
 pytestmark = pytest.mark.llm
 

@@ -7,7 +7,9 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from pydantic import BaseModel
 
 from graphrag_got.errors import LLMError
-from graphrag_got.llm.client import LLMOutputError, ReplayChatModel, complete_json, parse_json_text
+from graphrag_got.llm.calls import LLMOutputError
+from graphrag_got.llm.json_answers import complete_json, parse_json_text
+from graphrag_got.llm.replay import ReplayChatModel
 
 
 class Answer(BaseModel):

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from graphrag_got.config import Settings
-from graphrag_got.llm.client import busy_cores_warning, llamacpp_threads
+from graphrag_got.llm.factory import busy_cores_warning, llamacpp_threads
 
 
 def test_busy_cores_are_reported_with_the_load_and_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:

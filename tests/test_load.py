@@ -11,7 +11,8 @@ import pytest
 
 from graphrag_got.errors import ExtractionFileError, Neo4jError
 from graphrag_got.extract.extraction import FORMAT as EXTRACTION_FORMAT
-from graphrag_got.graph.load import graph_stats, load_extraction, read_extraction
+from graphrag_got.graph.load import load_extraction, read_extraction
+from graphrag_got.graph.stats import graph_stats
 from graphrag_got.common.normalize import entity_uid, normalize_name
 from graphrag_got.ontology.model import Ontology
 

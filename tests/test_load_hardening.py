@@ -19,7 +19,8 @@ import pytest
 from graphrag_got.cli import main
 from graphrag_got.errors import ExtractionFileError, GraphragGotError, Neo4jError
 from graphrag_got.extract.extraction import FORMAT
-from graphrag_got.graph.load import graph_stats, load_extraction
+from graphrag_got.graph.load import load_extraction
+from graphrag_got.graph.stats import graph_stats
 from graphrag_got.common.normalize import entity_uid, normalize_name
 from graphrag_got.ontology.model import Ontology
 
@@ -172,15 +173,15 @@ def fail_relations_to(monkeypatch: pytest.MonkeyPatch, marker: str) -> None:
     """Make the server fail (integer division by zero, a real Neo4j error) while writing any
     relation row whose end uid contains ``marker``: a failure in the middle of a document's
     transaction, after its document node, chunks and entities were sent."""
-    from graphrag_got.graph import queries as cypher
-    original = cypher.merge_relations
+    from graphrag_got.graph import load_cypher
+    original = load_cypher.merge_relations
 
     def failing(rel_type: str, identity: Any = ()) -> str:
         text = original(rel_type, identity)
         guard = "UNWIND $rows AS row\nWITH row WHERE 1 / (CASE WHEN row.end CONTAINS '" + marker + "' THEN 0 ELSE 1 END) = 1\n"
         return text.replace("UNWIND $rows AS row\n", guard, 1)
 
-    monkeypatch.setattr(cypher, "merge_relations", failing)
+    monkeypatch.setattr(load_cypher, "merge_relations", failing)
 
 
 # ------------------------------------------------------------------------------------ 1. all or nothing

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from graphrag_got.extract.extraction import FORMAT, Extraction
-from graphrag_got.graph.load import graph_stats, load_extraction
+from graphrag_got.graph.load import load_extraction
+from graphrag_got.graph.stats import graph_stats
 from graphrag_got.common.normalize import entity_uid, normalize_name
 from graphrag_got.ingest.notes import note_records
 from graphrag_got.ontology.model import Ontology

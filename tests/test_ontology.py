@@ -238,7 +238,7 @@ def test_tutorial_forms_parse_to_the_expected_specs():
 
 
 def test_the_file_schema_accepts_every_tutorial_form():
-    from graphrag_got.ontology.model import file_schema_problems
+    from graphrag_got.ontology.loading import file_schema_problems
 
     assert file_schema_problems(TUTORIAL) == []
 
@@ -363,7 +363,8 @@ def test_regression_duplicate_key_inside_a_replaced_value_still_gets_its_path(tm
 
 @pytest.mark.parametrize("bad", ["Personaje\n", "Personaje\r\n", " Personaje", "Personaje "])
 def test_regression_names_with_a_trailing_newline_are_not_identifiers(bad):
-    from graphrag_got.ontology.model import IDENTIFIER, OntologyClass, Relation, file_schema_problems
+    from graphrag_got.ontology.loading import file_schema_problems
+    from graphrag_got.ontology.model import IDENTIFIER, OntologyClass, Relation
 
     assert not IDENTIFIER.fullmatch(bad)
     data = {"clases": {bad: {}}, "relaciones": [{"nombre": "R", "dominio": bad, "rango": bad}]}
@@ -503,7 +504,7 @@ def test_regression_identity_on_a_class_property_is_refused():
 
 def test_regression_file_schema_leaves_spec_text_to_the_parser():
     """The schema used to refuse "String, REQUERIDO", which the parser accepts."""
-    from graphrag_got.ontology.model import file_schema_problems
+    from graphrag_got.ontology.loading import file_schema_problems
 
     data = _minimal(clases={"A": {"propiedades": {"p": "String, REQUERIDO", "q": "enum: a, b"}}})
     assert file_schema_problems(data) == []

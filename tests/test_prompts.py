@@ -10,12 +10,12 @@ import pytest
 
 from graphrag_got import prompts
 
-from graphrag_got.communities import core as communities
+from graphrag_got.communities import reports as communities
 from graphrag_got.cli import main
 from graphrag_got.errors import GraphragGotError, SearchError
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.search import global_, local
-from graphrag_got.search.local import load_stopwords, match_entities
+from graphrag_got.search import anchors, global_, local
+from graphrag_got.search.anchors import load_stopwords, match_entities
 
 ROOT = Path(__file__).resolve().parent.parent
 GOT = ROOT / "ontology" / "got.json"
@@ -223,7 +223,7 @@ def test_anchor_prompt_lists_the_ontology_classes() -> None:
     text = prompts.anchor_prompt(list(onto.classes))
     assert all(c in text for c in onto.classes)
     assert "kinds" not in prompts.anchor_prompt()
-    assert local.ANCHOR_PROMPT == prompts.anchor_prompt()
+    assert anchors.ANCHOR_PROMPT == prompts.anchor_prompt()
 
 
 def test_module_constants_are_the_default_prompts() -> None:
@@ -253,8 +253,8 @@ def test_stopwords_are_per_language_files() -> None:
     en, es = load_stopwords(["en"]), load_stopwords(["es"])
     assert {"where", "between"} <= en and {"donde", "conocieron"} <= es
     assert not en & {"donde", "conocieron"}
-    assert local.STOPWORDS == en | es
-    assert all(w == w.lower() and " " not in w and not w.startswith("#") for w in local.STOPWORDS)
+    assert anchors.STOPWORDS == en | es
+    assert all(w == w.lower() and " " not in w and not w.startswith("#") for w in anchors.STOPWORDS)
 
 
 def test_unknown_stopword_language_is_a_clear_error() -> None:

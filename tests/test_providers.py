@@ -28,16 +28,10 @@ from graphrag_got.cli import main
 from graphrag_got.config import ENV, Settings
 from graphrag_got.errors import LLMError
 from graphrag_got.extract.extraction import Extraction
-from graphrag_got.llm.client import (
-    Attempt,
-    LLMContextError,
-    LLMUsage,
-    complete_json,
-    complete_text,
-    get_chat_model,
-    model_label,
-    resolve_provider,
-)
+from graphrag_got.llm.calls import Attempt, LLMContextError, complete_text
+from graphrag_got.llm.factory import get_chat_model, model_label, resolve_provider
+from graphrag_got.llm.json_answers import complete_json
+from graphrag_got.llm.usage import LLMUsage
 from graphrag_got.llm.providers.retry import ProviderUnreachableError, RetryPolicy, call_with_retries, is_transient
 from support import TEST_MODEL, require_embedded_model
 

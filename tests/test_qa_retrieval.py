@@ -72,7 +72,8 @@ def test_recall_thresholds(rows) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_matching_is_by_normalized_name_and_symmetric_direction() -> None:
-    from graphrag_got.search.local import Fact, LocalResult
+    from graphrag_got.search.facts import Fact
+    from graphrag_got.search.local import LocalResult
 
     res = LocalResult(question="q", hops=1, facts=[
         Fact("Personaje|jon snow", "JON SNOW", "SE_ENCUENTRA_CON", "Personaje|daenerys targaryen",

@@ -75,7 +75,7 @@ def test_refusals_are_real_and_reproducible(replayed, recording):
     only other refusals are the self-relations entity resolution makes when it merges two ends."""
     from graphrag_got.extract.evidence import ChunkText
     from graphrag_got.extract.run import make_validator
-    from graphrag_got.llm.client import parse_json_text
+    from graphrag_got.llm.json_answers import parse_json_text
     from graphrag_got.extract.repair import ChunkAnswer, repair_answers
 
     onto = Ontology.from_file(ROOT / "ontology" / "got.json")

@@ -12,7 +12,8 @@ from graphrag_got.errors import OntologyError
 from graphrag_got.extract.evidence import ChunkText, EvidenceRules
 from graphrag_got.extract.extraction import Reason
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.report.discarded import build_report, to_markdown
+from graphrag_got.report.discarded_build import build_report
+from graphrag_got.report.discarded_render import to_markdown
 from graphrag_got.extract.validate import Validator
 
 GOT = Path(__file__).resolve().parents[1] / "ontology" / "got.json"

@@ -17,7 +17,8 @@ from graphrag_got.extract.run import run_extraction
 from graphrag_got.extract.extraction import Extraction, Reason, RepairReason
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.extract.repair import ChunkAnswer, ClassVotes, RepairedAnswer, repair_answers
-from graphrag_got.report.discarded import build_report, to_html, to_markdown
+from graphrag_got.report.discarded_build import build_report
+from graphrag_got.report.discarded_render import to_html, to_markdown
 from graphrag_got.extract.validate import Validator
 
 from support import CallCounter
@@ -191,7 +192,7 @@ def test_no_repair_is_kept_unless_the_repaired_triple_is_valid(onto: Ontology) -
     answer = {"entities": [ent("Olenna Tyrell", "Personaje"), ent("Casa Tyrell", "CasaNoble")],
               "relations": [rel("PERTENECE_A", "Casa Tyrell", "Personaje", "Olenna Tyrell", "CasaNoble")]}
     (fixed,), (out,) = run(onto, [(text, answer)], window=0)
-    assert fixed.repairs == [] and fixed.answer is answer
+    assert fixed.repairs == [] and fixed.answer.as_json() == answer
     assert [r.reason for r in out.rejections] == [Reason.SUBJECT_TYPE_MISMATCH]
     (again,), _ = run(onto, [(text, answer)], evidence=False)  # without evidence the flip is valid
     assert [r.reason for r in again.repairs] == [RepairReason.FLIPPED_ENDS]

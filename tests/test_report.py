@@ -14,7 +14,10 @@ import pytest
 from graphrag_got.config import Settings
 from graphrag_got.errors import ExtractionFileError
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.report.discarded import CSV_COLUMNS, build_report, make_excerpt, to_csv, to_html, to_markdown, write_report
+from graphrag_got.report.discarded import write_report
+from graphrag_got.report.discarded_build import build_report
+from graphrag_got.report.discarded_model import make_excerpt
+from graphrag_got.report.discarded_render import CSV_COLUMNS, to_csv, to_html, to_markdown
 
 ROOT = Path(__file__).resolve().parents[1]
 ONTOLOGY = ROOT / "ontology" / "got.json"

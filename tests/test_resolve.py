@@ -18,12 +18,13 @@ from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError, OntologyError
 from graphrag_got.extract.run import run_extraction
 from graphrag_got.extract.extraction import EntityRecord, Extraction, Reason, RelationRecord
-from graphrag_got.graph.load import _plan
+from graphrag_got.graph.load_plan import build_plan
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.extract.resolve import (AliasFile, AliasFileError, alias_file_path, class_words, merge_key,
-                                  name_similarity, resolve_entities)
-from graphrag_got.search.local import find_anchors
+from graphrag_got.extract.aliases import AliasFile, AliasFileError, alias_file_path
+from graphrag_got.extract.names import class_words, merge_key, name_similarity
+from graphrag_got.extract.resolve import resolve_entities
+from graphrag_got.search.anchors import find_anchors
 
 ROOT = Path(__file__).resolve().parents[1]
 GOT_PATH = ROOT / "ontology" / "got.json"
@@ -378,7 +379,7 @@ def test_resolution_off_keeps_every_name(project) -> None:
 
 def test_load_rows_carry_aliases_and_search_anchors_on_them(project) -> None:
     _, ext = _run(project)
-    plan = _plan(ext, GOT)
+    plan = build_plan(ext, GOT)
     row = plan.entities["Personaje|daenerys targaryen"]
     assert row["aliases"] == ["Daenerys"] and row["name"] == "Daenerys Targaryen"
     assert all("Personaje|daenerys" != uid for uid in plan.entities)

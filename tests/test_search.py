@@ -8,16 +8,21 @@ from pathlib import Path
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from graphrag_got.communities import core as cm
+from graphrag_got.communities.detect import detect_communities
+from graphrag_got.communities.graph import read_entity_graph
+from graphrag_got.communities.reports import summarize_communities
+from graphrag_got.communities.store import write_communities
 from graphrag_got.graph import db as graphdb
-from graphrag_got.graph import queries as cypher
+from graphrag_got.communities import cypher as communities_cypher
+from graphrag_got.search import cypher as search_cypher
 from graphrag_got.errors import SearchError
-from graphrag_got.llm.client import ReplayChatModel
+from graphrag_got.llm.replay import ReplayChatModel
 from graphrag_got.ontology.model import Ontology
 from support import CallCounter
 from graphrag_got.search import global_search, local_search
 from graphrag_got.search.global_ import NOTHING_RELEVANT_ANSWER
-from graphrag_got.search.local import NO_ANCHOR_ANSWER, match_entities
+from graphrag_got.search.anchors import match_entities
+from graphrag_got.search.local import NO_ANCHOR_ANSWER
 
 ROOT = Path(__file__).resolve().parent.parent
 ONTO = Ontology.from_file(ROOT / "ontology" / "got.json")
@@ -132,8 +137,8 @@ def test_hops_are_validated(got) -> None:  # type: ignore[no-untyped-def]
         local_search(driver, settings, MEETING, hops=5, answer=False, ontology=ONTO)
     for bad in (0, 5, "2", True, 2.0):
         with pytest.raises(ValueError):
-            cypher.local_neighborhood(bad)  # type: ignore[arg-type]
-    assert "*1..3]" in cypher.local_neighborhood(3)
+            search_cypher.local_neighborhood(bad)  # type: ignore[arg-type]
+    assert "*1..3]" in search_cypher.local_neighborhood(3)
 
 
 # ------------------------------------------------------------------------------------ global
@@ -145,10 +150,10 @@ def summarized(got):  # type: ignore[no-untyped-def]
     # map-reduce tests: one level (louvain), no embeddings and no cap, so every community is mapped
     # (selection by level and similarity is tested in tests/test_global_select.py)
     settings = settings.with_overrides(embeddings=False, global_max_communities=1000)
-    comms = cm.detect_communities(cm.read_entity_graph(driver, settings, ONTO), 1.0, 42, algorithm="louvain")
-    cm.write_communities(driver, settings, comms)
+    comms = detect_communities(read_entity_graph(driver, settings, ONTO), 1.0, 42, algorithm="louvain")
+    write_communities(driver, settings, comms)
     summary = json.dumps({"title": "Grupo", "summary": "Resumen del grupo."})
-    cm.summarize_communities(driver, settings, FakeListChatModel(responses=[summary]), ontology=ONTO,
+    summarize_communities(driver, settings, FakeListChatModel(responses=[summary]), ontology=ONTO,
                              label="fake", export=False, progress=lambda s: None)  # fmt: skip
     ids = [c.id for c in comms if c.size > 1]
     assert len(ids) >= 4
@@ -202,6 +207,6 @@ def test_global_nothing_relevant_makes_no_reduce_call(summarized) -> None:  # ty
 def test_global_needs_summaries(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
     with graphdb.session(driver, settings, write=True) as s:
-        s.run(cypher.delete_communities()).consume()
+        s.run(communities_cypher.delete_communities()).consume()
     with pytest.raises(SearchError, match="communities summarize"):
         global_search(driver, settings, "¿Qué bandos hay?", chat=FakeListChatModel(responses=["{}"]))

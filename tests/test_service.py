@@ -120,16 +120,19 @@ def service_graph(neo4j_driver, neo4j_settings, wipe_graph, tmp_path_factory):  
     """The gold graph plus one evidence sentence and one alias, with communities and summaries."""
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from graphrag_got.communities import core as cm
+    from graphrag_got.communities.detect import detect_communities
+    from graphrag_got.communities.graph import read_entity_graph
+    from graphrag_got.communities.reports import summarize_communities
+    from graphrag_got.communities.store import write_communities
     tmp = tmp_path_factory.mktemp("service")
     settings = service_settings(neo4j_settings, tmp)
     path, sentence = evidence_extraction(tmp / "extraction.json")
     wipe_graph()
     load_extraction(neo4j_driver, settings, path, ONTO)
-    comms = cm.detect_communities(cm.read_entity_graph(neo4j_driver, settings, ONTO), 1.0, 42)
-    cm.write_communities(neo4j_driver, settings, comms)
+    comms = detect_communities(read_entity_graph(neo4j_driver, settings, ONTO), 1.0, 42)
+    write_communities(neo4j_driver, settings, comms)
     summary = json.dumps({"title": "Group", "summary": "What the group is about."})
-    cm.summarize_communities(neo4j_driver, settings, FakeListChatModel(responses=[summary]), ontology=ONTO,
+    summarize_communities(neo4j_driver, settings, FakeListChatModel(responses=[summary]), ontology=ONTO,
                              label="fake", export=False, progress=lambda s: None)  # fmt: skip
     yield {"driver": neo4j_driver, "settings": settings, "sentence": sentence, "tmp": tmp,
            "entities": len(json.loads(path.read_text(encoding="utf-8"))["entities"]), "communities": len(comms),

@@ -11,7 +11,7 @@ from graphrag_got.config import Settings
 from graphrag_got.errors import ConfigError
 from graphrag_got.extract.run import run_extraction
 from graphrag_got.extract.extraction import Extraction
-from graphrag_got.llm.client import ReplayChatModel
+from graphrag_got.llm.replay import ReplayChatModel
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.llm.usage import cost_usd, usage_line
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.extract.validate import Reason, Validator, aggregate
+from graphrag_got.extract.validate import Reason, Validator
+from graphrag_got.extract.aggregate import aggregate
 
 GOT = Path(__file__).resolve().parents[1] / "ontology" / "got.json"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from graphrag_got.config import Settings
 from graphrag_got.extract.run import run_extraction
 from graphrag_got.extract.extraction import Extraction, Reason
-from graphrag_got.llm.client import ReplayChatModel
+from graphrag_got.llm.replay import ReplayChatModel
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.prompts import verification_question
 

@@ -191,7 +191,7 @@ def test_script_is_ours_and_carries_no_data(tmp_path: Path):
     nodes, edges = sample_graph()
     text = viz.render_html(nodes, edges, tmp_path / "g.html", "t").read_text(encoding="utf-8")
     script = text.split("<script>", 1)[1].split("</script>", 1)[0]
-    template = (Path(viz.__file__).parent / "templates" / "graph_view.js.j2").read_text(encoding="utf-8")
+    template = (Path(viz.__file__).parents[1] / "templates" / "graph_view.js.j2").read_text(encoding="utf-8")
     assert script == template  # included verbatim: no value of the graph inside the script
     assert "data-viz-ready" in script
 

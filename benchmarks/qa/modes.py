@@ -34,7 +34,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphrag_got.communities import core as cm
+from graphrag_got.communities.detect import detect_communities
+from graphrag_got.communities.graph import read_entity_graph
+from graphrag_got.communities.reports import summarize_communities
+from graphrag_got.communities.store import write_communities
 from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError
 from graphrag_got.common.normalize import normalize_name
@@ -160,7 +163,7 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS_MD, help="Markdown report (the JSON goes beside it)")
     args = ap.parse_args(argv)
     from graphrag_got.graph.db import connect
-    from graphrag_got.llm.client import get_chat_model
+    from graphrag_got.llm.factory import get_chat_model
 
     try:
         settings = Settings.load(llm_provider=args.provider, replay_file=args.replay_file)
@@ -173,10 +176,10 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
         with connect(settings) as driver:
             prepare_database(driver, settings, force=args.force)
             load_fixed(driver, settings, args.extraction, onto)
-            comms = cm.detect_communities(cm.read_entity_graph(driver, settings, onto),
+            comms = detect_communities(read_entity_graph(driver, settings, onto),
                                           settings.community_resolution, settings.community_seed)  # fmt: skip
-            cm.write_communities(driver, settings, comms)
-            cm.summarize_communities(driver, settings, chat, ontology=onto, export=False)
+            write_communities(driver, settings, comms)
+            summarize_communities(driver, settings, chat, ontology=onto, export=False)
             rows = run(driver, settings, questions, onto, chat, modes)
     except GraphragGotError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -44,8 +44,12 @@ from typing import Any
 
 import neo4j
 
-from graphrag_got.communities import core as cm
-from graphrag_got.graph import queries as cypher
+from graphrag_got.communities.detect import Community, detect_communities
+from graphrag_got.communities.graph import read_entity_graph
+from graphrag_got.communities.reports import summarize_communities
+from graphrag_got.communities.store import write_communities
+from graphrag_got.graph import load_cypher
+from graphrag_got.search import cypher as search_cypher
 from graphrag_got.graph import db as graphdb
 from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError
@@ -65,8 +69,8 @@ RESULTS_MD = HERE / "results" / "retrieval.md"
 RESULTS_JSON = HERE / "results" / "retrieval.json"
 HOPS = (1, 2)
 
-# Benchmark-only Cypher (the package itself never wipes a graph, so these are not in
-# graphrag_got/graph/queries.py, like the test-only wipe in tests/conftest.py). Constant text, values as
+# Benchmark-only Cypher (the package itself never wipes a graph, so these are not in one of the
+# package's cypher modules, like the test-only wipe in tests/conftest.py). Constant text, values as
 # parameters.
 MARKER_LABEL = "QABenchmarkRun"
 Q_NODE_COUNT = "MATCH (n) RETURN count(n) AS n"
@@ -211,7 +215,7 @@ def prepare_database(driver: neo4j.Driver, settings: Settings, *, force: bool = 
             "or pass --force to wipe it anyway."
         )
     with driver.session(database=db) as s:  # CALL ... IN TRANSACTIONS needs an auto-commit transaction
-        s.run(cypher.delete_all_in_batches(10000)).consume()
+        s.run(load_cypher.delete_all_in_batches(10000)).consume()
     return "previous run" if ours else "forced"
 
 
@@ -317,15 +321,15 @@ class GlobalRow:
         return sum(1 for c in exp if c in kept) / len(exp) if exp else 0.0
 
 
-def detect_and_write(driver: neo4j.Driver, settings: Settings, onto: Ontology) -> list[cm.Community]:
-    eg = cm.read_entity_graph(driver, settings, onto)
-    comms = cm.detect_communities(eg, settings.community_resolution, settings.community_seed)
-    cm.write_communities(driver, settings, comms)
+def detect_and_write(driver: neo4j.Driver, settings: Settings, onto: Ontology) -> list[Community]:
+    eg = read_entity_graph(driver, settings, onto)
+    comms = detect_communities(eg, settings.community_resolution, settings.community_seed)
+    write_communities(driver, settings, comms)
     return comms
 
 
 def run_global(driver: neo4j.Driver, settings: Settings, questions: Iterable[dict[str, Any]],
-               comms: list[cm.Community], entity_names: dict[str, str], *, chat: Any = None) -> list[GlobalRow]:  # fmt: skip
+               comms: list[Community], entity_names: dict[str, str], *, chat: Any = None) -> list[GlobalRow]:  # fmt: skip
     """Community membership of each global question's entities; with ``chat``, global_search too.
 
     ``entity_names`` maps uid -> name (normalized names are compared).
@@ -375,7 +379,7 @@ def totals(local: list[LocalRow], hops: Iterable[int] = HOPS) -> dict[str, Any]:
 
 
 def markdown(local: list[LocalRow], glob: list[GlobalRow], meta: dict[str, Any], tot: dict[str, Any],
-             comms: list[cm.Community], entity_names: dict[str, str]) -> str:  # fmt: skip
+             comms: list[Community], entity_names: dict[str, str]) -> str:  # fmt: skip
     h1, h2 = HOPS
     lines = [
         "# Retrieval on the GoT corpus",
@@ -500,13 +504,14 @@ def main(argv: list[str] | None = None) -> int:
             local = run_local(driver, settings, questions, onto, HOPS, count)
             local_s = time.perf_counter() - t0
             comms = detect_and_write(driver, settings, onto)
-            names = {e["uid"]: e["name"] for e in graphdb.read_all(driver, settings, cypher.search_entity_catalog())}
+            catalog = graphdb.read_all(driver, settings, search_cypher.search_entity_catalog())
+            names = {e["uid"]: e["name"] for e in catalog}
             chat, llm_label = None, None
             if args.llm:
-                from graphrag_got.llm.client import get_chat_model, model_label
+                from graphrag_got.llm.factory import get_chat_model, model_label
 
                 chat, llm_label = get_chat_model(settings), model_label(settings)
-                sres = cm.summarize_communities(driver, settings, chat, ontology=onto, export=False)
+                sres = summarize_communities(driver, settings, chat, ontology=onto, export=False)
                 print(f"summaries: {sres.generated} generated, {sres.cached} cached, {sres.unchanged} unchanged, "
                       f"{len(sres.failed)} failed")  # fmt: skip
             glob = run_global(driver, settings, questions, comms, names, chat=chat)

@@ -52,11 +52,12 @@ from graphrag_got.ingest.chunking import Chunk  # noqa: E402
 from graphrag_got.config import Settings  # noqa: E402
 from graphrag_got.errors import GraphragGotError  # noqa: E402
 from graphrag_got.extract.evidence import ChunkText  # noqa: E402
-from graphrag_got.extract.run import ExtractionCache, PROMPT_VERSION, extract_chunk, make_validator, system_prompt  # noqa: E402
+from graphrag_got.extract.cache import ExtractionCache  # noqa: E402
+from graphrag_got.extract.run import PROMPT_VERSION, extract_chunk, make_validator, system_prompt  # noqa: E402
 from graphrag_got.extract.repair import ChunkAnswer  # noqa: E402
 from graphrag_got.common.files import write_json_atomic, write_text_atomic  # noqa: E402
 from graphrag_got.ontology.text2kgbench import import_text2kgbench  # noqa: E402
-from graphrag_got.llm.client import get_chat_model, model_label  # noqa: E402
+from graphrag_got.llm.factory import get_chat_model, model_label  # noqa: E402
 from graphrag_got.ontology.model import Ontology  # noqa: E402
 from graphrag_got.ontology.schema import extraction_schema  # noqa: E402
 from graphrag_got.extract.validate import Validator  # noqa: E402
@@ -282,24 +283,24 @@ def run_ontology(name: str, onto_path: Path, gt_path: Path, test_path: Path, per
                 chat_holder["chat"] = get_chat_model(settings, provider)
             t0 = time.monotonic()
             record = extract_chunk(chat_holder["chat"], onto, chunk, schema, system)
-            record["seconds"] = round(time.monotonic() - t0, 2)
-            record["model"] = label
+            record.seconds = round(time.monotonic() - t0, 2)
+            record.model = label
             cache.put(chunk.hash, onto.hash, record)
             fresh += 1
-            print(f"  {name} [{i + 1}/{len(tests)}] {record['status']} in {record['seconds']:.1f}s",
+            print(f"  {name} [{i + 1}/{len(tests)}] {record.status} in {record.seconds:.1f}s",
                   file=sys.stderr, flush=True)
-        if isinstance(record.get("seconds"), (int, float)):
-            seconds.append(float(record["seconds"]))
-        out_tokens += int(record.get("output_tokens") or 0)
-        if record.get("status") != "ok":
+        if record.seconds is not None:
+            seconds.append(float(record.seconds))
+        out_tokens += record.output_tokens or 0
+        if not record.ok:
             failed += 1
             before[rec["id"]] = after[rec["id"]] = []  # the system answered nothing usable
             continue
-        answers.append(ChunkAnswer(chunk.id, chunk.document_id, record.get("parsed"), ChunkText(chunk.text)))
-        raw = raw_triples(record.get("parsed"))
+        answers.append(ChunkAnswer(chunk.id, chunk.document_id, record.parsed, ChunkText(chunk.text)))
+        raw = raw_triples(record.parsed)
         n_raw += len(raw)
         before[rec["id"]] = scorer.to_benchmark_relations(raw, label_map)
-        result = validator.validate(record.get("parsed"), chunk.id, chunk.document_id)
+        result = validator.validate(record.parsed, chunk.id, chunk.document_id)
         refused.update(r.reason.value for r in result.rejections if r.kind == "relation")
         refused_gold.update(gold_refusals(result.rejections, ground_truth[rec["id"]]["triples"], label_map))
         n_kept += len(result.relations)

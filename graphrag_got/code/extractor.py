@@ -7,7 +7,7 @@ The output is the same contract as the LLM extraction (:class:`graphrag_got.extr
   (character offsets into the file; ``heading`` = the definition's qualified name);
 * for every chunk we build the answer an extractor would give (entities with their properties,
   relations with their source lines) and pass it through the one
-  :class:`~graphrag_got.extract.validate.Validator` and :func:`~graphrag_got.extract.validate.aggregate`, so the
+  :class:`~graphrag_got.extract.validate.Validator` and :func:`~graphrag_got.extract.aggregate.aggregate`, so the
   ontology is enforced and refusals are audited exactly as for model answers.
 
 A document's ``hash`` covers the file's bytes *and* the facts extracted from it: a call in an
@@ -34,7 +34,8 @@ from graphrag_got.errors import CorpusError, OntologyError
 from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, Extraction, LLMRef, OntologyRef
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent
-from graphrag_got.extract.validate import ChunkValidation, Validator, aggregate, identity_attributes
+from graphrag_got.extract.validate import ChunkValidation, Validator
+from graphrag_got.extract.aggregate import aggregate, identity_attributes
 from graphrag_got.code import vocabulary as v
 from graphrag_got.code.parse import Definition, FileFacts, parse_file
 from graphrag_got.code.resolve import ResolvedFile, entity_class, resolve, unique_module_names

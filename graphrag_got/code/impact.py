@@ -25,7 +25,7 @@ from typing import Any
 
 import neo4j
 
-from graphrag_got.graph import queries as cypher
+from graphrag_got.code import cypher
 from graphrag_got.config import Settings
 from graphrag_got.errors import ConfigError, Neo4jError, SearchError
 from graphrag_got.common.normalize import normalize_name

@@ -66,19 +66,16 @@ def _graph_settings(args: argparse.Namespace, settings: Settings) -> Settings:
 
 
 def run_detect(args: argparse.Namespace, settings: Settings) -> int:
-    from graphrag_got.communities import core as cm
+    from graphrag_got.pipeline.steps import detect_and_write
+
     settings = _graph_settings(args, settings).with_overrides(community_resolution=args.resolution,
                                                               community_algorithm=args.algorithm)  # fmt: skip
     driver, onto = _connect(settings)
     with driver:
-        eg = cm.read_entity_graph(driver, settings, onto)
-        if not eg.entities:
-            print("the graph has no entities: run `graphrag-got load` first")
-            return 1
-        comms = cm.detect_communities(eg, settings.community_resolution, settings.community_seed,
-                                      algorithm=settings.community_algorithm, max_size=settings.community_max_size,
-                                      max_levels=settings.community_max_levels)  # fmt: skip
-        counts = cm.write_communities(driver, settings, comms)
+        eg, comms, counts = detect_and_write(driver, settings, onto)
+    if not eg.entities:
+        print("the graph has no entities: run `graphrag-got load` first")
+        return 1
     cooc = f", co-occurrence links: {eg.cooccurrence_links}" if eg.cooccurrence else ""
     print(f"entities: {len(eg.entities)}, links: {eg.graph.number_of_edges()}{cooc} "
           f"({settings.community_algorithm}, resolution {settings.community_resolution}, "
@@ -125,15 +122,17 @@ def _parse_algorithms(text: str) -> list[str]:
 
 
 def run_sweep(args: argparse.Namespace, settings: Settings) -> int:
-    from graphrag_got.communities import core as cm
+    from graphrag_got.communities.detect import sweep
+    from graphrag_got.communities.graph import read_entity_graph
+
     resolutions = _parse_resolutions(args.resolutions)
     algorithms = _parse_algorithms(args.algorithms)
     settings = _graph_settings(args, settings)
     driver, onto = _connect(settings)
     with driver:
-        eg = cm.read_entity_graph(driver, settings, onto)
-    rows = cm.sweep(eg, resolutions, settings.community_seed, algorithms, max_size=settings.community_max_size,
-                    max_levels=settings.community_max_levels)  # fmt: skip
+        eg = read_entity_graph(driver, settings, onto)
+    rows = sweep(eg, resolutions, settings.community_seed, algorithms, max_size=settings.community_max_size,
+                 max_levels=settings.community_max_levels)  # fmt: skip
     print(f"entities: {len(eg.entities)}, links: {eg.graph.number_of_edges()}"
           + (f" (co-occurrence links: {eg.cooccurrence_links})" if eg.cooccurrence else ""))
     print(f"{'algorithm':<9} {'resolution':>10} {'communities':>11} {'size>=2':>7} {'singletons':>10} {'largest':>7} "
@@ -150,11 +149,12 @@ def run_sweep(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_summarize(args: argparse.Namespace, settings: Settings) -> int:
-    from graphrag_got.communities import core as cm
+    from graphrag_got.communities.reports import summarize_communities
+
     driver, onto = _connect(settings)
     with driver, progress_bar() as progress:
-        res = cm.summarize_communities(driver, settings, ontology=onto, force=args.force, progress=progress,
-                                       embed=False if args.no_embeddings else None)  # fmt: skip
+        res = summarize_communities(driver, settings, ontology=onto, force=args.force, progress=progress,
+                                    embed=False if args.no_embeddings else None)  # fmt: skip
     print(f"communities: {res.communities} ({res.singletons_skipped} singleton(s) not reported)")
     print(f"reports: {res.generated} generated, {res.cached} from cache, {res.unchanged} unchanged, "
           f"{len(res.failed)} failed")  # fmt: skip

@@ -8,15 +8,8 @@ import time
 
 from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError
-from graphrag_got.llm.client import (
-    Attempt,
-    complete_text,
-    get_chat_model,
-    model_label,
-    ollama_available,
-    openai_base_urls,
-    resolve_provider,
-)
+from graphrag_got.llm.calls import Attempt, complete_text
+from graphrag_got.llm.factory import get_chat_model, model_label, ollama_available, openai_base_urls, resolve_provider
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -56,7 +49,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if importlib.util.find_spec("llama_cpp") is None:
             _line(False, "llama-cpp-python", "not installed: pip install -e '.[llamacpp]'")
             failures += 1
-        from graphrag_got.llm.client import busy_cores_warning, llamacpp_threads
+        from graphrag_got.llm.factory import busy_cores_warning, llamacpp_threads
 
         try:
             path = resolve_model_path(settings)

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_stats(args: argparse.Namespace, settings: Settings) -> int:
-    from graphrag_got.graph.load import graph_stats
+    from graphrag_got.graph.stats import graph_stats
 
     driver, ontology = _connect_and_ontology(settings)
     with driver:

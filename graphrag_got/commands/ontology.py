@@ -64,7 +64,7 @@ def run_show_prompt(args: argparse.Namespace, settings: Settings) -> int:
 
 def run_schema(args: argparse.Namespace, settings: Settings) -> int:
     if args.file_schema:
-        from graphrag_got.ontology.model import file_schema
+        from graphrag_got.ontology.loading import file_schema
 
         print(json.dumps(file_schema(), indent=2, ensure_ascii=False))
         return 0

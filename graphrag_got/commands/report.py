@@ -7,6 +7,9 @@ from pathlib import Path
 
 from graphrag_got.config import Settings
 from graphrag_got.report import discarded as report_mod
+from graphrag_got.report.discarded_build import build_report
+
+
 def register(sub: "argparse._SubParsersAction") -> None:
     p = sub.add_parser(
         "report",
@@ -33,7 +36,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     # The configured ontology (what the user edits now) when it exists; otherwise the one the
     # extraction names, loaded leniently by build_report.
     ontology = settings.ontology_path if Path(settings.ontology_path).is_file() else None
-    rep = report_mod.build_report(
+    rep = build_report(
         extraction, ontology,
         max_examples=max(0, getattr(args, "examples", 3)),
         min_repeat=max(1, getattr(args, "min_repeat", 2)),

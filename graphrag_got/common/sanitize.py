@@ -4,7 +4,7 @@ A model answer can hold anything a byte stream can: lone UTF-16 surrogates (whic
 written as UTF-8, so the cache write fails), NUL and other control characters, invisible
 zero-width and bidirectional-control characters (which make two equal-looking names different
 keys and can reorder what a report shows), and text in decomposed form. Each string is cleaned
-once, at the boundary where the answer enters (:func:`graphrag_got.llm.client.complete_json`), so the
+once, at the boundary where the answer enters (:func:`graphrag_got.llm.json_answers.complete_json`), so the
 rest of the code never has to think about it.
 """
 

@@ -22,7 +22,7 @@ from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from graphrag_got.errors import ExtractionFileError
+from graphrag_got.errors import ExtractionFileError, format_problems
 from graphrag_got.common.files import write_json_atomic
 
 FORMAT = "graphrag_got.extraction/2"
@@ -117,11 +117,11 @@ class Rejection(_Model):
 class Repair(_Model):
     """A change made to a model answer before validation (reason code, before, after, where).
 
-    ``reason`` is a :class:`RepairReason` value; ``before``/``after`` are the item (entity or
+    ``reason`` says which rule made the change; ``before``/``after`` are the item (entity or
     triple) as the model wrote it and as it was validated; ``kind`` says which.
     """
 
-    reason: str
+    reason: RepairReason
     message: str
     before: dict[str, Any] = Field(default_factory=dict)
     after: dict[str, Any] = Field(default_factory=dict)
@@ -567,9 +567,5 @@ def _pydantic_problems(exc: ValidationError) -> list[tuple[str, str]]:
 
 
 def _file_error(source: str, problems: list[tuple[str, str]]) -> ExtractionFileError:
-    shown = "\n".join(f"  {where}: {msg}" for where, msg in problems[:10])
-    more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
-    return ExtractionFileError(
-        f"{source}: not a valid extraction file ({len(problems)} problem(s)):\n{shown}{more}\n"
-        "Fix the file or produce it again with `graphrag-got extract`."
-    )
+    return ExtractionFileError(format_problems(source, f"not a valid extraction file ({len(problems)} problem(s))",
+                                              problems, "Fix the file or produce it again with `graphrag-got extract`."))

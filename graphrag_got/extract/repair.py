@@ -39,6 +39,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from graphrag_got.extract.answer import ENTITY_KEYS, RawAnswer
 from graphrag_got.extract.evidence import ChunkText
 from graphrag_got.extract.extraction import End, Repair, RepairReason
 from graphrag_got.common.normalize import normalize_name
@@ -47,7 +48,6 @@ from graphrag_got.extract.validate import Validator, known_entities
 __all__ = ["ChunkAnswer", "ClassVotes", "RepairedAnswer", "corpus_entity_names", "repair_answers", "repair_chunk"]
 
 _log = logging.getLogger(__name__)
-_ENTITY_KEYS = frozenset({"name", "type", "properties"})
 
 
 @dataclass
@@ -56,8 +56,11 @@ class ChunkAnswer:
 
     chunk_id: str | None
     document_id: str | None
-    answer: Any
+    answer: RawAnswer  # parsed JSON of either answer form is read into one
     text: ChunkText
+
+    def __post_init__(self) -> None:
+        self.answer = RawAnswer.read(self.answer)
 
 
 @dataclass
@@ -67,7 +70,7 @@ class RepairedAnswer:
 
     chunk_id: str | None
     document_id: str | None
-    answer: Any
+    answer: RawAnswer
     extra_entities: list[dict[str, Any]] = field(default_factory=list)
     repairs: list[Repair] = field(default_factory=list)
 
@@ -76,12 +79,13 @@ class ClassVotes:
     """Per normalized name, how many chunk answers list it with each class (one vote per answer
     and class, so a chunk repeating a name does not outvote the corpus)."""
 
-    def __init__(self, answers: Iterable[Any], classes: Iterable[str], max_entities: int | None = None):
+    def __init__(self, answers: Iterable[RawAnswer | object], classes: Iterable[str],
+                 max_entities: int | None = None):  # fmt: skip
         self.classes = frozenset(classes)
         self.votes: dict[str, Counter[str]] = {}
         for answer in answers:
             seen: set[tuple[str, str]] = set()
-            for item in _entities(answer, max_entities):
+            for item in _entities(RawAnswer.read(answer), max_entities):
                 name, ctype = _name_and_type(item)
                 if name is None or ctype not in self.classes:
                     continue
@@ -146,11 +150,8 @@ def corpus_entity_names(fixed: Iterable[RepairedAnswer], bound: int | None = Non
 
 
 # ---------------------------------------------------------------------------- one chunk
-def _entities(answer: Any, bound: int | None) -> list[Any]:
-    items = answer.get("entities") if isinstance(answer, dict) else None
-    if not isinstance(items, list):
-        return []
-    return items[:bound] if bound is not None else items
+def _entities(answer: RawAnswer, bound: int | None) -> list[Any]:
+    return answer.entities[:bound] if bound is not None else answer.entities
 
 
 def _name_and_type(item: Any) -> tuple[str | None, str | None]:
@@ -182,10 +183,10 @@ class _ChunkRepair:
     def run(self) -> RepairedAnswer:
         answer = self.chunk.answer
         result = RepairedAnswer(self.chunk.chunk_id, self.chunk.document_id, answer)
-        if not isinstance(answer, dict) or not isinstance(answer.get("relations") or [], list):
+        if not answer.is_object or answer.problem("relations") is not None:
             return result
-        entities = list(answer.get("entities") or []) if isinstance(answer.get("entities"), list) else []
-        relations = list(answer.get("relations") or [])
+        entities = list(answer.entities)
+        relations = list(answer.relations)
         bound_e = len(entities) if self.v.max_entities is None else min(len(entities), self.v.max_entities)
         bound_r = len(relations) if self.v.max_relations is None else min(len(relations), self.v.max_relations)
         self._entities_pass(entities, bound_e, relations[:bound_r])
@@ -196,13 +197,13 @@ class _ChunkRepair:
             if fixed is not None:
                 relations[i] = fixed
         if self.repairs:
-            result.answer = {**answer, "entities": entities, "relations": relations}
+            result.answer = answer.with_items(entities, relations)
             result.extra_entities, result.repairs = self.extra, self.repairs
         return result
 
     # ------------------------------------------------------------------ helpers
     def _record(self, reason: RepairReason, kind: str, message: str, before: Any, after: Any) -> None:
-        self.repairs.append(Repair(reason=reason.value, kind=kind, message=message,  # type: ignore[arg-type]
+        self.repairs.append(Repair(reason=reason, kind=kind, message=message,  # type: ignore[arg-type]
                                    before=dict(before) if isinstance(before, dict) else {"value": before},
                                    after=dict(after), chunk_id=self.chunk.chunk_id,
                                    document_id=self.chunk.document_id))
@@ -305,7 +306,7 @@ class _ChunkRepair:
         declared = self.onto.classes[cls].properties
         out: dict[str, Any] = {"name": item["name"], "type": cls}
         for k, v in item.items():
-            if k not in _ENTITY_KEYS and k in declared:
+            if k not in ENTITY_KEYS and k in declared:
                 out[k] = v
         if isinstance(item.get("properties"), dict):
             props = {k: v for k, v in item["properties"].items() if k in declared}
@@ -433,7 +434,7 @@ class _ChunkRepair:
 
 def _property_names(item: Mapping[str, Any]) -> list[str]:
     """Property names an entity item carries (flat or under ``properties``)."""
-    names = [k for k in item if k not in _ENTITY_KEYS]
+    names = [k for k in item if k not in ENTITY_KEYS]
     if isinstance(item.get("properties"), dict):
         names += list(item["properties"])
     return names

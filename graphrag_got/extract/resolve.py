@@ -18,7 +18,7 @@ Names the alias file lists as ``distinct`` are never joined, by any rule, even t
 Every join is a :class:`~graphrag_got.extract.extraction.Merge` record (class, canonical uid and name, the
 names and uids merged, rule, score, evidence). The fullest name of a group becomes the display name
 (a pinned name wins), the other names its ``aliases``; relations are re-pointed to the canonical
-entity and aggregated again with :func:`graphrag_got.extract.validate.aggregate` (two facts that become one
+entity and aggregated again with :func:`graphrag_got.extract.aggregate.aggregate` (two facts that become one
 keep the union of their chunks); a relation whose two ends became one entity is refused as a
 ``self_relation`` rejection, never dropped silently.
 
@@ -29,302 +29,26 @@ answers, no model call).
 from __future__ import annotations
 
 import difflib
-import json
 import logging
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
-
-from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
-
 from graphrag_got.config import Settings
-from graphrag_got.errors import OntologyError
 from graphrag_got.extract.extraction import EntityRecord, Merge, MergeRule, Reason, Rejection, RelationRecord
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.extract.validate import NAME_MAX, ChunkValidation, aggregate, identity_attributes
+from graphrag_got.extract.validate import ChunkValidation
+from graphrag_got.extract.aggregate import aggregate, identity_attributes
 
-__all__ = ["ALIAS_FILE_SUFFIX", "FUZZY_THRESHOLD", "LEADING_ARTICLES", "AliasFile", "AliasFileError",
-           "Resolution", "alias_file_path", "class_words", "merge_key", "name_similarity", "resolve_entities"]
+from graphrag_got.extract.names import (FUZZY_THRESHOLD, class_words, content_tokens, merge_key,
+                                      name_similarity, pairs, tokens)
+from graphrag_got.extract.aliases import AliasFile, alias_file_path, load_alias_file
+
+__all__ = ["Resolution", "resolve_entities"]
 
 logger = logging.getLogger(__name__)
-
-ALIAS_FILE_SUFFIX = ".aliases.json"
-#: Articles dropped at the start of a name (Spanish and English), like the quality scorer does.
-LEADING_ARTICLES = frozenset({"el", "la", "los", "las", "lo", "the", "a", "an"})
-#: Lowest similarity (difflib ratio, 0-1) of every word pair for two names to be fuzzy-merged.
-FUZZY_THRESHOLD = 0.85
-
-_CLASS_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_WORD = re.compile(r"\w+")
-
-
-class AliasFileError(OntologyError):
-    """The alias file next to the ontology is unreadable or breaks a rule (path and JSON path given)."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Names
-# ---------------------------------------------------------------------------------------------
-
-
-def class_words(class_name: str) -> frozenset[str]:
-    """The words of a class name split at capitals, digits and underscores, normalized.
-
-    ``NobleHouse`` -> {"noble", "house"}; ``HTTPServer`` -> {"http", "server"}; ``noble_house`` ->
-    {"noble", "house"}.
-    """
-    return frozenset(normalize_name(w) for w in _CLASS_WORD.findall(class_name))
-
-
-def _tokens(name: str) -> list[str]:
-    return _WORD.findall(normalize_name(name))
-
-
-def _content_tokens(name: str) -> list[str]:
-    """The words of a name without its leading articles (kept whole when only articles)."""
-    words = _tokens(name)
-    i = 0
-    while i < len(words) and words[i] in LEADING_ARTICLES:
-        i += 1
-    return words[i:] or words
-
-
-def merge_key(class_name: str, name: str, words: frozenset[str] | None = None) -> str:
-    """The name as rule 2 compares it: normalized, without the class's words and leading articles.
-
-    ``merge_key("NobleHouse", "The Noble House Ashford")`` is ``"ashford"``. A name made only of
-    such words ("The House") keeps all its words. ``words`` defaults to :func:`class_words`.
-    """
-    drop = class_words(class_name) if words is None else words
-    all_words = _tokens(name)
-    kept = [w for w in all_words if w not in drop]
-    while kept and kept[0] in LEADING_ARTICLES:
-        kept.pop(0)
-    return " ".join(kept or all_words)
-
-
-def name_similarity(a: str, b: str) -> float:
-    """How alike two merge keys are, 0-1: 1.0 when equal without spaces ("ab cd" / "abcd"); for the
-    same number of words, the lowest difflib ratio of the word pairs in order; else 0.0. Comparing
-    word by word keeps two people of one family ("Ann Smith" / "Anna Smith" are close, "Tom Smith"
-    / "Tim Smith" are not merged unless each word is close)."""
-    if a.replace(" ", "") == b.replace(" ", ""):
-        return 1.0
-    wa, wb = a.split(), b.split()
-    if len(wa) != len(wb):
-        return 0.0
-    score = 1.0
-    for x, y in zip(wa, wb):
-        if x != y:
-            score = min(score, difflib.SequenceMatcher(None, x, y).ratio())
-    return score
-
-
-# ---------------------------------------------------------------------------------------------
-# The alias file
-# ---------------------------------------------------------------------------------------------
-
-
-class _AliasFileShape(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    aliases: dict[str, dict[str, list[StrictStr]]] = {}
-    distinct: dict[str, list[list[StrictStr]]] = {}
-
-
-@dataclass(frozen=True)
-class AliasFile:
-    """User decisions about entity names, per class.
-
-    ``aliases``: class -> canonical name -> other names of the same entity (always merged, the
-    canonical name becomes the display name). ``distinct``: class -> groups of names that are
-    different entities (never merged, by any rule). File form::
-
-        {"aliases": {"NobleHouse": {"House Ashford": ["Ashford", "the Ashfords"]}},
-         "distinct": {"Person": [["Ann Smith", "Ann Smithe"]]}}
-    """
-
-    path: str = ""
-    aliases: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
-    distinct: Mapping[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
-
-    @classmethod
-    def read(cls, path: str | Path, ontology: Ontology) -> "AliasFile":
-        """Parse and check an alias file against ``ontology``; raises :class:`AliasFileError`."""
-        p = Path(path)
-        if not p.is_file():
-            raise AliasFileError(f"{p}: alias file not found (or not a file).", path=str(p))
-        try:
-            text = p.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise AliasFileError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start}).", path=str(p)) from None
-        except OSError as exc:
-            raise AliasFileError(f"{p}: cannot be read ({exc.strerror}).", path=str(p)) from None
-        try:
-            data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
-        except json.JSONDecodeError as exc:
-            raise AliasFileError(f"{p}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}. Fix the file, "
-                                 "then run `graphrag-got extract --revalidate`.", path=str(p)) from None
-        except _DuplicateKey as exc:
-            raise _error(str(p), [("$", str(exc))]) from None
-        except RecursionError:
-            raise AliasFileError(f"{p}: JSON nested too deeply to be an alias file.", path=str(p)) from None
-        return cls.from_data(data, ontology, str(p))
-
-    @classmethod
-    def from_data(cls, data: Any, ontology: Ontology, source: str = "<aliases>") -> "AliasFile":
-        if not isinstance(data, dict):
-            raise _error(source, [("$", f"expected a JSON object with 'aliases' and/or 'distinct', "
-                                        f"got {type(data).__name__}")])
-        try:
-            shape = _AliasFileShape.model_validate(data)
-        except ValidationError as exc:
-            raise _error(source, _shape_problems(exc)) from None
-        problems: list[tuple[str, str]] = []
-        classes = list(ontology.classes)
-        aliases: dict[str, dict[str, tuple[str, ...]]] = {}
-        distinct: dict[str, tuple[tuple[str, ...], ...]] = {}
-        for cname, pins in shape.aliases.items():
-            where = f"$.aliases.{cname}"
-            if cname not in ontology.classes:
-                problems.append((where, f"{cname!r} is not a class of the ontology ({', '.join(classes)})"))
-                continue
-            owner: dict[str, tuple[str, str]] = {}  # normalized name -> (canonical, JSON path)
-            aliases[cname] = {}
-            for canonical, others in pins.items():
-                names = [canonical, *others]
-                paths = [f"{where}.{canonical}", *(f"{where}.{canonical}[{i}]" for i in range(len(others)))]
-                for name, path in zip(names, paths):
-                    problem = _name_problem(name)
-                    if problem:
-                        problems.append((path, problem))
-                        continue
-                    key = normalize_name(name)
-                    seen = owner.get(key)
-                    if seen is not None and seen[0] != canonical:
-                        problems.append((path, f"{name!r} is already an alias of {seen[0]!r} ({seen[1]}); "
-                                               "a name belongs to one entity"))
-                    owner.setdefault(key, (canonical, path))
-                aliases[cname][canonical.strip()] = tuple(o.strip() for o in others)
-        for cname, groups in shape.distinct.items():
-            where = f"$.distinct.{cname}"
-            if cname not in ontology.classes:
-                problems.append((where, f"{cname!r} is not a class of the ontology ({', '.join(classes)})"))
-                continue
-            kept: list[tuple[str, ...]] = []
-            for i, group in enumerate(groups):
-                path = f"{where}[{i}]"
-                bad = [(f"{path}[{j}]", p) for j, n in enumerate(group) if (p := _name_problem(n))]
-                problems += bad
-                keys = [normalize_name(n) for n in group]
-                if len(group) < 2:
-                    problems.append((path, "a distinct group lists at least two names"))
-                elif len(set(keys)) < len(keys):
-                    problems.append((path, "a name is repeated (names are compared normalized: case and "
-                                           "accents ignored)"))
-                elif not bad:
-                    for a, b in _pairs(keys):
-                        ca = _pinned_canonical(aliases.get(cname, {}), a)
-                        if ca is not None and ca == _pinned_canonical(aliases.get(cname, {}), b):
-                            problems.append((path, f"{group[keys.index(a)]!r} and {group[keys.index(b)]!r} "
-                                                   f"are both pinned as aliases of {ca!r} under $.aliases.{cname}"))
-                    kept.append(tuple(n.strip() for n in group))
-            distinct[cname] = tuple(kept)
-        if problems:
-            raise _error(source, problems)
-        return cls(path=source, aliases=aliases, distinct=distinct)
-
-    def pinned(self, class_name: str) -> dict[str, tuple[str, ...]]:
-        """Canonical name -> its other names, for one class."""
-        return dict(self.aliases.get(class_name, {}))
-
-    def distinct_pairs(self, class_name: str) -> set[frozenset[str]]:
-        """Pairs of normalized names of one class that must stay apart."""
-        return {frozenset(p) for group in self.distinct.get(class_name, ())
-                for p in _pairs([normalize_name(n) for n in group])}
-
-
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise _DuplicateKey(f"the key {k!r} appears twice in one object (the second would silently win)")
-        out[k] = v
-    return out
-
-
-def _pairs(items: Sequence[str]) -> Iterable[tuple[str, str]]:
-    for i, a in enumerate(items):
-        for b in items[i + 1:]:
-            yield a, b
-
-
-def _pinned_canonical(pins: Mapping[str, tuple[str, ...]], key: str) -> str | None:
-    for canonical, others in pins.items():
-        if key in {normalize_name(n) for n in (canonical, *others)}:
-            return canonical
-    return None
-
-
-def _name_problem(name: str) -> str | None:
-    if not normalize_name(name):
-        return f"{name!r} is empty once normalized (no letters or digits)"
-    if len(name.strip()) > NAME_MAX:
-        return f"a name is {len(name.strip())} characters long (max {NAME_MAX})"
-    return None
-
-
-def _shape_problems(exc: ValidationError) -> list[tuple[str, str]]:
-    problems = []
-    for err in exc.errors():
-        path = "$"
-        for part in err["loc"]:
-            path += f"[{part}]" if isinstance(part, int) else f".{part}"
-        if err["type"] == "extra_forbidden":
-            problems.append((path, "unknown key (the file has 'aliases' and 'distinct')"))
-            continue
-        expected = {"dict_type": "an object", "list_type": "a list", "string_type": "a string"}.get(err["type"])
-        got = type(err.get("input")).__name__
-        problems.append((path, f"expected {expected}, got {got}" if expected else err["msg"]))
-    return problems
-
-
-def _error(source: str, problems: list[tuple[str, str]]) -> AliasFileError:
-    shown = "\n".join(f"  {where}: {msg}" for where, msg in problems[:20])
-    more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
-    return AliasFileError(
-        f"{source}: {len(problems)} problem(s) in the alias file:\n{shown}{more}\n"
-        'Expected {"aliases": {"<Class>": {"<name>": ["<other name>", ...]}}, '
-        '"distinct": {"<Class>": [["<name>", "<name>"], ...]}}; fix it, then run '
-        "`graphrag-got extract --revalidate`.",
-        problems=problems, path=source)
-
-
-def alias_file_path(ontology: Ontology) -> Path | None:
-    """``<ontology stem>.aliases.json`` beside the ontology file (None for an ontology not read from a file)."""
-    source = Path(ontology.source)
-    if ontology.source.startswith("<") or not source.name:
-        return None
-    return source.with_name(source.stem + ALIAS_FILE_SUFFIX)
-
-
-def _alias_file(ontology: Ontology, aliases: "AliasFile | str | Path | None") -> AliasFile:
-    if isinstance(aliases, AliasFile):
-        return aliases
-    if aliases is not None:
-        return AliasFile.read(aliases, ontology)
-    path = alias_file_path(ontology)
-    if path is None or not path.exists():
-        return AliasFile()
-    return AliasFile.read(path, ontology)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -536,7 +260,7 @@ def _close_words(words: Iterable[str], threshold: float) -> dict[str, set[str]]:
             index[variant].add(w)
     near: dict[str, set[str]] = defaultdict(set)
     for bucket in index.values():
-        for a, b in _pairs(sorted(bucket)):
+        for a, b in pairs(sorted(bucket)):
             if b in near[a]:
                 continue
             m = difflib.SequenceMatcher(None, a, b)
@@ -561,8 +285,8 @@ def _deletions(word: str, edits: int) -> set[str]:
 def _fullness(e: EntityRecord) -> tuple[Any, ...]:
     """Sort key, fullest name first: more words (leading articles not counted), no leading article,
     more chunks, longer, then alphabetical."""
-    words = _tokens(e.name)
-    content = _content_tokens(e.name)
+    words = tokens(e.name)
+    content = content_tokens(e.name)
     return (-len(content), len(content) < len(words), -len(e.chunk_ids), -len(e.name), e.name)
 
 
@@ -572,13 +296,13 @@ def resolve_entities(entities: Sequence[EntityRecord], relations: Sequence[Relat
     """Join the records that name one entity within each class (see the module docstring).
 
     ``entities`` and ``relations`` are aggregated records (one per uid / fact), as
-    :func:`graphrag_got.extract.validate.aggregate` returns them. ``aliases`` is the alias file (an
+    :func:`graphrag_got.extract.aggregate.aggregate` returns them. ``aliases`` is the alias file (an
     :class:`AliasFile` or a path); None reads ``<ontology stem>.aliases.json`` beside the ontology
     when it exists. ``settings`` is accepted for options carried by the settings model (the caller
     reads ``settings.resolution``; none is read here today). Raises :class:`AliasFileError` for a
     bad alias file. The inputs are not modified.
     """
-    files = _alias_file(onto, aliases)
+    files = load_alias_file(onto, aliases)
     by_class: dict[str, list[EntityRecord]] = defaultdict(list)
     for e in entities:
         by_class[e.type].append(e)

@@ -8,9 +8,6 @@ obtained under) without calling the model.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -21,19 +18,23 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from graphrag_got.extract.answer_form import expand_answer
+from graphrag_got.extract.answer import RawAnswer
+from graphrag_got.extract.cache import CacheRecord, ExtractionCache
 from graphrag_got.ingest.chunking import Chunk, ChunkedDocument, read_corpus
 from graphrag_got.config import Settings
 from graphrag_got.errors import ExtractionError, LLMError
 from graphrag_got.common.files import write_json_atomic
-from graphrag_got.llm.client import LLMOutputError, complete_json, get_chat_model, model_label, resolve_provider
+from graphrag_got.llm.calls import LLMOutputError
+from graphrag_got.llm.factory import get_chat_model, model_label, resolve_provider
+from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent
 from graphrag_got.extract.extraction import FORMAT as EXTRACTION_FORMAT
 from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, Extraction, FailedChunk, LLMRef, OntologyRef
 from graphrag_got.prompts import EXTRACTION_VERSION, extraction_system_prompt, extraction_user_prompt
 from graphrag_got.ontology.schema import extraction_schema
-from graphrag_got.extract.validate import ChunkValidation, Validator, aggregate, identity_attributes
+from graphrag_got.extract.validate import ChunkValidation, Validator
+from graphrag_got.extract.aggregate import aggregate, identity_attributes
 from graphrag_got.extract.evidence import ChunkText, EvidenceRules
 from graphrag_got.extract.extraction import Repair
 from graphrag_got.extract.orphans import drop_orphans
@@ -56,54 +57,6 @@ def system_prompt(onto: Ontology) -> str:
 
 def user_prompt(chunk: Chunk) -> str:
     return extraction_user_prompt(chunk.text)
-
-
-# ---------------------------------------------------------------------------- cache
-class ExtractionCache:
-    """One JSON file per (chunk, ontology) under a folder per (model, prompt, schema bounds)."""
-
-    def __init__(self, root: Path, model: str, max_entities: int, max_relations: int, form: str = "full"):
-        # the full form keeps the tag it always had, so existing caches stay valid
-        tag = f"{model}|{PROMPT_VERSION}|{max_entities}|{max_relations}" + ("" if form == "full" else f"|{form}")
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", model)[:60]
-        self.dir = root / "extract" / f"{slug}-{hashlib.sha256(tag.encode()).hexdigest()[:10]}"
-
-    def path(self, chunk_hash: str, onto_hash: str) -> Path:
-        return self.dir / chunk_hash[:2] / chunk_hash / f"{onto_hash[:16]}.json"
-
-    def get(self, chunk_hash: str, onto_hash: str) -> dict[str, Any] | None:
-        return _read_json(self.path(chunk_hash, onto_hash))
-
-    def latest(self, chunk_hash: str) -> dict[str, Any] | None:
-        """The newest stored answer for a chunk under any ontology (for revalidation)."""
-        folder = self.dir / chunk_hash[:2] / chunk_hash
-        files = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True) if folder.is_dir() else []
-        for f in files:
-            rec = _read_json(f)
-            if rec is not None:
-                return rec
-        return None
-
-    def put(self, chunk_hash: str, onto_hash: str, record: dict[str, Any]) -> None:
-        write_json_atomic(self.path(chunk_hash, onto_hash), record)
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None  # a torn, missing or unreadable entry is a cache miss, never an error
-    return data if _usable_record(data) else None
-
-
-def _usable_record(data: Any) -> bool:
-    """A cache record written by :func:`extract_chunk`: an ok one holds the parsed answer and the
-    raw text it came from; a failed one its error. Anything else (hand-made, truncated) is a miss."""
-    if not isinstance(data, dict):
-        return False
-    if data.get("status") == "ok":
-        return "parsed" in data and isinstance(data.get("raw_responses"), list)
-    return data.get("status") == "failed" and isinstance(data.get("error"), str)
 
 
 # ---------------------------------------------------------------------------- progress
@@ -189,22 +142,19 @@ class ExtractionSummary:
 
 
 def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dict[str, Any],
-                  system: str) -> dict[str, Any]:
+                  system: str) -> CacheRecord:
     """One LLM call (plus at most one retry) for one chunk; never raises for a bad answer."""
-    record: dict[str, Any] = {"chunk_id": chunk.id, "chunk_hash": chunk.hash, "ontology_hash": onto.hash,
-                              "prompt_version": PROMPT_VERSION,
-                              "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    base = dict(chunk_id=chunk.id, chunk_hash=chunk.hash, ontology_hash=onto.hash, prompt_version=PROMPT_VERSION,
+                created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     try:
         value, attempt = complete_json(chat, system, user_prompt(chunk), None, schema=schema, replay_key=chunk.hash)
     except LLMOutputError as exc:
-        record.update(status="failed", error=str(exc), raw_responses=exc.raw_responses, parsed=None)
-        record["calls"] = len(exc.raw_responses)
-        return record
-    record.update(status="ok", parsed=value, raw_responses=attempt.raw_responses, repaired=attempt.repaired,
-                  retried=attempt.retried, errors=attempt.errors, calls=len(attempt.raw_responses),
-                  input_tokens=attempt.input_tokens, output_tokens=attempt.output_tokens,
-                  tokens_estimated=attempt.tokens_estimated)
-    return record
+        return CacheRecord(**base, status="failed", error=str(exc), raw_responses=exc.raw_responses, parsed=None,
+                           calls=len(exc.raw_responses))
+    return CacheRecord(**base, status="ok", parsed=value, raw_responses=attempt.raw_responses,
+                       repaired=attempt.repaired, retried=attempt.retried, errors=attempt.errors,
+                       calls=len(attempt.raw_responses), input_tokens=attempt.input_tokens,
+                       output_tokens=attempt.output_tokens, tokens_estimated=attempt.tokens_estimated)
 
 
 def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None = None,
@@ -227,12 +177,12 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
     schema = extraction_schema(onto, settings.max_entities, settings.max_relations, form=form)
     system = extraction_system_prompt(onto, form)
 
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[str, CacheRecord] = {}
     todo: list[Chunk] = []
     missing = 0
     for ch in chunks:
         rec = cache.latest(ch.hash) if revalidate else cache.get(ch.hash, onto.hash)
-        if rec is not None and (rec.get("status") == "ok" or not retry_failed):
+        if rec is not None and (rec.ok or not retry_failed):
             records[ch.id] = rec
         elif revalidate:
             missing += 1
@@ -242,7 +192,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
     tracker = _Progress(len(chunks), progress)
     for ch in chunks:
         if ch.id in records:
-            tracker.step(cached=True, failed=records[ch.id].get("status") != "ok", calls=0, chunk_id=ch.id)
+            tracker.step(cached=True, failed=not records[ch.id].ok, calls=0, chunk_id=ch.id)
     calls = 0
     if todo:
         if chat is None:
@@ -262,12 +212,11 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                             f.cancel()
                         raise ExtractionError(f"{exc}\n{len(records)} of {len(chunks)} chunks are cached; "
                                               "rerun the same command to resume.") from None
-                    rec["model"] = label
+                    rec.model = label
                     cache.put(ch.hash, onto.hash, rec)
                     records[ch.id] = rec
-                    calls += int(rec.get("calls", 1))
-                    tracker.step(cached=False, failed=rec["status"] != "ok", calls=int(rec.get("calls", 1)),
-                                 chunk_id=ch.id)
+                    calls += rec.calls
+                    tracker.step(cached=False, failed=not rec.ok, calls=rec.calls, chunk_id=ch.id)
             except KeyboardInterrupt:
                 for f in futures:
                     f.cancel()
@@ -286,18 +235,18 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         raise ExtractionError(f"{exc}\nverification stopped; rerun the same command to resume.") from None
     # this run's calls, and (in the file) the calls behind every stored answer of the corpus
     fresh = [records[ch.id] for ch in todo if ch.id in records]
-    run_in = sum(int(r.get("input_tokens") or 0) for r in fresh)
-    run_out = sum(int(r.get("output_tokens") or 0) for r in fresh)
-    estimated = any(r.get("tokens_estimated") for r in fresh)
+    run_in = sum(r.input_tokens or 0 for r in fresh)
+    run_out = sum(r.output_tokens or 0 for r in fresh)
+    estimated = any(r.tokens_estimated for r in fresh)
     stored = [records[ch.id] for ch in chunks if ch.id in records]
-    total_in = sum(int(r.get("input_tokens") or 0) for r in stored)
-    total_out = sum(int(r.get("output_tokens") or 0) for r in stored)
+    total_in = sum(r.input_tokens or 0 for r in stored)
+    total_out = sum(r.output_tokens or 0 for r in stored)
     if verifier is not None:
         calls += verifier.summary.llm_calls
         run_in += verifier.summary.input_tokens
         run_out += verifier.summary.output_tokens
-    ext.usage = Usage(calls=sum(int(r.get("calls", 1)) for r in stored), input_tokens=total_in,
-                      output_tokens=total_out, tokens_estimated=any(r.get("tokens_estimated") for r in stored),
+    ext.usage = Usage(calls=sum(r.calls for r in stored), input_tokens=total_in,
+                      output_tokens=total_out, tokens_estimated=any(r.tokens_estimated for r in stored),
                       cost_usd=cost_usd(settings, provider, total_in, total_out))
     ext.write(out)
     run_usage = usage_line(calls, run_in, run_out, cost_usd(settings, provider, run_in, run_out), estimated=estimated)
@@ -327,7 +276,7 @@ def workers_for(settings: Settings, provider: str) -> int:
 
 
 def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
-                     records: dict[str, dict[str, Any]], *, provider: str, model: str,
+                     records: dict[str, CacheRecord], *, provider: str, model: str,
                      verifier: Verifier | None = None) -> Extraction:
     """Validate every stored answer against ``onto`` and assemble the :class:`Extraction`.
 
@@ -377,7 +326,7 @@ def make_validator(settings: Settings, onto: Ontology) -> Validator:
 
 
 def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
-                     records: dict[str, dict[str, Any]]
+                     records: dict[str, CacheRecord]
                      ) -> tuple[list[ChunkValidation], list[Repair], list[FailedChunk], int]:
     """Repair (when on) and validate every stored answer, in corpus order.
 
@@ -393,13 +342,12 @@ def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
             rec = records.get(ch.id)
             if rec is None:
                 continue
-            if rec.get("status") != "ok":
-                raws = rec.get("raw_responses")
-                failed.append(FailedChunk(chunk_id=ch.id, document_id=d.document.id, error=str(rec.get("error", "")),
-                                          raw_responses=[str(r) for r in raws] if isinstance(raws, list) else []))
+            if not rec.ok:
+                failed.append(FailedChunk(chunk_id=ch.id, document_id=d.document.id, error=rec.error or "",
+                                          raw_responses=rec.raw_texts()))
                 continue
-            repaired += int(bool(rec.get("repaired")))
-            answers.append(ChunkAnswer(ch.id, d.document.id, expand_answer(rec.get("parsed")),
+            repaired += int(rec.repaired)
+            answers.append(ChunkAnswer(ch.id, d.document.id, RawAnswer.read(rec.parsed),
                                        ChunkText(ch.text, offset=ch.start)))
     if settings.repair:
         fixed = repair_answers(validator, answers, threshold=settings.mention_threshold)
@@ -412,7 +360,7 @@ def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
     return validations, [r for f in fixed for r in f.repairs], failed, repaired
 
 
-def replay_document(chunks: list[Chunk], records: dict[str, dict[str, Any]], model: str,
+def replay_document(chunks: list[Chunk], records: dict[str, CacheRecord], model: str,
                     extra: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """Raw answers in the replay provider's format, so a run can be replayed without the model.
 
@@ -421,7 +369,7 @@ def replay_document(chunks: list[Chunk], records: dict[str, dict[str, Any]], mod
         "format": "graphrag_got.replay/1",
         "model": model,
         "prompt_version": PROMPT_VERSION,
-        "responses": [{"chunk_id": c.id, "chunk_hash": c.hash, "responses": records[c.id].get("raw_responses", [])}
+        "responses": [{"chunk_id": c.id, "chunk_hash": c.hash, "responses": records[c.id].raw_responses}
                       for c in chunks if c.id in records]
         + [{"chunk_hash": key, "responses": list(raws)} for key, raws in sorted((extra or {}).items())],
     }

@@ -23,23 +23,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
-from graphrag_got.extract.answer_form import expand_answer
+from graphrag_got.extract.answer import ENTITY_KEYS, RELATION_KEYS, RawAnswer, summarize
 from graphrag_got.extract.evidence import ChunkText, EvidenceRules
 from graphrag_got.extract.extraction import End, EntityRecord, Evidence, Kind, Reason, Rejection, RelationRecord
 from graphrag_got.common.normalize import entity_uid, normalize_name
 from graphrag_got.ontology.model import Ontology, PropertySpec
 
-__all__ = ["MAX_EVIDENCE", "NAME_MAX", "VALUE_MAX", "ChunkValidation", "EvidenceRules", "Reason", "Rejection",
-           "Validator", "aggregate", "identity_attributes", "known_entities", "reason_counts", "validate_chunk"]
+__all__ = ["NAME_MAX", "VALUE_MAX", "ChunkValidation", "EvidenceRules", "Reason", "Rejection", "Validator",
+           "known_entities", "validate_chunk"]
 
 NAME_MAX = 200  # longer "names" are sentences the model pasted, not entity names
 VALUE_MAX = 2000  # longest property / attribute value kept
-MAX_EVIDENCE = 10  # evidence spans kept per aggregated relation (first chunks first)
 _INT_MAX = 2**53  # integers the model wrote as numbers are kept as text up to here
 
-_ENTITY_KEYS = frozenset({"name", "type", "properties", "confidence"})
-_TRIPLE_KEYS = frozenset({"relation", "subject", "subject_type", "object", "object_type", "attributes",
-                          "subject_position", "object_position"})  # positions: graphrag_got.extract.answer_form
 
 
 @dataclass
@@ -95,14 +91,6 @@ def _soft_text(value: Any) -> str | None:
         return _text(value)
     except _BadValue:
         return None
-
-
-def identity_attributes(onto: Ontology) -> tuple[str, ...]:
-    """Relation attributes that are part of a fact's identity (declaration order)."""
-    declared = getattr(onto, "identity_attributes", None)
-    if declared is not None:
-        return tuple(declared)
-    return tuple(onto.relation_attributes)
 
 
 class Validator:
@@ -206,7 +194,7 @@ class Validator:
                    f"{rules.threshold})", entity_name=name, entity_type=ctype)
             return None, rejections
         klass = self.onto.classes[ctype]
-        given: dict[str, Any] = {k: v for k, v in raw.items() if k not in _ENTITY_KEYS}
+        given: dict[str, Any] = {k: v for k, v in raw.items() if k not in ENTITY_KEYS}
         if isinstance(raw.get("properties"), dict):
             given.update(raw["properties"])
         props: dict[str, str] = {}
@@ -406,7 +394,7 @@ class Validator:
                                         document_id=document_id, **ends, **fields))
 
         declared = self.onto.relation_attributes
-        given = {k: v for k, v in raw.items() if k not in _TRIPLE_KEYS}
+        given = {k: v for k, v in raw.items() if k not in RELATION_KEYS}
         if isinstance(raw.get("attributes"), dict):
             given.update(raw["attributes"])
         attrs: dict[str, str] = {}
@@ -447,10 +435,10 @@ class Validator:
         return attrs
 
     # ------------------------------------------------------------------ entry point
-    def validate(self, raw: Any, chunk_id: str | None = None, document_id: str | None = None,
+    def validate(self, raw: RawAnswer | object, chunk_id: str | None = None, document_id: str | None = None,
                  text: str | ChunkText | None = None, *, text_start: int = 0,
                  extra_entities: Sequence[Any] = (), corpus_names: Collection[str] = ()) -> ChunkValidation:
-        """Validate one chunk's answer ``{"entities": [...], "relations": [...]}`` (already parsed JSON).
+        """Validate one chunk's answer: a :class:`RawAnswer`, or the parsed JSON of either answer form.
 
         ``text``: the chunk text (evidence is checked when the validator has evidence rules; without
         text it is not); ``text_start``: where the chunk starts in its document. ``extra_entities``:
@@ -460,25 +448,23 @@ class Validator:
         listed) is part of a name, not a statement, even in a chunk whose answer missed that entity.
         """
         out = ChunkValidation(chunk_id=chunk_id, document_id=document_id)
-        raw = expand_answer(raw)  # a compact answer reads like a full one from here on
+        answer = RawAnswer.read(raw)  # a compact answer reads like a full one from here on
         ctx = chunk_text(text, text_start) if self.evidence is not None else None
-        if not isinstance(raw, dict):
-            out.rejections.append(Rejection(kind="entity", reason=Reason.MALFORMED,
-                                            message=f"the answer must be a JSON object, got {type(raw).__name__}",
-                                            item=_as_item(raw), chunk_id=chunk_id, document_id=document_id))
+        if not answer.is_object:
+            problem = answer.problems[0]
+            out.rejections.append(Rejection(kind="entity", reason=Reason.MALFORMED, message=problem.message,
+                                            item=_as_item(problem.value), chunk_id=chunk_id,
+                                            document_id=document_id))  # fmt: skip
             return out
         lists: dict[str, list[Any]] = {}
         for name, bound in (("entities", self.max_entities), ("relations", self.max_relations)):
-            value = raw.get(name)
             kind: Kind = "entity" if name == "entities" else "relation"
-            if value is None:
-                value = []
-            if not isinstance(value, list):
-                out.rejections.append(Rejection(kind=kind, reason=Reason.MALFORMED,
-                                                message=f"'{name}' must be a list, got {type(value).__name__}",
-                                                item={name: _shorten(value)}, chunk_id=chunk_id,
-                                                document_id=document_id))
-                value = []
+            value = answer.entities if name == "entities" else answer.relations
+            problem = answer.problem(name)  # type: ignore[arg-type]
+            if problem is not None:
+                out.rejections.append(Rejection(kind=kind, reason=Reason.MALFORMED, message=problem.message,
+                                                item={name: problem.value}, chunk_id=chunk_id,
+                                                document_id=document_id))  # fmt: skip
             if bound is not None and len(value) > bound:
                 out.rejections.append(Rejection(
                     kind=kind, reason=Reason.TOO_MANY_ITEMS,
@@ -525,65 +511,16 @@ def _infer_type(name: str, known: Mapping[str, set[str]]) -> str | None:
 
 
 def _as_item(raw: Any) -> dict[str, Any]:
-    return raw if isinstance(raw, dict) else {"value": _shorten(raw)}
+    return raw if isinstance(raw, dict) else {"value": summarize(raw)}
 
 
-def _shorten(value: Any) -> Any:
-    """A non-object item as kept in a rejection record: scalars as they are, containers summarized."""
-    if isinstance(value, (dict, list)):
-        return f"<{type(value).__name__} of {len(value)} item(s)>"
-    return value
+
 
 
 def validate_chunk(ontology: Ontology, raw: Any, chunk_id: str | None = None,
                    document_id: str | None = None, text: str | None = None, *,
                    evidence: EvidenceRules | None = None) -> ChunkValidation:
     return Validator(ontology, evidence=evidence).validate(raw, chunk_id, document_id, text)
-
-
-# ---------------------------------------------------------------------- aggregation
-def aggregate(validations: Iterable[ChunkValidation],
-              identity: tuple[str, ...] = ()) -> tuple[list[EntityRecord], list[RelationRecord]]:
-    """Merge per-chunk records into the entity and relation lists of extraction.json.
-
-    Entities merge per uid (the first display name and first value of each property win; chunk ids
-    accumulate). Relations merge per (subject uid, relation, object uid, identity attribute values);
-    a symmetric relation is stored once with its ends in sorted-uid order; other attributes: the
-    first value wins.
-    """
-    entities: dict[str, EntityRecord] = {}
-    relations: dict[tuple[Any, ...], RelationRecord] = {}
-    for val in validations:
-        for ent in val.entities:
-            rec = entities.get(ent.uid)
-            if rec is None:
-                entities[ent.uid] = rec = ent.model_copy(deep=True)
-            else:
-                for k, v in ent.properties.items():
-                    rec.properties.setdefault(k, v)
-                _add_chunks(rec.chunk_ids, ent.chunk_ids)
-                for cid, conf in ent.mentions.items():  # the most confident mention of a chunk
-                    rec.mentions[cid] = max(conf, rec.mentions.get(cid, conf))
-        for rel in val.relations:
-            s = (rel.subject_uid, rel.subject, rel.subject_key, rel.subject_type)
-            o = (rel.object_uid, rel.object, rel.object_key, rel.object_type)
-            if rel.symmetric and o[0] < s[0]:
-                s, o = o, s
-            key = (s[0], rel.relation, o[0], rel.identity(identity))
-            rec = relations.get(key)
-            if rec is None:
-                relations[key] = RelationRecord(
-                    subject=entities[s[0]].name if s[0] in entities else s[1], subject_key=s[2], subject_type=s[3],
-                    relation=rel.relation,
-                    object=entities[o[0]].name if o[0] in entities else o[1], object_key=o[2], object_type=o[3],
-                    attributes=dict(rel.attributes), symmetric=rel.symmetric, chunk_ids=list(rel.chunk_ids),
-                    evidence=[e.model_copy() for e in rel.evidence[:MAX_EVIDENCE]])
-            else:
-                for k, v in rel.attributes.items():
-                    rec.attributes.setdefault(k, v)
-                _add_chunks(rec.chunk_ids, rel.chunk_ids)
-                _add_evidence(rec.evidence, rel.evidence)
-    return list(entities.values()), list(relations.values())
 
 
 def _confidence(value: Any) -> tuple[float | None, str | None]:
@@ -599,23 +536,3 @@ def _confidence(value: Any) -> tuple[float | None, str | None]:
     if not 0.0 <= number <= 1.0:  # also refuses NaN
         return None, f"must be from 0 to 1, got {value!r}"
     return number, None
-
-
-def _add_evidence(target: list[Evidence], more: Iterable[Evidence]) -> None:
-    seen = {(e.chunk_id, e.start, e.end) for e in target}
-    for ev in more:
-        if len(target) >= MAX_EVIDENCE:
-            return
-        if (ev.chunk_id, ev.start, ev.end) not in seen:
-            seen.add((ev.chunk_id, ev.start, ev.end))
-            target.append(ev.model_copy())
-
-
-def _add_chunks(target: list[str], more: Iterable[str]) -> None:
-    for cid in more:
-        if cid not in target:
-            target.append(cid)
-
-
-def reason_counts(rejections: Iterable[Rejection]) -> dict[str, int]:
-    return dict(sorted(Counter(r.reason.value for r in rejections).items()))

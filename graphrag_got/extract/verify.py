@@ -30,7 +30,8 @@ from langchain_core.language_models import BaseChatModel
 
 from graphrag_got.extract.extraction import Reason, Rejection, RelationRecord
 from graphrag_got.common.files import write_json_atomic
-from graphrag_got.llm.client import LLMOutputError, complete_json
+from graphrag_got.llm.calls import LLMOutputError
+from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent
 from graphrag_got.prompts import VERIFY_VERSION, verification_prompt, verification_question

@@ -5,7 +5,8 @@
     write_query(driver, settings, cypher.upsert_entities(...), {"rows": rows})
     with read_session(driver, settings) as session: ...
 
-Query text comes from ``graphrag_got.graph.queries``; every value travels as a parameter.
+Query text comes from the ``cypher`` modules (``graphrag_got.graph.cypher`` and the feature modules
+next to their callers); every value travels as a parameter.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphrag_got.graph import queries as cypher
+from graphrag_got.graph import notes_cypher
 from graphrag_got.extract.extraction import DocumentRecord
 from graphrag_got.ingest.notes import note_key
 
@@ -113,12 +113,12 @@ def note_rows(documents: Sequence[DocumentRecord]) -> NoteRows:
 
 def write_notes(write: Write, rows: NoteRows) -> Touched:
     """Write the rows (after the documents themselves); returns the claimed missing notes."""
-    write(cypher.set_note_properties(), rows.properties, "note properties")
-    write(cypher.merge_folders(), rows.folders, "folders")
-    write(cypher.link_documents_to_folders(), rows.document_folders, "note folders")
-    write(cypher.merge_tags(), rows.tags, "tags")
-    write(cypher.merge_note_links(), rows.links, "note links")
-    write(cypher.claim_missing_notes(), rows.claims, "claim missing notes")
+    write(notes_cypher.set_note_properties(), rows.properties, "note properties")
+    write(notes_cypher.merge_folders(), rows.folders, "folders")
+    write(notes_cypher.link_documents_to_folders(), rows.document_folders, "note folders")
+    write(notes_cypher.merge_tags(), rows.tags, "tags")
+    write(notes_cypher.merge_note_links(), rows.links, "note links")
+    write(notes_cypher.claim_missing_notes(), rows.claims, "claim missing notes")
     return Touched(missing={r["name"] for r in rows.claims})
 
 
@@ -129,24 +129,24 @@ def strip_notes(write: Write, read: Read, doc_ids: Sequence[str], deleted: Seque
     touched = Touched()
     if not doc_ids:
         return touched
-    for rec in read(cypher.note_structure_of_documents(), doc_ids=list(doc_ids)):
+    for rec in read(notes_cypher.note_structure_of_documents(), doc_ids=list(doc_ids)):
         touched.folders.update(rec["folders"] or [])
         touched.tags.update(rec["tags"] or [])
         touched.missing.update(rec["missing"] or [])
-    for rec in write(cypher.orphan_incoming_links(), [{"id": d} for d in deleted], "orphan note links"):
+    for rec in write(notes_cypher.orphan_incoming_links(), [{"id": d} for d in deleted], "orphan note links"):
         touched.missing.add(rec["name"])
-    write(cypher.unlink_note_structure(), [{"id": d} for d in doc_ids], "unlink note structure")
+    write(notes_cypher.unlink_note_structure(), [{"id": d} for d in doc_ids], "unlink note structure")
     return touched
 
 
 def prune_notes(write: Write, touched: Touched) -> None:
     """Delete the touched folders, tags and missing notes that are left without edges."""
-    write(cypher.prune_folders(), [{"path": p} for p in sorted(touched.folders)], "prune folders")
-    write(cypher.prune_tags(), [{"name": t} for t in sorted(touched.tags)], "prune tags")
-    write(cypher.prune_missing_notes(), [{"name": m} for m in sorted(touched.missing)], "prune missing notes")
+    write(notes_cypher.prune_folders(), [{"path": p} for p in sorted(touched.folders)], "prune folders")
+    write(notes_cypher.prune_tags(), [{"name": t} for t in sorted(touched.tags)], "prune tags")
+    write(notes_cypher.prune_missing_notes(), [{"name": m} for m in sorted(touched.missing)], "prune missing notes")
 
 
 def schema_statements() -> list[str]:
     """Constraints of the note structure (idempotent), for the loader's schema step."""
-    return cypher.note_constraints()
+    return notes_cypher.note_constraints()
 

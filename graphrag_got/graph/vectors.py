@@ -25,7 +25,7 @@ from typing import Any
 import neo4j
 from langchain_core.embeddings import Embeddings
 
-from graphrag_got.graph import queries as cypher
+from graphrag_got.graph import cypher, vector_cypher
 from graphrag_got.config import Settings
 from graphrag_got.llm.embeddings import embedding_dimensions, get_embedder, text_hash
 from graphrag_got.graph.db import read_all, write_query
@@ -35,7 +35,7 @@ from graphrag_got.common.progress import ProgressCallback, ProgressEvent, no_pro
 log = logging.getLogger(__name__)
 
 #: Node properties never put into an entity's text: the graph's own fields and the vector itself.
-SKIP_PROPERTIES = sorted(RESERVED_PROPERTIES | {cypher.EMBEDDING, cypher.EMBEDDING_HASH})
+SKIP_PROPERTIES = sorted(RESERVED_PROPERTIES | {vector_cypher.EMBEDDING, vector_cypher.EMBEDDING_HASH})
 MAX_VALUE_CHARS = 200  # one property value in an entity's text
 PAGE_SIZE = 2000  # nodes read per page (keyset pagination on the unique id)
 
@@ -126,7 +126,7 @@ def _hash(model: str, text: str) -> str:
 
 def vector_index_dimensions(driver: neo4j.Driver, settings: Settings) -> dict[str, int]:
     """Every vector index of the database and its dimension (name -> dimensions)."""
-    rows = read_all(driver, settings, cypher.vector_indexes())
+    rows = read_all(driver, settings, vector_cypher.vector_indexes())
     return {r["name"]: int(r["dimensions"]) for r in rows if r.get("dimensions") is not None}
 
 
@@ -141,9 +141,9 @@ def ensure_vector_index(driver: neo4j.Driver, settings: Settings, name: str, lab
     if existing is not None:
         log.warning("vector index %s has %d dimensions but the embedding model gives %d: dropping and "
                     "recreating it (the model changed; every %s is embedded again)", name, existing, dimensions, label)
-        write_query(driver, settings, cypher.drop_index(name))
+        write_query(driver, settings, vector_cypher.drop_index(name))
         outcome = "recreated"
-    write_query(driver, settings, cypher.create_vector_index(name, label, dimensions))
+    write_query(driver, settings, vector_cypher.create_vector_index(name, label, dimensions))
     write_query(driver, settings, cypher.await_indexes())
     if summary is not None:
         (summary.indexes_recreated if outcome == "recreated" else summary.indexes_created).append(name)
@@ -167,7 +167,7 @@ def _write_vectors(driver: neo4j.Driver, settings: Settings, label: str, key: st
         part = rows[start:start + step]
         vectors = embedder.embed_documents([r["text"] for r in part])
         payload = [{"id": r["id"], "embedding": v, "hash": r["hash"]} for r, v in zip(part, vectors)]
-        write_query(driver, settings, cypher.set_embeddings(label, key), {"rows": payload})
+        write_query(driver, settings, vector_cypher.set_embeddings(label, key), {"rows": payload})
 
 
 def _pages(driver: neo4j.Driver, settings: Settings, query: str, **params: Any) -> Iterable[list[dict[str, Any]]]:
@@ -217,14 +217,16 @@ def embed_graph(driver: neo4j.Driver, settings: Settings, embedder: Embeddings |
         return summary
     emit = progress or no_progress
     model = summary.model
-    for name, label in ((cypher.CHUNK_VECTOR_INDEX, cypher.CHUNK), (cypher.ENTITY_VECTOR_INDEX, cypher.ENTITY)):
+    for name, label in ((vector_cypher.CHUNK_VECTOR_INDEX, cypher.CHUNK),
+                        (vector_cypher.ENTITY_VECTOR_INDEX, cypher.ENTITY)):
         ensure_vector_index(driver, settings, name, label, summary.dimensions, summary)
 
     done = 0
     emit(ProgressEvent("embed", 0, None, "chunks"))
     kinds = (
-        (cypher.chunks_for_embedding(), {}, lambda r: chunk_text(r.get("heading"), r.get("text")), cypher.CHUNK, "id"),
-        (cypher.entities_for_embedding(), {"skip": SKIP_PROPERTIES},
+        (vector_cypher.chunks_for_embedding(), {}, lambda r: chunk_text(r.get("heading"), r.get("text")),
+         cypher.CHUNK, "id"),
+        (vector_cypher.entities_for_embedding(), {"skip": SKIP_PROPERTIES},
          lambda r: entity_text(r.get("name"), r.get("type"), r.get("properties") or (), r.get("aliases") or ()),
          cypher.ENTITY, "uid"),
     )
@@ -274,8 +276,8 @@ def embed_nodes(driver: neo4j.Driver, settings: Settings, label: str, rows: Iter
     stored: dict[str, Any] = {}
     for start in range(0, len(items), PAGE_SIZE):
         ids = [i for i, _ in items[start:start + PAGE_SIZE]]
-        stored.update({r["id"]: r["hash"] for r in read_all(driver, settings, cypher.stored_embedding_hashes(label, key),
-                                                              ids=ids)})
+        query = vector_cypher.stored_embedding_hashes(label, key)
+        stored.update({r["id"]: r["hash"] for r in read_all(driver, settings, query, ids=ids)})
     todo = []
     for node_id, text in items:
         h = _hash(model, text)

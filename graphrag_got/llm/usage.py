@@ -1,5 +1,8 @@
 """Tokens and cost: what a step's model calls used, and what they cost where a price is known.
 
+:class:`LLMUsage` adds up the calls and tokens of one operation (results that call the model
+inherit it), from the :class:`graphrag_got.llm.calls.Attempt` of each answer.
+
 Prices change and differ per account, so none is built in: ``GRAPHRAG_LLM_PRICE="IN,OUT"`` gives
 US dollars per million input and output tokens of the configured remote model. Local providers
 (the embedded llama.cpp, Ollama, replayed answers) cost nothing; a remote provider without a price
@@ -8,10 +11,35 @@ has an unknown cost (None), printed as such rather than guessed.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from graphrag_got.config import Settings
 from graphrag_got.errors import ConfigError
 
+if TYPE_CHECKING:
+    from graphrag_got.llm.calls import Attempt
+
 LOCAL_PROVIDERS = frozenset({"llamacpp", "ollama", "replay"})
+
+
+@dataclass(kw_only=True)
+class LLMUsage:
+    """Calls and tokens spent by one operation; results that call the model inherit it."""
+
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tokens_estimated: bool = False
+    transport_retries: int = 0
+
+    def count(self, attempt: Attempt | None, calls: int) -> None:
+        self.llm_calls += calls
+        if attempt is not None:
+            self.input_tokens += attempt.input_tokens
+            self.output_tokens += attempt.output_tokens
+            self.tokens_estimated = self.tokens_estimated or attempt.tokens_estimated
+            self.transport_retries += attempt.transport_retries
 
 
 def prices(settings: Settings) -> tuple[float, float] | None:

@@ -8,17 +8,15 @@ path. Each step is idempotent and cached: a rerun on an unchanged corpus makes n
 from __future__ import annotations
 
 import json
-
 import logging
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from graphrag_got.config import Settings
 from graphrag_got.errors import ConfigError
-from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.progress import ProgressCallback
+from graphrag_got.pipeline.steps import DEMO_STEPS, RunRecord, StepContext, StepOutcome, run_steps
 
 logger = logging.getLogger(__name__)
 
@@ -76,133 +74,69 @@ def _answer_cache(settings: Settings) -> Callable[[], int]:
 
 
 def run_demo(settings: Settings, *, local_question: str | None = None, global_question: str | None = None,
-             say: Callable[[str], None] | None = None, progress: ProgressCallback | None = None) -> DemoResult:
+             say: Callable[[str], None] | None = None, progress: ProgressCallback | None = None,
+             chat: Any = None, embedder: Any = None) -> DemoResult:
     """Run every step; ``say`` receives the lines that tell the user what each step did (default: the
     log, at INFO) and ``progress`` the progress events of the long steps (default: none).
 
+    The indexing steps are :data:`graphrag_got.pipeline.steps.DEMO_STEPS` (the same functions as
+    ``graphrag-got build``), then a local and a global question and the HTML view of the graph.
     Questions not given come from the corpus's ``demo_questions.json``; with neither, a
-    ``ConfigError`` says to pass them.
+    ``ConfigError`` says to pass them. ``chat``/``embedder`` replace the configured models (tests).
 
     The CLI passes ``print`` and a progress bar. Until every library step emits ProgressEvents,
     ``progress`` may also receive plain strings from the older ones (the CLI renderer takes both).
     """
     say = say or logger.info
-    shipped = demo_questions(Path(settings.corpus_path))
+    corpus = Path(settings.corpus_path)
+    shipped = demo_questions(corpus)
     local_question = local_question or shipped.get("local")
     global_question = global_question or shipped.get("global")
     if not local_question or not global_question:
-        raise ConfigError(f"no demo questions: {Path(settings.corpus_path)} has no {QUESTIONS_FILE}; pass "
+        raise ConfigError(f"no demo questions: {corpus} has no {QUESTIONS_FILE}; pass "
                           "--local-question and --global-question")
     res = DemoResult()
     stored_answers = _answer_cache(settings)
+    answers_mid = 0
 
-    def step(name: str) -> "_Step":
-        return _Step(name, res, say)
-
-    with step("ontology"):
-        onto = Ontology.from_file(settings.ontology_path)
-        say(f"  {onto.source}: {len(onto.classes)} classes, {len(onto.relations)} relations")
-
-    from graphrag_got.llm.client import resolve_provider
-
-    provider = resolve_provider(settings)
-    if provider == "llamacpp":
-        with step("model"):
-            from graphrag_got.llm.model_store import REGISTRY, install_model, is_installed
-
-            name = settings.llamacpp_model
-            if name in REGISTRY and not is_installed(name, settings):
-                install_model(name, settings, progress=lambda s: say(f"  {s}"))
-            say(f"  LLM: embedded llama.cpp, {name}")
-    else:
-        say(f"LLM: {provider}")
-
-    with step("neo4j"):
-        from graphrag_got.graph.server import ensure_running
-
-        info = ensure_running(settings, progress=progress)
-        say(f"  Neo4j at {settings.neo4j_uri}" + (f" (embedded, pid {info.pid})" if getattr(info, "pid", None) else ""))
-
-    with step("extract"):
-        from graphrag_got.extract.run import run_extraction
-
-        ex = run_extraction(settings, onto, progress=progress)
-        for line in ex.lines():
-            say("  " + line)
-        res.paths["extraction"] = ex.out_path
-        res.llm_calls["extract"] = ex.llm_calls
-
-    with step("report"):
-        from graphrag_got.report.discarded import write_report
-
-        written = write_report(ex.out_path, settings.out_dir, ontology=onto)
-        for fmt, p in written.items():
-            res.paths[f"report.{fmt}"] = Path(p)
-        say(f"  discarded-relations report: {written.get('html') or next(iter(written.values()))}")
-
-    from graphrag_got.graph.db import connect
-
-    driver = connect(settings)
-    try:
-        with step("load"):
-            from graphrag_got.graph.load import load_extraction
-
-            ls = load_extraction(driver, settings, ex.out_path, onto, progress=progress)
-            say(f"  documents +{ls.documents_added} ~{ls.documents_updated} ={ls.documents_unchanged} "
-                f"-{ls.documents_pruned}; entities written {ls.entities_written}, relationships written "
-                f"{ls.relations_written}; refused {ls.relations_refused}")
-
-        with step("communities"):
-            from graphrag_got.communities.core import detect_communities, read_entity_graph, summarize_communities, write_communities
-
-            eg = read_entity_graph(driver, settings, onto)
-            comms = detect_communities(eg, settings.community_resolution, settings.community_seed)
-            write_communities(driver, settings, comms)
-            sizes = sorted((len(c.members) for c in comms), reverse=True)
-            say(f"  {len(comms)} communities (largest {sizes[0] if sizes else 0}, "
-                f"singletons {sum(1 for s in sizes if s == 1)})")
-            sm = summarize_communities(driver, settings, ontology=onto, progress=progress)
-            res.llm_calls["communities"] = sm.llm_calls
-            est = " (estimated)" if sm.tokens_estimated else ""
-            say(f"  summaries: {sm.generated} new, {sm.cached + sm.unchanged} reused, {len(sm.failed)} failed; "
-                f"{sm.llm_calls} LLM calls, tokens in/out {sm.input_tokens}/{sm.output_tokens}{est}")
-            if sm.export_path:
-                res.paths["communities"] = Path(sm.export_path)
+    def ask_local(ctx: StepContext) -> StepOutcome:
+        nonlocal answers_mid
+        from graphrag_got.search.local import local_search
 
         answers_mid = stored_answers()
-        with step("ask local"):
-            from graphrag_got.search.local import local_search
+        lr = local_search(ctx.driver, settings, local_question, ontology=ctx.require_ontology(), chat=ctx.chat)
+        res.facts["local"] = lr.context_lines
+        res.answers["local"] = lr.answer or ""
+        lines = [f"Q: {local_question}",
+                 f"anchors: {', '.join(a.name for a in lr.anchors) or 'none'}; facts in context: {len(lr.facts)}"]
+        lines += [f"  - {line}" for line in lr.context_lines[:8]]
+        lines.append(f"A: {lr.answer}")
+        return StepOutcome(lines=lines, llm_calls={"ask local": lr.llm_calls})
 
-            lr = local_search(driver, settings, local_question, ontology=onto)
-            res.llm_calls["ask local"] = lr.llm_calls
-            res.facts["local"] = lr.context_lines
-            res.answers["local"] = lr.answer or ""
-            say(f"  Q: {local_question}")
-            say(f"  anchors: {', '.join(a.name for a in lr.anchors) or 'none'}; facts in context: {len(lr.facts)}")
-            for line in lr.context_lines[:8]:
-                say(f"    - {line}")
-            say(f"  A: {lr.answer}")
+    def ask_global(ctx: StepContext) -> StepOutcome:
+        from graphrag_got.search.global_ import global_search
 
-        with step("ask global"):
-            from graphrag_got.search.global_ import global_search
+        gr = global_search(ctx.driver, settings, global_question, chat=ctx.chat)
+        res.answers["global"] = gr.answer or ""
+        return StepOutcome(lines=[f"Q: {global_question}",
+                                  f"communities rated {len(gr.ratings)}, kept {len(gr.kept)} (threshold {gr.threshold})",
+                                  f"A: {gr.answer}"], llm_calls={"ask global": gr.llm_calls})  # fmt: skip
 
-            gr = global_search(driver, settings, global_question)
-            res.llm_calls["ask global"] = gr.llm_calls
-            res.answers["global"] = gr.answer or ""
-            say(f"  Q: {global_question}")
-            say(f"  communities rated {len(gr.ratings)}, kept {len(gr.kept)} (threshold {gr.threshold})")
-            say(f"  A: {gr.answer}")
+    def viz(ctx: StepContext) -> StepOutcome:
+        from graphrag_got.report.viz import graph_from_neo4j, render_html
 
-        with step("viz"):
-            from graphrag_got.report.viz import graph_from_neo4j, render_html
+        nodes, edges, titles = graph_from_neo4j(ctx.driver, settings)
+        out = settings.out_dir / "graph.html"
+        onto = ctx.require_ontology()
+        render_html(nodes, edges, out, f"graphrag_got: {onto.name or 'knowledge graph'}", legend_labels=titles or None)
+        return StepOutcome(lines=[f"{len(nodes)} nodes, {len(edges)} edges -> {out}"], paths={"graph": out})
 
-            nodes, edges, titles = graph_from_neo4j(driver, settings)
-            out = settings.out_dir / "graph.html"
-            render_html(nodes, edges, out, f"graphrag_got: {onto.name or 'knowledge graph'}", legend_labels=titles or None)
-            res.paths["graph"] = out
-            say(f"  {len(nodes)} nodes, {len(edges)} edges -> {out}")
-    finally:
-        driver.close()
+    steps = [*DEMO_STEPS, ("ask local", ask_local), ("ask global", ask_global), ("viz", viz)]
+    ctx = StepContext(settings=settings, corpus=corpus, progress=progress, chat=chat, embedder=embedder)
+    record = RunRecord(timings=res.timings)
+    run_steps(steps, ctx, say, record)
+    res.paths.update(record.paths())
+    res.llm_calls.update(record.llm_calls())
 
     say("")
     say("done. Written:")
@@ -218,18 +152,3 @@ def run_demo(settings: Settings, *, local_question: str | None = None, global_qu
     say(f"LLM calls: {total_calls}" + (" (everything was cached)" if total_calls == 0 else
                                       " (" + ", ".join(f"{k} {v}" for k, v in res.llm_calls.items()) + ")"))
     return res
-
-
-class _Step:
-    def __init__(self, name: str, res: DemoResult, say: Callable[[str], None]):
-        self.name, self.res, self.say = name, res, say
-
-    def __enter__(self) -> "_Step":
-        self.t0 = time.monotonic()
-        self.say(f"== {self.name}")
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        self.res.timings[self.name] = time.monotonic() - self.t0
-        if exc_type is not None and exc_type is not KeyboardInterrupt:
-            logger.error("step '%s' failed after %.1fs", self.name, self.res.timings[self.name])

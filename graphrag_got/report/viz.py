@@ -92,7 +92,7 @@ def graph_from_neo4j(
     """Read entities (the ``limit`` best connected, optionally of one community) and the relations among
     them. Read-only. Returns ``(nodes, edges, community_titles)``; the last maps community id -> title
     for the legend."""
-    from graphrag_got.graph import queries as cypher  # the query strings live there ("viz" section)
+    from graphrag_got.report import cypher
     from graphrag_got.graph.db import read_query  # managed read transaction, Neo4jError with a hint on failure
 
     def read(query: str, **params: Any) -> list[dict[str, Any]]:

@@ -8,7 +8,9 @@
 from __future__ import annotations
 
 from graphrag_got.search.global_ import CommunityRating, GlobalResult, global_search
-from graphrag_got.search.local import Anchor, Excerpt, Fact, LocalResult, Match, find_anchors, local_search, match_entities
+from graphrag_got.search.anchors import Anchor, Match, find_anchors, match_entities
+from graphrag_got.search.facts import Excerpt, Fact
+from graphrag_got.search.local import LocalResult, local_search
 
 __all__ = [
     "Anchor", "CommunityRating", "Excerpt", "Fact", "GlobalResult", "LocalResult", "Match",

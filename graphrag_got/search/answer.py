@@ -22,16 +22,18 @@ from __future__ import annotations
 import inspect
 import logging
 import time
+from pathlib import Path
 from typing import Any, Literal
 
 import neo4j
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field, PrivateAttr
 
-from graphrag_got.graph import queries as cypher
+from graphrag_got.search import cypher
 from graphrag_got.config import Settings
 from graphrag_got.errors import SearchError
 from graphrag_got.graph.db import read_all
+from graphrag_got.ontology.model import Ontology
 from graphrag_got.search.citations import Citation
 from graphrag_got.search.route import Route, route_question
 
@@ -112,35 +114,6 @@ def _usage(out: AskResult, res: Any) -> None:
     out.tokens_estimated = out.tokens_estimated or bool(getattr(res, "tokens_estimated", False))
 
 
-def local_sources(res: Any) -> list[Citation]:
-    """The sources of a local result: its own ``sources`` when it has them, else built from its facts
-    and excerpts (numbered F1.., C1..), so retrieval-only results can be cited and shown too."""
-    own = getattr(res, "sources", None)
-    if own:
-        return list(own)
-    from graphrag_got.search.citations import number_sources
-
-    out: list[Citation] = []
-    for f in getattr(res, "facts", []) or []:
-        chunk = f.chunk_ids[0] if f.chunk_ids else None
-        out.append(Citation(id="F0", kind="fact", text=f.line, chunk_id=chunk,
-                            document_id=_document_of(chunk),
-                            evidence=" ".join(f.evidence[0].split()) if f.evidence else None,
-                            entities=[f.start_name, f.end_name]))  # fmt: skip
-    names = [a.name for a in getattr(res, "anchors", []) or []]
-    for e in getattr(res, "excerpts", []) or []:
-        out.append(Citation(id="C0", kind="chunk", text=e.text, chunk_id=e.chunk_id,
-                            document_id=_document_of(e.chunk_id), entities=names))  # fmt: skip
-    return number_sources(out)
-
-
-def _document_of(chunk_id: str | None) -> str | None:
-    """Chunk ids are ``<document id>:<hash>``: the document part, when the id has that shape."""
-    if not chunk_id or ":" not in chunk_id:
-        return None
-    return chunk_id.rsplit(":", 1)[0] or None
-
-
 def _catalog(driver: neo4j.Driver, settings: Settings) -> list[dict[str, Any]]:
     catalog = read_all(driver, settings, cypher.search_entity_catalog())
     if not catalog:
@@ -158,7 +131,7 @@ def _route(driver: neo4j.Driver, settings: Settings, question: str, *, chat: Bas
     use_classifier = bool(getattr(settings, "route_classifier", False)) if classifier is None else classifier
     if route.decided_by == "default" and use_classifier and answer:
         if chat is None:
-            from graphrag_got.llm.client import get_chat_model
+            from graphrag_got.llm.factory import get_chat_model
 
             chat = get_chat_model(settings)
         route = route_question(question, catalog, chat=chat, classifier=True)
@@ -188,7 +161,7 @@ def ask(
     hops: int | None = None,
     max_facts: int | None = None,
     threshold: int | None = None,
-    ontology: Any = None,
+    ontology: Ontology | str | Path | None = None,
     language: str | None = None,
     classifier: bool | None = None,
     depth: int | None = None,
@@ -236,8 +209,8 @@ def ask(
 
 def _run_local(out: AskResult, driver: neo4j.Driver, settings: Settings, question: str, *, answer: bool,
                chat: BaseChatModel | None, retrieval: str | None, hops: int | None, max_facts: int | None,
-               ontology: Any, language: str | None) -> None:  # fmt: skip
-    from graphrag_got.search.local import local_search
+               ontology: Ontology | str | Path | None, language: str | None) -> None:  # fmt: skip
+    from graphrag_got.search.local import local_search, local_sources
 
     kwargs: dict[str, Any] = {"chat": chat, "hops": hops, "max_facts": max_facts, "answer": answer,
                               "ontology": ontology, "language": language}  # fmt: skip
@@ -285,8 +258,8 @@ def _run_global(out: AskResult, driver: neo4j.Driver, settings: Settings, questi
 
 def _run_drift(out: AskResult, driver: neo4j.Driver, settings: Settings, question: str, *, answer: bool,
                chat: BaseChatModel | None, retrieval: str | None, hops: int | None, max_facts: int | None,
-               ontology: Any, language: str | None, depth: int | None, followups: int | None,
-               max_calls: int | None) -> None:  # fmt: skip
+               ontology: Ontology | str | Path | None, language: str | None, depth: int | None,
+               followups: int | None, max_calls: int | None) -> None:  # fmt: skip
     from graphrag_got.search.drift import drift_search
 
     res = drift_search(driver, settings, question, chat=chat, answer=answer, retrieval=retrieval, hops=hops,
@@ -306,4 +279,4 @@ def _run_drift(out: AskResult, driver: neo4j.Driver, settings: Settings, questio
     out.warnings.extend(res.warnings)
 
 
-__all__ = ["AskMode", "AskResult", "MAX_QUESTION_CHARS", "MODES", "RETRIEVALS", "ask", "local_sources"]
+__all__ = ["AskMode", "AskResult", "MAX_QUESTION_CHARS", "MODES", "RETRIEVALS", "ask"]

@@ -34,20 +34,28 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import neo4j
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
-from graphrag_got.graph import queries as cypher
+from graphrag_got.search import cypher
 from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError, SearchError
 from graphrag_got.graph.db import read_all
-from graphrag_got.llm.client import Attempt, LLMOutputError, LLMUsage, complete_json, complete_text, get_chat_model
+from graphrag_got.llm.calls import Attempt, LLMOutputError, complete_text
+from graphrag_got.llm.factory import get_chat_model
+from graphrag_got.llm.json_answers import complete_json
+from graphrag_got.llm.usage import LLMUsage
+from graphrag_got.ontology.loading import load_ontology
+from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.prompts import drift_answer_prompt, drift_primer_prompt
+from graphrag_got.search.anchors import STOPWORDS
 from graphrag_got.search.citations import Citation, context_block, number_sources, resolve_citations
+from graphrag_got.search.local import local_search, local_sources
 
 logger = logging.getLogger(__name__)
 
@@ -183,8 +191,6 @@ _WORD = re.compile(r"\w+")
 
 
 def _terms(text: str) -> list[str]:
-    from graphrag_got.search.local import STOPWORDS
-
     return [w for w in _WORD.findall(normalize_name(text)) if len(w) >= 3 and w not in STOPWORDS]
 
 
@@ -304,7 +310,7 @@ def drift_search(
     retrieval: str | None = None,
     hops: int | None = None,
     max_facts: int | None = None,
-    ontology: Any = None,
+    ontology: Ontology | str | Path | None = None,
     language: str | None = None,
 ) -> DriftResult:
     """Answer ``question`` from community reports and local searches of follow-ups (module docstring).
@@ -322,9 +328,7 @@ def drift_search(
             raise SearchError(f"drift {name} must be an integer from {low} to {high}, got {value!r}")
     if not question.strip():
         raise SearchError("the question is empty")
-    from graphrag_got.communities.core import _load_ontology
-
-    onto = _load_ontology(settings, ontology)
+    onto = load_ontology(ontology, settings)
     res = DriftResult(question=question, depth=depth, max_followups=followups, max_calls=max_calls)
     t = time.perf_counter()
     ranked = rank_reports(settings, question, community_reports(driver, settings))
@@ -413,9 +417,6 @@ def _primer(chat: BaseChatModel, res: DriftResult, ctx: _Context, question: str,
 def _follow(driver: neo4j.Driver, settings: Settings, res: DriftResult, ctx: _Context, q: str, level: int,
             local_kw: dict[str, Any]) -> None:  # fmt: skip
     """A retrieval-only local search of ``q``; its new facts and excerpts join the context."""
-    from graphrag_got.search.answer import local_sources
-    from graphrag_got.search.local import local_search
-
     step = FollowUp(q, level)
     try:
         lr = local_search(driver, settings, q, answer=False, **{k: v for k, v in local_kw.items() if v is not None})

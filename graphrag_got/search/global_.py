@@ -2,7 +2,7 @@
 
 * level: ``level`` (``--level``), else the level whose number of reports is closest to
   ``settings.global_target_communities`` (ties: the lower level). The communities "of" a level are
-  its view (:func:`graphrag_got.communities.core.level_view`): that level's communities plus the final
+  its view (:func:`graphrag_got.communities.detect.level_view`): that level's communities plus the final
   communities of the levels above, so every part of the graph is represented once.
 * selection, before any LLM call: the question is embedded (``embed_query``) and the level's reports
   are ranked by the cosine similarity of their embedding (``Community.embedding``); the first
@@ -20,7 +20,7 @@
   model invents are removed from the answer and counted. Nothing kept: a fixed answer, no reduce.
 
 LLM calls: at most the kept communities + 1 (plus one retry per invalid map answer).
-Singleton communities have no report (see :mod:`graphrag_got.communities.core`) and are never candidates.
+Singleton communities have no report (see :mod:`graphrag_got.communities.detect`) and are never candidates.
 """
 
 from __future__ import annotations
@@ -38,12 +38,16 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
-from graphrag_got.graph import queries as cypher
-from graphrag_got.communities.core import level_view, parse_findings
+from graphrag_got.search import cypher
+from graphrag_got.communities.detect import level_view
+from graphrag_got.communities.store import parse_findings
 from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError, LLMError, SearchError
 from graphrag_got.graph.db import read_all
-from graphrag_got.llm.client import Attempt, LLMOutputError, LLMUsage, complete_json, complete_text, get_chat_model
+from graphrag_got.llm.calls import Attempt, LLMOutputError, complete_text
+from graphrag_got.llm.factory import get_chat_model
+from graphrag_got.llm.json_answers import complete_json
+from graphrag_got.llm.usage import LLMUsage
 from graphrag_got.prompts import map_prompt, reduce_prompt
 from graphrag_got.search.citations import Citation, number_sources, resolve_citations
 

@@ -35,10 +35,11 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
 from graphrag_got.errors import LLMError, SearchError
-from graphrag_got.llm.client import LLMOutputError, complete_json
+from graphrag_got.llm.calls import LLMOutputError
+from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.prompts import route_classifier_prompt
-from graphrag_got.search.local import find_anchors
+from graphrag_got.search.anchors import find_anchors
 
 logger = logging.getLogger(__name__)
 

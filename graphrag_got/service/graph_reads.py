@@ -1,6 +1,7 @@
 """The read-only graph lookups behind ``/entities``, ``/communities`` and ``/health`` (and the MCP
-tools of the same names). Every query comes from :mod:`graphrag_got.graph.queries` and runs in a
-READ-mode session (:func:`graphrag_got.graph.db.read_all`); names arrive only as parameters.
+tools of the same names). Every query comes from :mod:`graphrag_got.service.cypher` (the entity
+catalog from :mod:`graphrag_got.search.cypher`) and runs in a READ-mode session
+(:func:`graphrag_got.graph.db.read_all`); names arrive only as parameters.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from typing import Any
 
 import neo4j
 
-from graphrag_got.graph import queries as cypher
+from graphrag_got.search import cypher as search_cypher
+from graphrag_got.service import cypher
 from graphrag_got.config import Settings
 from graphrag_got.errors import SearchError
 from graphrag_got.graph.db import read_all
@@ -84,9 +86,9 @@ def _not_found_message(name: str, type_: str | None, suggestions: list[str]) -> 
 
 def suggest_names(driver: neo4j.Driver, settings: Settings, name: str, n: int = SUGGESTIONS) -> list[str]:
     """Names of the graph close to ``name`` (the local-search matcher: words, then spelling)."""
-    from graphrag_got.search.local import match_entities
+    from graphrag_got.search.anchors import match_entities
 
-    catalog = read_all(driver, settings, cypher.search_entity_catalog())
+    catalog = read_all(driver, settings, search_cypher.search_entity_catalog())
     out: list[str] = []
     for match in match_entities(name, catalog):
         for found in match.names:

@@ -64,7 +64,7 @@ class ServiceRuntime:
     def chat(self) -> BaseChatModel:
         with self._lock:
             if self._chat is None:
-                from graphrag_got.llm.client import get_chat_model
+                from graphrag_got.llm.factory import get_chat_model
 
                 self._chat = get_chat_model(self.settings)
             return self._chat
@@ -75,7 +75,7 @@ class ServiceRuntime:
             if self._chat is not None:
                 self._model = (f"{type(self._chat).__name__} (given to the service)", None)
             else:
-                from graphrag_got.llm.client import model_label
+                from graphrag_got.llm.factory import model_label
 
                 try:
                     self._model = (model_label(self.settings), None)

@@ -7,5 +7,5 @@
 - :mod:`.langchain_provider`: any ``init_chat_model`` string, with structured output per provider
   and a clear error naming the package to install.
 
-:mod:`graphrag_got.llm.client` picks between them; callers keep using ``complete_json``/``complete_text``.
+:mod:`graphrag_got.llm.factory` picks between them; callers keep using ``complete_json``/``complete_text``.
 """

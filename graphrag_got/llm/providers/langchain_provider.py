@@ -5,7 +5,7 @@ install; a missing one is one :class:`~graphrag_got.errors.LLMError` naming it.
 
 JSON answers use the model's structured output with our generated schema: ``json_schema`` where
 the integration supports it, tool calling otherwise, and plain text (parsed, repaired and retried
-by :func:`graphrag_got.llm.client.complete_json`) when neither works. The method that works is remembered
+by :func:`graphrag_got.llm.json_answers.complete_json`) when neither works. The method that works is remembered
 per model. The text kept for the cache and the audit is the JSON of the structured result, or the
 raw text/tool arguments when the structured result could not be parsed.
 """
@@ -35,7 +35,7 @@ _PIP = re.compile(r"pip install (?:-U )?[`'\"]?([A-Za-z0-9_.\-\[\]]+)")
 
 @dataclass
 class ChatProfile:
-    """How :mod:`graphrag_got.llm.client` calls one chat model we built: its retry policy and structured output."""
+    """How :mod:`graphrag_got.llm.calls` calls one chat model we built: its retry policy and structured output."""
 
     label: str
     policy: RetryPolicy

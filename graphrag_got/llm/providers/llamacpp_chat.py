@@ -19,7 +19,7 @@ JSON answers are generated under :class:`~graphrag_got.llm.providers.loop_guard.
 filled with copies up to its ``maxItems``; ``response_metadata["loop_closed"]`` counts the lists
 closed in a call.
 
-One ``Llama`` is not thread-safe: callers serialize calls (``graphrag_got.llm.client`` holds a lock).
+One ``Llama`` is not thread-safe: callers serialize calls (``graphrag_got.llm.calls`` holds a lock).
 """
 
 from __future__ import annotations

@@ -247,7 +247,7 @@ class OpenAIPoolChatModel(BaseChatModel):
             return LLMError(f"the openai server(s) {where} {describe(exc)} for model {self.model_name!r}: check "
                             "the base URL (it usually ends in /v1) and the model name (--model or "
                             "GRAPHRAG_OPENAI_MODEL; `graphrag-got doctor` lists the server's models).")
-        return exc  # e.g. HTTP 400 "maximum context length": llm._invoke tells that case apart
+        return exc  # e.g. HTTP 400 "maximum context length": llm.calls.invoke_model tells that case apart
 
 
 # ---------------------------------------------------------------------------- what a server says about itself

@@ -5,7 +5,7 @@ bookkeeping of the extraction.json format (chunks from the library's own chunker
 aggregation, counts) and goes through the library's contract, as ``scripts/make_gold_extraction.py``
 does for the GoT gold: every fact is checked by :class:`graphrag_got.extract.validate.Validator` (a fact
 the ontology refuses stops the script with the validator's message), merged by
-:func:`graphrag_got.extract.validate.aggregate` as ``extract`` merges them, and written by
+:func:`graphrag_got.extract.aggregate.aggregate` as ``extract`` merges them, and written by
 :meth:`graphrag_got.extract.extraction.Extraction.write` (format ``graphrag_got.extraction/2``).
 
     .venv/bin/python benchmarks/quality/data/observatory/make_gold.py            # writes gold.json
@@ -37,7 +37,8 @@ from typing import Any
 from graphrag_got.ingest.chunking import Chunk, chunk_text, corpus_files, read_text
 from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, Extraction, LLMRef, OntologyRef
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.extract.validate import ChunkValidation, Validator, aggregate, known_entities
+from graphrag_got.extract.validate import ChunkValidation, Validator, known_entities
+from graphrag_got.extract.aggregate import aggregate
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[3]

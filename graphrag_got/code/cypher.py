@@ -1,0 +1,61 @@
+"""Cypher of code impact (:mod:`graphrag_got.code.impact`; read only).
+
+The rules of :mod:`graphrag_got.graph.cypher` apply.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from graphrag_got.graph.cypher import escape_name
+
+# ---------------------------------------------------------------------------------------------
+# Code impact
+# ---------------------------------------------------------------------------------------------
+
+
+def code_impact_candidates() -> str:
+    """Entities of the classes ``$types`` whose key is ``$key`` or ends with one of ``$suffixes``
+    (``.name`` for a qualified name, ``/name`` for a path), at most ``$limit``."""
+    return (
+        "MATCH (e:Entity) WHERE e.type IN $types\n"
+        "  AND (e.key = $key OR any(s IN $suffixes WHERE e.key ENDS WITH s))\n"
+        "RETURN e.uid AS uid, e.name AS name, e.type AS type, e.path AS path, e.start_line AS start_line,\n"
+        "       e.nodeid AS nodeid\n"
+        "ORDER BY size(e.name), e.name LIMIT $limit"
+    )
+
+
+def code_impact_members() -> str:
+    """What the entities ``$uids`` hold through the relationship types ``$types`` (a file's
+    definitions, a class's methods), restricted to the classes ``$classes``."""
+    return (
+        "MATCH (s:Entity)-[r]->(m:Entity) WHERE s.uid IN $uids AND type(r) IN $types AND m.type IN $classes\n"
+        "RETURN DISTINCT m.uid AS uid, m.name AS name, m.type AS type, m.path AS path,\n"
+        "       m.start_line AS start_line, m.nodeid AS nodeid, s.uid AS via, type(r) AS relation\n"
+        "ORDER BY name"
+    )
+
+
+def code_impact_dependents(relations: Sequence[str]) -> str:
+    """One step of the blast radius: entities with a relationship of ``relations`` *towards* one of
+    ``$frontier`` (uids): the callers, subclasses, importers and tests of the frontier."""
+    if not relations:
+        raise ValueError("code_impact_dependents needs at least one relationship type")
+    types = "|".join(escape_name(r) for r in relations)
+    return (
+        f"MATCH (a:Entity)-[r:{types}]->(b:Entity) WHERE b.uid IN $frontier\n"
+        "RETURN a.uid AS uid, a.name AS name, a.type AS type, a.path AS path, a.start_line AS start_line,\n"
+        "       a.nodeid AS nodeid, b.uid AS via, b.name AS via_name, type(r) AS relation, r.lines AS lines\n"
+        "ORDER BY uid, via"
+    )
+
+
+def code_graph_size() -> str:
+    """How many entities of the classes ``$types`` the graph holds (is a code graph loaded?)."""
+    return "MATCH (e:Entity) WHERE e.type IN $types RETURN count(e) AS count"
+
+
+def code_impact_unresolved() -> str:
+    """``unresolved_calls`` of the entities ``$uids`` (a property the code extractor writes)."""
+    return "MATCH (e:Entity) WHERE e.uid IN $uids RETURN e.uid AS uid, e.unresolved_calls AS unresolved"

@@ -1,0 +1,177 @@
+"""Cypher of community detection and reports (the modules of :mod:`graphrag_got.communities`).
+
+Reads of the entity graph to cluster, the ``(:Community)`` hierarchy writes, reports and their
+embeddings. The rules of :mod:`graphrag_got.graph.cypher` apply; the reads of communities by
+search live in :mod:`graphrag_got.search.cypher`.
+"""
+
+from __future__ import annotations
+
+from graphrag_got.graph.cypher import attribute_pairs
+from graphrag_got.graph.vector_cypher import create_vector_index, set_embeddings
+
+# ---------------------------------------------------------------------------------------------
+# Labels and index names
+# ---------------------------------------------------------------------------------------------
+
+COMMUNITY = "Community"
+IN_COMMUNITY = "IN_COMMUNITY"
+COMMUNITY_VECTOR_INDEX = "community_embedding"
+
+
+# ---------------------------------------------------------------------------------------------
+# The graph to cluster (read only)
+# ---------------------------------------------------------------------------------------------
+
+
+def community_entities() -> str:
+    """Every entity (read): uid, name, type, properties. Isolated ones included (they become singletons)."""
+    return (
+        "MATCH (e:Entity)\n"
+        "RETURN e.uid AS uid, e.name AS name, e.type AS type, properties(e) AS properties ORDER BY uid"
+    )
+
+
+def community_relations() -> str:
+    """Entity-to-entity relationships of the ontology types ``$types`` (read), with their support.
+
+    A symmetric relation is stored in both directions; the caller counts it once.
+    """
+    return (
+        "MATCH (a:Entity)-[r]->(b:Entity) WHERE type(r) IN $types\n"
+        "RETURN a.uid AS start, b.uid AS end, type(r) AS type, " + attribute_pairs("r") + ",\n"
+        "       coalesce(r.symmetric, false) AS symmetric, size(coalesce(r.chunk_ids, [])) AS support"
+    )
+
+
+def community_cooccurrences() -> str:
+    """Every ``CO_OCCURS`` edge between entities (read): ends, weight and chunk count.
+
+    Stored once per pair (start uid < end uid); the caller treats it as undirected.
+    """
+    return (
+        "MATCH (a:Entity)-[r:CO_OCCURS]->(b:Entity)\n"
+        "RETURN a.uid AS start, b.uid AS end, r.weight AS weight, r.count AS count"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Communities and their members
+# ---------------------------------------------------------------------------------------------
+
+
+def community_constraint() -> str:
+    return "CREATE CONSTRAINT community_id IF NOT EXISTS FOR (c:Community) REQUIRE c.id IS UNIQUE"
+
+
+def existing_community_summaries() -> str:
+    """Reports already stored, by the content hash they were written for (read)."""
+    return (
+        "MATCH (c:Community) WHERE c.summary IS NOT NULL AND c.content_hash IS NOT NULL\n"
+        "RETURN c.content_hash AS content_hash, c.summary_key AS summary_key, c.title AS title, c.summary AS summary,\n"
+        "       c.findings AS findings, c.rating AS rating, c.rating_explanation AS rating_explanation,\n"
+        "       c.embedding AS embedding, c.embedding_hash AS embedding_hash"
+    )
+
+
+def delete_communities() -> str:
+    """Remove every ``:Community`` node with its ``IN_COMMUNITY`` relationships."""
+    return "MATCH (c:Community) DETACH DELETE c"
+
+
+def clear_entity_communities() -> str:
+    return (
+        "MATCH (e:Entity) WHERE e.communityId IS NOT NULL OR e.communityLevel IS NOT NULL\n"
+        "REMOVE e.communityId, e.communityLevel"
+    )
+
+
+def create_communities() -> str:
+    """Rows ``{id, level, parent, algorithm, resolution, size, members_hash, content_hash, title, summary,
+    findings, rating, rating_explanation, summary_key}`` (``findings`` a JSON string)."""
+    return (
+        "UNWIND $rows AS row\n"
+        "CREATE (c:Community {id: row.id, level: row.level, parent: row.parent, algorithm: row.algorithm,\n"
+        "  resolution: row.resolution, size: row.size, members_hash: row.members_hash,\n"
+        "  content_hash: row.content_hash, title: row.title, summary: row.summary, findings: row.findings,\n"
+        "  rating: row.rating, rating_explanation: row.rating_explanation, summary_key: row.summary_key})"
+    )
+
+
+def link_community_members() -> str:
+    """Rows ``{uid, id, level}``: ``(:Entity)-[:IN_COMMUNITY {communityLevel}]->(:Community)``; a level-0
+    membership also sets ``Entity.communityId`` / ``communityLevel`` (level 0 covers every entity)."""
+    return (
+        "UNWIND $rows AS row\n"
+        "MATCH (e:Entity {uid: row.uid})\n"
+        "MATCH (c:Community {id: row.id})\n"
+        "FOREACH (_ IN CASE WHEN row.level = 0 THEN [1] ELSE [] END |\n"
+        "  SET e.communityId = row.id, e.communityLevel = row.level)\n"
+        "MERGE (e)-[m:IN_COMMUNITY]->(c)\n"
+        "SET m.communityLevel = row.level"
+    )
+
+
+def communities_with_members() -> str:
+    """Every community with its members (uid, name, type, properties) (read)."""
+    return (
+        "MATCH (c:Community)\n"
+        "OPTIONAL MATCH (e:Entity)-[:IN_COMMUNITY]->(c)\n"
+        "WITH c, e ORDER BY e.uid\n"
+        "RETURN c.id AS id, c.level AS level, c.parent AS parent, c.algorithm AS algorithm, c.size AS size,\n"
+        "       c.members_hash AS members_hash, c.content_hash AS content_hash, c.title AS title,\n"
+        "       c.summary AS summary, c.findings AS findings, c.rating AS rating,\n"
+        "       c.rating_explanation AS rating_explanation, c.summary_key AS summary_key,\n"
+        "       c.embedding_hash AS embedding_hash, c.resolution AS resolution,\n"
+        "       collect({uid: e.uid, name: e.name, type: e.type, properties: properties(e)}) AS members\n"
+        "ORDER BY id"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Reports and their embeddings
+# ---------------------------------------------------------------------------------------------
+
+
+def set_community_summaries() -> str:
+    """Rows ``{id, title, summary, findings, rating, rating_explanation, summary_key}`` (a report)."""
+    return (
+        "UNWIND $rows AS row\n"
+        "MATCH (c:Community {id: row.id})\n"
+        "SET c.title = row.title, c.summary = row.summary, c.findings = row.findings, c.rating = row.rating,\n"
+        "    c.rating_explanation = row.rating_explanation, c.summary_key = row.summary_key"
+    )
+
+
+def community_chunk_excerpts() -> str:
+    """Rows ``{id, uids}``: per community, the ``$limit`` chunks mentioning most of its members (read),
+    as ``{id, text, mentioned}`` maps, most members first, then chunk id."""
+    return (
+        "UNWIND $rows AS row\n"
+        "CALL (row) {\n"
+        "  MATCH (ch:Chunk)-[:MENTIONS]->(e:Entity) WHERE e.uid IN row.uids\n"
+        "  WITH ch, count(DISTINCT e) AS mentioned ORDER BY mentioned DESC, ch.id LIMIT $limit\n"
+        "  RETURN collect({id: ch.id, text: ch.text, mentioned: mentioned}) AS chunks\n"
+        "}\n"
+        "RETURN row.id AS id, chunks"
+    )
+
+
+def community_reports_to_embed() -> str:
+    """Communities with a report (read): id, the report fields and the stored embedding hash."""
+    return (
+        "MATCH (c:Community) WHERE c.summary IS NOT NULL\n"
+        "RETURN c.id AS id, c.title AS title, c.summary AS summary, c.findings AS findings,\n"
+        "       c.embedding_hash AS embedding_hash, c.embedding IS NOT NULL AS embedded\n"
+        "ORDER BY id"
+    )
+
+
+def set_community_embeddings() -> str:
+    """Rows ``{id, embedding, hash}``: a report's vector (float32 vector property) and its text hash."""
+    return set_embeddings(COMMUNITY, "id")
+
+
+def create_community_vector_index(dimensions: int) -> str:
+    """The cosine vector index ``community_embedding`` on ``Community.embedding`` (idempotent)."""
+    return create_vector_index(COMMUNITY_VECTOR_INDEX, COMMUNITY, dimensions)

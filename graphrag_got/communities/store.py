@@ -1,0 +1,112 @@
+"""Communities in Neo4j: writing a detection as ``:Community`` nodes, reading them back, the export.
+
+    write_communities(driver, settings, comms)                        # replaces previous communities
+    data = export_communities(driver, settings)                       # communities.json
+
+Every membership is an ``IN_COMMUNITY`` relationship with ``communityLevel``; the Community node has
+``level`` and (below level 0) ``parent``. A new detection carries a report (and its embedding) over
+to a community whose content hash is unchanged. The report's findings are stored as a JSON string
+(:func:`parse_findings` reads them back).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import neo4j
+
+from graphrag_got.communities import cypher
+from graphrag_got.communities.detect import Community
+from graphrag_got.config import Settings
+from graphrag_got.errors import Neo4jError
+from graphrag_got.graph.db import read_all, session
+from graphrag_got.prompts import COMMUNITY_SUMMARY_VERSION
+
+
+def batches(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, Any]]]:
+    """``rows`` in consecutive slices of ``size`` (one UNWIND batch each)."""
+    for i in range(0, len(rows), size):
+        yield rows[i : i + size]
+
+
+def write_communities(driver: neo4j.Driver, settings: Settings, communities: list[Community]) -> dict[str, int]:
+    """Replace every ``:Community`` node and ``Entity.communityId`` by ``communities``, in one
+    transaction (all or nothing). A report (with its embedding) whose content hash is unchanged is
+    carried over."""
+    try:
+        with session(driver, settings, write=True) as ses:
+            ses.run(cypher.community_constraint()).consume()
+            kept = {r["content_hash"]: r.data() for r in ses.run(cypher.existing_community_summaries())}
+            for c in communities:
+                old = kept.get(c.content_hash)
+                if old and c.size > 1:
+                    c.title, c.summary, c.summary_key = old["title"], old["summary"], old["summary_key"]
+                    c.findings, c.rating = old.get("findings"), old.get("rating")
+                    c.rating_explanation = old.get("rating_explanation")
+                    c.embedding, c.embedding_hash = old.get("embedding"), old.get("embedding_hash")
+            comm_rows = [
+                {"id": c.id, "level": c.level, "parent": c.parent, "algorithm": c.algorithm,
+                 "resolution": c.resolution, "size": c.size, "members_hash": c.members_hash,
+                 "content_hash": c.content_hash, "title": c.title, "summary": c.summary, "findings": c.findings,
+                 "rating": c.rating, "rating_explanation": c.rating_explanation, "summary_key": c.summary_key}
+                for c in communities
+            ]  # fmt: skip
+            member_rows = [{"uid": u, "id": c.id, "level": c.level} for c in communities for u in c.members]
+            vector_rows = [{"id": c.id, "embedding": [float(x) for x in c.embedding], "hash": c.embedding_hash}
+                           for c in communities if c.embedding and c.summary]  # fmt: skip
+
+            def work(tx: neo4j.ManagedTransaction) -> None:
+                tx.run(cypher.delete_communities()).consume()
+                tx.run(cypher.clear_entity_communities()).consume()
+                for batch in batches(comm_rows, settings.batch_size):
+                    tx.run(cypher.create_communities(), rows=batch).consume()
+                for batch in batches(member_rows, settings.batch_size):
+                    tx.run(cypher.link_community_members(), rows=batch).consume()
+                for batch in batches(vector_rows, settings.batch_size):
+                    tx.run(cypher.set_community_embeddings(), rows=batch).consume()
+
+            ses.execute_write(work)
+    except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
+        raise Neo4jError(f"writing communities failed: {exc}") from exc
+    return {"communities": len(comm_rows), "members": len(member_rows),
+            "summaries_kept": sum(1 for c in communities if c.summary)}  # fmt: skip
+
+
+def parse_findings(value: Any) -> list[dict[str, Any]]:
+    """The findings stored on a node (a JSON string) as a list; anything unreadable is no finding."""
+    if isinstance(value, list):
+        items = value
+    elif isinstance(value, str) and value:
+        try:
+            items = json.loads(value)
+        except json.JSONDecodeError:
+            return []
+    else:
+        return []
+    return [i for i in items if isinstance(i, dict) and isinstance(i.get("statement"), str)] if isinstance(items, list) else []
+
+
+def export_communities(driver: neo4j.Driver, settings: Settings) -> dict[str, Any]:
+    """The stored communities as a JSON-ready dict (``communities.json``)."""
+    records = read_all(driver, settings, cypher.communities_with_members())
+    comms = []
+    for r in records:
+        comms.append({
+            "id": r["id"], "level": r["level"], "parent": r["parent"], "algorithm": r["algorithm"],
+            "resolution": r["resolution"], "size": r["size"], "title": r["title"], "summary": r["summary"],
+            "findings": parse_findings(r["findings"]), "rating": r["rating"],
+            "rating_explanation": r["rating_explanation"], "members_hash": r["members_hash"],
+            "members": [{"uid": m["uid"], "name": m["name"], "type": m["type"]} for m in r["members"] if m.get("uid")],
+        })  # fmt: skip
+    return {"format": "graphrag_got.communities/2", "prompt_version": COMMUNITY_SUMMARY_VERSION, "communities": comms}
+
+
+def stored_communities(driver: neo4j.Driver, settings: Settings) -> list[dict[str, Any]]:
+    return export_communities(driver, settings)["communities"]
+
+
+__all__ = [
+    "batches", "export_communities", "parse_findings", "stored_communities", "write_communities"
+]  # fmt: skip

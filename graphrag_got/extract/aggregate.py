@@ -1,0 +1,86 @@
+"""Aggregation: the validated records of every chunk merged into the entity and relation lists of
+``extraction.json`` (one record per entity uid, one per fact), with their chunks and evidence."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from graphrag_got.extract.extraction import EntityRecord, Evidence, Rejection, RelationRecord
+from graphrag_got.extract.validate import ChunkValidation
+from graphrag_got.ontology.model import Ontology
+
+MAX_EVIDENCE = 10  # evidence spans kept per aggregated relation (first chunks first)
+
+
+def identity_attributes(onto: Ontology) -> tuple[str, ...]:
+    """Relation attributes that are part of a fact's identity (declaration order)."""
+    declared = getattr(onto, "identity_attributes", None)
+    if declared is not None:
+        return tuple(declared)
+    return tuple(onto.relation_attributes)
+
+
+def aggregate(validations: Iterable[ChunkValidation],
+              identity: tuple[str, ...] = ()) -> tuple[list[EntityRecord], list[RelationRecord]]:
+    """Merge per-chunk records into the entity and relation lists of extraction.json.
+
+    Entities merge per uid (the first display name and first value of each property win; chunk ids
+    accumulate). Relations merge per (subject uid, relation, object uid, identity attribute values);
+    a symmetric relation is stored once with its ends in sorted-uid order; other attributes: the
+    first value wins.
+    """
+    entities: dict[str, EntityRecord] = {}
+    relations: dict[tuple[Any, ...], RelationRecord] = {}
+    for val in validations:
+        for ent in val.entities:
+            rec = entities.get(ent.uid)
+            if rec is None:
+                entities[ent.uid] = rec = ent.model_copy(deep=True)
+            else:
+                for k, v in ent.properties.items():
+                    rec.properties.setdefault(k, v)
+                _add_chunks(rec.chunk_ids, ent.chunk_ids)
+                for cid, conf in ent.mentions.items():  # the most confident mention of a chunk
+                    rec.mentions[cid] = max(conf, rec.mentions.get(cid, conf))
+        for rel in val.relations:
+            s = (rel.subject_uid, rel.subject, rel.subject_key, rel.subject_type)
+            o = (rel.object_uid, rel.object, rel.object_key, rel.object_type)
+            if rel.symmetric and o[0] < s[0]:
+                s, o = o, s
+            key = (s[0], rel.relation, o[0], rel.identity(identity))
+            rec = relations.get(key)
+            if rec is None:
+                relations[key] = RelationRecord(
+                    subject=entities[s[0]].name if s[0] in entities else s[1], subject_key=s[2], subject_type=s[3],
+                    relation=rel.relation,
+                    object=entities[o[0]].name if o[0] in entities else o[1], object_key=o[2], object_type=o[3],
+                    attributes=dict(rel.attributes), symmetric=rel.symmetric, chunk_ids=list(rel.chunk_ids),
+                    evidence=[e.model_copy() for e in rel.evidence[:MAX_EVIDENCE]])
+            else:
+                for k, v in rel.attributes.items():
+                    rec.attributes.setdefault(k, v)
+                _add_chunks(rec.chunk_ids, rel.chunk_ids)
+                _add_evidence(rec.evidence, rel.evidence)
+    return list(entities.values()), list(relations.values())
+
+
+def _add_evidence(target: list[Evidence], more: Iterable[Evidence]) -> None:
+    seen = {(e.chunk_id, e.start, e.end) for e in target}
+    for ev in more:
+        if len(target) >= MAX_EVIDENCE:
+            return
+        if (ev.chunk_id, ev.start, ev.end) not in seen:
+            seen.add((ev.chunk_id, ev.start, ev.end))
+            target.append(ev.model_copy())
+
+
+def _add_chunks(target: list[str], more: Iterable[str]) -> None:
+    for cid in more:
+        if cid not in target:
+            target.append(cid)
+
+
+def reason_counts(rejections: Iterable[Rejection]) -> dict[str, int]:
+    return dict(sorted(Counter(r.reason.value for r in rejections).items()))

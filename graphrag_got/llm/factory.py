@@ -1,0 +1,235 @@
+"""Chat models: which provider to use, and building its LangChain chat model.
+
+Every provider is a LangChain chat model: Ollama, the in-process llama.cpp adapter
+(:mod:`graphrag_got.llm.providers.llamacpp_chat`), pools of OpenAI-compatible servers
+(:mod:`graphrag_got.llm.providers.openai_pool`), any LangChain model
+(:mod:`graphrag_got.llm.providers.langchain_provider`), and the replay model
+(:mod:`graphrag_got.llm.replay`). :func:`resolve_provider` picks one (``auto``),
+:func:`get_chat_model` builds it, :func:`model_label` names it for the cache. Calling a model is in
+:mod:`graphrag_got.llm.calls` and :mod:`graphrag_got.llm.json_answers`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.language_models import BaseChatModel
+
+from graphrag_got.config import Settings
+from graphrag_got.errors import LLMError
+from graphrag_got.llm.calls import LLAMA_LOCK
+from graphrag_got.llm.replay import ReplayChatModel
+
+if TYPE_CHECKING:
+    from graphrag_got.llm.providers.retry import RetryPolicy
+
+logger = logging.getLogger(__name__)
+
+_LLAMA_CACHE: dict[tuple[Any, ...], BaseChatModel] = {}
+
+
+def ollama_available(settings: Settings, timeout: float = 1.5) -> tuple[bool, list[str]]:
+    """Whether an Ollama server answers at ``settings.ollama_base_url``, and which models it has."""
+    url = settings.ollama_base_url.rstrip("/") + "/api/tags"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (configured URL)
+            data = json.loads(resp.read().decode("utf-8"))
+    except (urllib.error.URLError, OSError, ValueError):
+        return False, []
+    return True, [m.get("name", "") for m in data.get("models", [])]
+
+
+def resolve_provider(settings: Settings) -> str:
+    """``auto``: replay when a replay file is set, then a configured LangChain model, then configured
+    OpenAI-compatible base URLs, then Ollama when it answers and has the model, else embedded llama.cpp."""
+    if settings.llm_provider != "auto":
+        return settings.llm_provider
+    if settings.replay_file:
+        return "replay"
+    if settings.langchain_model:
+        return "langchain"
+    if settings.openai_base_urls:
+        return "openai"
+    up, models = ollama_available(settings)
+    if up and _has_model(models, settings.ollama_model):
+        return "ollama"
+    return "llamacpp"
+
+
+def _has_model(models: list[str], wanted: str) -> bool:
+    return wanted in models or (":" not in wanted and f"{wanted}:latest" in models)
+
+
+def model_label(settings: Settings, provider: str | None = None) -> str:
+    """A stable name of the model in use (part of the cache key)."""
+    provider = provider or resolve_provider(settings)
+    if provider == "ollama":
+        return f"ollama:{settings.ollama_model}"
+    if provider == "llamacpp":
+        return f"llamacpp:{Path(settings.llamacpp_model).name}"
+    if provider == "openai":
+        return f"openai:{openai_model_name(settings)}"
+    if provider == "langchain":
+        if not settings.langchain_model:
+            raise LLMError("provider 'langchain' needs a model: --model PROVIDER:MODEL (an init_chat_model string "
+                           "such as openai:gpt-4o-mini or deepseek:deepseek-chat) or GRAPHRAG_LANGCHAIN_MODEL")
+        return f"langchain:{settings.langchain_model}"
+    return f"replay:{Path(str(settings.replay_file)).name}"
+
+
+def get_chat_model(settings: Settings, provider: str | None = None) -> BaseChatModel:
+    provider = provider or resolve_provider(settings)
+    if provider == "ollama":
+        return _ollama(settings)
+    if provider == "llamacpp":
+        return _llamacpp(settings)
+    if provider == "openai":
+        return _openai_pool(settings)
+    if provider == "langchain":
+        return _langchain(settings)
+    if provider == "replay":
+        if not settings.replay_file:
+            raise LLMError("provider 'replay' needs a file: set GRAPHRAG_REPLAY_FILE or pass --replay-file")
+        return ReplayChatModel.from_file(settings.replay_file)
+    raise LLMError(f"unknown LLM provider {provider!r}: use auto, ollama, llamacpp, openai, langchain or replay")
+
+
+def retry_policy(settings: Settings) -> "RetryPolicy":
+    from graphrag_got.llm.providers.retry import RetryPolicy
+
+    return RetryPolicy(retries=settings.llm_retries, backoff_s=settings.llm_backoff_s)
+
+
+def openai_base_urls(settings: Settings) -> list[str]:
+    """The pool of the ``openai`` provider: the configured base URLs, else the OpenAI API."""
+    from graphrag_got.llm.providers.openai_pool import OPENAI_API_URL
+
+    return list(settings.openai_base_urls) or [OPENAI_API_URL]
+
+
+def _api_key(settings: Settings) -> str | None:
+    return settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+
+
+def openai_model_name(settings: Settings) -> str:
+    """The configured model of the ``openai`` provider, else the first one its servers list."""
+    if settings.openai_model:
+        return settings.openai_model
+    if not settings.openai_base_urls:
+        raise LLMError("provider 'openai' without --base-url talks to the OpenAI API: name the model with --model "
+                       "or GRAPHRAG_OPENAI_MODEL (and set OPENAI_API_KEY), or pass --base-url URL of your server")
+    from graphrag_got.llm.providers.openai_pool import discover_model
+
+    return discover_model(openai_base_urls(settings), _api_key(settings), timeout=min(10.0, settings.llm_timeout_s))
+
+
+def _openai_pool(settings: Settings) -> BaseChatModel:
+    from graphrag_got.llm.providers.openai_pool import OpenAIPoolChatModel
+
+    try:
+        import openai  # noqa: F401
+    except ImportError:  # pragma: no cover - a dependency
+        raise LLMError("the openai provider needs the openai package: pip install langchain-openai") from None
+    if not settings.openai_base_urls and not settings.openai_api_key:
+        raise LLMError("provider 'openai' without --base-url talks to the OpenAI API, which needs a key: set "
+                       "OPENAI_API_KEY, or pass --base-url URL of an OpenAI-compatible server")
+    return OpenAIPoolChatModel(
+        model_name=openai_model_name(settings), base_urls=openai_base_urls(settings),
+        api_key=settings.openai_api_key, timeout_s=settings.llm_timeout_s, max_tokens=settings.llm_max_tokens,
+        response_format=settings.openai_response_format, balance=settings.openai_balance,
+        retries=settings.llm_retries, backoff_s=settings.llm_backoff_s,
+    )
+
+
+def _langchain(settings: Settings) -> BaseChatModel:
+    from graphrag_got.llm.providers.langchain_provider import ChatProfile, init_langchain_model, register
+
+    urls = list(settings.openai_base_urls)
+    if len(urls) > 1:
+        raise LLMError(f"provider 'langchain' takes at most one --base-url (got {len(urls)}: {', '.join(urls)}); "
+                       "a pool of servers needs --provider openai")
+    chat = init_langchain_model(settings.langchain_model, max_tokens=settings.llm_max_tokens,
+                                timeout_s=settings.llm_timeout_s, base_url=urls[0] if urls else None)
+    label = f"langchain model {settings.langchain_model}"
+    return register(chat, ChatProfile(label=label, policy=retry_policy(settings), structured=settings.structured_output))
+
+
+def _ollama(settings: Settings) -> BaseChatModel:
+    from langchain_ollama import ChatOllama
+
+    up, models = ollama_available(settings)
+    if not up:
+        raise LLMError(f"Ollama does not answer at {settings.ollama_base_url}. Start it (`ollama serve` or "
+                       "`docker compose up -d ollama`), or use the embedded model: GRAPHRAG_LLM_PROVIDER=llamacpp")
+    if not _has_model(models, settings.ollama_model):
+        raise LLMError(f"Ollama has no model {settings.ollama_model!r} (it has: {', '.join(models) or 'none'}). "
+                       f"Run `ollama pull {settings.ollama_model}` or set GRAPHRAG_OLLAMA_MODEL.")
+    from graphrag_got.llm.providers.langchain_provider import ChatProfile, register
+
+    chat = ChatOllama(model=settings.ollama_model, base_url=settings.ollama_base_url, temperature=0,
+                      num_predict=settings.llm_max_tokens, num_ctx=max(settings.llamacpp_n_ctx, 4096),
+                      client_kwargs={"timeout": settings.llm_timeout_s})
+    # Ollama keeps its own constraint (`format`); the profile only adds retries on 5xx/connection errors.
+    return register(chat, ChatProfile(label=f"ollama at {settings.ollama_base_url}", policy=retry_policy(settings)))
+
+
+def busy_cores_warning(threads: int | None = None) -> str | None:
+    """A warning when other processes already keep the cores busy (llama.cpp then slows several-fold).
+
+    Reads the 1-minute load average; None where the platform has none or the machine is quiet enough.
+    """
+    import os
+
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+    cores = os.cpu_count() or 1
+    # Busy means the load leaves fewer free cores than the model's threads need (every core when the
+    # thread count is not known), with half a core of slack for the odd short-lived process.
+    free = cores - load
+    if free + 0.5 >= (threads or cores) or load < 0.5:
+        return None
+    used = f" with {threads} threads" if threads else ""
+    return (f"the cores are busy (load average {load:.1f} on {cores} cores): the embedded model{used} will run "
+            "several times slower; stop other heavy work or lower GRAPHRAG_LLAMACPP_THREADS")
+
+
+def llamacpp_threads(settings: Settings) -> int:
+    """Threads for llama.cpp: GRAPHRAG_LLAMACPP_THREADS, else one per core (measured best on 2 cores)."""
+    import os
+
+    return settings.llamacpp_threads or max(1, os.cpu_count() or 1)
+
+
+def _llamacpp(settings: Settings) -> BaseChatModel:
+    from graphrag_got.llm.model_store import resolve_model_path
+
+    path = resolve_model_path(settings)
+    key = (str(path), settings.llamacpp_n_ctx, settings.llamacpp_threads, settings.llm_max_tokens,
+           settings.llamacpp_loop_guard)
+    with LLAMA_LOCK:
+        if key in _LLAMA_CACHE:
+            return _LLAMA_CACHE[key]
+        try:
+            import llama_cpp  # noqa: F401
+        except ImportError:
+            raise LLMError("llama-cpp-python is not installed: run `pip install -e '.[llamacpp]'` "
+                           "(builds from source, a few minutes) or use Ollama") from None
+        from graphrag_got.llm.providers.llamacpp_chat import LlamaCppChatModel
+
+        # Our own adapter (providers/llamacpp_chat.py): real token counts and KV-cache prefix reuse.
+        threads = llamacpp_threads(settings)
+        warning = busy_cores_warning(threads)
+        if warning:
+            logger.warning(warning)
+        chat = LlamaCppChatModel(model_path=str(path), n_ctx=settings.llamacpp_n_ctx, n_batch=512,
+                                 n_threads=threads, max_tokens=settings.llm_max_tokens, seed=0,
+                                 loop_guard=settings.llamacpp_loop_guard)
+        _LLAMA_CACHE[key] = chat
+        return chat
