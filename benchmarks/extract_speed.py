@@ -82,18 +82,18 @@ def _chat(config: str, settings: Settings) -> Any:
     from graphrag_got.llm.model_store import resolve_model_path
 
     path = str(resolve_model_path(settings))
-    threads = settings.llamacpp_threads or max(1, os.cpu_count() or 1)
+    threads = settings.llm.llamacpp_threads or max(1, os.cpu_count() or 1)
     if config == "baseline":
         from langchain_community.chat_models import ChatLlamaCpp
 
         # the settings the previous provider used (shared/notes/offline-llm.md)
-        return ChatLlamaCpp(model_path=path, n_ctx=settings.llamacpp_n_ctx, n_batch=512, n_threads=threads,
-                            temperature=0.0, max_tokens=settings.llm_max_tokens, rope_freq_base=0.0,
+        return ChatLlamaCpp(model_path=path, n_ctx=settings.llm.llamacpp_n_ctx, n_batch=512, n_threads=threads,
+                            temperature=0.0, max_tokens=settings.llm.max_tokens, rope_freq_base=0.0,
                             rope_freq_scale=0.0, repeat_penalty=1.0, verbose=False, seed=0)
     from graphrag_got.llm.providers.llamacpp_chat import LlamaCppChatModel
 
-    return LlamaCppChatModel(model_path=path, n_ctx=settings.llamacpp_n_ctx, n_batch=512, n_threads=threads,
-                             max_tokens=settings.llm_max_tokens, seed=0, loop_guard=config != "adapter")
+    return LlamaCppChatModel(model_path=path, n_ctx=settings.llm.llamacpp_n_ctx, n_batch=512, n_threads=threads,
+                             max_tokens=settings.llm.max_tokens, seed=0, loop_guard=config != "adapter")
 
 
 def _ontology(config: str) -> Ontology:
@@ -138,7 +138,7 @@ def run_config(config: str, *, model: str, corpus: Path, gold: dict[str, Any], w
     chat = _chat(config, settings)
     replay = record_dir / f"got-{model}-{config}.json" if record_dir else None
     t0 = time.monotonic()
-    summary = run_extraction(settings, onto, corpus, settings.out_dir / "extraction.json", chat=chat,
+    summary = run_extraction(settings, onto, corpus, settings.files.out_dir / "extraction.json", chat=chat,
                              export_replay=replay)
     seconds = time.monotonic() - t0
     records = _records(settings)

@@ -93,16 +93,16 @@ def main(argv: list[str] | None = None) -> int:
         args.entities, args.relations, args.documents = 5000, 15000, 100
 
     settings = Settings.load()
-    if settings.local_catalog_cache_s <= 0:  # a long-running process: read the 10^5-entity catalog once
+    if settings.search.local_catalog_cache_s <= 0:  # a long-running process: read the 10^5-entity catalog once
         settings = settings.with_overrides(local_catalog_cache_s=600.0)
-    onto = Ontology.from_file(settings.ontology_path)
+    onto = Ontology.from_file(settings.files.ontology_path)
     driver = connect(settings)
-    print(f"server {settings.neo4j_uri}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    print(f"server {settings.neo4j.uri}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     with driver:
         if not args.reuse:
             ext = synthetic_extraction(onto, args.entities, args.relations, 0.10, args.documents,
                                        args.chunks_per_doc, args.seed)  # fmt: skip
-            clear(driver, settings.neo4j_database)
+            clear(driver, settings.neo4j.database)
             summary = load_extraction(driver, settings, ext, onto, embed=False)  # random vectors below
             print(f"loaded {summary.entities_written} entities, {summary.relations_written} relation rows, "
                   f"{summary.chunks_written} chunks in {summary.seconds:.1f} s")
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"target hybrid p50 < 100 ms: {'met' if p50 < 100 else 'NOT met'} ({p50:.1f} ms); "
               f"load average {os.getloadavg()[0]:.1f}")
         if not args.keep and not args.reuse:
-            clear(driver, settings.neo4j_database)
+            clear(driver, settings.neo4j.database)
     return 0
 
 

@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.load()
     if args.batch_size:
         settings = settings.with_overrides(batch_size=args.batch_size)
-    onto = Ontology.from_file(settings.ontology_path)
+    onto = Ontology.from_file(settings.files.ontology_path)
     t = time.perf_counter()
     ext = synthetic_extraction(onto, args.entities, args.relations, args.symmetric_share, args.documents,
                                args.chunks_per_doc, args.seed)  # fmt: skip
@@ -176,10 +176,10 @@ def main(argv: list[str] | None = None) -> int:
           f"built in {time.perf_counter() - t:.1f} s")  # fmt: skip
 
     packer = "neo4j-rust-ext" if importlib.util.find_spec("neo4j._rust") else "pure Python"
-    print(f"server {settings.neo4j_uri}, driver {neo4j.__version__} ({packer} packstream), "
+    print(f"server {settings.neo4j.uri}, driver {neo4j.__version__} ({packer} packstream), "
           f"{os.cpu_count()} CPUs, load average before: {os.getloadavg()[0]:.1f}")  # fmt: skip
-    driver = neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=(settings.neo4j_username, settings.neo4j_password))
-    db = settings.neo4j_database
+    driver = neo4j.GraphDatabase.driver(settings.neo4j.uri, auth=(settings.neo4j.username, settings.neo4j.password))
+    db = settings.neo4j.database
     with driver:
         driver.verify_connectivity()
         naive_rate = None
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = summary.entities_written + summary.relations_written
         rate = rows / summary.seconds
         rel_secs = summary.phase_seconds.get("relations", 0.0)
-        print(f"loader (UNWIND batches of {settings.batch_size}): {summary.entities_written} entities + "
+        print(f"loader (UNWIND batches of {settings.graph.batch_size}): {summary.entities_written} entities + "
               f"{summary.relations_written} relation rows (+ {summary.chunks_written} chunks, "
               f"{summary.mentions_written} mentions) in {summary.seconds:.1f} s end to end = {rate:,.0f} rows/s")  # fmt: skip
         print("  phases (s): " + ", ".join(f"{k} {v:.1f}" for k, v in summary.phase_seconds.items()))

@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="notes-vault-") as tmp:
         settings = vault_settings(Path(tmp), args.replay)
         driver = connect(settings)
-        with driver.session(database=settings.neo4j_database) as s:
+        with driver.session(database=settings.neo4j.database) as s:
             s.run(load_cypher.delete_all_in_batches(5000)).consume()
         chat = stand_in_chat(args.replay)
         builds = []

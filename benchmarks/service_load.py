@@ -121,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from graphrag_got.service.background import serve_in_thread
 
         settings = Settings.load()
-        print(f"Neo4j {settings.neo4j_uri}, local retrieval {settings.local_retrieval}, "
+        print(f"Neo4j {settings.neo4j.uri}, local retrieval {settings.search.local_retrieval}, "
               f"{os.cpu_count()} CPU(s), Python {sys.version.split()[0]}")
         with serve_in_thread(create_app(settings)) as url:
             res = asyncio.run(run_load(url, questions, args.clients, args.duration, args.mode, args.timeout))

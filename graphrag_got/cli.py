@@ -141,7 +141,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
     model = getattr(args, "model", None)
     if model:
         key = {"llamacpp": "llamacpp_model", "openai": "openai_model",
-               "langchain": "langchain_model"}.get(settings.llm_provider, "ollama_model")
+               "langchain": "langchain_model"}.get(settings.llm.provider, "ollama_model")
         settings = settings.with_overrides(**{key: model})
     return settings
 
@@ -171,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         configure_logging(verbosity(args))
         settings = settings_from_args(args)
-        logger.debug("settings: %s", settings.model_dump(exclude={"neo4j_password"}))
+        logger.debug("settings: %s", {k: v for k, v in settings.flat().items() if k != "neo4j_password"})
         return int(args.func(args, settings) or 0)
     except GraphragGotError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,8 +1,17 @@
-"""Every setting in one typed object (pydantic-settings), read from the environment and `.env`.
+"""Every setting in one typed object (pydantic-settings), read from the environment and `.env`,
+nested per stage: ``settings.chunking``, ``settings.llm``, ``settings.extract``, ``settings.neo4j``,
+``settings.graph`` (load), ``settings.embedding``, ``settings.communities``, ``settings.search``,
+``settings.service`` and ``settings.files`` (where things are). A stage reads its own section (and
+``files``/``neo4j`` for where to read and write); which sections each package reads is checked by
+``tests/test_config.py``.
 
-Defaults, environment variable names and descriptions live on the fields of :class:`Settings`
-and nowhere else: ``ENV`` (field -> variable) and the README's configuration table
-(:func:`settings_table_markdown`, ``python -m graphrag_got.config``) are derived from them.
+Defaults, environment variable names and descriptions live on the fields of the section models
+and nowhere else: ``ENV`` (flat name -> variable), ``FLAT`` (flat name -> section and field) and the
+README's configuration table (:func:`settings_table_markdown`, ``python -m graphrag_got.config``) are
+derived from them. Each setting keeps one flat name (``community_algorithm`` for
+``settings.communities.algorithm``): the keyword arguments of ``Settings(...)``, ``Settings.load``
+and ``with_overrides`` take flat names (the CLI's overrides use them), and :meth:`Settings.flat`
+gives every value by flat name.
 
 ``Settings(**kw)`` is the defaults plus ``kw`` only, so code and tests that build one get the same
 object on every machine. ``Settings.load()`` reads defaults <- ``.env`` <- process environment <-
@@ -18,7 +27,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from dotenv import find_dotenv
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, SecretStr, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -46,23 +55,24 @@ def _default_home() -> Path:
     return Path(os.environ.get("GRAPHRAG_HOME") or DEFAULT_HOME)
 
 
-def _env(var: str, default: Any, description: str, **constraints: Any) -> Any:
-    """A field read from environment variable ``var`` (also settable by field name in code)."""
-    return Field(default, validation_alias=var, description=description, **constraints)
+def _env(var: str, default: Any, description: str, *, flat: str | None = None, **constraints: Any) -> Any:
+    """A field read from environment variable ``var``; ``flat`` is its flat name when that is not the
+    field name (``community_algorithm`` for ``CommunitySettings.algorithm``)."""
+    extra = {"flat": flat} if flat else None
+    return Field(default, validation_alias=var, description=description, json_schema_extra=extra, **constraints)
 
 
-class Settings(BaseSettings):
-    """All settings. Field name (Python, CLI overrides) -> ``validation_alias`` (environment variable)."""
+class Section(BaseModel):
+    """One stage's settings: fields by name in code, by environment variable in `.env`."""
 
-    model_config = SettingsConfigDict(
-        extra="forbid",
-        validate_assignment=True,
-        populate_by_name=True,  # code passes field names; the environment uses the aliases
-        case_sensitive=True,
-        env_ignore_empty=True,
-    )
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
 
-    # --- files -----------------------------------------------------------------------------
+
+
+
+class FilesSettings(Section):
+    """Settings of where things are: the ontology, the corpus, the outputs and the state folder (``settings.files``)."""
+
     home: Path = Field(default_factory=_default_home, validation_alias="GRAPHRAG_HOME",
                        description="state folder: caches, embedded models, embedded Neo4j data",
                        json_schema_extra={"shown_default": DEFAULT_HOME.as_posix()})
@@ -72,20 +82,26 @@ class Settings(BaseSettings):
     out_dir: Path = _env("GRAPHRAG_OUT", Path("out"),
                          "outputs: extraction.json, reports, communities.json, graph.html")
 
-    # --- chunking --------------------------------------------------------------------------
+
+class ChunkingSettings(Section):
+    """Settings of how the corpus is cut into chunks (ingest) (``settings.chunking``)."""
+
     chunker: Literal["auto", "paragraph", "markdown"] = _env(
         "GRAPHRAG_CHUNKER", "auto",
         "how the corpus is cut: `auto` (`markdown` for `.md` files, else `paragraph`), `paragraph`, `markdown`")
-    chunk_min_chars: int = _env("GRAPHRAG_CHUNK_MIN_CHARS", 40, "chunks shorter than this are dropped", ge=0)
-    chunk_max_chars: int = _env("GRAPHRAG_CHUNK_MAX_CHARS", 1500,
-                                "longer sections and paragraphs are split (at paragraphs, then sentences)", ge=100)
+    min_chars: int = _env("GRAPHRAG_CHUNK_MIN_CHARS", 40, "chunks shorter than this are dropped", ge=0, flat="chunk_min_chars")
+    max_chars: int = _env("GRAPHRAG_CHUNK_MAX_CHARS", 1500,
+                                "longer sections and paragraphs are split (at paragraphs, then sentences)", ge=100, flat="chunk_max_chars")
 
-    # --- LLM -------------------------------------------------------------------------------
-    llm_provider: Provider = _env(
+
+class LLMSettings(Section):
+    """Settings of which chat model answers and how it is called (``settings.llm``)."""
+
+    provider: Provider = _env(
         "GRAPHRAG_LLM_PROVIDER", "auto",
         "`auto` (the LangChain model or OpenAI base URLs when set, else Ollama if it answers and has the model, "
         "else llama.cpp), `ollama`, `llamacpp`, `openai` (any OpenAI-compatible server), `langchain` (any "
-        "`init_chat_model` string), `replay`")
+        "`init_chat_model` string), `replay`", flat="llm_provider")
     ollama_base_url: str = _env("OLLAMA_BASE_URL", "http://localhost:11434", "Ollama server")
     ollama_model: str = _env("GRAPHRAG_OLLAMA_MODEL", "qwen2.5:7b-instruct", "Ollama model")
     llamacpp_model: str = _env("GRAPHRAG_LLAMACPP_MODEL", "qwen2.5-coder-1.5b",
@@ -97,8 +113,8 @@ class Settings(BaseSettings):
                                         "llama.cpp CPU threads (unset: every core)")
     llamacpp_loop_guard: bool = _env("GRAPHRAG_LOOP_GUARD", True,
                                      "embedded model: close a JSON list once the model repeats its items")
-    llm_max_tokens: int = _env("GRAPHRAG_LLM_MAX_TOKENS", 1536, "most tokens in one LLM answer", ge=64)
-    llm_timeout_s: float = _env("GRAPHRAG_LLM_TIMEOUT", 600.0, "seconds one LLM call may take", gt=0)
+    max_tokens: int = _env("GRAPHRAG_LLM_MAX_TOKENS", 1536, "most tokens in one LLM answer", ge=64, flat="llm_max_tokens")
+    timeout_s: float = _env("GRAPHRAG_LLM_TIMEOUT", 600.0, "seconds one LLM call may take", gt=0, flat="llm_timeout_s")
     replay_file: Path | None = _env("GRAPHRAG_REPLAY_FILE", None, "recorded answers for the `replay` provider")
     openai_base_urls: Annotated[list[str], NoDecode] = _env(
         "GRAPHRAG_OPENAI_BASE_URLS", [],
@@ -123,153 +139,17 @@ class Settings(BaseSettings):
         "GRAPHRAG_STRUCTURED_OUTPUT", "auto",
         "structured output of `langchain` models: `auto` (`json_schema` where supported, else "
         "`function_calling`, else text with repair), `json_schema`, `function_calling`, `none`")
-    llm_retries: int = _env("GRAPHRAG_LLM_RETRIES", 3,
+    retries: int = _env("GRAPHRAG_LLM_RETRIES", 3,
                             "more tries of a remote LLM call after HTTP 429/5xx, a connection error or a timeout",
-                            ge=0)
-    llm_backoff_s: float = _env("GRAPHRAG_LLM_BACKOFF", 1.0,
-                                "seconds before the first retry of a remote LLM call, doubled at each retry", ge=0)
-    max_entities: int = _env("GRAPHRAG_MAX_ENTITIES", 12, "maxItems of the entity array in the extraction schema",
-                             ge=1)
-    max_relations: int = _env("GRAPHRAG_MAX_RELATIONS", 12,
-                              "maxItems of the relation array in the extraction schema", ge=1)
+                            ge=0, flat="llm_retries")
+    backoff_s: float = _env("GRAPHRAG_LLM_BACKOFF", 1.0,
+                                "seconds before the first retry of a remote LLM call, doubled at each retry", ge=0, flat="llm_backoff_s")
     concurrency: int = _env("GRAPHRAG_CONCURRENCY", 1,
                             "parallel LLM calls (Ollama, `openai`, `langchain`; llama.cpp runs one at a time): "
                             "with a pool, at least one per server", ge=1)
-
-    # --- trust: evidence, repair, entity resolution, verification ----------------------------
-    evidence: bool = _env("GRAPHRAG_EVIDENCE", True,
-                          "refuse entities not found in their chunk and relations whose ends never meet; keep evidence")
-    evidence_window: int = _env("GRAPHRAG_EVIDENCE_WINDOW", 1,
-                                "sentences apart the two ends of a relation may be (0 = same sentence)", ge=0)
-    relation_cues: bool = _env("GRAPHRAG_RELATION_CUES", True,
-                               "with evidence on, a relation that declares cues (`indicios`) is kept only when "
-                               "one occurs in a sentence where its ends meet (refusal no_cue)")
-    cue_direction: bool = _env("GRAPHRAG_CUE_DIRECTION", True,
-                               "with cues and repair on, a fact whose sentence words it the other way round "
-                               "(\"B <cue> A\" for A REL B, or a reverse cue) gets its ends swapped "
-                               "(repair reversed_by_wording), when the reverse fits domain and range")
-    mention_threshold: float = _env("GRAPHRAG_MENTION_THRESHOLD", 0.85,
-                                    "fuzzy score (0-1) an entity name needs to count as found in its chunk",
-                                    ge=0, le=1)
-    llm_price: str = _env("GRAPHRAG_LLM_PRICE", "",
+    price: str = _env("GRAPHRAG_LLM_PRICE", "",
                           "price of the remote model, 'IN,OUT' US dollars per million input/output tokens "
-                          "(empty: cost unknown; local models cost nothing)")
-    answer_form: Literal["full", "compact"] = _env(
-        "GRAPHRAG_ANSWER_FORM", "full",
-        "extraction answer form: full (names and classes on every relation) or compact (short keys, "
-        "relation ends by position; fewer output tokens)")
-    min_confidence: float = _env("GRAPHRAG_MIN_CONFIDENCE", 0.5,
-                                 "mentions the model gives a lower confidence (0-1) are refused (low_confidence)",
-                                 ge=0, le=1)
-    repair: bool = _env("GRAPHRAG_REPAIR", True,
-                        "audited repair before refusing: infer an end's class, majority class, narrow to a "
-                        "subclass, flip ends")
-    resolution: bool = _env("GRAPHRAG_RESOLUTION", True,
-                            "merge aliases of one entity within a class (logged; aliases file to pin/split)")
-    orphan_entities: Literal["keep", "duplicates", "related", "drop"] = _env(
-        "GRAPHRAG_ORPHAN_ENTITIES", "related",
-        "entities no kept fact uses (refused as no_fact, in the report): related = those whose every chunk "
-        "has kept facts, and those whose name facts use under another class; duplicates = only the latter; "
-        "drop = all; keep = none")
-    verify: bool = _env("GRAPHRAG_VERIFY", False,
-                        "ask the model a yes/no question per candidate triple against its evidence sentence")
-
-    # --- Neo4j -----------------------------------------------------------------------------
-    neo4j_uri: str = _env("NEO4J_URI", "bolt://127.0.0.1:7687", "Neo4j Bolt address (the embedded server listens here)")
-    neo4j_username: str = _env("NEO4J_USERNAME", "neo4j", "Neo4j user")
-    neo4j_password: str = _env("NEO4J_PASSWORD", "graphrag-got", "Neo4j password (at least 8 characters)")
-    neo4j_database: str = _env("NEO4J_DATABASE", "neo4j", "Neo4j database")
-    neo4j_version: str = _env("GRAPHRAG_NEO4J_VERSION", "5.26.30", "version of the embedded Neo4j jars (a 5.26.x)")
-    batch_size: int = _env("GRAPHRAG_BATCH_SIZE", 5000, "rows per `UNWIND` batch when loading", ge=1)
-
-    # --- communities and search -------------------------------------------------------------
-    community_resolution: float = _env("GRAPHRAG_COMMUNITY_RESOLUTION", 1.0,
-                                       "community resolution (Leiden or Louvain): higher gives more, smaller communities", gt=0)
-    community_seed: int = _env("GRAPHRAG_COMMUNITY_SEED", 42, "community detection random seed")
-    local_hops: int = _env("GRAPHRAG_LOCAL_HOPS", 2, "local search: neighbourhood depth (1 to 4)", ge=1, le=4)
-    local_max_facts: int = _env("GRAPHRAG_LOCAL_MAX_FACTS", 60, "local search: most facts in the context", ge=1)
-    global_threshold: int = _env("GRAPHRAG_GLOBAL_THRESHOLD", 5,
-                                 "global search: keep communities rated at least this relevant (0 to 10)",
-                                 ge=0, le=10)
-
-    # --- embeddings and hybrid retrieval ------------------------------------------------------
-    embeddings: bool = _env("GRAPHRAG_EMBEDDINGS", True,
-                            "embed chunks and entities into Neo4j vector indexes (needed by vector/hybrid retrieval)")
-    embeddings_provider: Literal["embedded", "ollama", "langchain"] = _env(
-        "GRAPHRAG_EMBEDDINGS_PROVIDER", "embedded",
-        "embedding model: `embedded` (multilingual-e5-small in-process, numpy only), `ollama`, "
-        "`langchain` (any `init_embeddings` string)")
-    embeddings_model: str | None = _env(
-        "GRAPHRAG_EMBEDDINGS_MODEL", None,
-        "embedding model name: for `ollama` e.g. `nomic-embed-text` (unset: that one), for `langchain` "
-        "an `init_embeddings` string such as `ollama:nomic-embed-text` (required); ignored by `embedded`")
-    embeddings_batch_size: int = _env("GRAPHRAG_EMBEDDINGS_BATCH_SIZE", 64,
-                                      "texts per embedding call (and per vector write batch)", ge=1)
-    local_retrieval: Literal["graph", "vector", "hybrid"] = _env(
-        "GRAPHRAG_LOCAL_RETRIEVAL", "hybrid",
-        "local search retrieval: `graph` (name-matched anchors and their neighbourhood), `vector` "
-        "(vector top-k chunks and entities), `hybrid` (both, fused by reciprocal rank)")
-    local_top_k: int = _env("GRAPHRAG_LOCAL_TOP_K", 8,
-                            "local search: vector hits per index (chunks, entities) in vector/hybrid retrieval",
-                            ge=1, le=200)
-    local_max_chunks: int = _env("GRAPHRAG_LOCAL_MAX_CHUNKS", 8,
-                                 "local search: most text chunks in the context", ge=0)
-    local_catalog_cache_s: float = _env(
-        "GRAPHRAG_LOCAL_CATALOG_CACHE", 0.0,
-        "local search: seconds a process may reuse the entity catalog it read, while the graph's entity "
-        "count and document hashes are unchanged (0: read it for every question; set it for a service)", ge=0)
-
-    # --- service (graphrag-got serve) -----------------------------------------------------------
-    service_max_question_chars: int = _env("GRAPHRAG_SERVICE_MAX_QUESTION_CHARS", 1000,
-                                           "service: longest question accepted (longer ones get HTTP 413)", ge=1)
-    service_timeout_s: float = _env("GRAPHRAG_SERVICE_TIMEOUT", 300.0,
-                                    "service: seconds one request may take before it gets HTTP 504", gt=0)
-    service_max_llm_requests: int = _env("GRAPHRAG_SERVICE_MAX_LLM_REQUESTS", 2,
-                                         "service: questions answered by the LLM at once; more get HTTP 503", ge=1)
-
-    # --- routing and DRIFT search -------------------------------------------------------------
-    route_classifier: bool = _env("GRAPHRAG_ROUTE_CLASSIFIER", False,
-                                  "`ask` without a mode: ask the LLM (one call) when no routing rule decides")
-    drift_depth: int = _env("GRAPHRAG_DRIFT_DEPTH", 1,
-                            "drift search: rounds of follow-up questions (1 to 3)", ge=1, le=3)
-    drift_followups: int = _env("GRAPHRAG_DRIFT_FOLLOWUPS", 3,
-                                "drift search: most follow-up questions searched per round", ge=0, le=10)
-    drift_max_calls: int = _env("GRAPHRAG_DRIFT_MAX_CALLS", 6,
-                                "drift search: most LLM calls of one question (retries included)", ge=2)
-    drift_reports: int = _env("GRAPHRAG_DRIFT_REPORTS", 5,
-                              "drift search: community reports most similar to the question read by the primer",
-                              ge=1, le=50)
-
-    # --- co-occurrence (load) -------------------------------------------------------------------
-    cooccurrence: bool = _env("GRAPHRAG_COOCCURRENCE", True,
-                              "`load` joins the entities of each chunk by `CO_OCCURS` edges (weight: the sum of "
-                              "the lower confidence of the two per chunk; count: chunks)")
-    cooccurrence_max_entities: int = _env("GRAPHRAG_COOCCURRENCE_MAX_ENTITIES", 40,
-                                          "most entities of one chunk paired by `CO_OCCURS` (the most confident)",
-                                          ge=2)
-
-    # --- community levels and selective global search -------------------------------------------
-    community_algorithm: Literal["leiden", "louvain"] = _env(
-        "GRAPHRAG_COMMUNITY_ALGORITHM", "leiden",
-        "community detection: `leiden` (hierarchical: levels, with a size cap) or `louvain` (networkx, one level)")
-    community_max_size: int = _env("GRAPHRAG_COMMUNITY_MAX_SIZE", 10,
-                                   "leiden: a community larger than this is split into sub-communities one level "
-                                   "down", ge=2)
-    community_max_levels: int = _env("GRAPHRAG_COMMUNITY_MAX_LEVELS", 3,
-                                     "leiden: most levels of the hierarchy (level 0 covers the whole graph)",
-                                     ge=1, le=8)
-    community_cooccurrence: bool = _env("GRAPHRAG_COMMUNITY_COOCCURRENCE", False,
-                                        "communities are also computed on the `CO_OCCURS` edges (for ontologies "
-                                        "with few relations)")
-    global_target_communities: int = _env("GRAPHRAG_GLOBAL_TARGET_COMMUNITIES", 8,
-                                          "global search without `--level`: the level whose community count is "
-                                          "closest to this", ge=1)
-    global_max_communities: int = _env("GRAPHRAG_GLOBAL_MAX_COMMUNITIES", 6,
-                                       "global search: most community reports mapped (the most similar to the "
-                                       "question)", ge=1)
-    global_min_similarity: float = _env("GRAPHRAG_GLOBAL_MIN_SIMILARITY", 0.75,
-                                        "global search: reports less similar (cosine) to the question are skipped "
-                                        "before the map step", ge=-1, le=1)
+                          "(empty: cost unknown; local models cost nothing)", flat="llm_price")
 
     @field_validator("openai_base_urls", mode="before")
     @classmethod
@@ -286,6 +166,234 @@ class Settings(BaseSettings):
             raise ValueError(f"{bad[0]!r} is not an http:// or https:// URL (e.g. http://127.0.0.1:8000/v1)")
         return list(dict.fromkeys(urls))
 
+
+class ExtractSettings(Section):
+    """Settings of the extraction: answer bounds and form, evidence, cues, repair, resolution, orphans, verification (``settings.extract``)."""
+
+    max_entities: int = _env("GRAPHRAG_MAX_ENTITIES", 12, "maxItems of the entity array in the extraction schema",
+                             ge=1)
+    max_relations: int = _env("GRAPHRAG_MAX_RELATIONS", 12,
+                              "maxItems of the relation array in the extraction schema", ge=1)
+    answer_form: Literal["full", "compact"] = _env(
+        "GRAPHRAG_ANSWER_FORM", "full",
+        "extraction answer form: full (names and classes on every relation) or compact (short keys, "
+        "relation ends by position; fewer output tokens)")
+    evidence: bool = _env("GRAPHRAG_EVIDENCE", True,
+                          "refuse entities not found in their chunk and relations whose ends never meet; keep evidence")
+    evidence_window: int = _env("GRAPHRAG_EVIDENCE_WINDOW", 1,
+                                "sentences apart the two ends of a relation may be (0 = same sentence)", ge=0)
+    relation_cues: bool = _env("GRAPHRAG_RELATION_CUES", True,
+                               "with evidence on, a relation that declares cues (`indicios`) is kept only when "
+                               "one occurs in a sentence where its ends meet (refusal no_cue)")
+    cue_direction: bool = _env("GRAPHRAG_CUE_DIRECTION", True,
+                               "with cues and repair on, a fact whose sentence words it the other way round "
+                               "(\"B <cue> A\" for A REL B, or a reverse cue) gets its ends swapped "
+                               "(repair reversed_by_wording), when the reverse fits domain and range")
+    mention_threshold: float = _env("GRAPHRAG_MENTION_THRESHOLD", 0.85,
+                                    "fuzzy score (0-1) an entity name needs to count as found in its chunk",
+                                    ge=0, le=1)
+    min_confidence: float = _env("GRAPHRAG_MIN_CONFIDENCE", 0.5,
+                                 "mentions the model gives a lower confidence (0-1) are refused (low_confidence)",
+                                 ge=0, le=1)
+    repair: bool = _env("GRAPHRAG_REPAIR", True,
+                        "audited repair before refusing: infer an end's class, majority class, narrow to a "
+                        "subclass, flip ends")
+    resolution: bool = _env("GRAPHRAG_RESOLUTION", True,
+                            "merge aliases of one entity within a class (logged; aliases file to pin/split)")
+    orphan_entities: Literal["keep", "duplicates", "related", "drop"] = _env(
+        "GRAPHRAG_ORPHAN_ENTITIES", "related",
+        "entities no kept fact uses (refused as no_fact, in the report): related = those whose every chunk "
+        "has kept facts, and those whose name facts use under another class; duplicates = only the latter; "
+        "drop = all; keep = none")
+    verify: bool = _env("GRAPHRAG_VERIFY", False,
+                        "ask the model a yes/no question per candidate triple against its evidence sentence")
+
+
+class Neo4jSettings(Section):
+    """Settings of the Neo4j server and the embedded one's version (``settings.neo4j``)."""
+
+    uri: str = _env("NEO4J_URI", "bolt://127.0.0.1:7687", "Neo4j Bolt address (the embedded server listens here)", flat="neo4j_uri")
+    username: str = _env("NEO4J_USERNAME", "neo4j", "Neo4j user", flat="neo4j_username")
+    password: str = _env("NEO4J_PASSWORD", "graphrag-got", "Neo4j password (at least 8 characters)", flat="neo4j_password")
+    database: str = _env("NEO4J_DATABASE", "neo4j", "Neo4j database", flat="neo4j_database")
+    version: str = _env("GRAPHRAG_NEO4J_VERSION", "5.26.30", "version of the embedded Neo4j jars (a 5.26.x)", flat="neo4j_version")
+
+
+class GraphSettings(Section):
+    """Settings of writing an extraction into the graph (``settings.graph``)."""
+
+    batch_size: int = _env("GRAPHRAG_BATCH_SIZE", 5000, "rows per `UNWIND` batch when loading", ge=1)
+    cooccurrence: bool = _env("GRAPHRAG_COOCCURRENCE", True,
+                              "`load` joins the entities of each chunk by `CO_OCCURS` edges (weight: the sum of "
+                              "the lower confidence of the two per chunk; count: chunks)")
+    cooccurrence_max_entities: int = _env("GRAPHRAG_COOCCURRENCE_MAX_ENTITIES", 40,
+                                          "most entities of one chunk paired by `CO_OCCURS` (the most confident)",
+                                          ge=2)
+
+
+class EmbeddingSettings(Section):
+    """Settings of the embedding model and the vector indexes (``settings.embedding``)."""
+
+    enabled: bool = _env("GRAPHRAG_EMBEDDINGS", True,
+                            "embed chunks and entities into Neo4j vector indexes (needed by vector/hybrid retrieval)", flat="embeddings")
+    provider: Literal["embedded", "ollama", "langchain"] = _env(
+        "GRAPHRAG_EMBEDDINGS_PROVIDER", "embedded",
+        "embedding model: `embedded` (multilingual-e5-small in-process, numpy only), `ollama`, "
+        "`langchain` (any `init_embeddings` string)", flat="embeddings_provider")
+    model: str | None = _env(
+        "GRAPHRAG_EMBEDDINGS_MODEL", None,
+        "embedding model name: for `ollama` e.g. `nomic-embed-text` (unset: that one), for `langchain` "
+        "an `init_embeddings` string such as `ollama:nomic-embed-text` (required); ignored by `embedded`", flat="embeddings_model")
+    batch_size: int = _env("GRAPHRAG_EMBEDDINGS_BATCH_SIZE", 64,
+                                      "texts per embedding call (and per vector write batch)", ge=1, flat="embeddings_batch_size")
+
+
+class CommunitySettings(Section):
+    """Settings of community detection (``settings.communities``)."""
+
+    algorithm: Literal["leiden", "louvain"] = _env(
+        "GRAPHRAG_COMMUNITY_ALGORITHM", "leiden",
+        "community detection: `leiden` (hierarchical: levels, with a size cap) or `louvain` (networkx, one level)", flat="community_algorithm")
+    resolution: float = _env("GRAPHRAG_COMMUNITY_RESOLUTION", 1.0,
+                                       "community resolution (Leiden or Louvain): higher gives more, smaller communities", gt=0, flat="community_resolution")
+    seed: int = _env("GRAPHRAG_COMMUNITY_SEED", 42, "community detection random seed", flat="community_seed")
+    max_size: int = _env("GRAPHRAG_COMMUNITY_MAX_SIZE", 10,
+                                   "leiden: a community larger than this is split into sub-communities one level "
+                                   "down", ge=2, flat="community_max_size")
+    max_levels: int = _env("GRAPHRAG_COMMUNITY_MAX_LEVELS", 3,
+                                     "leiden: most levels of the hierarchy (level 0 covers the whole graph)",
+                                     ge=1, le=8, flat="community_max_levels")
+    cooccurrence: bool = _env("GRAPHRAG_COMMUNITY_COOCCURRENCE", False,
+                                        "communities are also computed on the `CO_OCCURS` edges (for ontologies "
+                                        "with few relations)", flat="community_cooccurrence")
+
+
+class SearchSettings(Section):
+    """Settings of questions: local, global and DRIFT search and the router (``settings.search``)."""
+
+    local_retrieval: Literal["graph", "vector", "hybrid"] = _env(
+        "GRAPHRAG_LOCAL_RETRIEVAL", "hybrid",
+        "local search retrieval: `graph` (name-matched anchors and their neighbourhood), `vector` "
+        "(vector top-k chunks and entities), `hybrid` (both, fused by reciprocal rank)")
+    local_hops: int = _env("GRAPHRAG_LOCAL_HOPS", 2, "local search: neighbourhood depth (1 to 4)", ge=1, le=4)
+    local_max_facts: int = _env("GRAPHRAG_LOCAL_MAX_FACTS", 60, "local search: most facts in the context", ge=1)
+    local_top_k: int = _env("GRAPHRAG_LOCAL_TOP_K", 8,
+                            "local search: vector hits per index (chunks, entities) in vector/hybrid retrieval",
+                            ge=1, le=200)
+    local_max_chunks: int = _env("GRAPHRAG_LOCAL_MAX_CHUNKS", 8,
+                                 "local search: most text chunks in the context", ge=0)
+    local_catalog_cache_s: float = _env(
+        "GRAPHRAG_LOCAL_CATALOG_CACHE", 0.0,
+        "local search: seconds a process may reuse the entity catalog it read, while the graph's entity "
+        "count and document hashes are unchanged (0: read it for every question; set it for a service)", ge=0)
+    global_threshold: int = _env("GRAPHRAG_GLOBAL_THRESHOLD", 5,
+                                 "global search: keep communities rated at least this relevant (0 to 10)",
+                                 ge=0, le=10)
+    global_target_communities: int = _env("GRAPHRAG_GLOBAL_TARGET_COMMUNITIES", 8,
+                                          "global search without `--level`: the level whose community count is "
+                                          "closest to this", ge=1)
+    global_max_communities: int = _env("GRAPHRAG_GLOBAL_MAX_COMMUNITIES", 6,
+                                       "global search: most community reports mapped (the most similar to the "
+                                       "question)", ge=1)
+    global_min_similarity: float = _env("GRAPHRAG_GLOBAL_MIN_SIMILARITY", 0.75,
+                                        "global search: reports less similar (cosine) to the question are skipped "
+                                        "before the map step", ge=-1, le=1)
+    route_classifier: bool = _env("GRAPHRAG_ROUTE_CLASSIFIER", False,
+                                  "`ask` without a mode: ask the LLM (one call) when no routing rule decides")
+    drift_depth: int = _env("GRAPHRAG_DRIFT_DEPTH", 1,
+                            "drift search: rounds of follow-up questions (1 to 3)", ge=1, le=3)
+    drift_followups: int = _env("GRAPHRAG_DRIFT_FOLLOWUPS", 3,
+                                "drift search: most follow-up questions searched per round", ge=0, le=10)
+    drift_max_calls: int = _env("GRAPHRAG_DRIFT_MAX_CALLS", 6,
+                                "drift search: most LLM calls of one question (retries included)", ge=2)
+    drift_reports: int = _env("GRAPHRAG_DRIFT_REPORTS", 5,
+                              "drift search: community reports most similar to the question read by the primer",
+                              ge=1, le=50)
+
+
+class ServiceSettings(Section):
+    """Settings of `graphrag-got serve`: limits of the HTTP service (``settings.service``)."""
+
+    max_question_chars: int = _env("GRAPHRAG_SERVICE_MAX_QUESTION_CHARS", 1000,
+                                           "service: longest question accepted (longer ones get HTTP 413)", ge=1, flat="service_max_question_chars")
+    timeout_s: float = _env("GRAPHRAG_SERVICE_TIMEOUT", 300.0,
+                                    "service: seconds one request may take before it gets HTTP 504", gt=0, flat="service_timeout_s")
+    max_llm_requests: int = _env("GRAPHRAG_SERVICE_MAX_LLM_REQUESTS", 2,
+                                         "service: questions answered by the LLM at once; more get HTTP 503", ge=1, flat="service_max_llm_requests")
+
+
+#: Section name -> its model, in the order of the README table.
+SECTIONS: dict[str, type[Section]] = {
+    "files": FilesSettings,
+    "chunking": ChunkingSettings,
+    "llm": LLMSettings,
+    "extract": ExtractSettings,
+    "neo4j": Neo4jSettings,
+    "graph": GraphSettings,
+    "embedding": EmbeddingSettings,
+    "communities": CommunitySettings,
+    "search": SearchSettings,
+    "service": ServiceSettings,
+}
+
+
+def _flat_name(field: str, info: FieldInfo) -> str:
+    extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+    return str(extra.get("flat") or field)
+
+
+#: Flat name -> (section, field name in the section).
+FLAT: dict[str, tuple[str, str]] = {
+    _flat_name(field, info): (section, field)
+    for section, model in SECTIONS.items() for field, info in model.model_fields.items()
+}
+
+
+class Settings(BaseSettings):
+    """All settings, one section per stage. Built from flat names (``Settings(max_entities=3)``),
+    environment variable names, or sections (``Settings(extract={...})``)."""
+
+    model_config = SettingsConfigDict(
+        extra="forbid",
+        validate_assignment=True,
+        case_sensitive=True,
+        env_ignore_empty=True,
+    )
+
+    files: FilesSettings = Field(default_factory=FilesSettings)
+    chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    extract: ExtractSettings = Field(default_factory=ExtractSettings)
+    neo4j: Neo4jSettings = Field(default_factory=Neo4jSettings)
+    graph: GraphSettings = Field(default_factory=GraphSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    communities: CommunitySettings = Field(default_factory=CommunitySettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    service: ServiceSettings = Field(default_factory=ServiceSettings)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest(cls, data: Any) -> Any:
+        """Flat names and environment variable names -> their sections (sections given whole stay)."""
+        if not isinstance(data, dict):
+            return data
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            if key in SECTIONS:
+                given = value.model_dump(by_alias=False) if isinstance(value, Section) else value
+                if isinstance(given, dict):
+                    out.setdefault(key, {}).update(given)
+                else:
+                    out[key] = given  # pydantic reports the wrong type
+                continue
+            target = FLAT.get(key) or FLAT.get(_BY_VAR.get(key, ""))
+            if target is None:
+                out[key] = value  # extra="forbid" names it
+                continue
+            section, field = target
+            out.setdefault(section, {})[field] = value
+        return out
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -300,7 +408,8 @@ class Settings(BaseSettings):
 
     @classmethod
     def load(cls, env_file: str | Path | None = None, **overrides: Any) -> "Settings":
-        """Read defaults <- `.env` <- process environment <- explicit overrides (None = not given).
+        """Read defaults <- `.env` <- process environment <- explicit overrides by flat name (None =
+        not given).
 
         ``env_file`` defaults to the first `.env` found from the current folder upwards; one given
         explicitly must exist.
@@ -311,23 +420,21 @@ class Settings(BaseSettings):
         dotenv_path = str(env_file) if env_file is not None else find_dotenv(usecwd=True)
         values: dict[str, Any] = {}
         if dotenv_path:
-            values.update(cls._from_aliases(DotEnvSettingsSource(cls, env_file=dotenv_path)()))
-        values.update(cls._from_aliases(EnvSettingsSource(cls)()))
+            values.update(_from_variables(DotEnvSettingsSource(_Variables, env_file=dotenv_path)()))
+        values.update(_from_variables(EnvSettingsSource(_Variables)()))
         values.update({k: v for k, v in overrides.items() if v is not None})
         try:
             return cls(**values)
         except ValidationError as exc:
             raise ConfigError(_explain(exc)) from None
 
-    @classmethod
-    def _from_aliases(cls, data: dict[str, Any]) -> dict[str, Any]:
-        """Variables of a source -> field names; variables that are not settings (in `.env`) are ignored."""
-        by_var = {var: field for field, var in env_map(cls).items()}
-        return {by_var[k]: v for k, v in data.items() if k in by_var}
+    def flat(self) -> dict[str, Any]:
+        """Every value by its flat name (what ``Settings(**...)`` takes back)."""
+        return {name: getattr(getattr(self, section), field) for name, (section, field) in FLAT.items()}
 
     def with_overrides(self, **overrides: Any) -> "Settings":
-        """A copy with these fields replaced (None = keep), validated like everything else."""
-        data = self.model_dump()
+        """A copy with these settings (flat names) replaced (None = keep), validated like everything else."""
+        data = self.flat()
         data.update({k: v for k, v in overrides.items() if v is not None})
         try:
             return Settings(**data)
@@ -336,17 +443,25 @@ class Settings(BaseSettings):
 
     @property
     def cache_dir(self) -> Path:
-        return self.home / "cache"
+        return self.files.home / "cache"
 
     @property
     def models_dir(self) -> Path:
-        return self.models_path or self.home / "models"
+        return self.llm.models_path or self.files.home / "models"
 
 
-def env_map(model: type[BaseSettings] = Settings) -> dict[str, str]:
-    """Field name -> environment variable, read from the fields' ``validation_alias``."""
+def _leaves(model: type[BaseModel]) -> list[tuple[str, str, FieldInfo]]:
+    """(flat name, section path, field) of every setting of ``model``: a sectioned ``Settings`` or a
+    flat settings model (one level of fields)."""
+    if model is Settings:
+        return [(_flat_name(f, info), f"{s}.{f}", info) for s, sm in SECTIONS.items() for f, info in sm.model_fields.items()]
+    return [(name, "", info) for name, info in model.model_fields.items()]
+
+
+def env_map(model: type[BaseModel] = Settings) -> dict[str, str]:
+    """Flat name -> environment variable, read from the fields' ``validation_alias``."""
     out: dict[str, str] = {}
-    for name, info in model.model_fields.items():
+    for name, _path, info in _leaves(model):
         alias = info.validation_alias
         if not isinstance(alias, str):
             raise TypeError(f"{model.__name__}.{name} needs a validation_alias naming its environment variable")
@@ -354,15 +469,32 @@ def env_map(model: type[BaseSettings] = Settings) -> dict[str, str]:
     return out
 
 
-#: Field name -> environment variable. Neo4j's names follow the neo4j / langchain-neo4j convention.
+#: Flat name -> environment variable. Neo4j's names follow the neo4j / langchain-neo4j convention.
 ENV: dict[str, str] = env_map()
+_BY_VAR: dict[str, str] = {var: name for name, var in ENV.items()}
+
+
+#: Every environment variable as an optional field of any type: what the `.env` and environment
+#: sources read before the values are validated by their sections.
+_Variables = create_model(  # type: ignore[call-overload]
+    "_Variables", __base__=BaseSettings, __config__=None,
+    **{var: (Any, None) for var in ENV.values()},
+)
+_Variables.model_config.update(case_sensitive=True, env_ignore_empty=True, extra="ignore")
+
+
+def _from_variables(data: dict[str, Any]) -> dict[str, Any]:
+    """Variables of a source -> flat names; variables that are not settings (in `.env`) are ignored."""
+    return {_BY_VAR[k]: v for k, v in data.items() if k in _BY_VAR and v is not None}
 
 
 def _explain(exc: ValidationError) -> str:
     lines = ["invalid setting(s):"]
+    by_path = {f"{s}.{f}": name for name, (s, f) in FLAT.items()}
     for err in exc.errors():
-        field = ".".join(str(p) for p in err["loc"])
-        var = ENV.get(field, field)
+        loc = ".".join(str(p) for p in err["loc"])
+        name = by_path.get(".".join(str(p) for p in err["loc"][:2]), loc)
+        var = ENV.get(name, loc)
         lines.append(f"  {var} = {err.get('input')!r}: {err['msg']}")
     lines.append("Fix the value in the environment or in .env (see README, 'Configuration').")
     return "\n".join(lines)
@@ -392,17 +524,22 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def settings_table_markdown(model: type[BaseSettings] = Settings) -> str:
-    """The Markdown table of every setting (variable, default, meaning), as README.md shows it."""
-    rows = ["| variable | default | meaning |", "|---|---|---|"]
-    for name, info in model.model_fields.items():
+def settings_table_markdown(model: type[BaseModel] = Settings) -> str:
+    """The Markdown table of every setting (variable, default, meaning, and for ``Settings`` where it
+    lives in Python), as README.md shows it."""
+    sectioned = model is Settings
+    rows = ["| variable | default | meaning | in Python |", "|---|---|---|---|"] if sectioned else \
+        ["| variable | default | meaning |", "|---|---|---|"]
+    variables = env_map(model)
+    for name, path, info in _leaves(model):
         if not info.description:
             raise TypeError(f"{model.__name__}.{name} needs a description (it is the README's 'meaning' column)")
         meaning = info.description
         choices = _choices(info)
         if choices and not all(f"`{c}`" in meaning for c in choices):
             meaning += " (one of: " + ", ".join(f"`{c}`" for c in choices) + ")"
-        rows.append(f"| `{env_map(model)[name]}` | {_cell(_shown_default(info))} | {_cell(meaning)} |")
+        row = f"| `{variables[name]}` | {_cell(_shown_default(info))} | {_cell(meaning)} |"
+        rows.append(row + (f" `{path}` |" if sectioned else ""))
     return "\n".join(rows) + "\n"
 
 

@@ -72,18 +72,18 @@ def under_root(p: Path) -> Path:
 
 
 base = Settings.load()
-ONTOLOGY_ORIGINAL = under_root(base.ontology_path)
+ONTOLOGY_ORIGINAL = under_root(base.files.ontology_path)
 ONTOLOGY_COPY = WORK / "ontology.json"          # the notebook's own copy: the original is never edited
 shutil.copyfile(ONTOLOGY_ORIGINAL, ONTOLOGY_COPY)
 
 settings = base.with_overrides(
-    home=under_root(base.home),
+    home=under_root(base.files.home),
     models_path=under_root(base.models_dir),
-    corpus_path=under_root(base.corpus_path),
+    corpus_path=under_root(base.files.corpus_path),
     ontology_path=ONTOLOGY_COPY,
     out_dir=WORK / "out",
 )
-OUT = settings.out_dir
+OUT = settings.files.out_dir
 OUT.mkdir(parents=True, exist_ok=True)
 
 
@@ -99,13 +99,13 @@ def md_table(headers, rows) -> Markdown:
 display(md_table(["setting", "value"], [
     ["repository", ROOT],
     ["scratch folder", WORK],
-    ["corpus (GRAPHRAG_CORPUS)", settings.corpus_path],
+    ["corpus (GRAPHRAG_CORPUS)", settings.files.corpus_path],
     ["ontology (copy of)", ONTOLOGY_ORIGINAL],
-    ["LLM provider", settings.llm_provider],
-    ["llama.cpp model / Ollama model", f"{settings.llamacpp_model} / {settings.ollama_model}"],
-    ["schema bounds (entities, relations)", f"{settings.max_entities}, {settings.max_relations}"],
-    ["Neo4j", f"{settings.neo4j_uri} (database {settings.neo4j_database})"],
-    ["state folder (cache, models)", settings.home],
+    ["LLM provider", settings.llm.provider],
+    ["llama.cpp model / Ollama model", f"{settings.llm.llamacpp_model} / {settings.llm.ollama_model}"],
+    ["schema bounds (entities, relations)", f"{settings.extract.max_entities}, {settings.extract.max_relations}"],
+    ["Neo4j", f"{settings.neo4j.uri} (database {settings.neo4j.database})"],
+    ["state folder (cache, models)", settings.files.home],
 ]))
 
 # %% [markdown]
@@ -205,7 +205,7 @@ def show_progress(event: ProgressEvent | str) -> None:
         print(f"  [{event.done}/{event.total if event.total is not None else '?'}] {event.step}{stats}")
 
 
-print(f"corpus {settings.corpus_path} · provider {resolve_provider(settings)}")
+print(f"corpus {settings.files.corpus_path} · provider {resolve_provider(settings)}")
 ex = run_extraction(settings, onto, progress=show_progress)
 print("\n".join(ex.lines()))
 
@@ -322,7 +322,7 @@ from graphrag_got.communities.reports import summarize_communities
 from graphrag_got.communities.store import stored_communities, write_communities
 
 eg = read_entity_graph(driver, settings, onto)
-comms = detect_communities(eg, settings.community_resolution, settings.community_seed)
+comms = detect_communities(eg, settings.communities.resolution, settings.communities.seed)
 write_communities(driver, settings, comms)
 sizes = [c.size for c in comms]
 print(f"{len(comms)} communities; sizes {sizes[:15]}{' ...' if len(sizes) > 15 else ''}")

@@ -1,7 +1,7 @@
 """Shared fixtures: a real Neo4j for the tests that need one (never a mock).
 
 ``neo4j_settings`` reuses the server answering at NEO4J_URI (embedded, Docker, any) or starts the
-embedded one under ``settings.home`` and, in that case only, stops it when the session ends.
+embedded one under ``settings.files.home`` and, in that case only, stops it when the session ends.
 Tests that use these fixtures are marked ``neo4j`` automatically: ``pytest -m "not neo4j"`` skips
 them.
 
@@ -70,7 +70,7 @@ def _wipe(driver, settings: Settings) -> None:  # type: ignore[no-untyped-def]
     Test-only Cypher, kept here rather than in a graphrag_got ``cypher`` module: the package never wipes a graph.
     Auto-commit session (not execute_query) because CALL ... IN TRANSACTIONS needs one.
     """
-    with driver.session(database=settings.neo4j_database) as session:
+    with driver.session(database=settings.neo4j.database) as session:
         for rec in list(session.run("SHOW CONSTRAINTS YIELD name")):
             session.run(f"DROP CONSTRAINT {_quote(rec['name'])} IF EXISTS").consume()
         for rec in list(session.run("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP'")):

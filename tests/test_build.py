@@ -59,7 +59,7 @@ def _vault(root: Path) -> Path:
 
 
 def _chat(settings, vault: Path) -> _Chat:  # type: ignore[no-untyped-def]
-    docs = read_corpus(vault, kind="auto", min_chars=settings.chunk_min_chars, max_chars=settings.chunk_max_chars)
+    docs = read_corpus(vault, kind="auto", min_chars=settings.chunking.min_chars, max_chars=settings.chunking.max_chars)
     return _Chat(responses={c.hash: [_answer(c.text)] for d in docs for c in d.chunks}, calls=[])
 
 

@@ -73,8 +73,8 @@ GLOBAL_CASES = [
 def test_global_option_before_or_after_the_command(clean_env, flag, value, field, expected, command):
     before = _settings([flag, value, *command])
     after = _settings([*command, flag, value])
-    assert getattr(before, field) == expected
-    assert getattr(after, field) == expected
+    assert before.flat()[field] == expected
+    assert after.flat()[field] == expected
     assert before == after
 
 
@@ -85,31 +85,31 @@ def test_option_given_before_is_not_reset_by_the_subcommand(clean_env):
 
 def test_option_between_nested_subcommands(clean_env):
     s = _settings(["ask", "--provider", "replay", "local", "who?", "--out", "o"])
-    assert s.llm_provider == "replay" and s.out_dir == Path("o")
+    assert s.llm.provider == "replay" and s.files.out_dir == Path("o")
 
 
 def test_later_value_wins(clean_env):
-    assert _settings(["--out", "first", "report", "--out", "second"]).out_dir == Path("second")
+    assert _settings(["--out", "first", "report", "--out", "second"]).files.out_dir == Path("second")
 
 
 def test_model_goes_to_the_provider_it_is_for(clean_env, monkeypatch):
-    assert _settings(["extract", "--provider", "llamacpp", "--model", "my.gguf"]).llamacpp_model == "my.gguf"
-    assert _settings(["--model", "llama3:8b", "extract"]).ollama_model == "llama3:8b"
+    assert _settings(["extract", "--provider", "llamacpp", "--model", "my.gguf"]).llm.llamacpp_model == "my.gguf"
+    assert _settings(["--model", "llama3:8b", "extract"]).llm.ollama_model == "llama3:8b"
     monkeypatch.setenv("GRAPHRAG_LLM_PROVIDER", "llamacpp")  # the provider may come from the environment
     s = _settings(["extract", "--model", "small.gguf"])
-    assert s.llamacpp_model == "small.gguf" and s.ollama_model == "qwen2.5:7b-instruct"
+    assert s.llm.llamacpp_model == "small.gguf" and s.llm.ollama_model == "qwen2.5:7b-instruct"
 
 
 def test_flags_override_the_environment(clean_env, monkeypatch):
     monkeypatch.setenv("GRAPHRAG_OUT", "from-env")
-    assert _settings(["report"]).out_dir == Path("from-env")
-    assert _settings(["report", "--out", "from-flag"]).out_dir == Path("from-flag")
+    assert _settings(["report"]).files.out_dir == Path("from-env")
+    assert _settings(["report", "--out", "from-flag"]).files.out_dir == Path("from-flag")
 
 
 def test_env_file_after_the_command(clean_env, tmp_path):
     env = tmp_path / "my.env"
     env.write_text("GRAPHRAG_BATCH_SIZE=17\n")
-    assert _settings(["load", "x.json", "--env-file", str(env)]).batch_size == 17
+    assert _settings(["load", "x.json", "--env-file", str(env)]).graph.batch_size == 17
 
 
 def test_subcommand_option_of_the_same_name_keeps_its_meaning(clean_env, tmp_path, capsys):

@@ -154,7 +154,7 @@ def test_summarize_calls_once_per_community_then_never(got) -> None:  # type: ig
     assert "Daenerys Targaryen SE_ENCUENTRA_CON Jon Snow (momento: tras la Batalla de los Bastardos)" in biggest
     assert "language of the community's content" in biggest  # no language forced
 
-    exported = json.loads((settings.out_dir / "communities.json").read_text(encoding="utf-8"))
+    exported = json.loads((settings.files.out_dir / "communities.json").read_text(encoding="utf-8"))
     assert len(exported["communities"]) == len(comms)
     by_id = {c["id"]: c for c in exported["communities"]}
     assert all(by_id[c.id]["summary"] for c in eligible)
@@ -399,7 +399,7 @@ def test_reports_have_findings_rating_excerpts_and_embeddings(got) -> None:  # t
     index = [r for r in graphdb.read_all(driver, settings, vector_cypher.vector_indexes())
              if r["name"] == communities_cypher.COMMUNITY_VECTOR_INDEX]
     assert index and index[0]["dimensions"] == 64 and index[0]["similarity"].lower() == "cosine"
-    exported = json.loads((settings.out_dir / "communities.json").read_text(encoding="utf-8"))
+    exported = json.loads((settings.files.out_dir / "communities.json").read_text(encoding="utf-8"))
     assert {c["level"] for c in exported["communities"]} == {c.level for c in comms}
     assert all(c["findings"] and c["rating"] == 7.0 for c in exported["communities"] if c["summary"])
 

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_got.config import DEFAULT_HOME, ENV, Settings, settings_table_markdown
+from pydantic import ValidationError
+
+from graphrag_got.config import DEFAULT_HOME, ENV, FLAT, SECTIONS, Settings, settings_table_markdown
 from graphrag_got.errors import ConfigError, GraphragGotError
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -63,12 +65,12 @@ OLD_DEFAULTS = {
 
 
 def test_defaults_are_unchanged(clean_env: Path):
-    assert Settings.load().model_dump() == OLD_DEFAULTS
-    assert Settings().model_dump() == OLD_DEFAULTS
+    assert Settings.load().flat() == OLD_DEFAULTS
+    assert Settings().flat() == OLD_DEFAULTS
 
 
 def test_env_map_is_derived_from_the_fields():
-    assert set(ENV) == set(Settings.model_fields) == set(OLD_DEFAULTS)
+    assert set(ENV) == set(FLAT) == set(OLD_DEFAULTS)
     assert len(set(ENV.values())) == len(ENV), "two settings share an environment variable"
     assert ENV["home"] == "GRAPHRAG_HOME" and ENV["neo4j_uri"] == "NEO4J_URI"
     assert ENV["ollama_base_url"] == "OLLAMA_BASE_URL" and ENV["llm_timeout_s"] == "GRAPHRAG_LLM_TIMEOUT"
@@ -76,8 +78,59 @@ def test_env_map_is_derived_from_the_fields():
 
 
 def test_every_field_has_a_description():
-    missing = [name for name, info in Settings.model_fields.items() if not (info.description or "").strip()]
+    missing = [f"{section}.{name}" for section, model in SECTIONS.items() for name, info in model.model_fields.items()
+               if not (info.description or "").strip()]
     assert missing == []
+
+
+# --- sections: one per stage ---------------------------------------------------------------------
+
+
+def test_flat_names_sections_and_variables_are_interchangeable(clean_env: Path):
+    by_flat = Settings(community_algorithm="louvain", max_entities=3, neo4j_uri="bolt://h:1")
+    by_section = Settings(communities={"algorithm": "louvain"}, extract={"max_entities": 3}, neo4j={"uri": "bolt://h:1"})
+    by_variable = Settings(GRAPHRAG_COMMUNITY_ALGORITHM="louvain", GRAPHRAG_MAX_ENTITIES=3, NEO4J_URI="bolt://h:1")
+    assert by_flat == by_section == by_variable
+    assert by_flat.communities.algorithm == "louvain" and by_flat.extract.max_entities == 3
+    assert by_flat.with_overrides(community_seed=7).communities.seed == 7
+    assert Settings(**by_flat.flat()) == by_flat
+    with pytest.raises(ValidationError):
+        Settings(community_algorithmm="louvain")  # a misspelt name is refused, not ignored
+    with pytest.raises(ValidationError):
+        Settings(extract={"max_entitie": 3})
+
+
+def test_every_setting_lives_in_exactly_one_section():
+    leaves = [(section, name) for section, model in SECTIONS.items() for name in model.model_fields]
+    assert len(leaves) == len(FLAT) == len(set(FLAT.values()))
+    assert set(FLAT.values()) == set(leaves)
+
+
+# Which sections each package reads (``settings.<section>``): a stage reads its own section, plus
+# ``files``/``neo4j`` for where to read and write; the entry points (pipeline, commands, service)
+# read what the stages they call need. A new read outside this map is a decision: add it here.
+SECTION_READS = {
+    "ingest": {"chunking"},
+    "extract": {"chunking", "extract", "llm", "files"},
+    "graph": {"graph", "neo4j", "embedding", "files"},
+    "communities": {"communities", "graph", "embedding", "llm", "files"},
+    "search": {"search", "neo4j", "embedding", "llm"},
+    "llm": {"llm", "embedding"},
+    "ontology": {"files"},
+    "report": {"files"},
+    "code": {"neo4j"},
+}
+
+
+def _section_reads(package: str) -> set[str]:
+    folder = Path(__file__).resolve().parents[1] / "graphrag_got" / package
+    text = "\n".join(p.read_text(encoding="utf-8") for p in folder.rglob("*.py"))
+    return set(re.findall(r"settings\.(" + "|".join(SECTIONS) + r")\b", text))
+
+
+@pytest.mark.parametrize("package", sorted(SECTION_READS))
+def test_each_stage_reads_only_its_sections(package: str):
+    assert _section_reads(package) <= SECTION_READS[package]
 
 
 def test_paths_derived_from_home(clean_env: Path, tmp_path: Path):
@@ -95,10 +148,10 @@ def test_precedence_defaults_dotenv_environment_overrides(clean_env: Path, monke
     monkeypatch.setenv("GRAPHRAG_CONCURRENCY", "4")
     monkeypatch.setenv("NEO4J_DATABASE", "fromenv")
     s = Settings.load(neo4j_database="fromarg", local_hops=None)
-    assert s.batch_size == 10  # .env over the default
-    assert s.concurrency == 4  # environment over .env
-    assert s.neo4j_database == "fromarg"  # explicit override over everything
-    assert s.local_hops == 2  # None means "not given": the default stays
+    assert s.graph.batch_size == 10  # .env over the default
+    assert s.llm.concurrency == 4  # environment over .env
+    assert s.neo4j.database == "fromarg"  # explicit override over everything
+    assert s.search.local_hops == 2  # None means "not given": the default stays
 
 
 def test_dotenv_is_found_in_a_parent_folder(clean_env: Path, monkeypatch: pytest.MonkeyPatch):
@@ -106,14 +159,14 @@ def test_dotenv_is_found_in_a_parent_folder(clean_env: Path, monkeypatch: pytest
     child = clean_env / "a" / "b"
     child.mkdir(parents=True)
     monkeypatch.chdir(child)
-    assert Settings.load().ollama_model == "parent-model"
+    assert Settings.load().llm.ollama_model == "parent-model"
 
 
 def test_explicit_env_file_wins_over_the_found_one(clean_env: Path, tmp_path: Path):
     (clean_env / ".env").write_text("GRAPHRAG_OLLAMA_MODEL=found\n")
     other = tmp_path / "other.env"
     other.write_text("GRAPHRAG_OLLAMA_MODEL=explicit\n")
-    assert Settings.load(env_file=other).ollama_model == "explicit"
+    assert Settings.load(env_file=other).llm.ollama_model == "explicit"
 
 
 def test_missing_explicit_env_file_is_a_clear_error(clean_env: Path, tmp_path: Path):
@@ -126,19 +179,19 @@ def test_empty_values_mean_unset(clean_env: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("GRAPHRAG_MAX_ENTITIES", "")
     monkeypatch.setenv("GRAPHRAG_LLAMACPP_THREADS", "")
     s = Settings.load()
-    assert s.neo4j_password == "graphrag-got"
-    assert s.max_entities == 7  # the empty environment value does not hide the .env one
-    assert s.llamacpp_threads is None
+    assert s.neo4j.password == "graphrag-got"
+    assert s.extract.max_entities == 7  # the empty environment value does not hide the .env one
+    assert s.llm.llamacpp_threads is None
 
 
 def test_unrelated_dotenv_variables_are_ignored(clean_env: Path):
     (clean_env / ".env").write_text("COMPOSE_PROJECT_NAME=x\nSOMETHING_ELSE=1\nGRAPHRAG_OUT=elsewhere\n")
-    assert Settings.load().out_dir == Path("elsewhere")
+    assert Settings.load().files.out_dir == Path("elsewhere")
 
 
 def test_variable_names_are_case_sensitive(clean_env: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("graphrag_batch_size", "3")
-    assert Settings.load().batch_size == 5000
+    assert Settings.load().graph.batch_size == 5000
 
 
 def test_values_are_typed(clean_env: Path, monkeypatch: pytest.MonkeyPatch):
@@ -146,7 +199,7 @@ def test_values_are_typed(clean_env: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("GRAPHRAG_REPLAY_FILE", "rec/answers.json")
     monkeypatch.setenv("GRAPHRAG_LLM_PROVIDER", "replay")
     s = Settings.load()
-    assert s.llm_timeout_s == 12.5 and s.replay_file == Path("rec/answers.json") and s.llm_provider == "replay"
+    assert s.llm.timeout_s == 12.5 and s.llm.replay_file == Path("rec/answers.json") and s.llm.provider == "replay"
 
 
 def test_direct_construction_reads_no_environment(clean_env: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
@@ -154,16 +207,16 @@ def test_direct_construction_reads_no_environment(clean_env: Path, monkeypatch: 
     monkeypatch.setenv("GRAPHRAG_MODELS_DIR", str(tmp_path / "shared-models"))
     (clean_env / ".env").write_text("GRAPHRAG_CONCURRENCY=5\n")
     s = Settings(home=tmp_path / "h")
-    assert s.batch_size == 5000 and s.concurrency == 1 and s.models_dir == tmp_path / "h" / "models"
-    assert Settings.load().batch_size == 7
+    assert s.graph.batch_size == 5000 and s.llm.concurrency == 1 and s.models_dir == tmp_path / "h" / "models"
+    assert Settings.load().graph.batch_size == 7
 
 
 def test_home_default_follows_graphrag_home(clean_env: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     monkeypatch.setenv("GRAPHRAG_HOME", str(tmp_path / "state"))
-    assert Settings().home == tmp_path / "state"
-    assert Settings.load().home == tmp_path / "state"
+    assert Settings().files.home == tmp_path / "state"
+    assert Settings.load().files.home == tmp_path / "state"
     monkeypatch.setenv("GRAPHRAG_HOME", "")
-    assert Settings().home == DEFAULT_HOME
+    assert Settings().files.home == DEFAULT_HOME
 
 
 # --- with_overrides and errors ------------------------------------------------------------------
@@ -172,8 +225,8 @@ def test_home_default_follows_graphrag_home(clean_env: Path, monkeypatch: pytest
 def test_with_overrides_returns_a_validated_copy(clean_env: Path):
     base = Settings.load()
     changed = base.with_overrides(batch_size=2, concurrency=None)
-    assert changed.batch_size == 2 and changed.concurrency == base.concurrency
-    assert base.batch_size == 5000
+    assert changed.graph.batch_size == 2 and changed.llm.concurrency == base.llm.concurrency
+    assert base.graph.batch_size == 5000
     with pytest.raises(ConfigError) as info:
         base.with_overrides(local_hops=9)
     assert "GRAPHRAG_LOCAL_HOPS = 9: Input should be less than or equal to 4" in str(info.value)

@@ -66,8 +66,8 @@ def _trade_extraction(tmp_path: Path) -> tuple[Ontology, Path]:
     (corpus / "trade.txt").write_text(TRADE_TEXT, encoding="utf-8")
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay",
                         replay_file=tmp_path / "replay.json", chunk_min_chars=10)
-    (chunk,) = [c for d in read_corpus(corpus, min_chars=10, max_chars=settings.chunk_max_chars) for c in d.chunks]
-    settings.replay_file.write_text(json.dumps({"responses": [{"chunk_hash": chunk.hash, "responses": [
+    (chunk,) = [c for d in read_corpus(corpus, min_chars=10, max_chars=settings.chunking.max_chars) for c in d.chunks]
+    settings.llm.replay_file.write_text(json.dumps({"responses": [{"chunk_hash": chunk.hash, "responses": [
         json.dumps(_trade_answer())]}]}), encoding="utf-8")
     summary = run_extraction(settings, onto, corpus)
     return onto, summary.out_path
@@ -168,7 +168,7 @@ def test_recorded_answers_counts_with_evidence_and_repair(tmp_path: Path) -> Non
     ends_not_near, and the audited repairs recover relations the raw run refused."""
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay", replay_file=REPLAY,
                         resolution=False, orphan_entities="keep", relation_cues=False)  # cues: the ladder's +cues
-    assert settings.evidence and settings.repair and settings.evidence_window == 1
+    assert settings.extract.evidence and settings.extract.repair and settings.extract.evidence_window == 1
     summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus" / "got.txt")
     counts = (summary.entities, summary.relations, summary.rejected_relations, summary.rejected_entities)
     assert counts == (85, 101, 63, 32)  # 101: two facts told apart only by an invented attribute value are one
@@ -200,7 +200,7 @@ def test_every_declared_attribute_reaches_neo4j(tmp_path: Path, neo4j_driver, ne
     assert first.relations_unmatched == 0
 
     def rows() -> list[dict[str, Any]]:
-        with neo4j_driver.session(database=neo4j_settings.neo4j_database) as s:
+        with neo4j_driver.session(database=neo4j_settings.neo4j.database) as s:
             return [r.data() for r in s.run(
                 "MATCH (a)-[r:SELLS|PARTNERS_WITH]->(b) RETURN a.name AS a, type(r) AS t, b.name AS b, "
                 "r.year AS year, r.source AS source ORDER BY a, t, b, year")]
@@ -226,7 +226,7 @@ def test_evidence_follows_its_chunk_when_a_document_changes(tmp_path: Path, neo4
     load_extraction(neo4j_driver, neo4j_settings, path, onto)
 
     def evidence() -> list[tuple[list[str], list[str]]]:
-        with neo4j_driver.session(database=neo4j_settings.neo4j_database) as s:
+        with neo4j_driver.session(database=neo4j_settings.neo4j.database) as s:
             return [(r["e"], r["c"]) for r in s.run(
                 "MATCH ()-[r:SELLS {year: '2023'}]->() RETURN r.evidence AS e, r.evidence_chunk_ids AS c")]
 
@@ -246,7 +246,7 @@ def _trade_extraction_again(tmp_path: Path, onto: Ontology) -> tuple[Ontology, P
     corpus = tmp_path / "corpus"
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out2", llm_provider="replay",
                         replay_file=tmp_path / "replay2.json", chunk_min_chars=10)
-    (chunk,) = [c for d in read_corpus(corpus, min_chars=10, max_chars=settings.chunk_max_chars) for c in d.chunks]
-    settings.replay_file.write_text(json.dumps({"responses": [{"chunk_hash": chunk.hash, "responses": [
+    (chunk,) = [c for d in read_corpus(corpus, min_chars=10, max_chars=settings.chunking.max_chars) for c in d.chunks]
+    settings.llm.replay_file.write_text(json.dumps({"responses": [{"chunk_hash": chunk.hash, "responses": [
         json.dumps(_trade_answer())]}]}), encoding="utf-8")
     return onto, run_extraction(settings, onto, corpus).out_path

@@ -89,7 +89,7 @@ def test_cache_on_disk_makes_the_second_run_free(tmp_path: Path) -> None:
     assert v1[0] == v1[2]
     first.close()
     assert (embeddings_cache_dir(settings) / "vectors.sqlite").is_file()
-    assert embeddings_cache_dir(settings).parent == settings.home / "cache" / "embeddings"
+    assert embeddings_cache_dir(settings).parent == settings.files.home / "cache" / "embeddings"
 
     second = get_embedder(settings)  # a new process would build a new one the same way
     v2 = second.embed_documents(texts)

@@ -142,7 +142,7 @@ def _versions(*exts: dict[str, Any]) -> dict[str, dict[str, set[str]]]:
 
 
 def _read(driver, settings_, query: str) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
-    records, _, _ = driver.execute_query(query, database_=settings_.neo4j_database)
+    records, _, _ = driver.execute_query(query, database_=settings_.neo4j.database)
     return [r.data() for r in records]
 
 
@@ -168,7 +168,7 @@ def test_any_extraction_loads_or_fails_cleanly_never_half_written(neo4j_driver, 
     @settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(ext=extractions(), batch_size=st.sampled_from([1, 2, 5000]))
     def run(ext: dict[str, Any], batch_size: int) -> None:
-        neo4j_driver.execute_query("MATCH (n) DETACH DELETE n", database_=neo4j_settings.neo4j_database)
+        neo4j_driver.execute_query("MATCH (n) DETACH DELETE n", database_=neo4j_settings.neo4j.database)
         load_extraction(neo4j_driver, neo4j_settings, base, ONTO)
         try:
             summary = load_extraction(neo4j_driver, neo4j_settings.with_overrides(batch_size=batch_size), ext, ONTO)

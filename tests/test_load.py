@@ -79,7 +79,7 @@ def base_extraction() -> dict[str, Any]:
 
 
 def q(driver, settings, query: str, **params: Any) -> list[dict[str, Any]]:
-    records, _, _ = driver.execute_query(query, params, database_=settings.neo4j_database)
+    records, _, _ = driver.execute_query(query, params, database_=settings.neo4j.database)
     return [r.data() for r in records]
 
 
@@ -342,8 +342,8 @@ def test_langchain_neo4jgraph_reads_the_loaded_graph(neo4j_driver, neo4j_setting
     from langchain_neo4j import Neo4jGraph
 
     load_extraction(neo4j_driver, neo4j_settings, base_extraction(), ONTO)
-    graph = Neo4jGraph(url=neo4j_settings.neo4j_uri, username=neo4j_settings.neo4j_username,
-                       password=neo4j_settings.neo4j_password, database=neo4j_settings.neo4j_database,
+    graph = Neo4jGraph(url=neo4j_settings.neo4j.uri, username=neo4j_settings.neo4j.username,
+                       password=neo4j_settings.neo4j.password, database=neo4j_settings.neo4j.database,
                        refresh_schema=False)  # fmt: skip
     try:
         rows = graph.query(

@@ -132,7 +132,7 @@ def three_documents(b_id: str = "b.txt", b_version: int = 1) -> dict[str, Any]:
 
 
 def q(driver, settings, query: str, **params: Any) -> list[dict[str, Any]]:
-    records, _, _ = driver.execute_query(query, params, database_=settings.neo4j_database)
+    records, _, _ = driver.execute_query(query, params, database_=settings.neo4j.database)
     return [r.data() for r in records]
 
 

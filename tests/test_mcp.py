@@ -20,9 +20,9 @@ TOOLS = {"ask", "neighbourhood", "communities", "ontology"}
 
 def _server(settings: Any, replay: Path) -> StdioServerParameters:
     env = {
-        "NEO4J_URI": settings.neo4j_uri, "NEO4J_USERNAME": settings.neo4j_username,
-        "NEO4J_PASSWORD": settings.neo4j_password, "NEO4J_DATABASE": settings.neo4j_database,
-        "GRAPHRAG_HOME": str(settings.home), "GRAPHRAG_ONTOLOGY": str(ROOT / "ontology" / "got.json"),
+        "NEO4J_URI": settings.neo4j.uri, "NEO4J_USERNAME": settings.neo4j.username,
+        "NEO4J_PASSWORD": settings.neo4j.password, "NEO4J_DATABASE": settings.neo4j.database,
+        "GRAPHRAG_HOME": str(settings.files.home), "GRAPHRAG_ONTOLOGY": str(ROOT / "ontology" / "got.json"),
         "GRAPHRAG_EMBEDDINGS": "0", "GRAPHRAG_LOCAL_RETRIEVAL": "graph",
         "GRAPHRAG_LLM_PROVIDER": "replay", "GRAPHRAG_REPLAY_FILE": str(replay),
     }

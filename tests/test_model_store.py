@@ -75,7 +75,7 @@ def test_registry_has_pinned_models():
     for spec in (big, small):
         assert len(spec.sha256) == 64 and int(spec.sha256, 16) >= 0
     # the configured default must be installable
-    assert Settings().llamacpp_model in model_store.REGISTRY
+    assert Settings().llm.llamacpp_model in model_store.REGISTRY
 
 
 def test_unknown_name_lists_known_models():

@@ -60,7 +60,7 @@ def test_connect_with_wrong_password_raises_one_clear_error(neo4j_settings: Sett
     with pytest.raises(Neo4jError) as err:
         connect(bad)
     msg = str(err.value)
-    assert "refused" in msg and "NEO4J_PASSWORD" in msg and bad.neo4j_uri in msg
+    assert "refused" in msg and "NEO4J_PASSWORD" in msg and bad.neo4j.uri in msg
     assert err.value.__cause__ is None and err.value.__context__ is None  # no driver traceback attached
     connect(neo4j_settings).close()  # the right password still works
 

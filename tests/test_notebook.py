@@ -141,10 +141,10 @@ def test_walkthrough_notebook_runs_end_to_end(neo4j_settings: Settings, clean_gr
         "GRAPHRAG_CORPUS": str(corpus),
         "GRAPHRAG_HOME": str(tmp_path / "home"),
         "GRAPHRAG_NOTEBOOK_DIR": str(work),
-        "NEO4J_URI": neo4j_settings.neo4j_uri,
-        "NEO4J_USERNAME": neo4j_settings.neo4j_username,
-        "NEO4J_PASSWORD": neo4j_settings.neo4j_password,
-        "NEO4J_DATABASE": neo4j_settings.neo4j_database,
+        "NEO4J_URI": neo4j_settings.neo4j.uri,
+        "NEO4J_USERNAME": neo4j_settings.neo4j.username,
+        "NEO4J_PASSWORD": neo4j_settings.neo4j.password,
+        "NEO4J_DATABASE": neo4j_settings.neo4j.database,
     })  # fmt: skip
     if os.environ.get("GRAPHRAG_REQUIRE_LLM"):
         env["GRAPHRAG_REQUIRE_LLM"] = os.environ["GRAPHRAG_REQUIRE_LLM"]
@@ -174,7 +174,7 @@ def test_walkthrough_notebook_runs_end_to_end(neo4j_settings: Settings, clean_gr
     assert json.loads((work / "ontology_edited.json").read_text(encoding="utf-8"))
     # the loaded graph holds the notebook's document
     records, _, _ = clean_graph.execute_query("MATCH (d:Document) RETURN d.id AS id",
-                                              database_=neo4j_settings.neo4j_database)
+                                              database_=neo4j_settings.neo4j.database)
     assert [r["id"] for r in records] == ["got3.txt"]
     # every code cell ran (in order) and the HTML view was embedded
     code_cells = [c for c in nb.cells if c.cell_type == "code"]

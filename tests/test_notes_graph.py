@@ -48,7 +48,7 @@ def build(docs: dict[str, list[str]], entities: list[tuple[str, str, dict[str, f
 
 
 def q(driver, settings, query: str, **params: Any) -> list[dict[str, Any]]:  # type: ignore[no-untyped-def]
-    records, _, _ = driver.execute_query(query, params, database_=settings.neo4j_database)
+    records, _, _ = driver.execute_query(query, params, database_=settings.neo4j.database)
     return [r.data() for r in records]
 
 

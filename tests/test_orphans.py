@@ -50,8 +50,8 @@ def test_the_setting_decides_in_a_real_extraction(tmp_path: Path) -> None:
         if not replay.exists():
             from graphrag_got.ingest.chunking import read_corpus
 
-            chunks = [c for d in read_corpus(corpus, min_chars=settings.chunk_min_chars,
-                                             max_chars=settings.chunk_max_chars) for c in d.chunks]
+            chunks = [c for d in read_corpus(corpus, min_chars=settings.chunking.min_chars,
+                                             max_chars=settings.chunking.max_chars) for c in d.chunks]
             replay.write_text(json.dumps({"format": "graphrag_got.replay/1", "model": "test", "responses": [
                 {"chunk_id": c.id, "chunk_hash": c.hash, "responses": [json.dumps(answer)]} for c in chunks]}),
                 encoding="utf-8")
@@ -93,4 +93,4 @@ def test_related_refuses_an_orphan_only_where_its_chunks_kept_facts() -> None:
     # duplicates alone refuses none of them; drop refuses all three
     assert len(drop_orphans([ann, rome, oslo, paris, both], [rel], mode="duplicates")[1]) == 0
     assert len(drop_orphans([ann, rome, oslo, paris, both], [rel], mode="drop")[1]) == 3
-    assert Settings().orphan_entities == "related"
+    assert Settings().extract.orphan_entities == "related"

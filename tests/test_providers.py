@@ -178,17 +178,17 @@ def error_lines(err: str) -> list[str]:
 def test_base_urls_from_the_environment_and_repeated_flags(clean_env: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("GRAPHRAG_OPENAI_BASE_URLS", "http://127.0.0.1:1/v1/, http://127.0.0.1:2/v1")
     s = Settings.load()
-    assert s.openai_base_urls == ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"]
+    assert s.llm.openai_base_urls == ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"]
     assert resolve_provider(s) == "openai"  # auto picks the configured pool
     from graphrag_got.cli import build_parser, settings_from_args
 
     args = build_parser().parse_args(["--base-url", "http://a:1/v1", "--base-url", "http://b:2/v1,http://c:3/v1",
                                       "extract", "--provider", "openai", "--model", "served-name"])
     s = settings_from_args(args)  # the flag wins over the environment; repeated and comma-separated add up
-    assert s.openai_base_urls == ["http://a:1/v1", "http://b:2/v1", "http://c:3/v1"]
-    assert s.openai_model == "served-name" and s.llm_provider == "openai"
+    assert s.llm.openai_base_urls == ["http://a:1/v1", "http://b:2/v1", "http://c:3/v1"]
+    assert s.llm.openai_model == "served-name" and s.llm.provider == "openai"
     args = build_parser().parse_args(["--provider", "langchain", "--model", "openai:gpt-x", "doctor"])
-    assert settings_from_args(args).langchain_model == "openai:gpt-x"
+    assert settings_from_args(args).llm.langchain_model == "openai:gpt-x"
 
 
 def test_a_bad_base_url_is_one_error_line(clean_env: Path, capsys: pytest.CaptureFixture[str]):
@@ -201,9 +201,9 @@ def test_a_bad_base_url_is_one_error_line(clean_env: Path, capsys: pytest.Captur
 def test_the_api_key_is_secret(clean_env: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret")
     s = Settings.load()
-    assert s.openai_api_key is not None and s.openai_api_key.get_secret_value() == "sk-very-secret"
+    assert s.llm.openai_api_key is not None and s.llm.openai_api_key.get_secret_value() == "sk-very-secret"
     assert "sk-very-secret" not in repr(s.model_dump()) and "sk-very-secret" not in repr(s)
-    assert s.with_overrides(concurrency=2).openai_api_key.get_secret_value() == "sk-very-secret"
+    assert s.with_overrides(concurrency=2).llm.openai_api_key.get_secret_value() == "sk-very-secret"
 
 
 # ---------------------------------------------------------------------------- the pool

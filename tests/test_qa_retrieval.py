@@ -68,7 +68,7 @@ def test_recall_thresholds(rows) -> None:  # type: ignore[no-untyped-def]
     for r in rows.values():
         assert r.by_hops[2].recall >= r.by_hops[1].recall, r.id  # more hops never lose a fact
         assert 0 < r.by_hops[1].tokens <= r.by_hops[2].tokens, r.id
-        assert r.by_hops[2].facts <= 60  # settings.local_max_facts
+        assert r.by_hops[2].facts <= 60  # settings.search.local_max_facts
 
 
 def test_matching_is_by_normalized_name_and_symmetric_direction() -> None:
@@ -92,7 +92,7 @@ def test_matching_is_by_normalized_name_and_symmetric_direction() -> None:
 
 def test_refuses_to_wipe_a_foreign_graph(clean_graph, neo4j_settings) -> None:  # type: ignore[no-untyped-def]
     driver = clean_graph
-    driver.execute_query("CREATE (:Document {id: 'someone-elses.txt', hash: 'x'})", database_=neo4j_settings.neo4j_database)
+    driver.execute_query("CREATE (:Document {id: 'someone-elses.txt', hash: 'x'})", database_=neo4j_settings.neo4j.database)
     with pytest.raises(qa.QAError, match="--force"):
         qa.prepare_database(driver, neo4j_settings)
     assert qa.prepare_database(driver, neo4j_settings, force=True) == "forced"

@@ -80,7 +80,7 @@ def test_refusals_are_real_and_reproducible(replayed, recording):
 
     onto = Ontology.from_file(ROOT / "ontology" / "got.json")
     settings = Settings()
-    assert settings.evidence and settings.repair
+    assert settings.extract.evidence and settings.extract.repair
     validator = make_validator(settings, onto)
     recorded = {r["chunk_id"]: r["responses"]
                 for r in _extraction_responses(json.loads(recording.read_text(encoding="utf-8")))}
@@ -88,7 +88,7 @@ def test_refusals_are_real_and_reproducible(replayed, recording):
     answers = [ChunkAnswer(cid, chunks[cid]["document_id"], parse_json_text(responses[-1])[0],
                            ChunkText(chunks[cid]["text"], offset=chunks[cid]["start"]))
                for cid, responses in recorded.items()]
-    fixed = repair_answers(validator, answers, threshold=settings.mention_threshold)
+    fixed = repair_answers(validator, answers, threshold=settings.extract.mention_threshold)
     again = {a.chunk_id: validator.validate(f.answer, a.chunk_id, a.document_id, a.text,
                                             extra_entities=f.extra_entities)
              for a, f in zip(answers, fixed)}

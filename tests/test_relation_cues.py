@@ -131,7 +131,7 @@ def test_extract_hides_cue_words_inside_names_other_chunks_list(tmp_path):
                              "object_type": "Persona"}]}
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay",
                         replay_file=tmp_path / "replay.json", chunk_min_chars=10, orphan_entities="keep")
-    chunks = [c for d in read_corpus(corpus, min_chars=settings.chunk_min_chars, max_chars=settings.chunk_max_chars)
+    chunks = [c for d in read_corpus(corpus, min_chars=settings.chunking.min_chars, max_chars=settings.chunking.max_chars)
               for c in d.chunks]
     assert len(chunks) == 2
     (tmp_path / "replay.json").write_text(json.dumps({"format": "graphrag_got.replay/1", "model": "test", "responses": [

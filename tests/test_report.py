@@ -327,17 +327,17 @@ def test_command_run_writes_and_prints(extraction, tmp_path, capsys):
     from graphrag_got.commands import report as cmd
 
     settings = _settings(tmp_path)
-    settings.out_dir.mkdir()
-    (settings.out_dir / "extraction.json").write_text(json.dumps(extraction), encoding="utf-8")
+    settings.files.out_dir.mkdir()
+    (settings.files.out_dir / "extraction.json").write_text(json.dumps(extraction), encoding="utf-8")
     parser = argparse.ArgumentParser()
     cmd.register(parser.add_subparsers())
     args = parser.parse_args(["report", "--format", "md,csv"])
     assert args.func(args, settings) == 0
     out = capsys.readouterr().out
     assert "GOBIERNA range_violation Organizacion" in out
-    assert (settings.out_dir / "discarded_report.md").is_file()
-    assert (settings.out_dir / "discarded_report.csv").is_file()
-    assert not (settings.out_dir / "discarded_report.html").exists()
+    assert (settings.files.out_dir / "discarded_report.md").is_file()
+    assert (settings.files.out_dir / "discarded_report.csv").is_file()
+    assert not (settings.files.out_dir / "discarded_report.html").exists()
 
 
 def test_cli_missing_extraction_exits_1(tmp_path, capsys, monkeypatch):

@@ -67,7 +67,7 @@ def test_local_meeting_of_jon_and_daenerys(got) -> None:  # type: ignore[no-unty
     assert res.facts[0] in meeting or res.facts[1] in meeting  # facts joining both anchors rank first
     assert "Rocadragón" in res.context_text()  # LEAL_A "tras el encuentro en Rocadragón" and the excerpt
     assert any("se encuentra con Daenerys Targaryen" in e.text for e in res.excerpts)
-    assert len(res.facts) <= settings.local_max_facts
+    assert len(res.facts) <= settings.search.local_max_facts
 
 
 def test_local_red_wedding_finds_the_betrayal(got) -> None:  # type: ignore[no-untyped-def]

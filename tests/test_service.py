@@ -106,7 +106,7 @@ def service_settings(base: Settings, tmp: Path, **overrides: Any) -> Settings:
 
 def graph_fingerprint(driver: Any, settings: Settings) -> str:
     """A hash of every node and relationship with its labels/type and properties (test-only Cypher)."""
-    with driver.session(database=settings.neo4j_database) as s:
+    with driver.session(database=settings.neo4j.database) as s:
         nodes = sorted(json.dumps([sorted(r["labels"]), r["props"]], sort_keys=True, default=str)
                        for r in s.run("MATCH (n) RETURN labels(n) AS labels, properties(n) AS props"))
         rels = sorted(json.dumps([r["t"], r["a"], r["b"], r["props"]], sort_keys=True, default=str)
@@ -297,7 +297,7 @@ def test_ask_modes_and_types_are_validated(served) -> None:  # type: ignore[no-u
 
 def test_ask_refuses_long_questions_and_bodies_with_413(served, service_graph) -> None:  # type: ignore[no-untyped-def]
     client, chat = served
-    limit = service_graph["settings"].service_max_question_chars
+    limit = service_graph["settings"].service.max_question_chars
     err = _error(client.post("/ask", json={"question": "x" * (limit + 1)}), 413, "too_large")
     assert err["detail"] == {"limit": limit, "length": limit + 1} and "GRAPHRAG_SERVICE_MAX_QUESTION_CHARS" in err["message"]
     assert client.post("/ask", json={"question": "Jon Snow " + "x" * (limit - 9), "answer": False}).status_code == 200

@@ -342,12 +342,12 @@ def viz_driver(request):
         pass
     neo4j = pytest.importorskip("neo4j")
     s = Settings.load()
-    driver = neo4j.GraphDatabase.driver(s.neo4j_uri, auth=(s.neo4j_username, s.neo4j_password))
+    driver = neo4j.GraphDatabase.driver(s.neo4j.uri, auth=(s.neo4j.username, s.neo4j.password))
     try:
         driver.verify_connectivity()
     except Exception as exc:  # noqa: BLE001 - any failure means "no server here"
         driver.close()
-        pytest.skip(f"no Neo4j answers at {s.neo4j_uri}: {exc}")
+        pytest.skip(f"no Neo4j answers at {s.neo4j.uri}: {exc}")
     request.addfinalizer(driver.close)
     return driver
 
@@ -379,7 +379,7 @@ def test_graph_from_neo4j_reads_one_community(viz_driver, tmp_path: Path):
         ("MATCH (a:Entity {uid: $a}), (b:Entity {uid: $b}) CREATE (a)-[:LEAL_A {momento: '', symmetric: false}]->(b)",
          {"a": rows[0]["uid"], "b": rows[3]["uid"]}),
     ]  # fmt: skip
-    with viz_driver.session(database=s.neo4j_database) as session:
+    with viz_driver.session(database=s.neo4j.database) as session:
         for query, params in setup:
             session.run(query, **params).consume()
     try:
@@ -396,7 +396,7 @@ def test_graph_from_neo4j_reads_one_community(viz_driver, tmp_path: Path):
         assert len(page.circles) == 3 and page.ids["counts"].strip() == "3 nodes, 2 edges"
         assert f"{tag}: Los Stark" in "".join(page.text)
     finally:
-        with viz_driver.session(database=s.neo4j_database) as session:
+        with viz_driver.session(database=s.neo4j.database) as session:
             session.run(
                 "MATCH (n) WHERE (n:Entity AND n.uid CONTAINS $tag) OR (n:Community AND n.id = $tag) DETACH DELETE n",
                 tag=tag,

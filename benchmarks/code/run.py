@@ -127,10 +127,10 @@ def impact_check(ext_path: Path, ext: Extraction, root: Path) -> dict[str, Any]:
     truth = json.loads(GROUND_TRUTH.read_text(encoding="utf-8"))
     driver = connect(settings)
     with driver:
-        with driver.session(database=settings.neo4j_database) as s:
+        with driver.session(database=settings.neo4j.database) as s:
             ids = [r["id"] for r in s.run("MATCH (d:Document) RETURN d.id AS id LIMIT 10000")]
         if any(not i.endswith(".py") for i in ids):
-            raise SystemExit(f"{settings.neo4j_uri} holds documents that are not Python files ({len(ids)} documents): "
+            raise SystemExit(f"{settings.neo4j.uri} holds documents that are not Python files ({len(ids)} documents): "
                              "this benchmark replaces the graph; point NEO4J_URI at a scratch server.")
         t0 = time.perf_counter()
         load = load_extraction(driver, settings, ext_path, Ontology.from_file(ONTOLOGY))

@@ -82,8 +82,8 @@ RELATIONS: list[tuple[str, str, str]] = [
 
 def answers() -> dict:
     settings = Settings()
-    docs = read_corpus(VAULT, kind=settings.chunker, min_chars=settings.chunk_min_chars,
-                       max_chars=settings.chunk_max_chars)
+    docs = read_corpus(VAULT, kind=settings.chunking.chunker, min_chars=settings.chunking.min_chars,
+                       max_chars=settings.chunking.max_chars)
     by_name = {name: (cls, (name, *aliases)) for name, cls, aliases in ENTITIES}
     for s, _, o in RELATIONS:
         assert s in by_name and o in by_name, (s, o)

@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
             prepare_database(driver, settings, force=args.force)
             load_fixed(driver, settings, args.extraction, onto)
             comms = detect_communities(read_entity_graph(driver, settings, onto),
-                                          settings.community_resolution, settings.community_seed)  # fmt: skip
+                                          settings.communities.resolution, settings.communities.seed)  # fmt: skip
             write_communities(driver, settings, comms)
             summarize_communities(driver, settings, chat, ontology=onto, export=False)
             rows = run(driver, settings, questions, onto, chat, modes)

@@ -6,7 +6,7 @@ for a model-produced ``extraction.json``) loaded into a scratch Neo4j:
 * local questions (``questions.json``, ``type: local``): ``local_search(answer=False)`` - no LLM,
   only the deterministic anchor matcher - at 1 and 2 hops. Per question: which needed facts are
   among the retrieved facts, fact recall, number of facts, context size in tokens.
-* global questions (``type: global``): Louvain communities (``settings.community_resolution`` /
+* global questions (``type: global``): Louvain communities (``settings.communities.resolution`` /
   ``community_seed``). Without ``--llm``: which communities hold the expected entities, and whether
   they are non-singletons (singletons have no summary, so global search never sees them). With
   ``--llm``: the communities are summarized and ``global_search`` runs; the report says which
@@ -192,7 +192,7 @@ def token_counter() -> tuple[Callable[[str], int], str]:
 
 
 def _fingerprint(driver: neo4j.Driver, settings: Settings) -> str:
-    recs, _, _ = driver.execute_query(Q_FINGERPRINT, database_=settings.neo4j_database, routing_="r")
+    recs, _, _ = driver.execute_query(Q_FINGERPRINT, database_=settings.neo4j.database, routing_="r")
     docs = sorted(recs[0]["docs"]) if recs else []
     ents = recs[0]["entities"] if recs else 0
     return hashlib.sha256(json.dumps([docs, ents]).encode()).hexdigest()
@@ -201,7 +201,7 @@ def _fingerprint(driver: neo4j.Driver, settings: Settings) -> str:
 def prepare_database(driver: neo4j.Driver, settings: Settings, *, force: bool = False) -> str:
     """Empty the database if it is empty already, was loaded by this script and is unchanged since,
     or ``force``; else raise QAError. Returns what was found ("empty", "previous run", "forced")."""
-    db = settings.neo4j_database
+    db = settings.neo4j.database
     recs, _, _ = driver.execute_query(Q_NODE_COUNT, database_=db, routing_="r")
     if recs[0]["n"] == 0:
         return "empty"
@@ -209,7 +209,7 @@ def prepare_database(driver: neo4j.Driver, settings: Settings, *, force: bool = 
     ours = bool(marker) and marker[0]["fingerprint"] == _fingerprint(driver, settings)
     if not ours and not force:
         raise QAError(
-            f"the database {db!r} at {settings.neo4j_uri} holds {recs[0]['n']} nodes that this benchmark did not "
+            f"the database {db!r} at {settings.neo4j.uri} holds {recs[0]['n']} nodes that this benchmark did not "
             "load; it empties the database first. Point NEO4J_URI (or --neo4j-uri) at a scratch server, e.g. "
             "`NEO4J_URI=bolt://127.0.0.1:7695 GRAPHRAG_HOME=/tmp/graphrag-qa graphrag-got neo4j start`, "
             "or pass --force to wipe it anyway."
@@ -224,7 +224,7 @@ def load_fixed(driver: neo4j.Driver, settings: Settings, extraction: Path | dict
     """Load ``extraction`` into an empty database and leave the benchmark's marker node."""
     summary = load_extraction(driver, settings, extraction, onto)
     driver.execute_query(
-        Q_SET_MARKER, database_=settings.neo4j_database, fingerprint=_fingerprint(driver, settings),
+        Q_SET_MARKER, database_=settings.neo4j.database, fingerprint=_fingerprint(driver, settings),
         extraction=str(extraction) if not isinstance(extraction, dict) else "<dict>",
         loaded_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     )  # fmt: skip
@@ -323,7 +323,7 @@ class GlobalRow:
 
 def detect_and_write(driver: neo4j.Driver, settings: Settings, onto: Ontology) -> list[Community]:
     eg = read_entity_graph(driver, settings, onto)
-    comms = detect_communities(eg, settings.community_resolution, settings.community_seed)
+    comms = detect_communities(eg, settings.communities.resolution, settings.communities.seed)
     write_communities(driver, settings, comms)
     return comms
 
@@ -477,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         settings = Settings.load(neo4j_uri=args.neo4j_uri)
-        onto = Ontology.from_file(_resolve(settings.ontology_path))
+        onto = Ontology.from_file(_resolve(settings.files.ontology_path))
         ext_path = _resolve(args.extraction)
         questions = load_questions(_resolve(args.questions))
         try:
@@ -495,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
         driver = connect(settings)
         try:
             found = prepare_database(driver, settings, force=args.force)
-            print(f"database at {settings.neo4j_uri}: {found}, emptied")
+            print(f"database at {settings.neo4j.uri}: {found}, emptied")
             summary = load_fixed(driver, settings, ext_path, onto)
             print(f"loaded {ext_path}: {summary.entities_written} entities, {summary.relations_written} "
                   f"relationships ({summary.relations_refused} relations refused) in {summary.seconds:.2f} s")  # fmt: skip
@@ -526,9 +526,9 @@ def main(argv: list[str] | None = None) -> int:
         "extraction": os.path.relpath(ext_path, ROOT), "questions": os.path.relpath(_resolve(args.questions), ROOT),
         "entities": len(extraction.get("entities", [])), "relations": len(extraction.get("relations", [])),
         "loaded_entities": summary.entities_written, "loaded_relationships": summary.relations_written,
-        "missing_in_extraction": len(missing), "max_facts": settings.local_max_facts, "token_method": token_method,
-        "resolution": settings.community_resolution, "seed": settings.community_seed, "llm": llm_label,
-        "neo4j_uri": settings.neo4j_uri, "generated": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "missing_in_extraction": len(missing), "max_facts": settings.search.local_max_facts, "token_method": token_method,
+        "resolution": settings.communities.resolution, "seed": settings.communities.seed, "llm": llm_label,
+        "neo4j_uri": settings.neo4j.uri, "generated": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "local_seconds": round(local_s, 2),
     }  # fmt: skip
     out = _resolve(args.out) if not args.out.is_absolute() else args.out

@@ -194,7 +194,7 @@ def run_pipeline(settings: Settings, onto: Ontology, answers: list[ChunkAnswer],
     repairs by reason (``repairs`` for the pipeline itself, ``<name>_repairs`` for another one). A failed
     answer keeps nothing."""
     validated, repairs = replay.repair_then_validate(make_validator(settings, onto), answers,
-                                                     threshold=settings.mention_threshold, with_text=True)
+                                                     threshold=settings.extract.mention_threshold, with_text=True)
     kept_by_sentence: dict[str, list[scorer.Triple]] = {sid: [] for sid in before}
     n_kept = 0
     refused: Counter[str] = Counter()
@@ -262,9 +262,9 @@ def run_ontology(name: str, onto_path: Path, gt_path: Path, test_path: Path, per
     if examples:
         ours = {**ours, "examples": examples}
     onto = Ontology.from_dict(ours, source=str(onto_path))
-    schema = extraction_schema(onto, settings.max_entities, settings.max_relations)
+    schema = extraction_schema(onto, settings.extract.max_entities, settings.extract.max_relations)
     system = system_prompt(onto)
-    cache = ExtractionCache(settings.cache_dir, label, settings.max_entities, settings.max_relations)
+    cache = ExtractionCache(settings.cache_dir, label, settings.extract.max_entities, settings.extract.max_relations)
     validator = Validator(onto)
     tests = [r for r in tests if r["id"] in chosen]
 
@@ -502,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
         source = "train" if train else "held-out"
         sample += f", {args.examples} {source} examples in the prompt"
     run = {"model": label, "provider": args.provider, "sample": sample, "prompt_version": PROMPT_VERSION,
-           "max_entities": settings.max_entities, "max_relations": settings.max_relations,
+           "max_entities": settings.extract.max_entities, "max_relations": settings.extract.max_relations,
            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "ontologies": rows}
     store = args.out.with_suffix(".json")
     runs = [r for r in load_runs(store) if (r.get("model"), r.get("sample"), r.get("max_entities")) !=

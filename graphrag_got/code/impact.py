@@ -117,7 +117,7 @@ class ImpactResult:
 
 def _read(driver: neo4j.Driver, settings: Settings, query: str, **params: Any) -> list[dict[str, Any]]:
     try:
-        with driver.session(database=settings.neo4j_database,
+        with driver.session(database=settings.neo4j.database,
                             notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF) as s:
             return s.execute_read(lambda tx: [r.data() for r in tx.run(query, **params)])
     except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:

@@ -56,7 +56,7 @@ def _connect(settings: Settings):  # type: ignore[no-untyped-def]
     from graphrag_got.graph.db import connect
     from graphrag_got.ontology.model import Ontology
 
-    return connect(settings), Ontology.from_file(settings.ontology_path)
+    return connect(settings), Ontology.from_file(settings.files.ontology_path)
 
 
 def _graph_settings(args: argparse.Namespace, settings: Settings) -> Settings:
@@ -78,19 +78,19 @@ def run_detect(args: argparse.Namespace, settings: Settings) -> int:
         return 1
     cooc = f", co-occurrence links: {eg.cooccurrence_links}" if eg.cooccurrence else ""
     print(f"entities: {len(eg.entities)}, links: {eg.graph.number_of_edges()}{cooc} "
-          f"({settings.community_algorithm}, resolution {settings.community_resolution}, "
-          f"seed {settings.community_seed})")  # fmt: skip
+          f"({settings.communities.algorithm}, resolution {settings.communities.resolution}, "
+          f"seed {settings.communities.seed})")  # fmt: skip
     levels = sorted({c.level for c in comms})
     for level in levels:
         at = [c for c in comms if c.level == level]
         singletons = sum(1 for c in at if c.size == 1)
         print(f"level {level}: {len(at)} communities ({singletons} singleton(s)), largest {max(c.size for c in at)}")
-    if settings.community_algorithm == "leiden":
-        over = [c for c in comms if c.size > settings.community_max_size
+    if settings.communities.algorithm == "leiden":
+        over = [c for c in comms if c.size > settings.communities.max_size
                 and not any(k.parent == c.id for k in comms)]  # fmt: skip
         if over:
             print(f"note: {len(over)} final communit{'y is' if len(over) == 1 else 'ies are'} over the size cap "
-                  f"{settings.community_max_size} (they would not split, or --max-levels was reached)")
+                  f"{settings.communities.max_size} (they would not split, or --max-levels was reached)")
     print(f"reports kept: {counts['summaries_kept']}")
     for c in comms:
         if c.size == 1:
@@ -131,8 +131,8 @@ def run_sweep(args: argparse.Namespace, settings: Settings) -> int:
     driver, onto = _connect(settings)
     with driver:
         eg = read_entity_graph(driver, settings, onto)
-    rows = sweep(eg, resolutions, settings.community_seed, algorithms, max_size=settings.community_max_size,
-                 max_levels=settings.community_max_levels)  # fmt: skip
+    rows = sweep(eg, resolutions, settings.communities.seed, algorithms, max_size=settings.communities.max_size,
+                 max_levels=settings.communities.max_levels)  # fmt: skip
     print(f"entities: {len(eg.entities)}, links: {eg.graph.number_of_edges()}"
           + (f" (co-occurrence links: {eg.cooccurrence_links})" if eg.cooccurrence else ""))
     print(f"{'algorithm':<9} {'resolution':>10} {'communities':>11} {'size>=2':>7} {'singletons':>10} {'largest':>7} "
@@ -162,7 +162,7 @@ def run_summarize(args: argparse.Namespace, settings: Settings) -> int:
     print(f"LLM calls: {res.llm_calls}; tokens: {res.input_tokens} in, {res.output_tokens} out{est}")
     if res.embedding_error:
         print(f"warning: reports not embedded: {res.embedding_error}")
-    elif settings.embeddings and not args.no_embeddings:
+    elif settings.embedding.enabled and not args.no_embeddings:
         print(f"report embeddings: {res.embedded} written, {res.embeddings_unchanged} unchanged, "
               f"{res.embedding_calls} model call(s), {res.embedding_seconds:.2f} s")  # fmt: skip
     for f in res.failed:

@@ -27,9 +27,9 @@ def _line(ok: bool | None, what: str, detail: str) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     failures = 0
     # ---- LLM
-    if settings.llm_provider in ("auto", "ollama"):
+    if settings.llm.provider in ("auto", "ollama"):
         up, models = ollama_available(settings)
-        _line(None, "ollama", f"{settings.ollama_base_url} {'answers' if up else 'does not answer'}"
+        _line(None, "ollama", f"{settings.llm.ollama_base_url} {'answers' if up else 'does not answer'}"
               + (f"; models: {', '.join(models) or 'none'}" if up else ""))
     provider = resolve_provider(settings)
     if provider == "openai":
@@ -37,10 +37,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     try:
         label = model_label(settings, provider)
     except GraphragGotError as exc:
-        _line(False, "llm provider", f"{settings.llm_provider} -> {provider}: {exc}")
+        _line(False, "llm provider", f"{settings.llm.provider} -> {provider}: {exc}")
         label, failures = "", failures + 1
     if label:
-        _line(None, "llm provider", f"{settings.llm_provider} -> {provider} ({label})")
+        _line(None, "llm provider", f"{settings.llm.provider} -> {provider} ({label})")
     if provider == "langchain" and not failures:
         failures += _langchain_model(settings)
     if provider == "llamacpp":
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             path = resolve_model_path(settings)
             _line(True, "embedded model file", str(path))
             threads = llamacpp_threads(settings)
-            _line(None, "embedded model", f"context {settings.llamacpp_n_ctx} tokens, {threads} threads, batch 512")
+            _line(None, "embedded model", f"context {settings.llm.llamacpp_n_ctx} tokens, {threads} threads, batch 512")
             busy = busy_cores_warning(threads)
             if busy:
                 _line(None, "cores", busy)
@@ -100,16 +100,16 @@ def _openai_servers(settings: Settings) -> int:
     """One line per server of the pool: answers, models, context size. Returns the number that fail."""
     from graphrag_got.llm.providers.openai_pool import server_info
 
-    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    key = settings.llm.openai_api_key.get_secret_value() if settings.llm.openai_api_key else None
     failures = 0
     for url in openai_base_urls(settings):
-        info = server_info(url, key, timeout=min(10.0, settings.llm_timeout_s))
+        info = server_info(url, key, timeout=min(10.0, settings.llm.timeout_s))
         if not info.answers:
             _line(False, "openai server", f"{url} does not answer ({info.error}); start it or fix --base-url")
             failures += 1
             continue
         models = ", ".join(info.models[:5]) + (" ..." if len(info.models) > 5 else "") if info.models else "none listed"
-        wanted = settings.openai_model
+        wanted = settings.llm.openai_model
         if wanted and info.models and wanted not in info.models:
             models += f" (the configured model {wanted!r} is not among them)"
         context = f"; context {info.context} tokens" if info.context else "; context size not reported"
@@ -127,6 +127,6 @@ def _langchain_model(settings: Settings) -> int:
         return 1
     profile = getattr(chat, "profile", None)
     context = profile.get("max_input_tokens") if isinstance(profile, dict) else None
-    _line(True, "langchain model", f"{settings.langchain_model} -> {type(chat).__name__}"
+    _line(True, "langchain model", f"{settings.llm.langchain_model} -> {type(chat).__name__}"
           + (f"; context {context} tokens" if context else "; context size not known"))
     return 0

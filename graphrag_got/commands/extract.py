@@ -42,7 +42,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                                        repair=False if args.no_repair else None,
                                        evidence=False if args.no_evidence else None,
                                        evidence_window=args.evidence_window)
-    onto = Ontology.from_file(settings.ontology_path)
+    onto = Ontology.from_file(settings.files.ontology_path)
     with progress_bar() as progress:
         summary = run_extraction(settings, onto, args.corpus, args.output, revalidate=args.revalidate,
                                  retry_failed=args.retry_failed,
@@ -68,9 +68,9 @@ def _run_code(args: argparse.Namespace, settings: Settings) -> int:
     if not args.corpus:
         raise ConfigError("--extractor code needs the folder (or .py file) to read: "
                           "graphrag-got extract --extractor code REPO --ontology ontology/code.json")
-    onto = Ontology.from_file(settings.ontology_path)
+    onto = Ontology.from_file(settings.files.ontology_path)
     with progress_bar() as progress:
-        summary = run_code_extraction(onto, args.corpus, args.output or settings.out_dir / "extraction.json",
+        summary = run_code_extraction(onto, args.corpus, args.output or settings.files.out_dir / "extraction.json",
                                       progress=progress)
     for line in summary.lines():
         print(line)

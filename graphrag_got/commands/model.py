@@ -33,7 +33,7 @@ def register(sub: "argparse._SubParsersAction") -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     cmd = getattr(args, "model_command", None)
     if cmd == "install":
-        name = args.name or settings.llamacpp_model
+        name = args.name or settings.llm.llamacpp_model
         if name not in model_store.REGISTRY:
             known = ", ".join(sorted(model_store.REGISTRY))
             raise ModelInstallError(
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         for r in rows:
             state = "installed" if r.installed else "not installed"
             size = f"{r.size_bytes / 1_000_000:.0f} MB" if r.size_bytes else "?"
-            default = " (configured)" if r.name == settings.llamacpp_model else ""
+            default = " (configured)" if r.name == settings.llm.llamacpp_model else ""
             print(f"{r.name:<{width}}  {size:>8}  {state:<13}  {r.packages}{default}")
             print(f"{'':<{width}}  {r.description}; {r.path}")
         return 0

@@ -35,7 +35,7 @@ def register(sub: "argparse._SubParsersAction") -> None:
 
 
 def _load(args: argparse.Namespace, settings: Settings) -> Ontology:
-    return Ontology.from_file(Path(args.file) if args.file else settings.ontology_path)
+    return Ontology.from_file(Path(args.file) if args.file else settings.files.ontology_path)
 
 
 def run_check(args: argparse.Namespace, settings: Settings) -> int:
@@ -57,7 +57,7 @@ def run_show_prompt(args: argparse.Namespace, settings: Settings) -> int:
     """`ontology show --prompt`: the extraction system prompt, byte for byte, and its version."""
     from graphrag_got.prompts import EXTRACTION_VERSION, extraction_system_prompt
 
-    print(extraction_system_prompt(_load(args, settings), settings.answer_form))
+    print(extraction_system_prompt(_load(args, settings), settings.extract.answer_form))
     print(f"prompt version: {EXTRACTION_VERSION}")
     return 0
 
@@ -69,8 +69,8 @@ def run_schema(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(file_schema(), indent=2, ensure_ascii=False))
         return 0
     onto = _load(args, settings)
-    print(json.dumps(extraction_schema(onto, settings.max_entities, settings.max_relations,
-                                       form=settings.answer_form), indent=2, ensure_ascii=False))
+    print(json.dumps(extraction_schema(onto, settings.extract.max_entities, settings.extract.max_relations,
+                                       form=settings.extract.answer_form), indent=2, ensure_ascii=False))
     return 0
 
 

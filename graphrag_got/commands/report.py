@@ -30,12 +30,12 @@ def register(sub: "argparse._SubParsersAction") -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    extraction = Path(args.extraction) if getattr(args, "extraction", None) else settings.out_dir / "extraction.json"
-    out_dir = Path(args.out_dir) if getattr(args, "out_dir", None) else settings.out_dir
+    extraction = Path(args.extraction) if getattr(args, "extraction", None) else settings.files.out_dir / "extraction.json"
+    out_dir = Path(args.out_dir) if getattr(args, "out_dir", None) else settings.files.out_dir
     formats = report_mod.parse_formats(getattr(args, "format", None) or ",".join(report_mod.FORMATS))
     # The configured ontology (what the user edits now) when it exists; otherwise the one the
     # extraction names, loaded leniently by build_report.
-    ontology = settings.ontology_path if Path(settings.ontology_path).is_file() else None
+    ontology = settings.files.ontology_path if Path(settings.files.ontology_path).is_file() else None
     rep = build_report(
         extraction, ontology,
         max_examples=max(0, getattr(args, "examples", 3)),

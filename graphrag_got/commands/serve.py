@@ -61,7 +61,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                        "can ask questions (and spend LLM time)", args.host)
     app = create_app(settings)
     print(f"serving http://{args.host}:{args.port}/ (API: /ask, /entities/NAME, /communities, /health; "
-          f"Neo4j {settings.neo4j_uri}); Ctrl-C stops", flush=True)
+          f"Neo4j {settings.neo4j.uri}); Ctrl-C stops", flush=True)
     # log_config=None: uvicorn's loggers go through ours (stderr; access lines at -v)
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_config=None,
                                            timeout_graceful_shutdown=5))

@@ -40,7 +40,7 @@ def _read_extraction(path: Path) -> dict:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    out = args.html_out or Path(settings.out_dir) / "graph.html"
+    out = args.html_out or Path(settings.files.out_dir) / "graph.html"
     if args.limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {args.limit}")
     if args.from_neo4j:
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     else:
         if args.community is not None:
             raise ConfigError("--community needs --from-neo4j (communities exist only in the loaded graph)")
-        path = args.extraction or Path(settings.out_dir) / "extraction.json"
+        path = args.extraction or Path(settings.files.out_dir) / "extraction.json"
         nodes, edges = viz.graph_from_extraction(_read_extraction(path))
         titles = {}
         title = args.title or f"Knowledge graph: {path.name}"

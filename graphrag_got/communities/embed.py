@@ -95,7 +95,7 @@ def embed_reports(driver: neo4j.Driver, settings: Settings, embedder: Embeddings
             todo.append((r["id"], text, key))
     calls_before = _embedding_calls(embedder)
     vectors: list[list[float]] = []
-    size = max(1, settings.embeddings_batch_size)
+    size = max(1, settings.embedding.batch_size)
     for start in range(0, len(todo), size):
         part = todo[start : start + size]
         vectors += _embed_documents(embedder, [t for _, t, _ in part])

@@ -126,9 +126,9 @@ def build_entity_graph(entity_rows: Iterable[Mapping[str, Any]], relation_rows: 
 
 def read_entity_graph(driver: neo4j.Driver, settings: Settings, ontology: Ontology | str | Path | None = None,
                       cooccurrence: bool | None = None) -> EntityGraph:
-    """The entity graph from Neo4j, read only. ``cooccurrence`` None follows ``settings.community_cooccurrence``."""
+    """The entity graph from Neo4j, read only. ``cooccurrence`` None follows ``settings.communities.cooccurrence``."""
     onto = load_ontology(ontology, settings)
-    use_cooc = settings.community_cooccurrence if cooccurrence is None else cooccurrence
+    use_cooc = settings.communities.cooccurrence if cooccurrence is None else cooccurrence
     ents = read_all(driver, settings, cypher.community_entities())
     rels = read_all(driver, settings, cypher.community_relations(), types=relation_types(onto),
                     attributes=list(onto.relation_attributes))

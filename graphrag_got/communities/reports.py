@@ -180,7 +180,7 @@ def _excerpts(driver: neo4j.Driver, settings: Settings, groups: list[tuple[int, 
     """Community id -> its SOURCE EXCERPTS block (the chunks mentioning most of its members)."""
     out: dict[int, str] = {}
     rows = [{"id": cid, "uids": uids} for cid, uids in groups]
-    for batch in batches(rows, max(1, min(settings.batch_size, 500))):
+    for batch in batches(rows, max(1, min(settings.graph.batch_size, 500))):
         for r in read_all(driver, settings, cypher.community_chunk_excerpts(), rows=batch, limit=MAX_EXCERPTS):
             out[r["id"]] = excerpts_block(r["chunks"] or [])
     return out
@@ -226,7 +226,7 @@ def summarize_communities(
     ``force`` ignores the reports on the nodes (the disk cache still answers).
     A community whose answer stays invalid is reported in ``failed`` and left without a report.
     ``language`` forces the reports' language (``"English"``); None writes them in the language of
-    each community's content. ``embed`` (default ``settings.embeddings``) embeds the reports with
+    each community's content. ``embed`` (default ``settings.embedding.enabled``) embeds the reports with
     ``embedder`` (default ``embeddings.get_embedder(settings)``); an embedding failure is recorded in
     ``embedding_error``, never fatal (the reports are written).
     """
@@ -291,7 +291,7 @@ def summarize_communities(
             except LLMError as exc:
                 return rec, key, names, None, None, str(exc), 1
 
-        with ThreadPoolExecutor(max_workers=max(1, settings.concurrency)) as pool:
+        with ThreadPoolExecutor(max_workers=max(1, settings.llm.concurrency)) as pool:
             futures = [pool.submit(one, *t) for t in todo]
             for fut in as_completed(futures):
                 rec, key, names, obj, attempt, error, calls = fut.result()
@@ -314,11 +314,11 @@ def summarize_communities(
     if rows:
         try:
             with session(driver, settings, write=True) as ses:
-                for batch in batches(sorted(rows, key=lambda r: r["id"]), settings.batch_size):
+                for batch in batches(sorted(rows, key=lambda r: r["id"]), settings.graph.batch_size):
                     ses.execute_write(lambda tx, b=batch: tx.run(cypher.set_community_summaries(), rows=b).consume())
         except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
             raise Neo4jError(f"writing community reports failed: {exc}") from exc
-    if settings.embeddings if embed is None else embed:
+    if settings.embedding.enabled if embed is None else embed:
         t1 = time.perf_counter()
         try:
             embed_reports(driver, settings, embedder, res, progress=progress)
@@ -329,7 +329,7 @@ def summarize_communities(
             logger.warning("community reports were not embedded (global search will rank by rating): %s", exc)
         res.embedding_seconds = round(time.perf_counter() - t1, 3)
     if export:
-        path = Path(settings.out_dir) / "communities.json"
+        path = Path(settings.files.out_dir) / "communities.json"
         write_json_atomic(path, export_communities(driver, settings))
         res.export_path = str(path)
     res.failed.sort(key=lambda f: f["id"])

@@ -60,11 +60,11 @@ def write_communities(driver: neo4j.Driver, settings: Settings, communities: lis
             def work(tx: neo4j.ManagedTransaction) -> None:
                 tx.run(cypher.delete_communities()).consume()
                 tx.run(cypher.clear_entity_communities()).consume()
-                for batch in batches(comm_rows, settings.batch_size):
+                for batch in batches(comm_rows, settings.graph.batch_size):
                     tx.run(cypher.create_communities(), rows=batch).consume()
-                for batch in batches(member_rows, settings.batch_size):
+                for batch in batches(member_rows, settings.graph.batch_size):
                     tx.run(cypher.link_community_members(), rows=batch).consume()
-                for batch in batches(vector_rows, settings.batch_size):
+                for batch in batches(vector_rows, settings.graph.batch_size):
                     tx.run(cypher.set_community_embeddings(), rows=batch).consume()
 
             ses.execute_write(work)

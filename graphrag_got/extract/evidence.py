@@ -73,8 +73,8 @@ class EvidenceRules:
 
     @classmethod
     def from_settings(cls, settings: "Settings") -> "EvidenceRules":
-        return cls(window=settings.evidence_window, threshold=settings.mention_threshold,
-                   cues=settings.relation_cues, direction=settings.cue_direction)
+        return cls(window=settings.extract.evidence_window, threshold=settings.extract.mention_threshold,
+                   cues=settings.extract.relation_cues, direction=settings.extract.cue_direction)
 
 
 @dataclass(frozen=True)

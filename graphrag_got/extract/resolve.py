@@ -299,7 +299,7 @@ def resolve_entities(entities: Sequence[EntityRecord], relations: Sequence[Relat
     :func:`graphrag_got.extract.aggregate.aggregate` returns them. ``aliases`` is the alias file (an
     :class:`AliasFile` or a path); None reads ``<ontology stem>.aliases.json`` beside the ontology
     when it exists. ``settings`` is accepted for options carried by the settings model (the caller
-    reads ``settings.resolution``; none is read here today). Raises :class:`AliasFileError` for a
+    reads ``settings.extract.resolution``; none is read here today). Raises :class:`AliasFileError` for a
     bad alias file. The inputs are not modified.
     """
     files = load_alias_file(onto, aliases)

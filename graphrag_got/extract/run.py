@@ -162,19 +162,19 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                    revalidate: bool = False, retry_failed: bool = False, export_replay: str | Path | None = None,
                    progress: ProgressCallback | None = None) -> ExtractionSummary:
     t0 = time.monotonic()
-    corpus = Path(corpus or settings.corpus_path)
-    out = Path(out_path or settings.out_dir / "extraction.json")
-    docs: list[ChunkedDocument] = read_corpus(corpus, kind=settings.chunker, min_chars=settings.chunk_min_chars,
-                                              max_chars=settings.chunk_max_chars)
+    corpus = Path(corpus or settings.files.corpus_path)
+    out = Path(out_path or settings.files.out_dir / "extraction.json")
+    docs: list[ChunkedDocument] = read_corpus(corpus, kind=settings.chunking.chunker, min_chars=settings.chunking.min_chars,
+                                              max_chars=settings.chunking.max_chars)
     chunks = [c for d in docs for c in d.chunks]
     if chat is not None:
         provider, label = "custom", f"custom:{type(chat).__name__}"
     else:
         provider = resolve_provider(settings)
         label = model_label(settings, provider)
-    form = settings.answer_form
-    cache = ExtractionCache(settings.cache_dir, label, settings.max_entities, settings.max_relations, form)
-    schema = extraction_schema(onto, settings.max_entities, settings.max_relations, form=form)
+    form = settings.extract.answer_form
+    cache = ExtractionCache(settings.cache_dir, label, settings.extract.max_entities, settings.extract.max_relations, form)
+    schema = extraction_schema(onto, settings.extract.max_entities, settings.extract.max_relations, form=form)
     system = extraction_system_prompt(onto, form)
 
     records: dict[str, CacheRecord] = {}
@@ -224,7 +224,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                                       "rerun the same command to resume.") from None
 
     verifier = None
-    if settings.verify:
+    if settings.extract.verify:
         if chat is None and not revalidate:
             chat = get_chat_model(settings, provider)
         verifier = Verifier(onto, VerdictCache(settings.cache_dir, label), None if revalidate else chat,
@@ -271,8 +271,8 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
 def workers_for(settings: Settings, provider: str) -> int:
     """Calls in flight: llama.cpp in-process runs one at a time; a pool of OpenAI-compatible servers
     gets at least one call per server, so adding servers adds throughput."""
-    pool = len(settings.openai_base_urls) if provider == "openai" else 1
-    return 1 if provider == "llamacpp" else max(settings.concurrency, pool)
+    pool = len(settings.llm.openai_base_urls) if provider == "openai" else 1
+    return 1 if provider == "llamacpp" else max(settings.llm.concurrency, pool)
 
 
 def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
@@ -280,21 +280,21 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
                      verifier: Verifier | None = None) -> Extraction:
     """Validate every stored answer against ``onto`` and assemble the :class:`Extraction`.
 
-    With ``settings.repair``, the answers first go through the audited repair (two passes over the
-    corpus, :mod:`graphrag_got.extract.repair`); with ``settings.evidence``, the validator checks each
+    With ``settings.extract.repair``, the answers first go through the audited repair (two passes over the
+    corpus, :mod:`graphrag_got.extract.repair`); with ``settings.extract.evidence``, the validator checks each
     answer against its chunk text. Both work from the stored answers alone (no model call).
     """
     validations, repairs, failed, repaired = validate_answers(settings, onto, docs, records)
-    if verifier is not None:  # settings.verify: a yes/no check per triple against its evidence
+    if verifier is not None:  # settings.extract.verify: a yes/no check per triple against its evidence
         verifier.run(validations, {c.id: c.text for d in docs for c in d.chunks})
     entities, relations = aggregate(validations, identity_attributes(onto))
     merges: list[Merge] = []
     merged_away: list[Rejection] = []  # relations whose two ends resolution merged into one entity
-    if settings.resolution:
+    if settings.extract.resolution:
         entities, relations, merges, merged_away = resolve_entities(entities, relations, onto, settings=settings)
     orphans: list[Rejection] = []
-    if settings.orphan_entities != "keep":
-        entities, orphans = drop_orphans(entities, relations, settings.orphan_entities)
+    if settings.extract.orphan_entities != "keep":
+        entities, orphans = drop_orphans(entities, relations, settings.extract.orphan_entities)
     notes = notes_of_documents(docs)  # vault structure of Markdown notes (title, tags, folders, links)
     ext = Extraction(
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -320,9 +320,9 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
 
 def make_validator(settings: Settings, onto: Ontology) -> Validator:
     """The extraction's validator: schema bounds, and the evidence rules when ``evidence`` is on."""
-    return Validator(onto, max_entities=settings.max_entities, max_relations=settings.max_relations,
-                     evidence=EvidenceRules.from_settings(settings) if settings.evidence else None,
-                     min_confidence=settings.min_confidence)
+    return Validator(onto, max_entities=settings.extract.max_entities, max_relations=settings.extract.max_relations,
+                     evidence=EvidenceRules.from_settings(settings) if settings.extract.evidence else None,
+                     min_confidence=settings.extract.min_confidence)
 
 
 def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
@@ -349,8 +349,8 @@ def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
             repaired += int(rec.repaired)
             answers.append(ChunkAnswer(ch.id, d.document.id, RawAnswer.read(rec.parsed),
                                        ChunkText(ch.text, offset=ch.start)))
-    if settings.repair:
-        fixed = repair_answers(validator, answers, threshold=settings.mention_threshold)
+    if settings.extract.repair:
+        fixed = repair_answers(validator, answers, threshold=settings.extract.mention_threshold)
     else:
         fixed = [RepairedAnswer(a.chunk_id, a.document_id, a.answer) for a in answers]
     names = corpus_entity_names(fixed, validator.max_entities)

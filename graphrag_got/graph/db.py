@@ -29,12 +29,12 @@ START_HINT = (
 
 
 def connect(settings: Settings, timeout_s: float = 10.0) -> neo4j.Driver:
-    """A driver for settings.neo4j_uri whose connection, credentials and database were checked.
+    """A driver for settings.neo4j.uri whose connection, credentials and database were checked.
 
     Raises Neo4jError with one message saying what is wrong and what to do; the driver's own
     exception is not chained, so no deep traceback reaches the user.
     """
-    uri = settings.neo4j_uri
+    uri = settings.neo4j.uri
     scheme = urlsplit(uri).scheme
     if scheme not in {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}:
         raise Neo4jError(
@@ -50,7 +50,7 @@ def connect(settings: Settings, timeout_s: float = 10.0) -> neo4j.Driver:
             warnings.simplefilter("ignore")
             driver = neo4j.GraphDatabase.driver(
                 uri,
-                auth=(settings.neo4j_username, settings.neo4j_password),
+                auth=(settings.neo4j.username, settings.neo4j.password),
                 connection_timeout=timeout_s,
                 connection_acquisition_timeout=timeout_s,
                 max_transaction_retry_time=timeout_s,
@@ -63,11 +63,11 @@ def connect(settings: Settings, timeout_s: float = 10.0) -> neo4j.Driver:
         # verify_connectivity and an auto-commit query: unlike execute_query they are not retried,
         # so a stopped server is reported at once instead of after ~30 s of retries.
         driver.verify_connectivity()
-        with driver.session(database=settings.neo4j_database, default_access_mode=neo4j.READ_ACCESS) as session:
+        with driver.session(database=settings.neo4j.database, default_access_mode=neo4j.READ_ACCESS) as session:
             session.run("RETURN 1").consume()
     except nx.AuthError as exc:
         problem = (
-            f"Neo4j at {uri} refused user {settings.neo4j_username!r} with the configured password "
+            f"Neo4j at {uri} refused user {settings.neo4j.username!r} with the configured password "
             f"({exc.message or 'authentication failure'}). Set NEO4J_USERNAME / NEO4J_PASSWORD (environment "
             "or .env) to the server's credentials; the embedded server and the docker compose service use "
             "NEO4J_PASSWORD, default 'graphrag-got'. Note: after 3 failed attempts Neo4j locks the user for 5 s."
@@ -78,7 +78,7 @@ def connect(settings: Settings, timeout_s: float = 10.0) -> neo4j.Driver:
     except nx.ClientError as exc:
         if exc.code and "DatabaseNotFound" in exc.code:
             problem = (
-                f"Neo4j at {uri} has no database {settings.neo4j_database!r}. Set NEO4J_DATABASE to an existing "
+                f"Neo4j at {uri} has no database {settings.neo4j.database!r}. Set NEO4J_DATABASE to an existing "
                 "one (Community edition has exactly one: 'neo4j')."
             )
         else:
@@ -96,10 +96,10 @@ def _run(driver: neo4j.Driver, settings: Settings, query: str, params: dict[str,
     try:
         return driver.execute_query(
             cast(LiteralString, query), parameters_=params or {}, routing_=routing,
-            database_=settings.neo4j_database, **kwargs,
+            database_=settings.neo4j.database, **kwargs,
         )
     except (nx.ServiceUnavailable, nx.SessionExpired) as exc:
-        raise Neo4jError(f"lost the connection to Neo4j at {settings.neo4j_uri}: {exc}. {START_HINT}") from exc
+        raise Neo4jError(f"lost the connection to Neo4j at {settings.neo4j.uri}: {exc}. {START_HINT}") from exc
     except nx.Neo4jError as exc:
         what = "write" if routing == neo4j.RoutingControl.WRITE else "read"
         raise Neo4jError(f"Neo4j {what} failed: {exc.code}: {exc.message}") from exc
@@ -122,27 +122,27 @@ def write_query(driver: neo4j.Driver, settings: Settings, query: str,
 
 @contextlib.contextmanager
 def session(driver: neo4j.Driver, settings: Settings, *, write: bool = False) -> Iterator[neo4j.Session]:
-    """A session on settings.neo4j_database, read-only unless ``write``; driver errors become one
+    """A session on settings.neo4j.database, read-only unless ``write``; driver errors become one
     clear Neo4jError. Server notifications are off: "property key does not exist" warnings on a
     graph without communities yet are noise."""
     mode = neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS
     try:
-        with driver.session(database=settings.neo4j_database, default_access_mode=mode,
+        with driver.session(database=settings.neo4j.database, default_access_mode=mode,
                             notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF) as s:
             yield s
     except (nx.ServiceUnavailable, nx.SessionExpired) as exc:
-        raise Neo4jError(f"lost the connection to Neo4j at {settings.neo4j_uri}: {exc}. {START_HINT}") from exc
+        raise Neo4jError(f"lost the connection to Neo4j at {settings.neo4j.uri}: {exc}. {START_HINT}") from exc
     except nx.Neo4jError as exc:
         raise Neo4jError(f"Neo4j {'write' if write else 'read'} failed: {exc.code}: {exc.message}") from exc
 
 
 def read_session(driver: neo4j.Driver, settings: Settings) -> contextlib.AbstractContextManager[neo4j.Session]:
-    """A read-only session on settings.neo4j_database (writes in it fail on the server)."""
+    """A read-only session on settings.neo4j.database (writes in it fail on the server)."""
     return session(driver, settings)
 
 
 def write_session(driver: neo4j.Driver, settings: Settings) -> contextlib.AbstractContextManager[neo4j.Session]:
-    """A read-write session on settings.neo4j_database, e.g. for `CALL {...} IN TRANSACTIONS`."""
+    """A read-write session on settings.neo4j.database, e.g. for `CALL {...} IN TRANSACTIONS`."""
     return session(driver, settings, write=True)
 
 

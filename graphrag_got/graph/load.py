@@ -1,7 +1,7 @@
 """Write an ``extraction.json`` into Neo4j.
 
 The load is idempotent (everything is ``MERGE``d; provenance lists are unioned), batched
-(``UNWIND $rows`` of ``settings.batch_size`` rows) and all-or-nothing per document:
+(``UNWIND $rows`` of ``settings.graph.batch_size`` rows) and all-or-nothing per document:
 
 * the documents to write are cut into groups of whole documents, about ``GROUP_BATCHES`` batches
   of rows each (a bigger document is a group of its own). One group is ONE write transaction
@@ -24,8 +24,8 @@ The load is idempotent (everything is ``MERGE``d; provenance lists are unioned),
   loads under an earlier ontology) are deleted.
 
 Each chunk's mentions carry the model's confidence as ``MENTIONS.weight``. The entities of one
-chunk are joined by ``CO_OCCURS`` (stored once, start = the smaller uid; ``settings.cooccurrence``
-turns it off; at most ``settings.cooccurrence_max_entities`` entities per chunk, the most confident):
+chunk are joined by ``CO_OCCURS`` (stored once, start = the smaller uid; ``settings.graph.cooccurrence``
+turns it off; at most ``settings.graph.cooccurrence_max_entities`` entities per chunk, the most confident):
 ``weight`` = the sum over chunks of the lower confidence of the two, ``count`` = the chunks. Its
 provenance (``chunk_ids`` with aligned ``chunk_weights``, ``doc_ids``) is unlinked and pruned on
 a rewrite exactly like a relation's. Documents with a note record (:mod:`graphrag_got.ingest.notes`) get
@@ -57,7 +57,7 @@ import neo4j
 
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent
 from graphrag_got.config import Settings
-from graphrag_got.errors import ExtractionFileError, GraphragGotError, Neo4jError
+from graphrag_got.errors import ExtractionFileError, GraphragGotError, Neo4jError, format_problems
 from graphrag_got.extract.extraction import Extraction
 from graphrag_got.extract.aggregate import identity_attributes
 from graphrag_got.graph import cypher, load_cypher
@@ -187,13 +187,10 @@ def _unstorable_values(ext: Extraction, doc_ids: set[str]) -> list[tuple[str, st
 
 
 def _unstorable_error(source: str, problems: list[tuple[str, str, str]]) -> ExtractionFileError:
-    lines = [f"  {where} (document {_shown(doc)}): {what}" for where, doc, what in problems[:10]]
-    if len(problems) > 10:
-        lines.append(f"  ... and {len(problems) - 10} more")
-    return ExtractionFileError(
-        f"{source}: {len(problems)} value(s) cannot be stored in Neo4j; nothing was written:\n" + "\n".join(lines)
-        + "\nFix the file or produce it again with `graphrag-got extract`, then load again."
-    )
+    located = [(f"{where} (document {_shown(doc)})", what) for where, doc, what in problems]
+    return ExtractionFileError(format_problems(
+        source, f"{len(problems)} value(s) cannot be stored in Neo4j; nothing was written", located,
+        "Fix the file or produce it again with `graphrag-got extract`, then load again."))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -317,12 +314,12 @@ def load_extraction(
     Raises ``ExtractionFileError`` for a bad file or a value the graph cannot hold, ``Neo4jError``
     when the server refuses a write (naming the document; documents before it are loaded whole).
 
-    Then, with ``embed`` (default ``settings.embeddings``), the chunks and entities whose text changed
+    Then, with ``embed`` (default ``settings.embedding.enabled``), the chunks and entities whose text changed
     are embedded and the vector indexes created (:func:`graphrag_got.graph.vectors.embed_graph`; its
     summary is ``LoadSummary.embeddings``).
     """
     summary = _load(driver, settings, extraction, ontology, progress=progress)
-    if settings.embeddings if embed is None else embed:
+    if settings.embedding.enabled if embed is None else embed:
         from graphrag_got.graph.vectors import embed_graph
 
         summary.embeddings = embed_graph(driver, settings, embedder, progress=progress).as_dict()
@@ -335,7 +332,7 @@ def _load(driver: neo4j.Driver, settings: Settings, extraction: Extraction | dic
     with gc_paused():
         ext, source = read_extraction(extraction)
         onto = graph_ontology(ontology)
-        cap = settings.cooccurrence_max_entities if settings.cooccurrence else None
+        cap = settings.graph.cooccurrence_max_entities if settings.graph.cooccurrence else None
         plan = build_plan(ext, onto, cooccurrence_max=cap)
     summary = LoadSummary(source=source, properties_dropped=plan.properties_dropped)
     summary.refused_by_reason = dict(plan.refused)
@@ -349,7 +346,7 @@ def _load(driver: neo4j.Driver, settings: Settings, extraction: Extraction | dic
         # The loader's queries are fixed and tested; server notifications such as "property `hash`
         # does not exist yet" on a fresh database would only be noise in the command's output.
         session = driver.session(
-            database=settings.neo4j_database, notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF
+            database=settings.neo4j.database, notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF
         )
     except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
         raise Neo4jError(f"cannot open a Neo4j session: {exc}") from exc
@@ -382,8 +379,8 @@ def _load(driver: neo4j.Driver, settings: Settings, extraction: Extraction | dic
         with gc_paused():
             support = Support(ext, plan)
         touched = _touched(session, sorted(changed_ids) + missing) if changed_ids or missing else {}
-        groups = plan_groups(to_write, changed_ids, missing, support, touched, GROUP_BATCHES * settings.batch_size)
-        _run_groups(session, groups, plan, support, onto, identity, settings.batch_size, summary, source, progress)
+        groups = plan_groups(to_write, changed_ids, missing, support, touched, GROUP_BATCHES * settings.graph.batch_size)
+        _run_groups(session, groups, plan, support, onto, identity, settings.graph.batch_size, summary, source, progress)
 
     summary.seconds = round(time.perf_counter() - t0, 3)
     return summary

@@ -3,7 +3,7 @@
 The jars come from Maven Central (``neo4j/pom.xml``, copied into the git-ignored ``neo4j/lib``) and
 ``neo4j/Launcher.java`` runs them as a single-file Java program (no compile step). The server's
 home (databases, Neo4j's own logs), the launcher log and the pid file live in
-``settings.home / "neo4j"``; Bolt listens on the host and port of ``settings.neo4j_uri``.
+``settings.files.home / "neo4j"``; Bolt listens on the host and port of ``settings.neo4j.uri``.
 
     info = ensure_running(settings)   # reuse whatever answers at NEO4J_URI, else start ours
     status(settings); stop(settings)
@@ -109,7 +109,7 @@ class ServerStatus:
 
 
 def server_home(settings: Settings) -> Path:
-    return settings.home / "neo4j"
+    return settings.files.home / "neo4j"
 
 
 def log_path(settings: Settings) -> Path:
@@ -147,12 +147,12 @@ def _folder_mb(folder: Path) -> tuple[int, float]:
 
 def ensure_jars(settings: Settings, neo4j_dir: Path = NEO4J_DIR, *,
                 progress: ProgressCallback | None = None) -> JarInfo:
-    """Make sure ``neo4j/lib`` holds the jars of ``settings.neo4j_version``; runs Maven once if not.
+    """Make sure ``neo4j/lib`` holds the jars of ``settings.neo4j.version``; runs Maven once if not.
 
     The download goes to a temporary folder that replaces ``lib`` only when Maven succeeded, so an
     interrupted download never leaves a half-filled (or mixed-version) classpath behind.
     """
-    version = settings.neo4j_version
+    version = settings.neo4j.version
     lib = neo4j_dir / "lib"
     if _jar_version_ok(lib, version):
         n, mb = _folder_mb(lib)
@@ -238,8 +238,8 @@ def _java() -> str:
 
 
 def bolt_address(settings: Settings) -> tuple[str, int]:
-    """(host, port) of settings.neo4j_uri, which must point at this machine for the embedded server."""
-    uri = settings.neo4j_uri
+    """(host, port) of settings.neo4j.uri, which must point at this machine for the embedded server."""
+    uri = settings.neo4j.uri
     parts = urlsplit(uri)
     if parts.scheme not in {"bolt", "neo4j"}:
         raise Neo4jServerError(
@@ -332,15 +332,15 @@ def _start_lock(settings: Settings) -> Iterator[None]:
 
 
 def status(settings: Settings, timeout_s: float = 3.0) -> ServerStatus:
-    """Is a server answering at settings.neo4j_uri (and do our credentials work)? Is our pid alive?"""
+    """Is a server answering at settings.neo4j.uri (and do our credentials work)? Is our pid alive?"""
     home = server_home(settings)
     pid = _read_pid(settings) if pid_path(settings).exists() else None
     answering, auth_ok, agent, detail = False, None, None, ""
-    parts = urlsplit(settings.neo4j_uri)
+    parts = urlsplit(settings.neo4j.uri)
     try:
         host, port = parts.hostname or "127.0.0.1", parts.port or 7687
     except ValueError:
-        return ServerStatus(settings.neo4j_uri, False, None, None, pid, home, log_path(settings),
+        return ServerStatus(settings.neo4j.uri, False, None, None, pid, home, log_path(settings),
                             "invalid port in NEO4J_URI")
     if _port_open(host, port, timeout=timeout_s):
         import neo4j  # the driver; imported late so `graphrag-got --help` stays fast
@@ -349,11 +349,11 @@ def status(settings: Settings, timeout_s: float = 3.0) -> ServerStatus:
             warnings.simplefilter("ignore")
             try:
                 driver = neo4j.GraphDatabase.driver(
-                    settings.neo4j_uri, auth=(settings.neo4j_username, settings.neo4j_password),
+                    settings.neo4j.uri, auth=(settings.neo4j.username, settings.neo4j.password),
                     connection_timeout=timeout_s, connection_acquisition_timeout=timeout_s,
                 )
             except Exception as exc:  # bad URI: reported, not raised
-                return ServerStatus(settings.neo4j_uri, False, None, None, pid, home, log_path(settings), str(exc))
+                return ServerStatus(settings.neo4j.uri, False, None, None, pid, home, log_path(settings), str(exc))
             try:
                 info = driver.get_server_info()
                 answering, auth_ok, agent = True, True, info.agent
@@ -365,7 +365,7 @@ def status(settings: Settings, timeout_s: float = 3.0) -> ServerStatus:
                 driver.close()
     else:
         detail = f"nothing listens on {host}:{port}"
-    return ServerStatus(settings.neo4j_uri, answering, auth_ok, agent, pid, home, log_path(settings), detail)
+    return ServerStatus(settings.neo4j.uri, answering, auth_ok, agent, pid, home, log_path(settings), detail)
 
 
 # -------------------------------------------------------------------------------- start / stop
@@ -379,11 +379,11 @@ def start(settings: Settings, wait_s: float = 180, *, progress: ProgressCallback
     milestones (jar download, start, still starting, ready); without it they are logged at INFO.
     """
     host, port = bolt_address(settings)
-    if settings.neo4j_username != "neo4j":
+    if settings.neo4j.username != "neo4j":
         raise Neo4jServerError(
-            f"NEO4J_USERNAME={settings.neo4j_username!r}: the embedded server has the single user 'neo4j'"
+            f"NEO4J_USERNAME={settings.neo4j.username!r}: the embedded server has the single user 'neo4j'"
         )
-    if len(settings.neo4j_password) < 8:
+    if len(settings.neo4j.password) < 8:
         raise Neo4jServerError("NEO4J_PASSWORD must have at least 8 characters (Neo4j's minimum)")
     home = server_home(settings)
     log = log_path(settings)
@@ -404,8 +404,8 @@ def start(settings: Settings, wait_s: float = 180, *, progress: ProgressCallback
                "--host", host, "--port", str(port), "--pagecache", PAGECACHE]
         if log.exists():
             log.replace(log.with_suffix(".log.1"))  # keep the previous run's log for diagnosis
-        env = {**os.environ, "NEO4J_PASSWORD": settings.neo4j_password}
-        _report(progress, START_STEP, f"starting Neo4j {settings.neo4j_version} on bolt://{host}:{port} "
+        env = {**os.environ, "NEO4J_PASSWORD": settings.neo4j.password}
+        _report(progress, START_STEP, f"starting Neo4j {settings.neo4j.version} on bolt://{host}:{port} "
                 f"(home {home}, log {log})")
         t0 = time.monotonic()
         with open(log, "wb") as out:
@@ -437,10 +437,10 @@ def _wait_ready(settings: Settings, pid: int, proc: subprocess.Popen | None, t0:
         if ready:
             seconds = time.monotonic() - t0
             if started:
-                _report(progress, START_STEP, f"ready at {settings.neo4j_uri} (pid {pid}) in {seconds:.1f} s",
+                _report(progress, START_STEP, f"ready at {settings.neo4j.uri} (pid {pid}) in {seconds:.1f} s",
                         finished=True)
-            return ServerInfo(settings.neo4j_uri, started, pid, server_home(settings), log,
-                              settings.neo4j_version, round(seconds, 1) if started else None, jars)
+            return ServerInfo(settings.neo4j.uri, started, pid, server_home(settings), log,
+                              settings.neo4j.version, round(seconds, 1) if started else None, jars)
         dead = (proc.poll() is not None) if proc is not None else not _is_our_launcher(pid, server_home(settings))
         if failed or dead:
             pid_path(settings).unlink(missing_ok=True)
@@ -508,6 +508,6 @@ def ensure_running(settings: Settings, wait_s: float = 180, *,
     """Reuse a server answering at NEO4J_URI (Docker, ours, any), else start the embedded one."""
     st = status(settings)
     if st.answering:
-        return ServerInfo(settings.neo4j_uri, False, st.pid, st.home, st.log_path,
+        return ServerInfo(settings.neo4j.uri, False, st.pid, st.home, st.log_path,
                           (st.server_agent or "").removeprefix("Neo4j/") or None)
     return start(settings, wait_s=wait_s, progress=progress)

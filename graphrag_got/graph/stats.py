@@ -41,7 +41,7 @@ def graph_stats(driver: neo4j.Driver, settings: Settings, ontology: Ontology | s
     def read(query: str, **params: Any) -> list[neo4j.Record]:
         try:
             with driver.session(
-                database=settings.neo4j_database, notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF
+                database=settings.neo4j.database, notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF
             ) as s:
                 return s.execute_read(lambda tx: list(tx.run(query, **params)))
         except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:

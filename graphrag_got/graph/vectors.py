@@ -162,7 +162,7 @@ def _model_name(embedder: Embeddings) -> str:
 def _write_vectors(driver: neo4j.Driver, settings: Settings, label: str, key: str, rows: list[dict[str, Any]],
                    embedder: Embeddings) -> None:  # fmt: skip
     """Embed ``rows`` ({id, text, hash}) and write their vectors, one UNWIND batch per model batch."""
-    step = max(1, settings.embeddings_batch_size)
+    step = max(1, settings.embedding.batch_size)
     for start in range(0, len(rows), step):
         part = rows[start:start + step]
         vectors = embedder.embed_documents([r["text"] for r in part])
@@ -187,7 +187,7 @@ def _begin(settings: Settings, embedder: Embeddings | None
     """A run's summary (model and dimensions filled in), its embedder and the embedder's counters
     before the run; the embedder is None (and the summary ``skipped``) when embeddings are off."""
     summary = EmbedSummary()
-    if not settings.embeddings:
+    if not settings.embedding.enabled:
         summary.skipped = True
         return summary, None, (0, 0, 0)
     embedder = embedder or get_embedder(settings)
@@ -209,7 +209,7 @@ def embed_graph(driver: neo4j.Driver, settings: Settings, embedder: Embeddings |
     sure both vector indexes exist with the model's dimension (see the module docstring).
 
     ``embedder`` defaults to :func:`graphrag_got.llm.embeddings.get_embedder` (disk-cached). With
-    ``settings.embeddings`` off nothing is done and the summary says ``skipped``.
+    ``settings.embedding.enabled`` off nothing is done and the summary says ``skipped``.
     """
     t0 = time.perf_counter()
     summary, embedder, before = _begin(settings, embedder)

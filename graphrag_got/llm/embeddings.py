@@ -254,11 +254,11 @@ def embedding_dimensions(embedder: Embeddings) -> int:
 
 def model_id(settings: Settings) -> str:
     """A stable name of the configured embedding model (the cache folder and the index metadata)."""
-    if settings.embeddings_provider == "embedded":
+    if settings.embedding.provider == "embedded":
         return f"embedded-{EMBEDDED_MODEL}"
-    if settings.embeddings_provider == "ollama":
-        return f"ollama-{settings.embeddings_model or DEFAULT_OLLAMA_EMBEDDINGS_MODEL}"
-    return f"langchain-{settings.embeddings_model}"
+    if settings.embedding.provider == "ollama":
+        return f"ollama-{settings.embedding.model or DEFAULT_OLLAMA_EMBEDDINGS_MODEL}"
+    return f"langchain-{settings.embedding.model}"
 
 
 def _slug(name: str) -> str:
@@ -266,7 +266,7 @@ def _slug(name: str) -> str:
 
 
 def _provider(settings: Settings) -> Embeddings:
-    provider = settings.embeddings_provider
+    provider = settings.embedding.provider
     if provider == "embedded":
         return E5Embeddings()
     if provider == "ollama":
@@ -275,10 +275,10 @@ def _provider(settings: Settings) -> Embeddings:
         except ImportError:
             raise EmbeddingError("GRAPHRAG_EMBEDDINGS_PROVIDER=ollama needs the package 'langchain-ollama'; "
                                  "install it with `pip install langchain-ollama`") from None
-        return OllamaEmbeddings(model=settings.embeddings_model or DEFAULT_OLLAMA_EMBEDDINGS_MODEL,
-                                base_url=settings.ollama_base_url)
+        return OllamaEmbeddings(model=settings.embedding.model or DEFAULT_OLLAMA_EMBEDDINGS_MODEL,
+                                base_url=settings.llm.ollama_base_url)
     if provider == "langchain":
-        spec = settings.embeddings_model
+        spec = settings.embedding.model
         if not spec:
             raise EmbeddingError("GRAPHRAG_EMBEDDINGS_PROVIDER=langchain needs GRAPHRAG_EMBEDDINGS_MODEL, an "
                                  "init_embeddings string such as 'ollama:nomic-embed-text' or "
@@ -314,7 +314,7 @@ def get_embedder(settings: Settings, cache: bool = True) -> CachedEmbeddings:
     """
     inner = _provider(settings)
     return CachedEmbeddings(inner, model_id(settings), embeddings_cache_dir(settings) if cache else None,
-                            batch_size=settings.embeddings_batch_size)
+                            batch_size=settings.embedding.batch_size)
 
 
 _SHARED: dict[tuple[str, str, str | None], CachedEmbeddings] = {}
@@ -328,7 +328,7 @@ def shared_embedder(settings: Settings) -> CachedEmbeddings:
     instead of once per question is what keeps a local search in milliseconds.
     """
     key = (model_id(settings), str(embeddings_cache_dir(settings)),
-           settings.ollama_base_url if settings.embeddings_provider == "ollama" else None)
+           settings.llm.ollama_base_url if settings.embedding.provider == "ollama" else None)
     with _SHARED_LOCK:
         if key not in _SHARED:
             _SHARED[key] = get_embedder(settings)

@@ -34,8 +34,8 @@ _LLAMA_CACHE: dict[tuple[Any, ...], BaseChatModel] = {}
 
 
 def ollama_available(settings: Settings, timeout: float = 1.5) -> tuple[bool, list[str]]:
-    """Whether an Ollama server answers at ``settings.ollama_base_url``, and which models it has."""
-    url = settings.ollama_base_url.rstrip("/") + "/api/tags"
+    """Whether an Ollama server answers at ``settings.llm.ollama_base_url``, and which models it has."""
+    url = settings.llm.ollama_base_url.rstrip("/") + "/api/tags"
     try:
         with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (configured URL)
             data = json.loads(resp.read().decode("utf-8"))
@@ -47,16 +47,16 @@ def ollama_available(settings: Settings, timeout: float = 1.5) -> tuple[bool, li
 def resolve_provider(settings: Settings) -> str:
     """``auto``: replay when a replay file is set, then a configured LangChain model, then configured
     OpenAI-compatible base URLs, then Ollama when it answers and has the model, else embedded llama.cpp."""
-    if settings.llm_provider != "auto":
-        return settings.llm_provider
-    if settings.replay_file:
+    if settings.llm.provider != "auto":
+        return settings.llm.provider
+    if settings.llm.replay_file:
         return "replay"
-    if settings.langchain_model:
+    if settings.llm.langchain_model:
         return "langchain"
-    if settings.openai_base_urls:
+    if settings.llm.openai_base_urls:
         return "openai"
     up, models = ollama_available(settings)
-    if up and _has_model(models, settings.ollama_model):
+    if up and _has_model(models, settings.llm.ollama_model):
         return "ollama"
     return "llamacpp"
 
@@ -69,17 +69,17 @@ def model_label(settings: Settings, provider: str | None = None) -> str:
     """A stable name of the model in use (part of the cache key)."""
     provider = provider or resolve_provider(settings)
     if provider == "ollama":
-        return f"ollama:{settings.ollama_model}"
+        return f"ollama:{settings.llm.ollama_model}"
     if provider == "llamacpp":
-        return f"llamacpp:{Path(settings.llamacpp_model).name}"
+        return f"llamacpp:{Path(settings.llm.llamacpp_model).name}"
     if provider == "openai":
         return f"openai:{openai_model_name(settings)}"
     if provider == "langchain":
-        if not settings.langchain_model:
+        if not settings.llm.langchain_model:
             raise LLMError("provider 'langchain' needs a model: --model PROVIDER:MODEL (an init_chat_model string "
                            "such as openai:gpt-4o-mini or deepseek:deepseek-chat) or GRAPHRAG_LANGCHAIN_MODEL")
-        return f"langchain:{settings.langchain_model}"
-    return f"replay:{Path(str(settings.replay_file)).name}"
+        return f"langchain:{settings.llm.langchain_model}"
+    return f"replay:{Path(str(settings.llm.replay_file)).name}"
 
 
 def get_chat_model(settings: Settings, provider: str | None = None) -> BaseChatModel:
@@ -93,39 +93,39 @@ def get_chat_model(settings: Settings, provider: str | None = None) -> BaseChatM
     if provider == "langchain":
         return _langchain(settings)
     if provider == "replay":
-        if not settings.replay_file:
+        if not settings.llm.replay_file:
             raise LLMError("provider 'replay' needs a file: set GRAPHRAG_REPLAY_FILE or pass --replay-file")
-        return ReplayChatModel.from_file(settings.replay_file)
+        return ReplayChatModel.from_file(settings.llm.replay_file)
     raise LLMError(f"unknown LLM provider {provider!r}: use auto, ollama, llamacpp, openai, langchain or replay")
 
 
 def retry_policy(settings: Settings) -> "RetryPolicy":
     from graphrag_got.llm.providers.retry import RetryPolicy
 
-    return RetryPolicy(retries=settings.llm_retries, backoff_s=settings.llm_backoff_s)
+    return RetryPolicy(retries=settings.llm.retries, backoff_s=settings.llm.backoff_s)
 
 
 def openai_base_urls(settings: Settings) -> list[str]:
     """The pool of the ``openai`` provider: the configured base URLs, else the OpenAI API."""
     from graphrag_got.llm.providers.openai_pool import OPENAI_API_URL
 
-    return list(settings.openai_base_urls) or [OPENAI_API_URL]
+    return list(settings.llm.openai_base_urls) or [OPENAI_API_URL]
 
 
 def _api_key(settings: Settings) -> str | None:
-    return settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    return settings.llm.openai_api_key.get_secret_value() if settings.llm.openai_api_key else None
 
 
 def openai_model_name(settings: Settings) -> str:
     """The configured model of the ``openai`` provider, else the first one its servers list."""
-    if settings.openai_model:
-        return settings.openai_model
-    if not settings.openai_base_urls:
+    if settings.llm.openai_model:
+        return settings.llm.openai_model
+    if not settings.llm.openai_base_urls:
         raise LLMError("provider 'openai' without --base-url talks to the OpenAI API: name the model with --model "
                        "or GRAPHRAG_OPENAI_MODEL (and set OPENAI_API_KEY), or pass --base-url URL of your server")
     from graphrag_got.llm.providers.openai_pool import discover_model
 
-    return discover_model(openai_base_urls(settings), _api_key(settings), timeout=min(10.0, settings.llm_timeout_s))
+    return discover_model(openai_base_urls(settings), _api_key(settings), timeout=min(10.0, settings.llm.timeout_s))
 
 
 def _openai_pool(settings: Settings) -> BaseChatModel:
@@ -135,28 +135,28 @@ def _openai_pool(settings: Settings) -> BaseChatModel:
         import openai  # noqa: F401
     except ImportError:  # pragma: no cover - a dependency
         raise LLMError("the openai provider needs the openai package: pip install langchain-openai") from None
-    if not settings.openai_base_urls and not settings.openai_api_key:
+    if not settings.llm.openai_base_urls and not settings.llm.openai_api_key:
         raise LLMError("provider 'openai' without --base-url talks to the OpenAI API, which needs a key: set "
                        "OPENAI_API_KEY, or pass --base-url URL of an OpenAI-compatible server")
     return OpenAIPoolChatModel(
         model_name=openai_model_name(settings), base_urls=openai_base_urls(settings),
-        api_key=settings.openai_api_key, timeout_s=settings.llm_timeout_s, max_tokens=settings.llm_max_tokens,
-        response_format=settings.openai_response_format, balance=settings.openai_balance,
-        retries=settings.llm_retries, backoff_s=settings.llm_backoff_s,
+        api_key=settings.llm.openai_api_key, timeout_s=settings.llm.timeout_s, max_tokens=settings.llm.max_tokens,
+        response_format=settings.llm.openai_response_format, balance=settings.llm.openai_balance,
+        retries=settings.llm.retries, backoff_s=settings.llm.backoff_s,
     )
 
 
 def _langchain(settings: Settings) -> BaseChatModel:
     from graphrag_got.llm.providers.langchain_provider import ChatProfile, init_langchain_model, register
 
-    urls = list(settings.openai_base_urls)
+    urls = list(settings.llm.openai_base_urls)
     if len(urls) > 1:
         raise LLMError(f"provider 'langchain' takes at most one --base-url (got {len(urls)}: {', '.join(urls)}); "
                        "a pool of servers needs --provider openai")
-    chat = init_langchain_model(settings.langchain_model, max_tokens=settings.llm_max_tokens,
-                                timeout_s=settings.llm_timeout_s, base_url=urls[0] if urls else None)
-    label = f"langchain model {settings.langchain_model}"
-    return register(chat, ChatProfile(label=label, policy=retry_policy(settings), structured=settings.structured_output))
+    chat = init_langchain_model(settings.llm.langchain_model, max_tokens=settings.llm.max_tokens,
+                                timeout_s=settings.llm.timeout_s, base_url=urls[0] if urls else None)
+    label = f"langchain model {settings.llm.langchain_model}"
+    return register(chat, ChatProfile(label=label, policy=retry_policy(settings), structured=settings.llm.structured_output))
 
 
 def _ollama(settings: Settings) -> BaseChatModel:
@@ -164,18 +164,18 @@ def _ollama(settings: Settings) -> BaseChatModel:
 
     up, models = ollama_available(settings)
     if not up:
-        raise LLMError(f"Ollama does not answer at {settings.ollama_base_url}. Start it (`ollama serve` or "
+        raise LLMError(f"Ollama does not answer at {settings.llm.ollama_base_url}. Start it (`ollama serve` or "
                        "`docker compose up -d ollama`), or use the embedded model: GRAPHRAG_LLM_PROVIDER=llamacpp")
-    if not _has_model(models, settings.ollama_model):
-        raise LLMError(f"Ollama has no model {settings.ollama_model!r} (it has: {', '.join(models) or 'none'}). "
-                       f"Run `ollama pull {settings.ollama_model}` or set GRAPHRAG_OLLAMA_MODEL.")
+    if not _has_model(models, settings.llm.ollama_model):
+        raise LLMError(f"Ollama has no model {settings.llm.ollama_model!r} (it has: {', '.join(models) or 'none'}). "
+                       f"Run `ollama pull {settings.llm.ollama_model}` or set GRAPHRAG_OLLAMA_MODEL.")
     from graphrag_got.llm.providers.langchain_provider import ChatProfile, register
 
-    chat = ChatOllama(model=settings.ollama_model, base_url=settings.ollama_base_url, temperature=0,
-                      num_predict=settings.llm_max_tokens, num_ctx=max(settings.llamacpp_n_ctx, 4096),
-                      client_kwargs={"timeout": settings.llm_timeout_s})
+    chat = ChatOllama(model=settings.llm.ollama_model, base_url=settings.llm.ollama_base_url, temperature=0,
+                      num_predict=settings.llm.max_tokens, num_ctx=max(settings.llm.llamacpp_n_ctx, 4096),
+                      client_kwargs={"timeout": settings.llm.timeout_s})
     # Ollama keeps its own constraint (`format`); the profile only adds retries on 5xx/connection errors.
-    return register(chat, ChatProfile(label=f"ollama at {settings.ollama_base_url}", policy=retry_policy(settings)))
+    return register(chat, ChatProfile(label=f"ollama at {settings.llm.ollama_base_url}", policy=retry_policy(settings)))
 
 
 def busy_cores_warning(threads: int | None = None) -> str | None:
@@ -204,15 +204,15 @@ def llamacpp_threads(settings: Settings) -> int:
     """Threads for llama.cpp: GRAPHRAG_LLAMACPP_THREADS, else one per core (measured best on 2 cores)."""
     import os
 
-    return settings.llamacpp_threads or max(1, os.cpu_count() or 1)
+    return settings.llm.llamacpp_threads or max(1, os.cpu_count() or 1)
 
 
 def _llamacpp(settings: Settings) -> BaseChatModel:
     from graphrag_got.llm.model_store import resolve_model_path
 
     path = resolve_model_path(settings)
-    key = (str(path), settings.llamacpp_n_ctx, settings.llamacpp_threads, settings.llm_max_tokens,
-           settings.llamacpp_loop_guard)
+    key = (str(path), settings.llm.llamacpp_n_ctx, settings.llm.llamacpp_threads, settings.llm.max_tokens,
+           settings.llm.llamacpp_loop_guard)
     with LLAMA_LOCK:
         if key in _LLAMA_CACHE:
             return _LLAMA_CACHE[key]
@@ -228,8 +228,8 @@ def _llamacpp(settings: Settings) -> BaseChatModel:
         warning = busy_cores_warning(threads)
         if warning:
             logger.warning(warning)
-        chat = LlamaCppChatModel(model_path=str(path), n_ctx=settings.llamacpp_n_ctx, n_batch=512,
-                                 n_threads=threads, max_tokens=settings.llm_max_tokens, seed=0,
-                                 loop_guard=settings.llamacpp_loop_guard)
+        chat = LlamaCppChatModel(model_path=str(path), n_ctx=settings.llm.llamacpp_n_ctx, n_batch=512,
+                                 n_threads=threads, max_tokens=settings.llm.max_tokens, seed=0,
+                                 loop_guard=settings.llm.llamacpp_loop_guard)
         _LLAMA_CACHE[key] = chat
         return chat

@@ -183,9 +183,9 @@ def list_models(settings: "Settings", registry: Mapping[str, ModelSpec] | None =
 
 
 def resolve_model_path(settings: "Settings", registry: Mapping[str, ModelSpec] | None = None) -> Path:
-    """The GGUF file to load for ``settings.llamacpp_model``: a registry name or a path to a .gguf file."""
+    """The GGUF file to load for ``settings.llm.llamacpp_model``: a registry name or a path to a .gguf file."""
     reg = REGISTRY if registry is None else registry
-    value = str(settings.llamacpp_model).strip()
+    value = str(settings.llm.llamacpp_model).strip()
     if value in reg:
         path = model_file(value, settings).absolute()
         if not path.is_file():

@@ -44,7 +44,7 @@ class LLMUsage:
 
 def prices(settings: Settings) -> tuple[float, float] | None:
     """(input, output) dollars per million tokens from GRAPHRAG_LLM_PRICE, or None when unset."""
-    text = (settings.llm_price or "").strip()
+    text = (settings.llm.price or "").strip()
     if not text:
         return None
     parts = [p.strip() for p in text.split(",")]

@@ -41,10 +41,10 @@ if TYPE_CHECKING:
 def load_ontology(ontology: Ontology | str | os.PathLike[str] | None = None,
                   settings: Settings | None = None) -> Ontology:
     """The ontology a step works with: ``ontology`` itself when it is one, else the file it names,
-    else (None or an empty path) the configured file ``settings.ontology_path``."""
+    else (None or an empty path) the configured file ``settings.files.ontology_path``."""
     if ontology is not None and not isinstance(ontology, (str, os.PathLike)):
         return ontology
-    path = ontology if ontology or settings is None else settings.ontology_path
+    path = ontology if ontology or settings is None else settings.files.ontology_path
     if path is None:
         raise OntologyError("no ontology given: pass an ontology, a path to its file, or the settings")
     return Ontology.from_file(path)

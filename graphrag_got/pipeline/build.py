@@ -64,17 +64,17 @@ class BuildResult:
 def run_build(settings: Settings, corpus: str | Path | None = None, *, chat: Any = None, embedder: Any = None,
               communities: bool = True, say: Callable[[str], None] | None = None,
               progress: ProgressCallback | None = None) -> BuildResult:
-    """Bring the graph in line with ``corpus`` (default ``settings.corpus_path``); see the module doc.
+    """Bring the graph in line with ``corpus`` (default ``settings.files.corpus_path``); see the module doc.
 
     ``chat``/``embedder`` replace the configured LLM and embedder (tests, notebooks); ``say`` gets one
     line per thing done (default: the log at INFO); ``progress`` the long steps' events. The steps are
     :data:`graphrag_got.pipeline.steps.BUILD_STEPS` (``communities=False`` stops before communities).
     """
     say = say or logger.info
-    corpus = Path(corpus or settings.corpus_path)
+    corpus = Path(corpus or settings.files.corpus_path)
     res = BuildResult(corpus=corpus)
     steps = [(name, step) for name, step in BUILD_STEPS
-             if (communities or name != "communities") and (settings.embeddings or name != "embeddings")]
+             if (communities or name != "communities") and (settings.embedding.enabled or name != "embeddings")]
     ctx = StepContext(settings=settings, corpus=corpus, progress=progress, chat=chat, embedder=embedder)
     record = RunRecord(timings=res.timings)
     try:

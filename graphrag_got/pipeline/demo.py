@@ -88,7 +88,7 @@ def run_demo(settings: Settings, *, local_question: str | None = None, global_qu
     ``progress`` may also receive plain strings from the older ones (the CLI renderer takes both).
     """
     say = say or logger.info
-    corpus = Path(settings.corpus_path)
+    corpus = Path(settings.files.corpus_path)
     shipped = demo_questions(corpus)
     local_question = local_question or shipped.get("local")
     global_question = global_question or shipped.get("global")
@@ -126,7 +126,7 @@ def run_demo(settings: Settings, *, local_question: str | None = None, global_qu
         from graphrag_got.report.viz import graph_from_neo4j, render_html
 
         nodes, edges, titles = graph_from_neo4j(ctx.driver, settings)
-        out = settings.out_dir / "graph.html"
+        out = settings.files.out_dir / "graph.html"
         onto = ctx.require_ontology()
         render_html(nodes, edges, out, f"graphrag_got: {onto.name or 'knowledge graph'}", legend_labels=titles or None)
         return StepOutcome(lines=[f"{len(nodes)} nodes, {len(edges)} edges -> {out}"], paths={"graph": out})

@@ -65,7 +65,7 @@ class StepContext:
         if self.ontology is None:
             from graphrag_got.ontology.model import Ontology
 
-            self.ontology = Ontology.from_file(self.settings.ontology_path)
+            self.ontology = Ontology.from_file(self.settings.files.ontology_path)
         return self.ontology
 
 
@@ -142,7 +142,7 @@ def ontology_step(ctx: StepContext) -> StepOutcome:
     """Read and check the ontology (every later step uses this one object)."""
     from graphrag_got.ontology.model import Ontology
 
-    onto = ctx.ontology = Ontology.from_file(ctx.settings.ontology_path)
+    onto = ctx.ontology = Ontology.from_file(ctx.settings.files.ontology_path)
     return StepOutcome(lines=[f"{onto.source}: {len(onto.classes)} classes, {len(onto.relations)} relations"])
 
 
@@ -157,7 +157,7 @@ def model_step(ctx: StepContext) -> StepOutcome:
         return StepOutcome(lines=[f"LLM: {provider}"])
     from graphrag_got.llm.model_store import REGISTRY, install_model, is_installed
 
-    name = ctx.settings.llamacpp_model
+    name = ctx.settings.llm.llamacpp_model
     if name in REGISTRY and not is_installed(name, ctx.settings):
         # the download is long: its lines go to the progress callback (or the log) as they come
         install_model(name, ctx.settings, progress=ctx.progress or (lambda line: logger.info("%s", line)))
@@ -170,7 +170,7 @@ def neo4j_step(ctx: StepContext) -> StepOutcome:
 
     info = ensure_running(ctx.settings, progress=ctx.progress)
     pid = getattr(info, "pid", None)
-    return StepOutcome(lines=[f"Neo4j at {ctx.settings.neo4j_uri}" + (f" (embedded, pid {pid})" if pid else "")])
+    return StepOutcome(lines=[f"Neo4j at {ctx.settings.neo4j.uri}" + (f" (embedded, pid {pid})" if pid else "")])
 
 
 def extract_step(ctx: StepContext) -> StepOutcome:
@@ -185,14 +185,14 @@ def extract_step(ctx: StepContext) -> StepOutcome:
 def _extraction_path(ctx: StepContext) -> Path:
     if ctx.extraction is not None:
         return Path(ctx.extraction.out_path)
-    return ctx.settings.out_dir / "extraction.json"
+    return ctx.settings.files.out_dir / "extraction.json"
 
 
 def report_step(ctx: StepContext) -> StepOutcome:
     """Write the discarded-relations report of the extraction."""
     from graphrag_got.report.discarded import write_report
 
-    written = write_report(_extraction_path(ctx), ctx.settings.out_dir, ontology=ctx.require_ontology())
+    written = write_report(_extraction_path(ctx), ctx.settings.files.out_dir, ontology=ctx.require_ontology())
     paths = {f"report.{fmt}": Path(p) for fmt, p in written.items()}
     shown = written.get("html") or next(iter(written.values()))
     return StepOutcome(lines=[f"discarded-relations report: {shown}"], paths=paths)
@@ -211,7 +211,7 @@ def load_step(ctx: StepContext) -> StepOutcome:
 
 def embeddings_step(ctx: StepContext) -> StepOutcome:
     """Embed the chunks and entities whose text changed (nothing when GRAPHRAG_EMBEDDINGS is off)."""
-    if not ctx.settings.embeddings:
+    if not ctx.settings.embedding.enabled:
         return StepOutcome(lines=["embeddings are off (GRAPHRAG_EMBEDDINGS)"])
     from graphrag_got.graph.vectors import embed_graph
 
@@ -234,9 +234,9 @@ def detect_and_write(driver: "neo4j.Driver", settings: Settings,
     eg = read_entity_graph(driver, settings, ontology)
     if not eg.entities:
         return eg, [], {}
-    comms = detect_communities(eg, settings.community_resolution, settings.community_seed,
-                               algorithm=settings.community_algorithm, max_size=settings.community_max_size,
-                               max_levels=settings.community_max_levels)  # fmt: skip
+    comms = detect_communities(eg, settings.communities.resolution, settings.communities.seed,
+                               algorithm=settings.communities.algorithm, max_size=settings.communities.max_size,
+                               max_levels=settings.communities.max_levels)  # fmt: skip
     counts = write_communities(driver, settings, comms)
     return eg, comms, counts
 
@@ -252,7 +252,7 @@ def communities_step(ctx: StepContext) -> StepOutcome:
         return StepOutcome(lines=["the graph has no entities: no communities"],
                            llm_calls={"communities": 0}, embedding_calls={"community reports": 0})  # fmt: skip
     levels = sorted({c.level for c in comms})
-    lines = [f"{len(comms)} communities over {len(levels)} level(s) ({settings.community_algorithm}): "
+    lines = [f"{len(comms)} communities over {len(levels)} level(s) ({settings.communities.algorithm}): "
              + ", ".join(f"level {lv} {sum(1 for c in comms if c.level == lv)}" for lv in levels)]
     sm = summarize_communities(ctx.driver, settings, ctx.chat, ontology=onto, progress=ctx.progress,
                                embedder=ctx.embedder)  # fmt: skip
@@ -261,7 +261,7 @@ def communities_step(ctx: StepContext) -> StepOutcome:
                  f"{sm.llm_calls} LLM calls, tokens in/out {sm.input_tokens}/{sm.output_tokens}{est}")
     if sm.embedding_error:
         lines.append(f"warning: reports not embedded: {sm.embedding_error}")
-    elif settings.embeddings:
+    elif settings.embedding.enabled:
         lines.append(f"report embeddings: {sm.embedded} written, {sm.embeddings_unchanged} unchanged, "
                      f"{sm.embedding_calls} model call(s)")
     paths = {"communities": Path(sm.export_path)} if sm.export_path else {}

@@ -283,16 +283,16 @@ _CATALOGS_LOCK = threading.Lock()
 def entity_catalog(driver: neo4j.Driver, settings: Settings) -> tuple[list[dict[str, Any]], MatchIndex]:
     """The entity catalog and its :class:`MatchIndex`.
 
-    Read for every question unless ``settings.local_catalog_cache_s`` > 0: then a process reuses
+    Read for every question unless ``settings.search.local_catalog_cache_s`` > 0: then a process reuses
     the one it read for that many seconds, as long as the graph's entity count and document hashes
     (one cheap query) are unchanged. A graph of 10^5 entities takes seconds to read and index;
     a service answering many questions should set it.
     """
-    ttl = settings.local_catalog_cache_s
+    ttl = settings.search.local_catalog_cache_s
     if ttl <= 0:
         catalog = read_all(driver, settings, cypher.search_entity_catalog())
         return catalog, MatchIndex(catalog)
-    key = (id(driver), settings.neo4j_uri, settings.neo4j_database)
+    key = (id(driver), settings.neo4j.uri, settings.neo4j.database)
     rows = read_all(driver, settings, cypher.search_catalog_fingerprint())
     stamp = (rows[0]["entities"], repr(rows[0]["documents"])) if rows else None
     now = time.monotonic()

@@ -128,7 +128,7 @@ def _route(driver: neo4j.Driver, settings: Settings, question: str, *, chat: Bas
     entities (with a warning), else it is an error saying what to run."""
     catalog = _catalog(driver, settings)
     route = route_question(question, catalog)
-    use_classifier = bool(getattr(settings, "route_classifier", False)) if classifier is None else classifier
+    use_classifier = settings.search.route_classifier if classifier is None else classifier
     if route.decided_by == "default" and use_classifier and answer:
         if chat is None:
             from graphrag_got.llm.factory import get_chat_model
@@ -171,7 +171,7 @@ def ask(
     """Answer ``question`` in ``mode`` (``"auto"``: routed), with citations; see the module docstring.
 
     ``retrieval`` (graph | vector | hybrid) is passed to local search (and drift's follow-ups) when
-    it supports it; ``classifier`` overrides ``settings.route_classifier``; ``depth``, ``followups``
+    it supports it; ``classifier`` overrides ``settings.search.route_classifier``; ``depth``, ``followups``
     and ``max_calls`` bound drift (defaults from settings). Raises :class:`SearchError` on bad input
     or a graph that cannot answer (no entities, no communities).
     """
@@ -238,7 +238,7 @@ def _run_global(out: AskResult, driver: neo4j.Driver, settings: Settings, questi
 
     if not answer:  # retrieval only: the reports most similar to the question, no LLM
         reports = rank_reports(settings, question, community_reports(driver, settings))
-        top = reports[: int(getattr(settings, "drift_reports", 5))]
+        top = reports[: settings.search.drift_reports]
         out.sources = report_citations(top)
         out.communities = [r.id for r in top]
         return

@@ -2,7 +2,7 @@
 
 Steps of :func:`drift_search` (after Microsoft GraphRAG's DRIFT, simplified and bounded):
 
-1. **Reports.** The community reports most similar to the question (``settings.drift_reports``):
+1. **Reports.** The community reports most similar to the question (``settings.search.drift_reports``):
    by cosine similarity of the question's embedding to the report embeddings when the graph holds
    them (``Community.embedding``, :func:`graphrag_got.llm.embeddings.get_embedder`), else by a lexical
    score (question words found in the title, summary, findings and member names, weighted by how
@@ -318,10 +318,10 @@ def drift_search(
     ``depth``, ``followups``, ``max_calls``, ``reports`` default to ``settings.drift_*``;
     ``retrieval``, ``hops``, ``max_facts`` go to every local sub-search.
     """
-    depth = settings.drift_depth if depth is None else depth
-    followups = settings.drift_followups if followups is None else followups
-    max_calls = settings.drift_max_calls if max_calls is None else max_calls
-    top_k = settings.drift_reports if reports is None else reports
+    depth = settings.search.drift_depth if depth is None else depth
+    followups = settings.search.drift_followups if followups is None else followups
+    max_calls = settings.search.drift_max_calls if max_calls is None else max_calls
+    top_k = settings.search.drift_reports if reports is None else reports
     for name, value, low, high in (("depth", depth, 1, MAX_DEPTH), ("followups", followups, 0, MAX_FOLLOWUPS),
                                    ("max_calls", max_calls, 2, 100), ("reports", top_k, 1, 50)):  # fmt: skip
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:

@@ -1,7 +1,7 @@
 """Global questions: pick a level, keep the community reports closest to the question, map, reduce, cite.
 
 * level: ``level`` (``--level``), else the level whose number of reports is closest to
-  ``settings.global_target_communities`` (ties: the lower level). The communities "of" a level are
+  ``settings.search.global_target_communities`` (ties: the lower level). The communities "of" a level are
   its view (:func:`graphrag_got.communities.detect.level_view`): that level's communities plus the final
   communities of the levels above, so every part of the graph is represented once.
 * selection, before any LLM call: the question is embedded (``embed_query``) and the level's reports
@@ -11,7 +11,7 @@
   reports are ranked by their importance rating (then size, then id) and the first
   ``global_max_communities`` are kept; the result says which ranking was used.
 * map: one ``complete_json`` call per kept community ({relevance 0-10, extract}), in parallel
-  (``settings.concurrency`` threads). An answer that stays invalid (after the one retry of
+  (``settings.llm.concurrency`` threads). An answer that stays invalid (after the one retry of
   ``complete_json``) or a failing call is recorded in ``failed`` and skipped, never fatal. Each map
   call passes ``replay_key="community:<id>"`` so recorded answers stay matched to their community.
 * keep map ratings >= threshold, sorted by relevance (descending) then community id; these reports
@@ -222,7 +222,7 @@ def select_communities(
 def _question_vector(settings: Settings, question: str, embedder: Embeddings | None,
                      warnings: list[str]) -> list[float] | None:
     if embedder is None:
-        if not settings.embeddings:
+        if not settings.embedding.enabled:
             return None
         try:
             from graphrag_got.llm.embeddings import get_embedder
@@ -272,16 +272,16 @@ def global_search(
     ``language`` forces the extracts' and the answer's language (``"English"``); None answers in the
     language of the question. ``level``, ``max_communities`` and ``min_similarity`` default to the
     settings (``level`` None: chosen as the module docstring says). ``embedder`` embeds the question
-    (default ``embeddings.get_embedder(settings)`` when ``settings.embeddings``).
+    (default ``embeddings.get_embedder(settings)`` when ``settings.embedding.enabled``).
     """
     t0 = time.perf_counter()
-    threshold = settings.global_threshold if threshold is None else threshold
+    threshold = settings.search.global_threshold if threshold is None else threshold
     if isinstance(threshold, bool) or not isinstance(threshold, int) or not 0 <= threshold <= 10:
         raise SearchError(f"--threshold must be an integer from 0 to 10, got {threshold!r}")
-    max_communities = settings.global_max_communities if max_communities is None else max_communities
+    max_communities = settings.search.global_max_communities if max_communities is None else max_communities
     if isinstance(max_communities, bool) or not isinstance(max_communities, int) or max_communities < 1:
         raise SearchError(f"the most communities to map must be an integer >= 1, got {max_communities!r}")
-    min_similarity = settings.global_min_similarity if min_similarity is None else min_similarity
+    min_similarity = settings.search.global_min_similarity if min_similarity is None else min_similarity
     if isinstance(min_similarity, bool) or not isinstance(min_similarity, (int, float)) or not -1 <= min_similarity <= 1:
         raise SearchError(f"the minimum similarity must be a number from -1 to 1, got {min_similarity!r}")
     if not question.strip():
@@ -295,7 +295,7 @@ def global_search(
     present = sorted({int(h["level"]) for h in hierarchy})
     counts = {lv: sum(1 for h in level_view(hierarchy, lv) if h["id"] in reported) for lv in present}
     if level is None:
-        level = choose_level({lv: n for lv, n in counts.items() if n}, settings.global_target_communities)
+        level = choose_level({lv: n for lv, n in counts.items() if n}, settings.search.global_target_communities)
     elif isinstance(level, bool) or not isinstance(level, int) or level not in counts:
         raise SearchError(f"--level {level!r} does not exist: the communities have levels "
                           f"{', '.join(map(str, present))} (run `graphrag-got communities detect` to change them)")
@@ -348,7 +348,7 @@ def global_search(
             rating.error = str(exc)
         return rating
 
-    workers = max(1, concurrency or settings.concurrency)
+    workers = max(1, concurrency or settings.llm.concurrency)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         res.ratings = sorted(pool.map(one, to_map), key=lambda r: r.id)
     t_map = time.perf_counter()

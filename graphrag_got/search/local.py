@@ -216,22 +216,22 @@ def local_search(
     ``answer=False`` retrieves only (no LLM at all). ``chat`` defaults to ``get_chat_model(settings)``,
     built only when a call is needed. ``language`` forces the answer's language (``"English"``);
     None answers in the language of the question. ``retrieval`` is ``graph``, ``vector`` or
-    ``hybrid`` (None: ``settings.local_retrieval``); ``embedder`` embeds the question (default: the
+    ``hybrid`` (None: ``settings.search.local_retrieval``); ``embedder`` embeds the question (default: the
     process-wide :func:`~graphrag_got.llm.embeddings.shared_embedder`); ``top_k`` vector hits per index
-    (default ``settings.local_top_k``).
+    (default ``settings.search.local_top_k``).
     """
     t_start = time.perf_counter()
     clock = _Clock()
-    hops = settings.local_hops if hops is None else hops
+    hops = settings.search.local_hops if hops is None else hops
     if isinstance(hops, bool) or not isinstance(hops, int) or not 1 <= hops <= cypher.MAX_HOPS:
         raise SearchError(f"--hops must be an integer from 1 to {cypher.MAX_HOPS}, got {hops!r}")
-    max_facts = settings.local_max_facts if max_facts is None else max_facts
+    max_facts = settings.search.local_max_facts if max_facts is None else max_facts
     if max_facts < 1:
         raise SearchError(f"max_facts must be at least 1, got {max_facts}")
-    mode = settings.local_retrieval if retrieval is None else retrieval
+    mode = settings.search.local_retrieval if retrieval is None else retrieval
     if mode not in RETRIEVALS:
         raise SearchError(f"retrieval must be one of {', '.join(RETRIEVALS)}, got {mode!r}")
-    top_k = settings.local_top_k if top_k is None else top_k
+    top_k = settings.search.local_top_k if top_k is None else top_k
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 200:
         raise SearchError(f"top_k must be an integer from 1 to 200, got {top_k!r}")
     if not question.strip():
@@ -340,8 +340,8 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
                                       attributes=attributes) if near else []  # fmt: skip
         clock.lap("facts")
         res.facts, res.ranked_chunks = fuse(graph_facts, vector_facts, hits, max_facts, mode)
-        if excerpts and settings.local_max_chunks:
-            top = res.ranked_chunks[: settings.local_max_chunks]
+        if excerpts and settings.search.local_max_chunks:
+            top = res.ranked_chunks[: settings.search.local_max_chunks]
             known = {c["id"]: c for c in hits.chunks}
             meta = _chunk_meta(driver, settings, [c.chunk_id for c in top if c.chunk_id not in known])
             names = [normalize_words(a.name) for a in res.anchors if a.how != "vector"]

@@ -11,7 +11,7 @@ Rules first, in this order (the first that fires decides):
    merely fuzzy one decides only when no corpus-wide cue is present.
 3. **corpus-wide** -> ``global``: "main themes", "principales", "en general", "overall",
    "summarize the corpus"...
-4. the optional **LLM classifier** (``settings.route_classifier``), a constrained JSON answer
+4. the optional **LLM classifier** (``settings.search.route_classifier``), a constrained JSON answer
    ``{"mode": ..., "reason": ...}``, for questions no rule decided;
 5. otherwise ``global``: a question that names nothing of the graph cannot anchor a local search.
 

@@ -141,7 +141,7 @@ def create_app(settings: Settings, *, chat: BaseChatModel | None = None,
                   docs_url=None, redoc_url=None)  # the interactive docs load scripts from a CDN
     app.state.runtime = runtime
     # a question of the longest length, every character escaped as \uXXXX in the JSON body
-    app.add_middleware(BodyLimit, max_bytes=settings.service_max_question_chars * 6 + BODY_OVERHEAD)
+    app.add_middleware(BodyLimit, max_bytes=settings.service.max_question_chars * 6 + BODY_OVERHEAD)
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Any) -> Any:

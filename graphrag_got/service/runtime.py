@@ -37,7 +37,7 @@ class ServiceRuntime:
     def __init__(self, settings: Settings, *, chat: BaseChatModel | None = None,
                  driver: neo4j.Driver | None = None):
         self.settings = settings
-        self.gate = LLMGate(settings.service_max_llm_requests)
+        self.gate = LLMGate(settings.service.max_llm_requests)
         self.executor = ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="graphrag-service")
         self._driver = driver
         self._owns_driver = driver is None
@@ -58,7 +58,7 @@ class ServiceRuntime:
     def ontology(self) -> Ontology:
         with self._lock:
             if self._ontology is None:
-                self._ontology = Ontology.from_file(self.settings.ontology_path)
+                self._ontology = Ontology.from_file(self.settings.files.ontology_path)
             return self._ontology
 
     def chat(self) -> BaseChatModel:
@@ -92,7 +92,7 @@ class ServiceRuntime:
 
     # --- limits ------------------------------------------------------------------------------
     def check_question(self, question: str) -> str:
-        limit = self.settings.service_max_question_chars
+        limit = self.settings.service.max_question_chars
         if len(question) > limit:
             raise InputTooLarge(f"the question is {len(question)} characters long; at most {limit} are accepted "
                                 "(GRAPHRAG_SERVICE_MAX_QUESTION_CHARS)", limit=limit, length=len(question))
@@ -105,7 +105,7 @@ class ServiceRuntime:
         if llm and not self.gate.try_acquire():
             raise ServiceBusy(f"all {self.gate.slots} LLM slots are busy (GRAPHRAG_SERVICE_MAX_LLM_REQUESTS); "
                               "retry in a moment, or ask with answer=false for retrieval only")
-        return await run_blocking(self.executor, fn, self.settings.service_timeout_s,
+        return await run_blocking(self.executor, fn, self.settings.service.timeout_s,
                                   on_done=self.gate.release if llm else None)
 
     # --- operations (blocking: call them through run) -----------------------------------------
@@ -128,7 +128,7 @@ class ServiceRuntime:
 
     def health(self) -> Health:
         model, model_error = self.model_info()
-        base: dict[str, Any] = {"neo4j_uri": self.settings.neo4j_uri, "llm_provider": self.settings.llm_provider,
+        base: dict[str, Any] = {"neo4j_uri": self.settings.neo4j.uri, "llm_provider": self.settings.llm.provider,
                                 "model": model, "model_error": model_error, "llm_slots": self.gate.slots,
                                 "llm_busy": self.gate.busy}
         try:
