@@ -13,6 +13,8 @@ other key is a relation attribute).
 
 from __future__ import annotations
 
+from pydantic import JsonValue
+
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -34,7 +36,7 @@ class ShapeProblem:
 
     where: ListName | None
     message: str
-    value: Any  # the offending value, summarized when it is a container
+    value: JsonValue  # the offending value, summarized when it is a container
 
 
 @dataclass(frozen=True)
@@ -43,12 +45,12 @@ class RawAnswer:
     (unchecked); ``problems`` the shape problems found reading it (a list that was not a list reads as
     empty)."""
 
-    entities: list[Any] = field(default_factory=list)
-    relations: list[Any] = field(default_factory=list)
+    entities: list[JsonValue] = field(default_factory=list)
+    relations: list[JsonValue] = field(default_factory=list)
     problems: tuple[ShapeProblem, ...] = ()
 
     @classmethod
-    def read(cls, value: Any) -> "RawAnswer":
+    def read(cls, value: "RawAnswer | JsonValue") -> "RawAnswer":
         """The answer in ``value`` (parsed JSON of either answer form, or a ``RawAnswer``)."""
         if isinstance(value, RawAnswer):
             return value
@@ -56,7 +58,7 @@ class RawAnswer:
         if not isinstance(value, dict):
             return cls(problems=(ShapeProblem(None, f"the answer must be a JSON object, got {type(value).__name__}",
                                               value),))  # fmt: skip
-        lists: dict[str, list[Any]] = {}
+        lists: dict[str, list[JsonValue]] = {}
         problems: list[ShapeProblem] = []
         for name in ("entities", "relations"):
             items = value.get(name)
@@ -77,7 +79,7 @@ class RawAnswer:
     def problem(self, where: ListName | None) -> ShapeProblem | None:
         return next((p for p in self.problems if p.where == where), None)
 
-    def with_items(self, entities: list[Any], relations: list[Any]) -> "RawAnswer":
+    def with_items(self, entities: list[JsonValue], relations: list[JsonValue]) -> "RawAnswer":
         """The same answer with other items (what an audited repair hands the validator)."""
         return replace(self, entities=entities, relations=relations)
 
@@ -86,7 +88,7 @@ class RawAnswer:
         return {"entities": list(self.entities), "relations": list(self.relations)}
 
 
-def summarize(value: Any) -> Any:
+def summarize(value: JsonValue) -> JsonValue:
     """A non-object item as kept in a refusal record: scalars as they are, containers summarized."""
     if isinstance(value, (dict, list)):
         return f"<{type(value).__name__} of {len(value)} item(s)>"

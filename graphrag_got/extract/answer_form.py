@@ -15,17 +15,19 @@ shows what the model wrote.
 
 from __future__ import annotations
 
+from pydantic import JsonValue
+
 from typing import Any
 
 _ENTITY_KEYS = {"t": "type", "n": "name", "c": "confidence"}
 
 
-def is_compact(answer: Any) -> bool:
+def is_compact(answer: JsonValue) -> bool:
     return isinstance(answer, dict) and ("e" in answer or "r" in answer) \
         and "entities" not in answer and "relations" not in answer
 
 
-def expand_answer(answer: Any) -> Any:
+def expand_answer(answer: JsonValue) -> JsonValue:
     """The full form of a compact answer; any other value is returned as it is."""
     if not is_compact(answer):
         return answer

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from graphrag_got.common.files import write_json_atomic
 from graphrag_got.prompts import EXTRACTION_VERSION
@@ -33,7 +33,7 @@ class CacheRecord(BaseModel):
     prompt_version: str = ""
     created: str = ""
     model: str | None = None
-    parsed: Any = None  # the answer's JSON value (either answer form); None when failed
+    parsed: JsonValue = None  # the answer's JSON value (either answer form); None when failed
     raw_responses: list[Any] = []
     error: str | None = None
     repaired: bool = False  # the JSON text needed json_repair

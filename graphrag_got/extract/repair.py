@@ -39,6 +39,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from pydantic import JsonValue
+
 from graphrag_got.extract.answer import ENTITY_KEYS, RawAnswer
 from graphrag_got.extract.evidence import ChunkText
 from graphrag_got.extract.extraction import End, Repair, RepairReason
@@ -79,7 +81,7 @@ class ClassVotes:
     """Per normalized name, how many chunk answers list it with each class (one vote per answer
     and class, so a chunk repeating a name does not outvote the corpus)."""
 
-    def __init__(self, answers: Iterable[RawAnswer | object], classes: Iterable[str],
+    def __init__(self, answers: Iterable[RawAnswer | JsonValue], classes: Iterable[str],
                  max_entities: int | None = None):  # fmt: skip
         self.classes = frozenset(classes)
         self.votes: dict[str, Counter[str]] = {}

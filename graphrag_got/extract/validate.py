@@ -18,6 +18,8 @@ re-checking records of a file) check the ontology rules only.
 
 from __future__ import annotations
 
+from pydantic import JsonValue
+
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -139,7 +141,7 @@ class Validator:
         """The evidence rules of this call: only with rules and a text."""
         return self.evidence if text is not None else None
 
-    def check_entity(self, raw: Any, chunk_id: str | None = None, document_id: str | None = None, *,
+    def check_entity(self, raw: JsonValue, chunk_id: str | None = None, document_id: str | None = None, *,
                      text: ChunkText | None = None) -> tuple[EntityRecord | None, list[Rejection]]:
         """One raw entity ``{"name", "type", <property>...}`` -> its record (or None) and refusals.
 
@@ -236,7 +238,7 @@ class Validator:
         return record, rejections
 
     # ------------------------------------------------------------------ relations
-    def check_relation(self, raw: Any, known: Mapping[str, set[str]], chunk_id: str | None = None,
+    def check_relation(self, raw: JsonValue, known: Mapping[str, set[str]], chunk_id: str | None = None,
                        document_id: str | None = None, *, text: ChunkText | None = None,
                        corpus_names: Collection[str] = ()) -> tuple[RelationRecord | None, list[Rejection]]:
         """One raw triple -> its record (or None) and refusals.
@@ -435,7 +437,7 @@ class Validator:
         return attrs
 
     # ------------------------------------------------------------------ entry point
-    def validate(self, raw: RawAnswer | object, chunk_id: str | None = None, document_id: str | None = None,
+    def validate(self, raw: RawAnswer | JsonValue, chunk_id: str | None = None, document_id: str | None = None,
                  text: str | ChunkText | None = None, *, text_start: int = 0,
                  extra_entities: Sequence[Any] = (), corpus_names: Collection[str] = ()) -> ChunkValidation:
         """Validate one chunk's answer: a :class:`RawAnswer`, or the parsed JSON of either answer form.
@@ -517,7 +519,7 @@ def _as_item(raw: Any) -> dict[str, Any]:
 
 
 
-def validate_chunk(ontology: Ontology, raw: Any, chunk_id: str | None = None,
+def validate_chunk(ontology: Ontology, raw: RawAnswer | JsonValue, chunk_id: str | None = None,
                    document_id: str | None = None, text: str | None = None, *,
                    evidence: EvidenceRules | None = None) -> ChunkValidation:
     return Validator(ontology, evidence=evidence).validate(raw, chunk_id, document_id, text)
