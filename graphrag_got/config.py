@@ -80,6 +80,22 @@ class Settings(BaseSettings):
     chunk_max_chars: int = _env("GRAPHRAG_CHUNK_MAX_CHARS", 1500,
                                 "longer sections and paragraphs are split (at paragraphs, then sentences)", ge=100)
 
+    # --- inputs: what a walk reads, and what it does with a file it cannot read ----------------
+    follow_outside_links: bool = _env(
+        "GRAPHRAG_FOLLOW_OUTSIDE_LINKS", False,
+        "follow links (symlinks) in a corpus, vault or code folder that lead outside it (off: such links are "
+        "refused, listed and warned about, so nothing outside the folder given is read)")
+    strict_inputs: bool = _env(
+        "GRAPHRAG_STRICT_INPUTS", False,
+        "stop at the first corpus file that cannot be read (not UTF-8, binary, malformed front matter) instead of "
+        "skipping it with a record (`--strict` on `extract` and `build`)")
+    code_max_file_bytes: int = _env(
+        "GRAPHRAG_CODE_MAX_FILE_BYTES", 2_000_000,
+        "code extractor: larger source files (generated code, vendored bundles) are skipped with a record", ge=1)
+    code_max_file_seconds: float = _env(
+        "GRAPHRAG_CODE_MAX_FILE_SECONDS", 20.0,
+        "code extractor: a file whose parse takes longer is skipped with a record", gt=0)
+
     # --- LLM -------------------------------------------------------------------------------
     llm_provider: Provider = _env(
         "GRAPHRAG_LLM_PROVIDER", "auto",

@@ -59,6 +59,7 @@ import yaml
 
 from graphrag_got.errors import ConfigError, CorpusError
 from graphrag_got.common.sanitize import replace_surrogates
+from graphrag_got.common.walk import SkippedInput, walk_files
 
 _log = logging.getLogger(__name__)
 
@@ -396,28 +397,28 @@ def _front_matter(lines: list[_Line], name: str) -> tuple[dict, int]:
     else:
         raise CorpusError(
             f"{name}, line 1: the YAML front matter opened by '---' is never closed; "
-            "add a '---' line after it, or remove the opening line"
+            "add a '---' line after it, or remove the opening line", "front_matter"
         )
     source = "\n".join(line.text for line in lines[1:i])
     try:
         data = yaml.load(source, Loader=_FrontMatterLoader)  # noqa: S506 (a SafeLoader subclass)
     except RecursionError:
         raise CorpusError(f"{name}, line 2: the YAML front matter is nested too deeply to read; "
-                          "simplify it") from None
+                          "simplify it", "front_matter") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line_no = mark.line + 2 if mark is not None else 2  # YAML starts on file line 2
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise CorpusError(
             f"{name}, line {line_no}: malformed YAML front matter ({problem}); fix the YAML "
-            "between the '---' lines"
+            "between the '---' lines", "front_matter"
         ) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise CorpusError(
             f"{name}, line 2: the YAML front matter must be a mapping (key: value lines), "
-            f"got {data.tag if isinstance(data, _Unsupported) else type(data).__name__}"
+            f"got {data.tag if isinstance(data, _Unsupported) else type(data).__name__}", "front_matter"
         )
     try:
         metadata = _json_safe(data, name)
@@ -511,22 +512,22 @@ def read_text(path: Path, name: str | None = None) -> str:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise CorpusError(f"{name}: cannot read the file ({exc.strerror or exc})") from None
+        raise CorpusError(f"{name}: cannot read the file ({exc.strerror or exc})", "unreadable") from None
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise CorpusError(f"{name}: the file is UTF-16 (it starts with a UTF-16 byte order mark); "
-                          "re-save it as UTF-8")
+                          "re-save it as UTF-8", "utf16")
     nul = raw.find(b"\x00")
     if nul >= 0:
         line = raw[:nul].count(b"\n") + 1
         raise CorpusError(f"{name}, line {line}: a NUL byte at offset {nul}; this looks like a binary file, "
-                          "not text. Remove it from the corpus or convert it to UTF-8 text")
+                          "not text. Remove it from the corpus or convert it to UTF-8 text", "binary")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise CorpusError(
             f"{name}, line {line}: not valid UTF-8 (byte {raw[exc.start]:#04x} at offset {exc.start}); "
-            "re-save the file as UTF-8"
+            "re-save the file as UTF-8", "not_utf8"
         ) from None
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
@@ -539,47 +540,78 @@ def _kind_for(path: Path, kind: str) -> ChunkerKind:
     raise ConfigError(f"unknown chunker {kind!r}; use 'auto', 'paragraph' or 'markdown'")
 
 
-def corpus_files(path: str | Path) -> list[tuple[str, Path]]:
+def corpus_files(path: str | Path, *, follow_outside_links: bool = False,
+                 skipped: list[SkippedInput] | None = None) -> list[tuple[str, Path]]:
     """(document id, file) pairs of a corpus: a single file, or every *.txt and *.md under a
-    folder (recursive, sorted by id; hidden files and folders skipped)."""
+    folder (recursive, sorted by id; hidden files and folders skipped).
+
+    Nothing outside the folder is read: a link whose real path leaves it (``passwd.md ->
+    /etc/passwd``), a broken link or something that is not a regular file is appended to
+    ``skipped`` with a logged warning (:func:`graphrag_got.common.walk.walk_files`);
+    ``follow_outside_links`` lets links leave the folder."""
     root = Path(path)
     if not root.exists():
         raise CorpusError(f"corpus path {str(path)!r} does not exist; pass a file or a folder of .txt/.md files")
     if root.is_file():
         return [(root.name, root)]
-    found: list[tuple[str, Path]] = []
-    for file in root.rglob("*"):
-        rel = file.relative_to(root)
-        if any(part.startswith(".") for part in rel.parts):
-            continue
-        if file.is_file() and file.suffix.lower() in CORPUS_SUFFIXES:
-            found.append((rel.as_posix(), file))
+    found = walk_files(root, wanted=lambda name: not name.startswith(".") and name.lower().endswith(CORPUS_SUFFIXES),
+                       prune=lambda name: name.startswith("."), follow_outside_links=follow_outside_links,
+                       skipped=skipped)
     if not found:
-        raise CorpusError(f"corpus folder {str(path)!r} holds no .txt or .md file")
-    return sorted(found)
+        refused = f" ({len(skipped)} refused: {skipped[0].message})" if skipped else ""
+        raise CorpusError(f"corpus folder {str(path)!r} holds no .txt or .md file{refused}")
+    return found
 
 
 def read_corpus(
-    path: str | Path, *, kind: str = "auto", min_chars: int, max_chars: int
+    path: str | Path, *, kind: str = "auto", min_chars: int, max_chars: int, strict: bool = False,
+    follow_outside_links: bool = False, skipped: list[SkippedInput] | None = None,
 ) -> list[ChunkedDocument]:
-    """Read and chunk a corpus file or folder. ``kind`` auto = markdown for .md, paragraph otherwise."""
+    """Read and chunk a corpus file or folder. ``kind`` auto = markdown for .md, paragraph otherwise.
+
+    A file that cannot be read as text (not UTF-8, UTF-16, binary, malformed YAML front matter) or
+    that the walk refuses (outside the folder, see :func:`corpus_files`) is skipped: appended to
+    ``skipped`` with its reason and logged as a warning, and the other files are read. With
+    ``strict`` the first such file raises :class:`CorpusError` instead. A corpus named as a single
+    file is always read strictly (there is nothing else to go on with)."""
     _check_sizes(min_chars, max_chars)
+    records: list[SkippedInput] = skipped if skipped is not None else []
+    first = len(records)
+    files = corpus_files(path, follow_outside_links=follow_outside_links, skipped=records)
+    if strict and len(records) > first:
+        bad = records[first]
+        raise CorpusError(f"{Path(path) / bad.path}: {bad.message} (--strict stops at the first input it cannot read; "
+                          "without it the file is skipped and listed)")
+    asked_strict, strict = strict, strict or Path(path).is_file()
     out: list[ChunkedDocument] = []
-    for doc_id, file in corpus_files(path):
+    for doc_id, file in files:
         shown = file.as_posix()
-        out.append(
-            chunk_text(
-                doc_id,
-                read_text(file, shown),
-                kind=_kind_for(file, kind),
-                min_chars=min_chars,
-                max_chars=max_chars,
-                path=shown,
+        try:
+            out.append(
+                chunk_text(
+                    doc_id,
+                    read_text(file, shown),
+                    kind=_kind_for(file, kind),
+                    min_chars=min_chars,
+                    max_chars=max_chars,
+                    path=shown,
+                )
             )
-        )
+        except CorpusError as exc:
+            if asked_strict:
+                raise CorpusError(f"{exc} (--strict stops at the first input it cannot read; without it the file "
+                                  "is skipped and listed)", exc.reason) from None
+            if strict:
+                raise
+            message = str(exc)
+            message = message[len(shown):].lstrip(":, ") if message.startswith(shown) else message
+            _log.warning("%s: skipped: %s", shown, message)
+            records.append(SkippedInput(doc_id, exc.reason or "unreadable", message))
     if not any(doc.chunks for doc in out):
+        refused = (f"; {len(records) - first} file(s) skipped as unreadable, first: {records[first].path}: "
+                   f"{records[first].message}") if len(records) > first else ""
         raise CorpusError(
             f"corpus {str(path)!r} is empty: no chunk of at least {min_chars} characters in "
-            f"{len(out)} file(s)"
+            f"{len(out)} file(s){refused}"
         )
     return out

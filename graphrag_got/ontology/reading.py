@@ -14,6 +14,7 @@ import json.scanner
 from pathlib import Path
 from typing import Any
 
+from graphrag_got.common.sanitize import cap_text
 from graphrag_got.errors import OntologyError
 from graphrag_got.ontology.model import json_path
 
@@ -171,6 +172,6 @@ def _object_paths(data: Any, dropped: dict[int, list[tuple[str, Any]]]) -> dict[
 def ontology_error(source: str, problems: list[tuple[str, str]]) -> OntologyError:
     """The error listing every located problem of an ontology, with the command that checks it again."""
     lines = [f"{source}: {len(problems)} problem(s) in the ontology:"]
-    lines += [f"  {path}: {msg}" for path, msg in problems]
+    lines += [f"  {cap_text(path, 200)}: {cap_text(msg)}" for path, msg in problems]  # never a 4 MB line
     lines.append("Fix the file and run `graphrag-got ontology check` again.")
     return OntologyError("\n".join(lines), problems=problems, path=source)
