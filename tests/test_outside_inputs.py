@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -430,7 +432,7 @@ def test_build_of_a_vault_with_outside_links_keeps_their_text_out_of_the_graph(c
                                              embeddings=False)
 
     class Chat(ReplayChatModel):
-        seen: list[str] = []
+        seen: list[str] = []  # noqa: RUF012 (a pydantic field, copied per instance)
 
         def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
             self.seen.append("\n".join(str(m.content) for m in messages))
