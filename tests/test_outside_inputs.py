@@ -452,3 +452,15 @@ def test_build_of_a_vault_with_outside_links_keeps_their_text_out_of_the_graph(c
         ids = sorted(r[0] for r in s.run("MATCH (d:Document) RETURN d.id"))
     assert texts and not any(SECRET in t for t in texts)
     assert ids == ["alias.md", "notes/ok.md"]
+
+
+def test_the_discarded_report_lists_files_not_read_and_failure_reasons(tmp_path: Path) -> None:
+    from graphrag_got.report.discarded_build import build_report
+    from graphrag_got.report.discarded_render import to_markdown
+
+    vault = _bad_vault(tmp_path / "vault")
+    settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", chunk_min_chars=10)
+    summary = run_extraction(settings, Ontology.from_file(GOT), vault, chat=_Chat(answer="no json"))
+    text = to_markdown(build_report(Extraction.read(summary.out_path), GOT))
+    assert "## Files not read" in text and "latin1.md" in text and "not valid UTF-8" in text
+    assert "unusable answer: no valid JSON" in text
