@@ -92,6 +92,14 @@ class ChunkingSettings(Section):
     min_chars: int = _env("GRAPHRAG_CHUNK_MIN_CHARS", 40, "chunks shorter than this are dropped", ge=0, flat="chunk_min_chars")
     max_chars: int = _env("GRAPHRAG_CHUNK_MAX_CHARS", 1500,
                                 "longer sections and paragraphs are split (at paragraphs, then sentences)", ge=100, flat="chunk_max_chars")
+    follow_outside_links: bool = _env(
+        "GRAPHRAG_FOLLOW_OUTSIDE_LINKS", False,
+        "follow links (symlinks) in a corpus, vault or code folder that lead outside it (off: such links are "
+        "refused, listed and warned about, so nothing outside the folder given is read)")
+    strict_inputs: bool = _env(
+        "GRAPHRAG_STRICT_INPUTS", False,
+        "stop at the first corpus file that cannot be read (not UTF-8, binary, malformed front matter) instead of "
+        "skipping it with a record (`--strict` on `extract` and `build`)")
 
 
 class LLMSettings(Section):
@@ -311,6 +319,19 @@ class SearchSettings(Section):
                               ge=1, le=50)
 
 
+class CodeSettings(Section):
+    """Settings of the code extractor (``settings.code``): limits that keep a generated file from stalling a run."""
+
+    max_file_bytes: int = _env(
+        "GRAPHRAG_CODE_MAX_FILE_BYTES", 2_000_000,
+        "code extractor: larger source files (generated code, vendored bundles) are skipped with a record", ge=1,
+        flat="code_max_file_bytes")
+    max_file_seconds: float = _env(
+        "GRAPHRAG_CODE_MAX_FILE_SECONDS", 20.0,
+        "code extractor: a file whose parse takes longer is skipped with a record", gt=0,
+        flat="code_max_file_seconds")
+
+
 class ServiceSettings(Section):
     """Settings of `graphrag-got serve`: limits of the HTTP service (``settings.service``)."""
 
@@ -333,6 +354,7 @@ SECTIONS: dict[str, type[Section]] = {
     "embedding": EmbeddingSettings,
     "communities": CommunitySettings,
     "search": SearchSettings,
+    "code": CodeSettings,
     "service": ServiceSettings,
 }
 
@@ -369,6 +391,7 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     communities: CommunitySettings = Field(default_factory=CommunitySettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
+    code: CodeSettings = Field(default_factory=CodeSettings)
     service: ServiceSettings = Field(default_factory=ServiceSettings)
 
     @model_validator(mode="before")

@@ -27,7 +27,12 @@ class OntologyError(GraphragGotError):
 
 
 class CorpusError(GraphragGotError):
-    """A corpus file cannot be read or chunked."""
+    """A corpus file cannot be read or chunked. ``reason`` is a short code (``not_utf8``, ``utf16``,
+    ``binary``, ``front_matter``, ``unreadable``) when the error is about one file's content."""
+
+    def __init__(self, message: str, reason: str | None = None):
+        super().__init__(message)
+        self.reason = reason
 
 
 class LLMError(GraphragGotError):
@@ -63,7 +68,9 @@ def format_problems(source: str, headline: str, problems: Sequence[tuple[str, st
     """The one layout of a multi-problem error: ``<source>: <headline>:``, one indented
     ``<where>: <what>`` line per problem (at most ``limit``, then ``... and N more``), then ``advice``
     (what to do next). Every loader that collects problems before failing formats them here."""
-    lines = [f"  {where}: {what}" for where, what in problems[:limit]]
+    from graphrag_got.common.sanitize import cap_text  # errors is imported by everything: keep it light
+
+    lines = [f"  {cap_text(where, 200)}: {cap_text(what)}" for where, what in problems[:limit]]
     if len(problems) > limit:
         lines.append(f"  ... and {len(problems) - limit} more")
     return f"{source}: {headline}:\n" + "\n".join(lines) + f"\n{advice}"

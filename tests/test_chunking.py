@@ -271,14 +271,14 @@ def test_non_utf8_file_is_named(tmp_path: Path) -> None:
     (tmp_path / "bien.txt").write_text(P1, encoding="utf-8")
     (tmp_path / "mal.txt").write_bytes("Línea uno\nCasa Stark en latín-1: Señor".encode("latin-1"))
     with pytest.raises(CorpusError, match=r"mal\.txt, line 1: not valid UTF-8"):
-        read_corpus(tmp_path, min_chars=0, max_chars=500)
+        read_corpus(tmp_path, min_chars=0, max_chars=500, strict=True)
 
 
 def test_malformed_front_matter_names_file_and_line(tmp_path: Path) -> None:
     bad = "---\ntitle: ok\ntags: [a, b\nautor: x\n---\n# H\n\nTexto."
     (tmp_path / "malo.md").write_text(bad, encoding="utf-8")
     with pytest.raises(CorpusError, match=r"malo\.md, line [3-5]: malformed YAML"):
-        read_corpus(tmp_path, min_chars=0, max_chars=500)
+        read_corpus(tmp_path, min_chars=0, max_chars=500, strict=True)
 
 
 def test_bad_front_matter_variants() -> None:

@@ -34,6 +34,9 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 OLD_DEFAULTS = {
     "home": DEFAULT_HOME, "ontology_path": Path("ontology/got.json"), "corpus_path": Path("corpus/got.txt"),
     "out_dir": Path("out"), "chunker": "auto", "chunk_min_chars": 40, "chunk_max_chars": 1500,
+    # issue 28: inputs
+    "follow_outside_links": False, "strict_inputs": False, "code_max_file_bytes": 2_000_000,
+    "code_max_file_seconds": 20.0,
     "llm_provider": "auto", "ollama_base_url": "http://localhost:11434", "ollama_model": "qwen2.5:7b-instruct",
     "llamacpp_model": "qwen2.5-coder-1.5b", "models_path": None, "llamacpp_n_ctx": 4096,
     "llamacpp_threads": None,
@@ -118,7 +121,7 @@ SECTION_READS = {
     "llm": {"llm", "embedding"},
     "ontology": {"files"},
     "report": {"files"},
-    "code": {"neo4j"},
+    "code": {"neo4j", "code", "chunking"},
 }
 
 

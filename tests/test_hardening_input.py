@@ -352,19 +352,19 @@ def test_front_matter_that_is_not_a_mapping_is_a_clear_error_before_any_model_ca
 def test_binary_file_is_a_corpus_error_naming_it(tmp_path: Path) -> None:
     (tmp_path / "image.txt").write_bytes(b"GIF89a\x01\x00\x01\x00\x00\xff\x00,")
     with pytest.raises(CorpusError, match=r"image\.txt, line 1: a NUL byte at offset 7.*binary"):
-        read_corpus(tmp_path, min_chars=0, max_chars=500)
+        read_corpus(tmp_path, min_chars=0, max_chars=500, strict=True)
 
 
 def test_utf16_file_is_a_corpus_error_that_says_so(tmp_path: Path) -> None:
     (tmp_path / "u16.txt").write_bytes("Texto en UTF-16.".encode("utf-16"))
     with pytest.raises(CorpusError, match=r"u16\.txt: .*UTF-16.*re-save it as UTF-8"):
-        read_corpus(tmp_path, min_chars=0, max_chars=500)
+        read_corpus(tmp_path, min_chars=0, max_chars=500, strict=True)
 
 
 def test_invalid_utf8_names_file_line_and_byte(tmp_path: Path) -> None:
     (tmp_path / "l1.md").write_bytes(b"# T\n\nbien\nSe\xf1or\n")
     with pytest.raises(CorpusError, match=r"l1\.md, line 4: not valid UTF-8 \(byte 0xf1 at offset 12\)") as info:
-        read_corpus(tmp_path, min_chars=0, max_chars=500)
+        read_corpus(tmp_path, min_chars=0, max_chars=500, strict=True)
     assert isinstance(info.value, GraphragGotError)
 
 

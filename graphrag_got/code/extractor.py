@@ -37,7 +37,9 @@ from graphrag_got.common.progress import ProgressCallback, ProgressEvent
 from graphrag_got.extract.validate import ChunkValidation, Validator
 from graphrag_got.extract.aggregate import aggregate, identity_attributes
 from graphrag_got.code import vocabulary as v
-from graphrag_got.code.parse import Definition, FileFacts, parse_file
+from graphrag_got.code.parse import Definition, FileFacts, ParseBudgetExceeded, parse_file
+from graphrag_got.common.walk import SkippedInput, walk_files
+from graphrag_got.extract.extraction import SkippedFile
 from graphrag_got.code.resolve import ResolvedFile, entity_class, resolve, unique_module_names
 
 logger = logging.getLogger(__name__)
@@ -92,7 +94,8 @@ class CodeExtractionSummary:
             out.append(f"  files with syntax errors (partly extracted): {len(self.files_with_syntax_errors)}: "
                        + ", ".join(self.files_with_syntax_errors[:5]))
         if self.skipped_files:
-            out.append(f"  files skipped (not readable as Python source): {len(self.skipped_files)}: "
+            out.append(f"  files skipped (outside the folder, too large, too slow or not Python source; listed under "
+                       f"skipped_files in the file): {len(self.skipped_files)}: "
                        + ", ".join(self.skipped_files[:5]))
         out.append(f"  {self.seconds:.2f}s (parsing and resolution {self.parse_seconds:.2f}s)")
         return out
@@ -118,18 +121,19 @@ def check_ontology(onto: Ontology) -> None:
                        onto.source, ", ".join(missing))
 
 
-def python_files(root: Path) -> list[Path]:
-    """Every ``*.py`` under ``root`` (or ``root`` itself), sorted, skipping :data:`SKIP_DIRS` and hidden folders."""
+def python_files(root: Path, *, follow_outside_links: bool = False,
+                 skipped: list[SkippedInput] | None = None) -> list[Path]:
+    """Every ``*.py`` under ``root`` (or ``root`` itself), sorted, skipping :data:`SKIP_DIRS` and hidden folders.
+
+    Nothing outside ``root`` is read: a link leaving it (``pkg/passwd.py -> /etc/passwd``), a broken
+    link or a non-regular file is appended to ``skipped`` with a warning
+    (:func:`graphrag_got.common.walk.walk_files`) unless ``follow_outside_links``."""
     if root.is_file():
         return [root]
-    out = []
-    for p in root.rglob("*.py"):
-        rel = p.relative_to(root).parts
-        if any(part.startswith(".") or part in SKIP_DIRS or part.endswith(".egg-info") for part in rel[:-1]):
-            continue
-        if p.is_file():
-            out.append(p)
-    return sorted(out, key=lambda p: p.relative_to(root).as_posix())
+    found = walk_files(root, wanted=lambda name: name.endswith(".py"),
+                       prune=lambda name: name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info"),
+                       follow_outside_links=follow_outside_links, skipped=skipped)
+    return [path for _, path in found]
 
 
 def read_source(path: Path) -> tuple[bytes, str]:
@@ -148,29 +152,49 @@ def read_source(path: Path) -> tuple[bytes, str]:
     return text.encode("utf-8"), text
 
 
-def parse_tree(root: Path, progress: ProgressCallback | None = None) -> tuple[list[FileFacts], list[str]]:
-    """Parse every Python file under ``root``; returns the facts and the files skipped (with why)."""
+def parse_tree(root: Path, progress: ProgressCallback | None = None, *, max_bytes: int = 2_000_000,
+               max_seconds: float = 20.0, follow_outside_links: bool = False
+               ) -> tuple[list[FileFacts], list[SkippedInput]]:
+    """Parse every Python file under ``root``; returns the facts and the files skipped (with why).
+
+    A file larger than ``max_bytes`` (generated code) is skipped before it is read, and one whose
+    parse takes more than ``max_seconds`` is abandoned, each with a record: memory and time per file
+    stay bounded whatever the tree holds."""
     if not root.exists():
         raise CorpusError(f"{root}: not found; pass the folder (or .py file) of the code to extract.")
-    paths = python_files(root)
+    skipped: list[SkippedInput] = []
+    paths = python_files(root, follow_outside_links=follow_outside_links, skipped=skipped)
     if not paths:
+        refused = f" ({len(skipped)} refused, first: {skipped[0].path}: {skipped[0].message})" if skipped else ""
         raise CorpusError(f"{root}: no .py file found (hidden folders and {', '.join(sorted(SKIP_DIRS))} are "
-                          "skipped); pass the root of a Python code base.")
+                          f"skipped){refused}; pass the root of a Python code base.")
     base = root if root.is_dir() else root.parent
     rels = [p.relative_to(base).as_posix() for p in paths]
     root_name = base.resolve().name
     names = unique_module_names(rels, root_name)
     files: list[FileFacts] = []
-    skipped: list[str] = []
+
+    def skip(rel: str, reason: str, message: str) -> None:
+        logger.warning("%s: skipped: %s", rel, message)
+        skipped.append(SkippedInput(rel, reason, message))
+
     for i, (p, rel) in enumerate(zip(paths, rels), 1):
         try:
+            size = p.stat().st_size
+            if size > max_bytes:
+                skip(rel, "too_large", f"{size:,} bytes, more than the {max_bytes:,} read per file (generated code? "
+                                       "raise GRAPHRAG_CODE_MAX_FILE_BYTES to read it)")
+                continue
             source, text = read_source(p)
         except (OSError, ValueError) as exc:
-            logger.warning("%s: skipped: %s", p, exc)
-            skipped.append(f"{rel} ({exc})")
+            skip(rel, "unreadable", str(exc))
             continue
         module, is_package = names[rel]
-        facts = parse_file(rel, module, source, text, is_package=is_package)
+        try:
+            facts = parse_file(rel, module, source, text, is_package=is_package, max_seconds=max_seconds)
+        except ParseBudgetExceeded as exc:
+            skip(rel, "too_slow", f"{exc} (raise GRAPHRAG_CODE_MAX_FILE_SECONDS to wait longer)")
+            continue
         if facts.syntax_errors:
             logger.warning("%s: %d syntax error(s): extracted what parses", p, facts.syntax_errors)
         files.append(facts)
@@ -296,15 +320,20 @@ def build_code_extraction(onto: Ontology, root: Path, resolved: list[ResolvedFil
 
 
 def run_code_extraction(onto: Ontology, root: str | Path, out_path: str | Path, *,
-                        progress: ProgressCallback | None = None) -> CodeExtractionSummary:
-    """Parse, resolve, validate and write ``out_path``; returns what was found."""
+                        progress: ProgressCallback | None = None, max_file_bytes: int = 2_000_000,
+                        max_file_seconds: float = 20.0, follow_outside_links: bool = False) -> CodeExtractionSummary:
+    """Parse, resolve, validate and write ``out_path``; returns what was found (and what was skipped:
+    see :func:`parse_tree`)."""
     t0 = time.perf_counter()
     check_ontology(onto)
     root = Path(root)
-    files, skipped = parse_tree(root, progress)
+    files, skipped = parse_tree(root, progress, max_bytes=max_file_bytes, max_seconds=max_file_seconds,
+                                follow_outside_links=follow_outside_links)
     resolved = resolve(files)
     parse_seconds = time.perf_counter() - t0
     ext = build_code_extraction(onto, root, resolved)
+    ext.skipped_files = [SkippedFile(path=x.path, reason=x.reason, message=x.message) for x in skipped]
+    ext.recount()
     out = ext.write(Path(out_path))
     by_class: dict[str, int] = {}
     for e in ext.entities:
@@ -315,7 +344,7 @@ def run_code_extraction(onto: Ontology, root: str | Path, out_path: str | Path, 
     counts = [c for rf in resolved for c in rf.calls.values()]
     c = ext.counts
     return CodeExtractionSummary(
-        out_path=out, root=root, files=len(files), skipped_files=skipped,
+        out_path=out, root=root, files=len(files), skipped_files=[f"{x.path} ({x.message})" for x in skipped],
         files_with_syntax_errors=[f.path for f in files if f.syntax_errors], chunks=c.chunks,
         entities_by_class={k: by_class[k] for k in sorted(by_class, key=_class_order)},
         relations_by_type={k: by_type[k] for k in sorted(by_type, key=_relation_order)},

@@ -6,13 +6,18 @@ dotted chain written, e.g. ``("self", "store", "get")``), and the file's top-lev
 chunks of ``extraction.json``). Cross-file resolution is :mod:`graphrag_got.code.resolve`.
 
 The walk is iterative (an explicit stack), so deeply nested expressions cannot hit Python's
-recursion limit. tree-sitter is error tolerant: a file with syntax errors still yields what parses,
+recursion limit. It is linear in the size of the file: a call chain is read at most
+:data:`MAX_CHAIN_PARTS` parts deep (a longer one is an expression no resolution could follow: it counts
+as unresolved), so the 20,000 calls of a generated ``a.m().m()...`` line do not cost 20,000 walks
+down the chain. ``parse_file(max_seconds=...)`` abandons a file whose walk takes longer
+(:class:`ParseBudgetExceeded`). tree-sitter is error tolerant: a file with syntax errors still yields what parses,
 and :attr:`FileFacts.syntax_errors` says so.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterator, Literal
@@ -34,6 +39,13 @@ _DEF_TYPES = ("function_definition", "class_definition")
 _PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_property"}
 _DOTTED_TEXT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 SIGNATURE_MAX = 300
+#: Longest call chain read (``a.b().c`` has 4 parts: a, b, (), c); longer ones are not named (None).
+MAX_CHAIN_PARTS = 64
+_CLOCK_EVERY = 4096  # nodes visited between two looks at the clock
+
+
+class ParseBudgetExceeded(Exception):
+    """A file's walk took longer than the time it was given."""
 
 
 @lru_cache(maxsize=1)
@@ -130,16 +142,25 @@ class FileFacts:
     module_vars: set[str] = field(default_factory=set)
     imports: list[ImportStatement] = field(default_factory=list)
     syntax_errors: int = 0
+    _offset_memo: tuple[int, int] = field(default=(0, 0), repr=False, compare=False)
 
     @property
     def lines(self) -> int:
         return self.text.count("\n") + (0 if self.text.endswith("\n") or not self.text else 1)
 
     def char_offset(self, byte_offset: int) -> int:
-        """Character offset in :attr:`text` of a byte offset in :attr:`source` (tree-sitter counts bytes)."""
+        """Character offset in :attr:`text` of a byte offset in :attr:`source` (tree-sitter counts bytes).
+
+        Offsets asked in increasing order (segments are) cost the bytes between them only, so a
+        file with thousands of segments is not decoded from its start thousands of times."""
         if len(self.source) == len(self.text):
             return byte_offset
-        return len(self.source[:byte_offset].decode("utf-8", errors="ignore"))
+        last_byte, last_char = self._offset_memo
+        if byte_offset < last_byte:
+            last_byte, last_char = 0, 0
+        chars = last_char + len(self.source[last_byte:byte_offset].decode("utf-8", errors="ignore"))
+        self._offset_memo = (byte_offset, chars)
+        return chars
 
 
 def is_test_file(path: str) -> bool:
@@ -152,34 +173,72 @@ def _text(node: tree_sitter.Node | None) -> str:
     return node.text.decode("utf-8", errors="replace") if node is not None and node.text is not None else ""
 
 
-def chain_of(node: tree_sitter.Node | None) -> Chain | None:
+_UNNAMED = None  # the chain of an expression static analysis cannot name
+_MISS = object()
+_MEMO_MAX = 10_000  # chains remembered by one walker (they only help within one expression)
+
+
+def chain_of(node: tree_sitter.Node | None, memo: dict[int, Chain | None] | None = None) -> Chain | None:
     """``a.b.c`` -> ("a", "b", "c"); ``super().m`` -> ("super()", "m"); ``"x".join`` -> ("<literal>str", "join");
-    ``Shop().checkout`` -> ("Shop", "()", "checkout")."""
-    parts: list[str] = []
-    while node is not None:
-        if node.type == "identifier":
-            parts.append(_text(node))
-            return tuple(reversed(parts))
-        if node.type == "attribute":
-            parts.append(_text(node.child_by_field_name("attribute")))
+    ``Shop().checkout`` -> ("Shop", "()", "checkout").
+
+    A chain of more than :data:`MAX_CHAIN_PARTS` parts is None: the walk down stops there, so one
+    call costs a bounded number of steps. With ``memo`` (node id -> chain), the chains of the inner
+    nodes walked are remembered, so the nested calls of one ``a.m().m().m()`` are walked once."""
+    path: list[tuple[int, str | None]] = []  # (node id, the part it adds; None for parentheses)
+    parts = 0
+    head: Chain | None
+    while True:
+        if node is None:
+            head = _UNNAMED
+            break
+        if memo is not None:
+            hit = memo.get(node.id, _MISS)
+            if hit is not _MISS:
+                head = hit  # type: ignore[assignment]
+                break
+        if len(path) > 4 * MAX_CHAIN_PARTS or parts > MAX_CHAIN_PARTS:  # too long to name: bounded work
+            if memo is not None and path:
+                memo[path[0][0]] = _UNNAMED
+            return None
+        t = node.type
+        if t == "identifier":
+            head = (_text(node),)
+            break
+        if t == "attribute":
+            path.append((node.id, _text(node.child_by_field_name("attribute"))))
+            parts += 1
             node = node.child_by_field_name("object")
             continue
-        if node.type == "call":
+        if t == "call":
             fn = node.child_by_field_name("function")
             if fn is not None and fn.type == "identifier" and _text(fn) == "super":
-                parts.append(SUPER)
-                return tuple(reversed(parts))
-            parts.append(CALL_RESULT)  # `Shop().checkout`: what Shop() returns
+                head = (SUPER,)
+                break
+            path.append((node.id, CALL_RESULT))  # `Shop().checkout`: what Shop() returns
+            parts += 1
             node = fn
             continue
-        if node.type in _LITERALS:
-            parts.append(LITERAL_PREFIX + _LITERALS[node.type])
-            return tuple(reversed(parts))
-        if node.type == "parenthesized_expression" and node.named_child_count == 1:
+        if t in _LITERALS:
+            head = (LITERAL_PREFIX + _LITERALS[t],)
+            break
+        if t == "parenthesized_expression" and node.named_child_count == 1:
+            path.append((node.id, None))
             node = node.named_children[0]
             continue
-        return None
-    return None
+        head = _UNNAMED
+        break
+    if memo is not None and node is not None:
+        memo[node.id] = head
+    chain = head
+    for node_id, part in reversed(path):
+        if chain is not None and part is not None:
+            chain = chain + (part,) if len(chain) < MAX_CHAIN_PARTS else _UNNAMED
+        if memo is not None:
+            memo[node_id] = chain
+    if memo is not None and len(memo) > _MEMO_MAX:
+        memo.clear()
+    return chain
 
 
 def annotation_chain(node: tree_sitter.Node | None) -> Chain | None:
@@ -238,12 +297,16 @@ def _first_docstring_line(body: tree_sitter.Node | None) -> str:
     return ""
 
 
-def _signature(node: tree_sitter.Node) -> str:
+def _signature(node: tree_sitter.Node, source: bytes) -> str:
     body = node.child_by_field_name("body")
     end = body.start_byte if body is not None else node.end_byte
-    head = node.text[: end - node.start_byte].decode("utf-8", errors="replace") if node.text else ""
+    # slice the head only (node.text would copy the whole definition, nested ones again and again)
+    cap = node.start_byte + 4 * SIGNATURE_MAX + 4096
+    head = source[node.start_byte:min(end, cap)].decode("utf-8", errors="replace")
     head = " ".join(head.split()).rstrip(":").rstrip()
-    return head if len(head) <= SIGNATURE_MAX else head[: SIGNATURE_MAX - 3] + "..."
+    if len(head) <= SIGNATURE_MAX and end <= cap:
+        return head
+    return head[: SIGNATURE_MAX - 3] + "..."
 
 
 def _package_of(module: str, is_package: bool) -> list[str]:
@@ -252,9 +315,12 @@ def _package_of(module: str, is_package: bool) -> list[str]:
 
 
 class _Walker:
-    def __init__(self, facts: FileFacts):
+    def __init__(self, facts: FileFacts, max_seconds: float | None = None):
         self.f = facts
         self.segment = 0
+        self.deadline = time.monotonic() + max_seconds if max_seconds is not None else None
+        self.max_seconds = max_seconds
+        self._chains: dict[int, Chain | None] = {}  # chain_of's memo
 
     # ---------------------------------------------------------------- imports
     def _absolute(self, module_node: tree_sitter.Node | None) -> tuple[str, bool]:
@@ -329,7 +395,7 @@ class _Walker:
         body = node.child_by_field_name("body")
         d = Definition(qualname=qualname, name=name, node_kind=node_kind, kind=kind,
                        start_line=outer.start_point[0] + 1, end_line=outer.end_point[0] + 1,
-                       signature=_signature(node), docstring=_first_docstring_line(body), segment=self.segment,
+                       signature=_signature(node, self.f.source), docstring=_first_docstring_line(body), segment=self.segment,
                        parent=scope, decorators=decos)
         self.f.definitions.append(d)
         if scope is None:
@@ -343,7 +409,7 @@ class _Walker:
             for arg in supers.named_children if supers is not None else []:
                 if arg.type == "keyword_argument":  # metaclass=..., total=False
                     continue
-                d.bases.append((chain_of(arg), arg.start_point[0] + 1))
+                d.bases.append((chain_of(arg, self._chains), arg.start_point[0] + 1))
                 stack.append((arg, scope))
         else:
             self._parameters(d, node.child_by_field_name("parameters"), scope, stack)
@@ -402,7 +468,7 @@ class _Walker:
             if value is not None and value.type in _LITERALS:  # `out = []`: a builtin value
                 scope.constructed[names[0]] = (LITERAL_PREFIX + _LITERALS[value.type],)
             if value is not None and value.type == "call":
-                chain = chain_of(value.child_by_field_name("function"))
+                chain = chain_of(value.child_by_field_name("function"), self._chains)
                 if chain is not None:
                     scope.constructed[names[0]] = chain
             chain = annotation_chain(annotation)
@@ -415,9 +481,14 @@ class _Walker:
         for index, seg_nodes in enumerate(self._segment_nodes):
             self.segment = index
             stack: list[tuple[tree_sitter.Node, Definition | None]] = [(n, None) for n in reversed(seg_nodes)]
+            visited = 0
             while stack:
                 node, scope = stack.pop()
                 self.visit(node, scope, stack)
+                visited += 1
+                if self.deadline is not None and visited % _CLOCK_EVERY == 0 and time.monotonic() > self.deadline:
+                    raise ParseBudgetExceeded(f"parsing took more than {self.max_seconds:g}s (at line "
+                                              f"{node.start_point[0] + 1}); the file is skipped")
 
     def _segments(self, root: tree_sitter.Node) -> None:
         groups: list[list[tree_sitter.Node]] = []
@@ -467,7 +538,7 @@ class _Walker:
             fn = scope
             while fn is not None and fn.node_kind == "class":
                 fn = fn.parent  # a call in a class body runs in the enclosing function, if any
-            chain = chain_of(node.child_by_field_name("function"))
+            chain = chain_of(node.child_by_field_name("function"), self._chains) if fn is not None else None
             if fn is not None and chain != ("super",):  # `super()` is counted with the method it looks up
                 fn.calls.append(CallSite(chain, node.start_point[0] + 1))
         elif t == "assignment":
@@ -500,12 +571,14 @@ def _is_test(facts: FileFacts, d: Definition) -> bool:
     return True
 
 
-def parse_file(path: str, module: str, source: bytes, text: str, *, is_package: bool) -> FileFacts:
-    """Parse one file (``source`` UTF-8 bytes, ``text`` the same decoded) into its facts."""
+def parse_file(path: str, module: str, source: bytes, text: str, *, is_package: bool,
+               max_seconds: float | None = None) -> FileFacts:
+    """Parse one file (``source`` UTF-8 bytes, ``text`` the same decoded) into its facts; with
+    ``max_seconds``, raise :class:`ParseBudgetExceeded` when the walk takes longer."""
     facts = FileFacts(path=path, module=module, is_package=is_package, is_test_file=is_test_file(path),
                       source=source, text=text)
     tree = parser().parse(source)
-    _Walker(facts).run(tree.root_node)
+    _Walker(facts, max_seconds).run(tree.root_node)
     if tree.root_node.has_error and not facts.syntax_errors:  # the error sits where the walk does not look
         facts.syntax_errors = 1
     for d in facts.definitions:  # names assigned once from a call: `w = Writer(...)`

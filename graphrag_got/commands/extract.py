@@ -18,6 +18,9 @@ def register(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--revalidate", action="store_true",
                    help="re-apply the current ontology to stored answers, without calling the LLM")
     p.add_argument("--retry-failed", action="store_true", help="call the LLM again for chunks whose answer was unusable")
+    p.add_argument("--strict", action="store_true",
+                   help="stop at the first corpus file that cannot be read (not UTF-8, binary, malformed front "
+                        "matter, a link leaving the folder) instead of skipping it with a record (GRAPHRAG_STRICT_INPUTS)")
     p.add_argument("--concurrency", type=int, help="parallel LLM calls (Ollama; llama.cpp runs one at a time)")
     p.add_argument("--chunker", choices=["auto", "paragraph", "markdown"])
     p.add_argument("--export-replay", metavar="FILE", help="also write the raw answers as a replay file")
@@ -39,6 +42,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if getattr(args, "extractor", "llm") == "code":
         return _run_code(args, settings)
     settings = settings.with_overrides(concurrency=args.concurrency, chunker=args.chunker,
+                                       strict_inputs=True if args.strict else None,
                                        repair=False if args.no_repair else None,
                                        evidence=False if args.no_evidence else None,
                                        evidence_window=args.evidence_window)
@@ -61,6 +65,7 @@ def _run_code(args: argparse.Namespace, settings: Settings) -> int:
     llm_only = [flag for flag, given in (("--revalidate", args.revalidate), ("--retry-failed", args.retry_failed),
                                          ("--concurrency", args.concurrency is not None),
                                          ("--chunker", args.chunker is not None),
+                                         ("--strict", args.strict),
                                          ("--export-replay", args.export_replay is not None)) if given]
     if llm_only:
         raise ConfigError(f"{', '.join(llm_only)} only apply to --extractor llm; the code extractor calls no model "
@@ -71,7 +76,9 @@ def _run_code(args: argparse.Namespace, settings: Settings) -> int:
     onto = Ontology.from_file(settings.files.ontology_path)
     with progress_bar() as progress:
         summary = run_code_extraction(onto, args.corpus, args.output or settings.files.out_dir / "extraction.json",
-                                      progress=progress)
+                                      progress=progress, max_file_bytes=settings.code.max_file_bytes,
+                                      max_file_seconds=settings.code.max_file_seconds,
+                                      follow_outside_links=settings.chunking.follow_outside_links)
     for line in summary.lines():
         print(line)
     return 0

@@ -25,6 +25,19 @@ MAX_JSON_DEPTH = 32
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 
 
+#: Most characters of a value (a name, a JSON fragment, a file's content) an error message echoes.
+ECHO_MAX = 300
+
+
+def cap_text(value: object, limit: int = ECHO_MAX) -> str:
+    """``value`` as text, at most ``limit`` characters, plus how much was cut: an error message
+    quotes what is wrong without echoing a 4 MB file (``'[[1, 2, ... [4,000,000 more characters]'``)."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [{len(text) - limit:,} more characters]"
+
+
 def replace_surrogates(text: str) -> str:
     """``text`` made encodable as UTF-8: each lone surrogate becomes U+FFFD.
 

@@ -17,7 +17,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from graphrag_got.common.files import write_json_atomic
+from graphrag_got.extract.extraction import FailureReason
 from graphrag_got.prompts import EXTRACTION_VERSION
+
+
+_CONTEXT_TEXT = re.compile(r"does not fit in the model's context window|context length|context window", re.IGNORECASE)
 
 
 class CacheRecord(BaseModel):
@@ -44,10 +48,26 @@ class CacheRecord(BaseModel):
     output_tokens: int | None = None
     tokens_estimated: bool = False
     seconds: float | None = None  # wall time of the call (benchmarks record it)
+    reason: str | None = None  # failed: a FailureReason value (older records: read from the error text)
+    setup: str | None = None  # failed: the settings the failure depended on (see extract.run.setup_key)
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def failure_reason(self) -> FailureReason | None:
+        """Why a failed record failed; records written before reasons were stored are classified
+        by their error text (the context-window message says so)."""
+        if self.ok:
+            return None
+        try:
+            return FailureReason(self.reason)
+        except ValueError:
+            pass
+        if _CONTEXT_TEXT.search(self.error or ""):
+            return FailureReason.CONTEXT_OVERFLOW
+        return FailureReason.UNUSABLE_ANSWER
 
     def raw_texts(self) -> list[str]:
         return [str(r) for r in self.raw_responses]

@@ -273,11 +273,30 @@ class Merge(_Model):
     evidence: str = ""
 
 
+class FailureReason(StrEnum):
+    """Why a chunk has no usable answer. Only ``unusable_answer`` is about what the model wrote; the
+    other two are about the setup, and a rerun retries them once it may succeed
+    (:func:`graphrag_got.extract.run.should_retry`)."""
+
+    CONTEXT_OVERFLOW = "context_overflow"  # the prompt did not fit in the model's context window
+    PROVIDER = "provider"  # the provider failed for this chunk (server down, refused the request)
+    UNUSABLE_ANSWER = "unusable_answer"  # no valid JSON even after repair and one retry
+
+
 class FailedChunk(_Model):
     chunk_id: str
     document_id: str | None = None
     error: str = ""
+    reason: FailureReason = FailureReason.UNUSABLE_ANSWER
     raw_responses: list[str] = Field(default_factory=list)
+
+
+class SkippedFile(_Model):
+    """An input file that was not read (outside the folder, not UTF-8, binary, bad front matter...)."""
+
+    path: str
+    reason: str
+    message: str = ""
 
 
 class Usage(_Model):
@@ -295,6 +314,8 @@ class Counts(_Model):
     chunks: int = 0
     chunks_extracted: int = 0
     chunks_failed: int = 0
+    failed_by_reason: dict[str, int] = Field(default_factory=dict)
+    files_skipped: int = 0
     chunks_repaired: int = 0
     entities: int = 0
     relations: int = 0
@@ -332,6 +353,7 @@ class Extraction(_Model):
     rejections: list[Rejection] = Field(default_factory=list)
     repairs: list[Repair] = Field(default_factory=list)
     failed_chunks: list[FailedChunk] = Field(default_factory=list)
+    skipped_files: list[SkippedFile] = Field(default_factory=list)
     merges: list[Merge] = Field(default_factory=list)
     counts: Counts = Field(default_factory=Counts)
 
@@ -381,6 +403,8 @@ class Extraction(_Model):
         c = self.counts
         c.documents, c.chunks = len(self.documents), len(self.chunks)
         c.chunks_failed = len(self.failed_chunks)
+        c.failed_by_reason = dict(sorted(Counter(f.reason.value for f in self.failed_chunks).items()))
+        c.files_skipped = len(self.skipped_files)
         c.entities, c.relations = len(self.entities), len(self.relations)
         c.rejected_relations = sum(r.kind == "relation" for r in self.rejections)
         c.rejected_entities = sum(r.kind == "entity" for r in self.rejections)

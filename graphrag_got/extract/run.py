@@ -8,6 +8,7 @@ obtained under) without calling the model.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -24,13 +25,15 @@ from graphrag_got.ingest.chunking import Chunk, ChunkedDocument, read_corpus
 from graphrag_got.config import Settings
 from graphrag_got.errors import ExtractionError, LLMError
 from graphrag_got.common.files import write_json_atomic
-from graphrag_got.llm.calls import LLMOutputError
+from graphrag_got.llm.calls import LLMContextError, LLMOutputError
 from graphrag_got.llm.factory import get_chat_model, model_label, resolve_provider
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent
 from graphrag_got.extract.extraction import FORMAT as EXTRACTION_FORMAT
-from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, Extraction, FailedChunk, LLMRef, OntologyRef
+from graphrag_got.extract.extraction import (ChunkRecord, DocumentRecord, Extraction, FailedChunk, FailureReason,
+                                             LLMRef, OntologyRef, SkippedFile)
+from graphrag_got.common.walk import SkippedInput
 from graphrag_got.prompts import EXTRACTION_VERSION, extraction_system_prompt, extraction_user_prompt
 from graphrag_got.ontology.schema import extraction_schema
 from graphrag_got.extract.validate import ChunkValidation, Validator
@@ -107,13 +110,18 @@ class ExtractionSummary:
     repairs_by_reason: dict[str, int] = field(default_factory=dict)
     verification: str | None = None  # the verification step's line, when it ran
     usage: str = ""  # calls, tokens and cost of this run's model calls
+    failed_by_reason: dict[str, int] = field(default_factory=dict)  # FailureReason value -> chunks
+    skipped_files: list[SkippedInput] = field(default_factory=list)  # inputs not read, with why
+    retried_failures: int = 0  # cached failures asked again because their cause may be gone
 
     def lines(self) -> list[str]:
         out = [
             f"extraction written to {self.out_path}",
             f"  documents {self.documents} · chunks {self.chunks} (dropped as too short: {self.dropped_chunks})",
             f"  model {self.model} · LLM calls {self.llm_calls} · cached {self.cache_hits}"
-            + (" · zero LLM calls (all cached)" if self.llm_calls == 0 and not self.revalidated else "")
+            + ((" · zero LLM calls (all cached" + (f", {self.failed_chunks} of them failures, see below)"
+                                                    if self.failed_chunks else ")"))
+               if self.llm_calls == 0 and not self.revalidated else "")
             + (" · revalidated stored answers, no LLM call" if self.revalidated else ""),
             f"  entities {self.entities} · relations kept {self.relations} · relations refused "
             f"{self.rejected_relations} · entities refused {self.rejected_entities}",
@@ -129,8 +137,14 @@ class ExtractionSummary:
                        + " (\"repairs\" in the file; --no-repair turns them off)")
         if self.verification:
             out.append(f"  {self.verification}")
+        if self.skipped_files:
+            out.append(f"  files skipped: {len(self.skipped_files)} (listed under skipped_files in the file; "
+                       "--strict stops instead): "
+                       + "; ".join(f"{s.path} ({s.reason})" for s in self.skipped_files[:5])
+                       + (f"; ... and {len(self.skipped_files) - 5} more" if len(self.skipped_files) > 5 else ""))
         if self.failed_chunks:
-            out.append(f"  chunks whose answer was unusable: {self.failed_chunks} (raw answers kept in the file)")
+            out.extend(failure_lines(self.failed_by_reason or {FailureReason.UNUSABLE_ANSWER.value: self.failed_chunks},
+                                     self.retried_failures))
         if self.missing_chunks:
             out.append(f"  chunks with no stored answer (not revalidated): {self.missing_chunks}")
         if self.usage:
@@ -141,16 +155,66 @@ class ExtractionSummary:
         return out
 
 
+_FAILURE_ADVICE = {
+    FailureReason.CONTEXT_OVERFLOW: (
+        "context overflow", "the prompt did not fit in the model's context window. Use smaller chunks "
+        "(GRAPHRAG_CHUNK_MAX_CHARS) or a larger context (GRAPHRAG_LLAMACPP_N_CTX, or the server's own setting): "
+        "a plain rerun asks these chunks again once GRAPHRAG_LLAMACPP_N_CTX, GRAPHRAG_LLM_MAX_TOKENS or the "
+        "servers change; after enlarging a server's context, rerun with --retry-failed"),
+    FailureReason.PROVIDER: (
+        "provider down", "the provider did not answer for these chunks; a plain rerun asks them again"),
+    FailureReason.UNUSABLE_ANSWER: (
+        "unusable answer", "no valid JSON after repair and one retry (raw answers kept in the file under "
+        "failed_chunks); rerun with --retry-failed to ask again, or try another model"),
+}
+
+
+def failure_lines(by_reason: dict[str, int], retried: int = 0) -> list[str]:
+    """The summary lines of failed chunks: one headline naming each reason, one advice line per reason."""
+    reasons = [FailureReason(r) for r in FailureReason if by_reason.get(r.value)]
+    total = sum(by_reason.values())
+    head = f"  chunks without a usable answer: {total} (" + ", ".join(
+        f"{_FAILURE_ADVICE[r][0]} {by_reason[r.value]}" for r in reasons) + ")"
+    if retried:
+        head += f" · {retried} earlier failure(s) asked again this run"
+    return [head] + [f"    {_FAILURE_ADVICE[r][0]}: {_FAILURE_ADVICE[r][1]}" for r in reasons]
+
+
+def setup_key(settings: Settings, provider: str) -> str:
+    """The settings a context overflow or a provider failure depends on (not the chunk: its hash
+    names the cache entry). A failed record made under another setup is asked again."""
+    return json.dumps({"provider": provider, "n_ctx": settings.llm.llamacpp_n_ctx, "max_tokens": settings.llm.max_tokens,
+                       "servers": sorted(settings.llm.openai_base_urls), "ollama": settings.llm.ollama_base_url},
+                      sort_keys=True)
+
+
+def should_retry(rec: CacheRecord, setup: str, retry_failed: bool) -> bool:
+    """Whether a stored answer is asked again: never an ok one; a failed one with ``--retry-failed``;
+    a provider failure always (the server may be back); a context overflow when the setup changed."""
+    if rec.ok:
+        return False
+    if retry_failed:
+        return True
+    reason = rec.failure_reason
+    if reason is FailureReason.PROVIDER:
+        return True
+    return reason is FailureReason.CONTEXT_OVERFLOW and rec.setup != setup
+
+
 def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dict[str, Any],
-                  system: str) -> CacheRecord:
-    """One LLM call (plus at most one retry) for one chunk; never raises for a bad answer."""
+                  system: str, setup: str | None = None) -> CacheRecord:
+    """One LLM call (plus at most one retry) for one chunk; never raises for a bad answer or a prompt
+    too long for the context (a failed record with its :class:`FailureReason`)."""
     base = dict(chunk_id=chunk.id, chunk_hash=chunk.hash, ontology_hash=onto.hash, prompt_version=PROMPT_VERSION,
                 created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     try:
         value, attempt = complete_json(chat, system, user_prompt(chunk), None, schema=schema, replay_key=chunk.hash)
+    except LLMContextError as exc:
+        return CacheRecord(**base, status="failed", error=str(exc), raw_responses=exc.raw_responses, parsed=None,
+                           calls=len(exc.raw_responses) + 1, reason=FailureReason.CONTEXT_OVERFLOW.value, setup=setup)
     except LLMOutputError as exc:
         return CacheRecord(**base, status="failed", error=str(exc), raw_responses=exc.raw_responses, parsed=None,
-                           calls=len(exc.raw_responses))
+                           calls=len(exc.raw_responses), reason=FailureReason.UNUSABLE_ANSWER.value, setup=setup)
     return CacheRecord(**base, status="ok", parsed=value, raw_responses=attempt.raw_responses,
                        repaired=attempt.repaired, retried=attempt.retried, errors=attempt.errors,
                        calls=len(attempt.raw_responses), input_tokens=attempt.input_tokens,
@@ -164,8 +228,10 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
     t0 = time.monotonic()
     corpus = Path(corpus or settings.files.corpus_path)
     out = Path(out_path or settings.files.out_dir / "extraction.json")
+    skipped: list[SkippedInput] = []
     docs: list[ChunkedDocument] = read_corpus(corpus, kind=settings.chunking.chunker, min_chars=settings.chunking.min_chars,
-                                              max_chars=settings.chunking.max_chars)
+                                              max_chars=settings.chunking.max_chars, strict=settings.chunking.strict_inputs,
+                                              follow_outside_links=settings.chunking.follow_outside_links, skipped=skipped)
     chunks = [c for d in docs for c in d.chunks]
     if chat is not None:
         provider, label = "custom", f"custom:{type(chat).__name__}"
@@ -177,16 +243,18 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
     schema = extraction_schema(onto, settings.extract.max_entities, settings.extract.max_relations, form=form)
     system = extraction_system_prompt(onto, form)
 
+    setup = setup_key(settings, provider)
     records: dict[str, CacheRecord] = {}
     todo: list[Chunk] = []
-    missing = 0
+    missing = retried = 0
     for ch in chunks:
         rec = cache.latest(ch.hash) if revalidate else cache.get(ch.hash, onto.hash)
-        if rec is not None and (rec.ok or not retry_failed):
+        if rec is not None and (revalidate or not should_retry(rec, setup, retry_failed)):
             records[ch.id] = rec
         elif revalidate:
             missing += 1
         else:
+            retried += int(rec is not None and not retry_failed)
             todo.append(ch)
 
     tracker = _Progress(len(chunks), progress)
@@ -200,7 +268,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         # llama.cpp in-process runs one call at a time; a pool of OpenAI-compatible servers gets at
         # least one call in flight per server, so adding servers adds throughput
         with ThreadPoolExecutor(max_workers=workers_for(settings, provider)) as pool:
-            futures = {pool.submit(extract_chunk, chat, onto, ch, schema, system): ch for ch in todo}
+            futures = {pool.submit(extract_chunk, chat, onto, ch, schema, system, setup): ch for ch in todo}
             try:
                 for fut in as_completed(futures):
                     ch = futures[fut]
@@ -210,8 +278,8 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                         # the provider itself is broken (unreachable, no model): stop, keep what is cached
                         for f in futures:
                             f.cancel()
-                        raise ExtractionError(f"{exc}\n{len(records)} of {len(chunks)} chunks are cached; "
-                                              "rerun the same command to resume.") from None
+                        raise ExtractionError(f"provider down: {exc}\n{len(records)} of {len(chunks)} chunks are "
+                                              "cached; rerun the same command to resume.") from None
                     rec.model = label
                     cache.put(ch.hash, onto.hash, rec)
                     records[ch.id] = rec
@@ -230,7 +298,8 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         verifier = Verifier(onto, VerdictCache(settings.cache_dir, label), None if revalidate else chat,
                             workers=workers_for(settings, provider), progress=progress)
     try:
-        ext = build_extraction(settings, onto, docs, records, provider=provider, model=label, verifier=verifier)
+        ext = build_extraction(settings, onto, docs, records, provider=provider, model=label, verifier=verifier,
+                               skipped=skipped)
     except LLMError as exc:  # the provider broke during verification: verdicts so far are cached
         raise ExtractionError(f"{exc}\nverification stopped; rerun the same command to resume.") from None
     # this run's calls, and (in the file) the calls behind every stored answer of the corpus
@@ -265,6 +334,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         merges=len(ext.merges), verification=verifier.summary.line() if verifier is not None else None,
         usage=run_usage,
         replay_path=replay_path, repairs=c.repairs, repairs_by_reason=dict(c.repairs_by_reason),
+        failed_by_reason=dict(c.failed_by_reason), skipped_files=skipped, retried_failures=retried,
     )
 
 
@@ -277,7 +347,7 @@ def workers_for(settings: Settings, provider: str) -> int:
 
 def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
                      records: dict[str, CacheRecord], *, provider: str, model: str,
-                     verifier: Verifier | None = None) -> Extraction:
+                     verifier: Verifier | None = None, skipped: list[SkippedInput] | None = None) -> Extraction:
     """Validate every stored answer against ``onto`` and assemble the :class:`Extraction`.
 
     With ``settings.extract.repair``, the answers first go through the audited repair (two passes over the
@@ -311,6 +381,7 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
         merges=merges,
         repairs=repairs,
         failed_chunks=failed,
+        skipped_files=[SkippedFile(path=x.path, reason=x.reason, message=x.message) for x in skipped or []],
     )
     ext.recount()
     ext.counts.chunks_extracted = len(validations)
@@ -344,6 +415,7 @@ def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
                 continue
             if not rec.ok:
                 failed.append(FailedChunk(chunk_id=ch.id, document_id=d.document.id, error=rec.error or "",
+                                          reason=rec.failure_reason or FailureReason.UNUSABLE_ANSWER,
                                           raw_responses=rec.raw_texts()))
                 continue
             repaired += int(rec.repaired)

@@ -44,21 +44,17 @@ would be a new dependency for the three line-level constructs we use.
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
-import json
 import logging
-import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-import yaml
-
+from graphrag_got.common.walk import SkippedInput, walk_files
 from graphrag_got.errors import ConfigError, CorpusError
-from graphrag_got.common.sanitize import replace_surrogates
+from graphrag_got.ingest.front_matter import front_matter as _front_matter
 
 _log = logging.getLogger(__name__)
 
@@ -303,132 +299,6 @@ def _pack(text: str, blocks: list[_Block], max_chars: int) -> list[tuple[int, in
 
 
 # --------------------------------------------------------------------------------------------
-# Front matter
-# --------------------------------------------------------------------------------------------
-
-
-class _Unsupported:
-    """A YAML value under a tag safe loading does not know (``!!python/object``, ``!local``...)."""
-
-    def __init__(self, tag: str):
-        self.tag = tag
-
-
-class _FrontMatterLoader(yaml.SafeLoader):
-    """``yaml.safe_load`` semantics, except that an unknown tag yields an :class:`_Unsupported`
-    marker (dropped later with a warning) instead of failing the whole document."""
-
-
-_FrontMatterLoader.add_constructor(None, lambda loader, node: _Unsupported(node.tag))  # type: ignore[no-untyped-call]
-
-_MAX_METADATA_DEPTH = 16
-_MAX_METADATA_VALUES = 10_000  # aliases can make a tiny YAML text expand to billions of values
-
-
-class _TooManyValues(Exception):
-    pass
-
-
-_DROP = object()  # what _json_safe returns for a value it leaves out
-
-
-def _json_safe(value: Any, name: str, where: str = "", depth: int = 0,
-               budget: list[int] | None = None) -> Any:
-    """A YAML value made something JSON (extraction.json) and Neo4j can store, or ``_DROP``.
-
-    Dates become ISO strings, sets sorted lists, tuples lists, non-string keys strings, lone
-    surrogates (from ``"\\ud83d"`` escapes) U+FFFD; bytes, unknown tags, NaN/infinity and values
-    nested deeper than ``_MAX_METADATA_DEPTH`` are dropped with a logged warning.
-    """
-    budget = budget if budget is not None else [_MAX_METADATA_VALUES]
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise _TooManyValues
-    shown = where or "(top level)"
-    if isinstance(value, str):
-        return replace_surrogates(value)
-    if value is None or isinstance(value, (bool, int)):
-        return value
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return value
-        _log.warning("%s: front matter %s: %r is not a JSON number; dropped", name, shown, value)
-        return _DROP
-    if isinstance(value, (_dt.date, _dt.datetime)):
-        return value.isoformat()
-    if isinstance(value, (dict, list, tuple, set, frozenset)):
-        if depth >= _MAX_METADATA_DEPTH:
-            _log.warning("%s: front matter %s: nested more than %d levels; dropped", name, shown,
-                         _MAX_METADATA_DEPTH)
-            return _DROP
-        if isinstance(value, dict):
-            out: dict[str, Any] = {}
-            for k, v in value.items():
-                if isinstance(k, _Unsupported) or isinstance(k, (bytes, tuple, frozenset)):
-                    _log.warning("%s: front matter %s: a key of type %s is not supported; entry dropped",
-                                 name, shown, type(k).__name__ if not isinstance(k, _Unsupported) else k.tag)
-                    continue
-                key = replace_surrogates(k.isoformat() if isinstance(k, (_dt.date, _dt.datetime)) else str(k))
-                item = _json_safe(v, name, f"{where}.{key}" if where else key, depth + 1, budget)
-                if item is not _DROP:
-                    out[key] = item
-            return out
-        items = [_json_safe(v, name, f"{where}[{i}]", depth + 1, budget) for i, v in enumerate(value)]
-        items = [v for v in items if v is not _DROP]
-        if isinstance(value, (set, frozenset)):
-            try:
-                items.sort()
-            except TypeError:  # mixed types: any stable order will do
-                items.sort(key=lambda v: (type(v).__name__, json.dumps(v, sort_keys=True)))
-        return items
-    what = value.tag if isinstance(value, _Unsupported) else type(value).__name__
-    _log.warning("%s: front matter %s: a value of type %s cannot be stored; dropped", name, shown, what)
-    return _DROP
-
-
-def _front_matter(lines: list[_Line], name: str) -> tuple[dict, int]:
-    """(metadata, index of the first body line). No front matter: ({}, 0)."""
-    if not lines or lines[0].text.lstrip("\ufeff").rstrip() != "---":
-        return {}, 0
-    for i in range(1, len(lines)):
-        if lines[i].text.rstrip() in ("---", "..."):
-            break
-    else:
-        raise CorpusError(
-            f"{name}, line 1: the YAML front matter opened by '---' is never closed; "
-            "add a '---' line after it, or remove the opening line"
-        )
-    source = "\n".join(line.text for line in lines[1:i])
-    try:
-        data = yaml.load(source, Loader=_FrontMatterLoader)  # noqa: S506 (a SafeLoader subclass)
-    except RecursionError:
-        raise CorpusError(f"{name}, line 2: the YAML front matter is nested too deeply to read; "
-                          "simplify it") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line_no = mark.line + 2 if mark is not None else 2  # YAML starts on file line 2
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise CorpusError(
-            f"{name}, line {line_no}: malformed YAML front matter ({problem}); fix the YAML "
-            "between the '---' lines"
-        ) from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise CorpusError(
-            f"{name}, line 2: the YAML front matter must be a mapping (key: value lines), "
-            f"got {data.tag if isinstance(data, _Unsupported) else type(data).__name__}"
-        )
-    try:
-        metadata = _json_safe(data, name)
-    except _TooManyValues:
-        _log.warning("%s: the YAML front matter expands to more than %d values (aliases?); "
-                     "metadata ignored", name, _MAX_METADATA_VALUES)
-        metadata = {}
-    return metadata, i + 1
-
-
-# --------------------------------------------------------------------------------------------
 # Public API
 # --------------------------------------------------------------------------------------------
 
@@ -511,22 +381,22 @@ def read_text(path: Path, name: str | None = None) -> str:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise CorpusError(f"{name}: cannot read the file ({exc.strerror or exc})") from None
+        raise CorpusError(f"{name}: cannot read the file ({exc.strerror or exc})", "unreadable") from None
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise CorpusError(f"{name}: the file is UTF-16 (it starts with a UTF-16 byte order mark); "
-                          "re-save it as UTF-8")
+                          "re-save it as UTF-8", "utf16")
     nul = raw.find(b"\x00")
     if nul >= 0:
         line = raw[:nul].count(b"\n") + 1
         raise CorpusError(f"{name}, line {line}: a NUL byte at offset {nul}; this looks like a binary file, "
-                          "not text. Remove it from the corpus or convert it to UTF-8 text")
+                          "not text. Remove it from the corpus or convert it to UTF-8 text", "binary")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise CorpusError(
             f"{name}, line {line}: not valid UTF-8 (byte {raw[exc.start]:#04x} at offset {exc.start}); "
-            "re-save the file as UTF-8"
+            "re-save the file as UTF-8", "not_utf8"
         ) from None
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
@@ -539,47 +409,78 @@ def _kind_for(path: Path, kind: str) -> ChunkerKind:
     raise ConfigError(f"unknown chunker {kind!r}; use 'auto', 'paragraph' or 'markdown'")
 
 
-def corpus_files(path: str | Path) -> list[tuple[str, Path]]:
+def corpus_files(path: str | Path, *, follow_outside_links: bool = False,
+                 skipped: list[SkippedInput] | None = None) -> list[tuple[str, Path]]:
     """(document id, file) pairs of a corpus: a single file, or every *.txt and *.md under a
-    folder (recursive, sorted by id; hidden files and folders skipped)."""
+    folder (recursive, sorted by id; hidden files and folders skipped).
+
+    Nothing outside the folder is read: a link whose real path leaves it (``passwd.md ->
+    /etc/passwd``), a broken link or something that is not a regular file is appended to
+    ``skipped`` with a logged warning (:func:`graphrag_got.common.walk.walk_files`);
+    ``follow_outside_links`` lets links leave the folder."""
     root = Path(path)
     if not root.exists():
         raise CorpusError(f"corpus path {str(path)!r} does not exist; pass a file or a folder of .txt/.md files")
     if root.is_file():
         return [(root.name, root)]
-    found: list[tuple[str, Path]] = []
-    for file in root.rglob("*"):
-        rel = file.relative_to(root)
-        if any(part.startswith(".") for part in rel.parts):
-            continue
-        if file.is_file() and file.suffix.lower() in CORPUS_SUFFIXES:
-            found.append((rel.as_posix(), file))
+    found = walk_files(root, wanted=lambda name: not name.startswith(".") and name.lower().endswith(CORPUS_SUFFIXES),
+                       prune=lambda name: name.startswith("."), follow_outside_links=follow_outside_links,
+                       skipped=skipped)
     if not found:
-        raise CorpusError(f"corpus folder {str(path)!r} holds no .txt or .md file")
-    return sorted(found)
+        refused = f" ({len(skipped)} refused: {skipped[0].message})" if skipped else ""
+        raise CorpusError(f"corpus folder {str(path)!r} holds no .txt or .md file{refused}")
+    return found
 
 
 def read_corpus(
-    path: str | Path, *, kind: str = "auto", min_chars: int, max_chars: int
+    path: str | Path, *, kind: str = "auto", min_chars: int, max_chars: int, strict: bool = False,
+    follow_outside_links: bool = False, skipped: list[SkippedInput] | None = None,
 ) -> list[ChunkedDocument]:
-    """Read and chunk a corpus file or folder. ``kind`` auto = markdown for .md, paragraph otherwise."""
+    """Read and chunk a corpus file or folder. ``kind`` auto = markdown for .md, paragraph otherwise.
+
+    A file that cannot be read as text (not UTF-8, UTF-16, binary, malformed YAML front matter) or
+    that the walk refuses (outside the folder, see :func:`corpus_files`) is skipped: appended to
+    ``skipped`` with its reason and logged as a warning, and the other files are read. With
+    ``strict`` the first such file raises :class:`CorpusError` instead. A corpus named as a single
+    file is always read strictly (there is nothing else to go on with)."""
     _check_sizes(min_chars, max_chars)
+    records: list[SkippedInput] = skipped if skipped is not None else []
+    first = len(records)
+    files = corpus_files(path, follow_outside_links=follow_outside_links, skipped=records)
+    if strict and len(records) > first:
+        bad = records[first]
+        raise CorpusError(f"{Path(path) / bad.path}: {bad.message} (--strict stops at the first input it cannot read; "
+                          "without it the file is skipped and listed)")
+    asked_strict, strict = strict, strict or Path(path).is_file()
     out: list[ChunkedDocument] = []
-    for doc_id, file in corpus_files(path):
+    for doc_id, file in files:
         shown = file.as_posix()
-        out.append(
-            chunk_text(
-                doc_id,
-                read_text(file, shown),
-                kind=_kind_for(file, kind),
-                min_chars=min_chars,
-                max_chars=max_chars,
-                path=shown,
+        try:
+            out.append(
+                chunk_text(
+                    doc_id,
+                    read_text(file, shown),
+                    kind=_kind_for(file, kind),
+                    min_chars=min_chars,
+                    max_chars=max_chars,
+                    path=shown,
+                )
             )
-        )
+        except CorpusError as exc:
+            if asked_strict:
+                raise CorpusError(f"{exc} (--strict stops at the first input it cannot read; without it the file "
+                                  "is skipped and listed)", exc.reason) from None
+            if strict:
+                raise
+            message = str(exc)
+            message = message[len(shown):].lstrip(":, ") if message.startswith(shown) else message
+            _log.warning("%s: skipped: %s", shown, message)
+            records.append(SkippedInput(doc_id, exc.reason or "unreadable", message))
     if not any(doc.chunks for doc in out):
+        refused = (f"; {len(records) - first} file(s) skipped as unreadable, first: {records[first].path}: "
+                   f"{records[first].message}") if len(records) > first else ""
         raise CorpusError(
             f"corpus {str(path)!r} is empty: no chunk of at least {min_chars} characters in "
-            f"{len(out)} file(s)"
+            f"{len(out)} file(s){refused}"
         )
     return out

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import jsonschema
 from pydantic import ValidationError
 
+from graphrag_got.common.sanitize import cap_text
 from graphrag_got.errors import OntologyError
 from graphrag_got.ontology.aliases import (
     CLASS_ALIASES,
@@ -93,8 +94,21 @@ def file_schema_problems(data: Any) -> list[tuple[str, str]]:
 
 
 def _schema_message(err: jsonschema.ValidationError) -> str:
+    """The problem in the user's terms, echoing at most a few hundred characters of the value."""
+    return cap_text(_schema_message_text(err))
+
+
+def _schema_message_text(err: jsonschema.ValidationError) -> str:
     inst = err.instance
-    shown = json.dumps(inst, ensure_ascii=False) if not isinstance(inst, (dict, list)) else type(inst).__name__
+    shown = cap_text(json.dumps(inst, ensure_ascii=False), 120) if not isinstance(inst, (dict, list)) \
+        else type(inst).__name__
+    if err.validator == "type":  # jsonschema's own message quotes the whole value (a 4 MB file)
+        expected = err.validator_value if isinstance(err.validator_value, str) else " or ".join(err.validator_value)
+        article = "an" if str(expected)[:1] in "aeiou" else "a"
+        where = "the top level of an ontology" if not err.absolute_path else "this value"
+        what = ("an object ({...})" if isinstance(inst, dict) else f"an array of {len(inst)} item(s)"
+                if isinstance(inst, list) else shown)
+        return f"{where} must be {article} {expected}, got {what}"
     if err.validator == "pattern":
         return f"{shown} is not valid here: names must be identifiers (letters, digits, _; not starting with a digit)"
     if err.validator == "oneOf" and isinstance(inst, str):  # a class reference (dominio/rango)

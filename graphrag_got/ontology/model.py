@@ -27,6 +27,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from graphrag_got.common.normalize import normalize_name
+from graphrag_got.common.sanitize import cap_text
 from graphrag_got.ontology.describe import describe_ontology, describe_spec
 from graphrag_got.ontology.spec import spec_fields
 
@@ -92,6 +94,19 @@ class PropertySpec(BaseModel):
                 raise ValueError(f"enum has an empty value: {' | '.join(self.values)!r}")
             if len(set(self.values)) != len(self.values):
                 raise ValueError(f"enum repeats a value: {' | '.join(self.values)!r}")
+            # answers are matched to the enum by normalized value (case, accents, spacing ignored):
+            # two values equal after that could never both be stored
+            seen: dict[str, str] = {}
+            for value in self.values:
+                key = normalize_name(value)
+                if not key:
+                    raise ValueError(f"enum value {cap_text(value, 80)!r} is empty once case, accents and invisible "
+                                     "characters are ignored; write a visible value")
+                if key in seen:
+                    raise ValueError(f"enum values {cap_text(seen[key], 80)!r} and {cap_text(value, 80)!r} are the "
+                                     "same once case, accents and spacing are ignored (answers are matched that "
+                                     "way, so every one would be stored as one of them); keep one")
+                seen[key] = value
         elif self.values:
             raise ValueError("only an enum property takes values")
         return self

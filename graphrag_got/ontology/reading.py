@@ -14,6 +14,7 @@ import json.scanner
 from pathlib import Path
 from typing import Any
 
+from graphrag_got.common.sanitize import cap_text
 from graphrag_got.errors import OntologyError, format_problems
 from graphrag_got.ontology.model import json_path
 
@@ -170,6 +171,7 @@ def _object_paths(data: Any, dropped: dict[int, list[tuple[str, Any]]]) -> dict[
 
 def ontology_error(source: str, problems: list[tuple[str, str]]) -> OntologyError:
     """The error listing every located problem of an ontology, with the command that checks it again."""
-    message = format_problems(source, f"{len(problems)} problem(s) in the ontology", problems,
+    shown = [(cap_text(path, 200), cap_text(msg)) for path, msg in problems]  # never a 4 MB line
+    message = format_problems(source, f"{len(problems)} problem(s) in the ontology", shown,
                               "Fix the file and run `graphrag-got ontology check` again.", limit=len(problems))
     return OntologyError(message, problems=problems, path=source)

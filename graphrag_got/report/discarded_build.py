@@ -201,7 +201,7 @@ def build_report(
         failed.append(FailedChunk(
             chunk_id=fc.chunk_id, document_id=fc.document_id or "", error=fc.error,
             raw_responses=len(fc.raw_responses), raw_excerpt=(last[:400] + " …") if len(last) > 400 else last,
-            excerpt=excerpt_for(fc.chunk_id, []),
+            excerpt=excerpt_for(fc.chunk_id, []), reason=fc.reason.value,
         ))
 
     # ---- audited repairs
@@ -237,6 +237,7 @@ def build_report(
         merges=[MergeRow(entity_type=m.type, canonical=m.canonical_name, merged=list(m.merged_names),
                          rule=m.rule.value if hasattr(m.rule, "value") else str(m.rule), score=m.score,
                          evidence=m.evidence) for m in ext.merges],
+        skipped_files=[s.model_dump() for s in ext.skipped_files],
     )
 
 

@@ -96,6 +96,7 @@ class FailedChunk:
     raw_responses: int
     raw_excerpt: str  # start of the last raw model answer
     excerpt: Excerpt | None = None
+    reason: str = "unusable_answer"  # context_overflow | provider | unusable_answer
 
 
 @dataclass
@@ -177,6 +178,7 @@ class Report:
     repair_reasons: dict[str, int] = field(default_factory=dict)
     repair_groups: list[RepairGroup] = field(default_factory=list)
     merges: list[MergeRow] = field(default_factory=list)
+    skipped_files: list[dict[str, str]] = field(default_factory=list)  # inputs not read: path, reason, message
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

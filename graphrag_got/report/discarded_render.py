@@ -131,12 +131,17 @@ def to_markdown(report: Report) -> str:
     if not report.failed_chunks:
         L += ["Every chunk gave a usable answer.", ""]
     for fc in report.failed_chunks:
-        L.append(f"- chunk {_md(fc.chunk_id)} ({_md(fc.document_id)}): {_md(fc.error)} · {fc.raw_responses} raw answer(s)  ")
+        L.append(f"- chunk {_md(fc.chunk_id)} ({_md(fc.document_id)}) · {fc.reason.replace('_', ' ')}: "
+                 f"{_md(fc.error)} · {fc.raw_responses} raw answer(s)  ")
         if fc.raw_excerpt:
             L.append(f"  last answer: {_md(fc.raw_excerpt, 400)}  ")
         if fc.excerpt is not None:
             L.append(f"  > {_md_excerpt(fc.excerpt)}")
     L.append("")
+    if report.skipped_files:  # inputs the walk or the reader refused: never silent
+        L += ["## Files not read", ""]
+        L += [f"- {_md(s['path'])} · {_md(s['reason'])}: {_md(s['message'])}" for s in report.skipped_files]
+        L.append("")
     return "\n".join(L)
 
 
