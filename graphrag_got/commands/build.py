@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
-from graphrag_got.pipeline.build import run_build
-from graphrag_got.config import Settings
-from graphrag_got.commands.render import progress_bar
+if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when the parser is built
+    from graphrag_got.config import Settings
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -20,6 +20,9 @@ def register(sub: "argparse._SubParsersAction") -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag_got.commands.render import progress_bar
+    from graphrag_got.pipeline.build import run_build
+
     with progress_bar() as progress:
         res = run_build(settings, args.corpus, communities=not args.no_communities,
                         say=lambda line: print(line, flush=True), progress=progress)
