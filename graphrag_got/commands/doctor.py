@@ -53,14 +53,18 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if importlib.util.find_spec("llama_cpp") is None:
             _line(False, "llama-cpp-python", "not installed: pip install -e '.[llamacpp]'")
             failures += 1
-        from graphrag_got.llm.factory import busy_cores_warning, llamacpp_threads
+        from graphrag_got.llm.cores import sample_cpu
+        from graphrag_got.llm.factory import busy_cores_warning, llamacpp_thread_limit, llamacpp_threads
 
         try:
             path = resolve_model_path(settings)
             _line(True, "embedded model file", str(path))
-            threads = llamacpp_threads(settings)
-            _line(None, "embedded model", f"context {settings.llamacpp_n_ctx} tokens, {threads} threads, batch 512")
-            busy = busy_cores_warning(threads)
+            sample = sample_cpu()  # the same fresh sample for the threads and the warning
+            threads, limit = llamacpp_threads(settings, sample), llamacpp_thread_limit(settings)
+            chosen = (f"{threads} threads now (at most {limit}, fewer while cores are busy)"
+                      if settings.llamacpp_adaptive_threads else f"{threads} threads")
+            _line(None, "embedded model", f"context {settings.llamacpp_n_ctx} tokens, {chosen}, batch 512")
+            busy = busy_cores_warning(threads, sample, wanted=limit)
             if busy:
                 _line(None, "cores", busy)
         except GraphragGotError as exc:
