@@ -11,6 +11,7 @@ Every provider is a LangChain chat model: Ollama, the in-process llama.cpp adapt
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import urllib.error
@@ -32,6 +33,18 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _LLAMA_CACHE: dict[tuple[Any, ...], BaseChatModel] = {}
+
+
+def _close_cached_models() -> None:
+    """Free the embedded models while the interpreter still works (registered with atexit): left to
+    the garbage collector at shutdown, llama-cpp-python may free them after its own bindings are gone
+    and print a TypeError traceback."""
+    with LLAMA_LOCK:
+        for chat in _LLAMA_CACHE.values():
+            close = getattr(chat, "close", None)
+            if close is not None:
+                close()
+        _LLAMA_CACHE.clear()
 
 
 def ollama_available(settings: Settings, timeout: float = 1.5) -> tuple[bool, list[str]]:
@@ -227,5 +240,7 @@ def _llamacpp(settings: Settings) -> BaseChatModel:
         chat = LlamaCppChatModel(model_path=str(path), n_ctx=settings.llamacpp_n_ctx, n_batch=512,
                                  n_threads=limit, adaptive_threads=settings.llamacpp_adaptive_threads,
                                  max_tokens=settings.llm_max_tokens, seed=0, loop_guard=settings.llamacpp_loop_guard)
+        if not _LLAMA_CACHE:
+            atexit.register(_close_cached_models)
         _LLAMA_CACHE[key] = chat
         return chat

@@ -108,6 +108,12 @@ class LlamaCppChatModel(BaseChatModel):
                                       rope_freq_base=0.0, rope_freq_scale=0.0)
         self._threads_now = self.n_threads
 
+    def close(self) -> None:
+        """Free the model and its context now (the adapter is unusable afterwards)."""
+        if self._llama is not None:
+            self._llama.close()
+            self._llama = None
+
     def set_cpu_sampler(self, sampler: Sampler) -> None:
         """Where each call's CPU sample comes from (default: :func:`graphrag_got.llm.cores.sample_cpu`)."""
         self._sampler = sampler
