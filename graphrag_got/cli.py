@@ -6,6 +6,11 @@ the subcommand: ``graphrag-got --provider replay extract corpus/got.txt`` and
 subparser with ``default=SUPPRESS``, so a value given before the subcommand is not overwritten by
 the subparser's default. A subcommand that defines an option of the same name for itself
 (``viz --out FILE.html``) keeps its own meaning; the global one is then accepted before it only.
+
+Start-up time: building the parser imports only the command modules, and those import nothing
+heavy at module level (no pydantic, rich, langchain, neo4j, llama_cpp, fastapi, networkx); each
+command imports what it needs when it runs, so ``--help``, ``--version`` and a usage error answer
+at once (``tests/test_cli_startup.py``, ``benchmarks/cli_startup.py``).
 """
 
 from __future__ import annotations
@@ -19,11 +24,13 @@ import signal
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from graphrag_got import __version__
-from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError
+
+if TYPE_CHECKING:  # pragma: no cover - pydantic-settings costs ~0.1 s; `--help` and `--version` never need it
+    from graphrag_got.config import Settings
 
 # Command modules in the order `--help` lists them. A module missing from an install is skipped.
 COMMANDS = ("ontology", "schema", "extract", "report", "neo4j", "load", "communities", "ask", "model", "viz",
@@ -129,6 +136,8 @@ def verbosity(args: argparse.Namespace) -> int:
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """Settings.load() with the global flags on top; ``--model`` goes to the provider it is for."""
+    from graphrag_got.config import Settings
+
     overrides: dict[str, object] = {
         "ontology_path": getattr(args, "ontology", None),
         "home": getattr(args, "home", None),

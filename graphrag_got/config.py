@@ -118,7 +118,11 @@ class LLMSettings(Section):
                                     "where embedded models live (unset: `<home>/models`)")
     llamacpp_n_ctx: int = _env("GRAPHRAG_LLAMACPP_N_CTX", 4096, "llama.cpp context window, in tokens", ge=512)
     llamacpp_threads: int | None = _env("GRAPHRAG_LLAMACPP_THREADS", None,
-                                        "llama.cpp CPU threads (unset: every core)")
+                                        "most llama.cpp CPU threads (unset: every core)")
+    llamacpp_adaptive_threads: bool = _env(
+        "GRAPHRAG_LLAMACPP_ADAPTIVE_THREADS", True,
+        "each embedded-model call uses at most the cores free at its start (sampled over 150 ms), never more "
+        "than GRAPHRAG_LLAMACPP_THREADS; false: always that many")
     llamacpp_loop_guard: bool = _env("GRAPHRAG_LOOP_GUARD", True,
                                      "embedded model: close a JSON list once the model repeats its items")
     max_tokens: int = _env("GRAPHRAG_LLM_MAX_TOKENS", 1536, "most tokens in one LLM answer", ge=64, flat="llm_max_tokens")

@@ -69,3 +69,32 @@ def test_the_shared_system_prompt_is_reused_from_the_kv_cache(chat) -> None:  # 
     stats = chat.prefix_stats
     assert stats.calls >= 2 and 0 < stats.hit_ratio < 1
     assert first.usage_metadata["output_tokens"] > 0
+
+
+def test_each_call_takes_the_threads_the_free_cores_allow(chat, caplog) -> None:  # type: ignore[no-untyped-def]
+    """A fake sampler says both cores are free, then one is busy for two calls, then both are free
+    again: the llama.cpp context follows call by call, the answer says what it used, and the warning
+    is logged once for the busy stretch."""
+    import llama_cpp
+    from langchain_core.messages import HumanMessage
+
+    from graphrag_got.llm.cores import CpuSample, sample_cpu
+
+    busy_per_call = iter([0.0, 1.0, 1.0, 0.0])
+    chat.set_cpu_sampler(lambda: CpuSample(cores=2, busy=next(busy_per_call), source="fake sampler"))
+    used, in_context = [], []
+    try:
+        with caplog.at_level("INFO", logger="graphrag_got.llm.providers.llamacpp_chat"):
+            for _ in range(4):
+                out = chat.invoke([HumanMessage(content="Say: ok")], max_tokens=2)
+                used.append(out.response_metadata["threads"])
+                in_context.append(llama_cpp.llama_n_threads(chat._llama.ctx))
+    finally:
+        chat.set_cpu_sampler(sample_cpu)
+    limit = chat.n_threads
+    full = min(2, limit)
+    assert used == in_context == [full, 1, 1, full]
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    if limit >= 2:
+        assert len(warnings) == 1 and "1.0 of 2 cores busy, fake sampler" in warnings[0]
+        assert any("free again" in r.getMessage() for r in caplog.records if r.levelname == "INFO")

@@ -1,43 +1,169 @@
-"""Threads and the busy-cores warning of the embedded provider (no model needed)."""
+"""Threads and the busy-cores warning of the embedded provider (no model needed): both come from one
+fresh sample of the cores (a fake sampler or a fake /proc/stat here), never from the load average
+when /proc/stat can be read."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from graphrag_got.config import Settings
-from graphrag_got.llm.factory import busy_cores_warning, llamacpp_threads
+from graphrag_got.llm import cores
+from graphrag_got.llm.cores import CpuSample, busy_cores_warning, choose_threads, free_cores, sample_proc_stat
+from graphrag_got.llm.factory import llamacpp_thread_limit, llamacpp_threads
 
 
-def test_busy_cores_are_reported_with_the_load_and_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 1.0, 1.0))
-    warning = busy_cores_warning(2)
-    assert warning is not None and "load average 3.5 on 2 cores" in warning and "2 threads" in warning
-    assert "GRAPHRAG_LLAMACPP_THREADS" in warning
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.4, 1.0, 1.0))
-    assert busy_cores_warning(2) is None
+def _sample(busy: float, cores_: int = 2) -> CpuSample:
+    return CpuSample(cores=cores_, busy=busy, source="fake sampler")
 
 
-def test_one_busy_core_leaves_room_for_a_one_thread_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+# --- the choice ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("busy", "threads"), [
+    (0.0, 2), (0.3, 2),  # quiet, or a mostly idle server: every core
+    (0.6, 1), (1.0, 1), (1.2, 1),  # one CPU-bound process (or more than half a core): the free core only
+    (2.0, 1),  # every core busy: still one thread, never none
+])
+def test_two_cores_threads_follow_the_free_cores(busy: float, threads: int) -> None:
+    assert choose_threads(_sample(busy), limit=2) == threads
+
+
+def test_the_configured_threads_are_a_ceiling_and_no_sample_means_the_ceiling() -> None:
+    assert choose_threads(_sample(0.0, cores_=8), limit=3) == 3
+    assert choose_threads(_sample(6.0, cores_=8), limit=3) == 2
+    assert choose_threads(None, limit=3) == 3  # nothing measured: the setting as it is
+    assert choose_threads(_sample(0.0), limit=0) == 1
+
+
+@given(cores_=st.integers(1, 64), busy_share=st.floats(0, 1), limit=st.integers(1, 128))
+def test_never_more_threads_than_free_cores_nor_the_limit_and_at_least_one(cores_: int, busy_share: float,
+                                                                           limit: int) -> None:
+    sample = _sample(busy_share * cores_, cores_)
+    threads = choose_threads(sample, limit)
+    assert 1 <= threads <= limit
+    assert threads <= max(1, free_cores(sample))
+    assert threads <= max(1, round(sample.free + 0.5))  # within half a core of the free capacity
+    if sample.busy < 0.5:
+        assert threads == min(limit, cores_)  # a quiet machine loses nothing
+
+
+def test_settings_give_the_ceiling_and_can_turn_adaptation_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cores, "usable_cpus", lambda: list(range(6)))
+    assert llamacpp_thread_limit(Settings()) == 6
+    assert llamacpp_thread_limit(Settings().with_overrides(llamacpp_threads=3)) == 3
+    busy = _sample(4.0, cores_=6)
+    assert llamacpp_threads(Settings(), busy) == 2
+    assert llamacpp_threads(Settings().with_overrides(llamacpp_adaptive_threads=False), busy) == 6
+    assert llamacpp_threads(Settings(), None) == 6
+
+
+# --- the warning, from the same sample -------------------------------------------------------------
+
+
+def test_the_warning_reads_the_same_sample_and_says_what_it_costs() -> None:
+    sample = _sample(1.0)
+    threads = choose_threads(sample, 2)
+    warning = busy_cores_warning(threads, sample, wanted=2)
+    assert warning is not None
+    assert "1.0 of 2 cores busy, fake sampler" in warning and "1 thread(s) instead of 2" in warning
+    assert "share" not in warning  # the one thread has the free core to itself
+    quiet = _sample(0.1)
+    assert busy_cores_warning(choose_threads(quiet, 2), quiet, wanted=2) is None
+    assert busy_cores_warning(2, None, wanted=2) is None  # nothing measured, nothing claimed
+
+
+def test_fixed_threads_on_busy_cores_are_told_to_lower_the_setting() -> None:
+    warning = busy_cores_warning(2, _sample(1.0), wanted=2)  # adaptation off: 2 threads, 1 free core
+    assert warning is not None and "GRAPHRAG_LLAMACPP_THREADS" in warning and "share cores" in warning
+    assert busy_cores_warning(1, _sample(1.0), wanted=1) is None  # one thread on the free core is fine
+
+
+def test_every_core_busy_says_even_the_one_thread_shares_a_core() -> None:
+    warning = busy_cores_warning(1, _sample(2.0), wanted=2)
+    assert warning is not None and "1 thread(s) instead of 2" in warning and "even that thread shares its core" in warning
+    assert "GRAPHRAG_LLAMACPP_THREADS" not in warning  # one thread is the floor: nothing to lower
+
+
+# --- sampling /proc/stat ---------------------------------------------------------------------------
+
+# user nice system idle iowait irq softirq steal guest guest_nice, in jiffies
+STAT_BEFORE = """cpu  300 0 100 900 0 0 0 0 0 0
+cpu0 100 0 50 450 0 0 0 0 0 0
+cpu1 100 0 50 450 0 0 0 0 0 0
+cpu2 100 0 0 0 0 0 0 0 0 0
+intr 1 2 3
+"""
+# +15 jiffies each: cpu0 busy the whole time, cpu1 idle, cpu2 busy but not ours
+STAT_AFTER = """cpu  330 0 100 915 0 0 0 0 0 0
+cpu0 112 0 53 450 0 0 0 0 0 0
+cpu1 100 0 50 465 0 0 0 0 0 0
+cpu2 115 0 0 0 0 0 0 0 0 0
+intr 1 2 3
+"""
+
+
+def _fake_proc(tmp_path: Path, after: str) -> tuple[Path, list[float], object]:
+    """A /proc/stat file showing ``STAT_BEFORE``, and a sleep after which it shows ``after``."""
+    stat = tmp_path / "stat"
+    stat.write_text(STAT_BEFORE)
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:  # time passes: the kernel's counters move on
+        slept.append(seconds)
+        stat.write_text(after)
+
+    return stat, slept, sleep
+
+
+def test_proc_stat_counts_the_busy_share_of_the_cores_this_process_may_use(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cores, "usable_cpus", lambda: [0, 1])  # cpu2 is outside our affinity
+    stat, slept, sleep = _fake_proc(tmp_path, STAT_AFTER)
+    sample = sample_proc_stat(0.15, stat=stat, sleep=sleep)  # type: ignore[arg-type]
+    assert sample is not None and slept == [0.15]
+    assert sample.cores == 2 and sample.busy == pytest.approx(1.0)
+    assert sample.source == "/proc/stat over 150 ms"
+    assert choose_threads(sample, 2) == 1
+
+
+def test_a_stale_load_average_no_longer_warns_when_the_cores_are_idle(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bug of issue 26: the warning fired from the one-minute average right after a job ended."""
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 2.0, 1.0))  # the job that just ended
+    monkeypatch.setattr(cores, "usable_cpus", lambda: [0, 1])
+    idle_after = STAT_BEFORE.replace("cpu0 100 0 50 450", "cpu0 100 0 50 465").replace(
+        "cpu1 100 0 50 450", "cpu1 100 0 50 465")
+    stat, _, sleep = _fake_proc(tmp_path, idle_after)
+    sample = sample_proc_stat(0.15, stat=stat, sleep=sleep)  # type: ignore[arg-type]
+    assert sample is not None and sample.busy == 0.0
+    assert choose_threads(sample, 2) == 2
+    assert busy_cores_warning(2, sample, wanted=2) is None
+
+
+def test_without_proc_stat_the_load_average_is_the_fallback_and_says_so(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    assert sample_proc_stat(0.0, stat=tmp_path / "missing") is None
+    monkeypatch.setattr(cores, "PROC_STAT", tmp_path / "missing")
+    monkeypatch.setattr(cores, "usable_cpus", lambda: [0, 1])
     monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))
-    assert busy_cores_warning(1) is None  # one core is free for the one thread
-    assert busy_cores_warning(2) is not None  # two threads would fight the other process
-    monkeypatch.setattr(os, "getloadavg", lambda: (1.8, 1.0, 1.0))
-    assert busy_cores_warning(1) is not None
+    sample = cores.sample_cpu(0.0)
+    assert sample == CpuSample(cores=2, busy=1.0, source="load average (1 min)")
 
-
-def test_a_platform_without_load_average_gives_no_warning(monkeypatch: pytest.MonkeyPatch) -> None:
     def unsupported() -> tuple[float, float, float]:
         raise OSError("no load average here")
 
     monkeypatch.setattr(os, "getloadavg", unsupported)
-    assert busy_cores_warning() is None
+    assert cores.sample_cpu(0.0) is None
 
 
-def test_threads_default_to_one_per_core_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(os, "cpu_count", lambda: 6)
-    assert llamacpp_threads(Settings()) == 6
-    assert llamacpp_threads(Settings().with_overrides(llamacpp_threads=3)) == 3
+@pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="needs Linux /proc/stat")
+def test_a_real_sample_of_this_machine_is_within_its_cores() -> None:
+    sample = cores.sample_cpu()
+    assert sample is not None and sample.source.startswith("/proc/stat")
+    assert sample.cores == len(os.sched_getaffinity(0))
+    assert 0.0 <= sample.busy <= sample.cores

@@ -10,10 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphrag_got.config import Settings
 from graphrag_got.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when the parser is built
+    from graphrag_got.config import Settings
 
 #: The subcommand the bare form `ask "QUESTION"` runs.
 AUTO = "auto"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
-from graphrag_got.pipeline.build import run_build
-from graphrag_got.config import Settings
-from graphrag_got.commands.render import progress_bar
+if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when the parser is built
+    from graphrag_got.config import Settings
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -15,16 +15,14 @@ def register(sub: "argparse._SubParsersAction") -> None:
                                      "notes cost model calls; deleted notes are pruned")
     p.add_argument("corpus", nargs="?", help="corpus file or folder, e.g. a Markdown vault (default: GRAPHRAG_CORPUS)")
     p.add_argument("--no-communities", action="store_true", help="stop after load and embeddings")
-    p.add_argument("--strict", action="store_true",
-                   help="stop at the first note that cannot be read (not UTF-8, binary, malformed front matter, a link "
-                        "leaving the vault) instead of skipping it with a record (GRAPHRAG_STRICT_INPUTS)")
     p.add_argument("--json", action="store_true", help="print the build summary as JSON at the end")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    if args.strict:
-        settings = settings.with_overrides(strict_inputs=True)
+    from graphrag_got.commands.render import progress_bar
+    from graphrag_got.pipeline.build import run_build
+
     with progress_bar() as progress:
         res = run_build(settings, args.corpus, communities=not args.no_communities,
                         say=lambda line: print(line, flush=True), progress=progress)

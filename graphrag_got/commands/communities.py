@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from graphrag_got.config import Settings
 from graphrag_got.errors import ConfigError
-from graphrag_got.commands.render import progress_bar
+
+if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when the parser is built
+    from graphrag_got.config import Settings
 
 ALGORITHM_CHOICES = ("leiden", "louvain")
 
@@ -149,6 +151,7 @@ def run_sweep(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_summarize(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag_got.commands.render import progress_bar
     from graphrag_got.communities.reports import summarize_communities
 
     driver, onto = _connect(settings)

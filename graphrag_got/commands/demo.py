@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from graphrag_got.config import Settings
-from graphrag_got.pipeline.demo import run_demo
-from graphrag_got.commands.render import progress_bar
+if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when the parser is built
+    from graphrag_got.config import Settings
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -18,6 +18,9 @@ def register(sub: "argparse._SubParsersAction") -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag_got.commands.render import progress_bar
+    from graphrag_got.pipeline.demo import run_demo
+
     if args.corpus:
         settings = settings.with_overrides(corpus_path=args.corpus)
     with progress_bar() as progress:

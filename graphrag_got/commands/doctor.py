@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import time
+from typing import TYPE_CHECKING
 
-from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError
-from graphrag_got.llm.calls import Attempt, complete_text
-from graphrag_got.llm.factory import get_chat_model, model_label, ollama_available, openai_base_urls, resolve_provider
+
+if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when the parser is built
+    from graphrag_got.config import Settings
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -25,6 +26,9 @@ def _line(ok: bool | None, what: str, detail: str) -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag_got.llm.calls import Attempt, complete_text
+    from graphrag_got.llm.factory import get_chat_model, model_label, ollama_available, resolve_provider
+
     failures = 0
     # ---- LLM
     if settings.llm.provider in ("auto", "ollama"):
@@ -49,14 +53,18 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if importlib.util.find_spec("llama_cpp") is None:
             _line(False, "llama-cpp-python", "not installed: pip install -e '.[llamacpp]'")
             failures += 1
-        from graphrag_got.llm.factory import busy_cores_warning, llamacpp_threads
+        from graphrag_got.llm.cores import sample_cpu
+        from graphrag_got.llm.factory import busy_cores_warning, llamacpp_thread_limit, llamacpp_threads
 
         try:
             path = resolve_model_path(settings)
             _line(True, "embedded model file", str(path))
-            threads = llamacpp_threads(settings)
-            _line(None, "embedded model", f"context {settings.llm.llamacpp_n_ctx} tokens, {threads} threads, batch 512")
-            busy = busy_cores_warning(threads)
+            sample = sample_cpu()  # the same fresh sample for the threads and the warning
+            threads, limit = llamacpp_threads(settings, sample), llamacpp_thread_limit(settings)
+            chosen = (f"{threads} threads now (at most {limit}, fewer while cores are busy)"
+                      if settings.llm.llamacpp_adaptive_threads else f"{threads} threads")
+            _line(None, "embedded model", f"context {settings.llm.llamacpp_n_ctx} tokens, {chosen}, batch 512")
+            busy = busy_cores_warning(threads, sample, wanted=limit)
             if busy:
                 _line(None, "cores", busy)
         except GraphragGotError as exc:
@@ -98,6 +106,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 def _openai_servers(settings: Settings) -> int:
     """One line per server of the pool: answers, models, context size. Returns the number that fail."""
+    from graphrag_got.llm.factory import openai_base_urls
     from graphrag_got.llm.providers.openai_pool import server_info
 
     key = settings.llm.openai_api_key.get_secret_value() if settings.llm.openai_api_key else None
@@ -120,6 +129,8 @@ def _openai_servers(settings: Settings) -> int:
 
 def _langchain_model(settings: Settings) -> int:
     """The LangChain model's class and, when its profile knows it, its context size."""
+    from graphrag_got.llm.factory import get_chat_model
+
     try:
         chat = get_chat_model(settings, "langchain")
     except GraphragGotError as exc:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from graphrag_got.config import Settings
-from graphrag_got.extract.run import run_extraction
-from graphrag_got.ontology.model import Ontology
-from graphrag_got.commands.render import progress_bar
+if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when the parser is built
+    from graphrag_got.config import Settings
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -41,6 +40,10 @@ def register(sub: "argparse._SubParsersAction") -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     if getattr(args, "extractor", "llm") == "code":
         return _run_code(args, settings)
+    from graphrag_got.commands.render import progress_bar
+    from graphrag_got.extract.run import run_extraction
+    from graphrag_got.ontology.model import Ontology
+
     settings = settings.with_overrides(concurrency=args.concurrency, chunker=args.chunker,
                                        strict_inputs=True if args.strict else None,
                                        repair=False if args.no_repair else None,
@@ -60,7 +63,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 def _run_code(args: argparse.Namespace, settings: Settings) -> int:
     """`extract --extractor code REPO`: the deterministic Python extractor (graphrag_got.code)."""
     from graphrag_got.code.extractor import run_code_extraction
+    from graphrag_got.commands.render import progress_bar
     from graphrag_got.errors import ConfigError
+    from graphrag_got.ontology.model import Ontology
 
     llm_only = [flag for flag, given in (("--revalidate", args.revalidate), ("--retry-failed", args.retry_failed),
                                          ("--concurrency", args.concurrency is not None),

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from graphrag_got.config import Settings
 from graphrag_got.errors import ExtractionFileError
-from graphrag_got.commands.render import progress_bar
+
+if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when the parser is built
+    from graphrag_got.config import Settings
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -35,6 +37,7 @@ def _connect_and_ontology(settings: Settings):  # type: ignore[no-untyped-def]
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag_got.commands.render import progress_bar
     from graphrag_got.graph.load import load_extraction
 
     if not Path(args.extraction).is_file():  # say so before asking for a server

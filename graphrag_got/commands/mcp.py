@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from graphrag_got.config import Settings
+if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when the parser is built
+    from graphrag_got.config import Settings
+
 
 
 def register(sub: "argparse._SubParsersAction") -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from graphrag_got.config import Settings
 from graphrag_got.errors import ModelInstallError
-from graphrag_got.llm import model_store
-from graphrag_got.commands.render import progress_bar
+
+if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when the parser is built
+    from graphrag_got.config import Settings
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -31,6 +32,9 @@ def register(sub: "argparse._SubParsersAction") -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag_got.commands.render import progress_bar
+    from graphrag_got.llm import model_store
+
     cmd = getattr(args, "model_command", None)
     if cmd == "install":
         name = args.name or settings.llm.llamacpp_model

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from graphrag_got.config import Settings
 from graphrag_got.errors import OntologyError
-from graphrag_got.ontology.model import Ontology
-from graphrag_got.ontology.schema import extraction_schema
+
+if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when the parser is built
+    from graphrag_got.config import Settings
+    from graphrag_got.ontology.model import Ontology
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -35,6 +37,8 @@ def register(sub: "argparse._SubParsersAction") -> None:
 
 
 def _load(args: argparse.Namespace, settings: Settings) -> Ontology:
+    from graphrag_got.ontology.model import Ontology
+
     return Ontology.from_file(Path(args.file) if args.file else settings.files.ontology_path)
 
 
@@ -68,6 +72,8 @@ def run_schema(args: argparse.Namespace, settings: Settings) -> int:
 
         print(json.dumps(file_schema(), indent=2, ensure_ascii=False))
         return 0
+    from graphrag_got.ontology.schema import extraction_schema
+
     onto = _load(args, settings)
     print(json.dumps(extraction_schema(onto, settings.extract.max_entities, settings.extract.max_relations,
                                        form=settings.extract.answer_form), indent=2, ensure_ascii=False))
@@ -75,6 +81,7 @@ def run_schema(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run_import(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag_got.ontology.model import Ontology
     from graphrag_got.ontology.text2kgbench import import_text2kgbench, renamed_labels, write_ontology
 
     data, label_map = import_text2kgbench(args.file)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from graphrag_got.config import Settings
-from graphrag_got.report import discarded as report_mod
-from graphrag_got.report.discarded_build import build_report
+if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when the parser is built
+    from graphrag_got.config import Settings
 
 
 def register(sub: "argparse._SubParsersAction") -> None:
@@ -20,7 +20,7 @@ def register(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("extraction", nargs="?", default=None, metavar="EXTRACTION_JSON",
                    help="extraction file (default: <out dir>/extraction.json)")
     p.add_argument("--out-dir", default=None, metavar="DIR", help="where the report files go (default: the out dir)")
-    p.add_argument("--format", default=",".join(report_mod.FORMATS), metavar="FMTS",
+    p.add_argument("--format", default=None, metavar="FMTS",
                    help="comma-separated formats among md,html,csv,json (default: all)")
     p.add_argument("--examples", type=int, default=3, metavar="N", help="examples shown per group (default: 3)")
     p.add_argument("--min-repeat", type=int, default=2, metavar="N",
@@ -30,6 +30,9 @@ def register(sub: "argparse._SubParsersAction") -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag_got.report import discarded as report_mod
+    from graphrag_got.report.discarded_build import build_report
+
     extraction = Path(args.extraction) if getattr(args, "extraction", None) else settings.files.out_dir / "extraction.json"
     out_dir = Path(args.out_dir) if getattr(args, "out_dir", None) else settings.files.out_dir
     formats = report_mod.parse_formats(getattr(args, "format", None) or ",".join(report_mod.FORMATS))

@@ -6,9 +6,12 @@ import argparse
 import ipaddress
 import logging
 import socket
+from typing import TYPE_CHECKING
 
-from graphrag_got.config import Settings
 from graphrag_got.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when the parser is built
+    from graphrag_got.config import Settings
 
 logger = logging.getLogger(__name__)
 

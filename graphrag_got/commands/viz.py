@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from graphrag_got.config import Settings
 from graphrag_got.errors import ConfigError, ExtractionFileError
-from graphrag_got.report import viz
+from graphrag_got.report import DEFAULT_NEO4J_LIMIT
+
+if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when the parser is built
+    from graphrag_got.config import Settings
+
+
 def register(sub: "argparse._SubParsersAction") -> None:
     p = sub.add_parser("viz", help="write a self-contained HTML view of the graph or of one community")
     # dest differs from the global --out (the output folder) so neither overrides the other
@@ -19,7 +24,7 @@ def register(sub: "argparse._SubParsersAction") -> None:
                      help="read an extraction.json (default: <out>/extraction.json)")  # fmt: skip
     src.add_argument("--from-neo4j", action="store_true", help="read the graph loaded in Neo4j")
     p.add_argument("--community", default=None, help="only this community (with --from-neo4j)")
-    p.add_argument("--limit", type=int, default=viz.DEFAULT_NEO4J_LIMIT,
+    p.add_argument("--limit", type=int, default=DEFAULT_NEO4J_LIMIT,
                    help="at most this many entities from Neo4j, best connected first (default: %(default)s)")  # fmt: skip
     p.add_argument("--title", default=None, help="page title")
     p.set_defaults(func=run)
@@ -40,6 +45,8 @@ def _read_extraction(path: Path) -> dict:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag_got.report import viz
+
     out = args.html_out or Path(settings.files.out_dir) / "graph.html"
     if args.limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {args.limit}")

@@ -11,6 +11,7 @@ Every provider is a LangChain chat model: Ollama, the in-process llama.cpp adapt
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import urllib.error
@@ -26,11 +27,24 @@ from graphrag_got.llm.calls import LLAMA_LOCK
 from graphrag_got.llm.replay import ReplayChatModel
 
 if TYPE_CHECKING:
+    from graphrag_got.llm.cores import CpuSample
     from graphrag_got.llm.providers.retry import RetryPolicy
 
 logger = logging.getLogger(__name__)
 
 _LLAMA_CACHE: dict[tuple[Any, ...], BaseChatModel] = {}
+
+
+def _close_cached_models() -> None:
+    """Free the embedded models while the interpreter still works (registered with atexit): left to
+    the garbage collector at shutdown, llama-cpp-python may free them after its own bindings are gone
+    and print a TypeError traceback."""
+    with LLAMA_LOCK:
+        for chat in _LLAMA_CACHE.values():
+            close = getattr(chat, "close", None)
+            if close is not None:
+                close()
+        _LLAMA_CACHE.clear()
 
 
 def ollama_available(settings: Settings, timeout: float = 1.5) -> tuple[bool, list[str]]:
@@ -178,41 +192,37 @@ def _ollama(settings: Settings) -> BaseChatModel:
     return register(chat, ChatProfile(label=f"ollama at {settings.llm.ollama_base_url}", policy=retry_policy(settings)))
 
 
-def busy_cores_warning(threads: int | None = None) -> str | None:
-    """A warning when other processes already keep the cores busy (llama.cpp then slows several-fold).
+def llamacpp_thread_limit(settings: Settings) -> int:
+    """The most threads llama.cpp gets: GRAPHRAG_LLAMACPP_THREADS, else one per usable core (measured
+    best on 2 cores)."""
+    from graphrag_got.llm.cores import usable_cpus
 
-    Reads the 1-minute load average; None where the platform has none or the machine is quiet enough.
-    """
-    import os
-
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return None
-    cores = os.cpu_count() or 1
-    # Busy means the load leaves fewer free cores than the model's threads need (every core when the
-    # thread count is not known), with half a core of slack for the odd short-lived process.
-    free = cores - load
-    if free + 0.5 >= (threads or cores) or load < 0.5:
-        return None
-    used = f" with {threads} threads" if threads else ""
-    return (f"the cores are busy (load average {load:.1f} on {cores} cores): the embedded model{used} will run "
-            "several times slower; stop other heavy work or lower GRAPHRAG_LLAMACPP_THREADS")
+    return settings.llm.llamacpp_threads or max(1, len(usable_cpus()))
 
 
-def llamacpp_threads(settings: Settings) -> int:
-    """Threads for llama.cpp: GRAPHRAG_LLAMACPP_THREADS, else one per core (measured best on 2 cores)."""
-    import os
+def llamacpp_threads(settings: Settings, sample: CpuSample | None = None) -> int:
+    """Threads for the next llama.cpp call: the limit, and with adaptive threads (the default) no more
+    than the cores free in ``sample`` (see :mod:`graphrag_got.llm.cores`)."""
+    from graphrag_got.llm.cores import choose_threads
 
-    return settings.llm.llamacpp_threads or max(1, os.cpu_count() or 1)
+    limit = llamacpp_thread_limit(settings)
+    return choose_threads(sample, limit) if settings.llm.llamacpp_adaptive_threads else limit
+
+
+def busy_cores_warning(threads: int, sample: CpuSample | None, wanted: int | None = None) -> str | None:
+    """A warning when other work takes cores the model would use, read from ``sample`` (the same fresh
+    sample the threads were chosen from); None when nothing is measured or the cores are free."""
+    from graphrag_got.llm.cores import busy_cores_warning as warning
+
+    return warning(threads, sample, wanted)
 
 
 def _llamacpp(settings: Settings) -> BaseChatModel:
     from graphrag_got.llm.model_store import resolve_model_path
 
     path = resolve_model_path(settings)
-    key = (str(path), settings.llm.llamacpp_n_ctx, settings.llm.llamacpp_threads, settings.llm.max_tokens,
-           settings.llm.llamacpp_loop_guard)
+    key = (str(path), settings.llm.llamacpp_n_ctx, settings.llm.llamacpp_threads, settings.llm.llamacpp_adaptive_threads,
+           settings.llm.max_tokens, settings.llm.llamacpp_loop_guard)
     with LLAMA_LOCK:
         if key in _LLAMA_CACHE:
             return _LLAMA_CACHE[key]
@@ -224,12 +234,13 @@ def _llamacpp(settings: Settings) -> BaseChatModel:
         from graphrag_got.llm.providers.llamacpp_chat import LlamaCppChatModel
 
         # Our own adapter (providers/llamacpp_chat.py): real token counts and KV-cache prefix reuse.
-        threads = llamacpp_threads(settings)
-        warning = busy_cores_warning(threads)
-        if warning:
-            logger.warning(warning)
+        # Threads are chosen again at the start of every call from the cores free then (and the
+        # busy-cores warning comes from that same sample), not once here.
+        limit = llamacpp_thread_limit(settings)
         chat = LlamaCppChatModel(model_path=str(path), n_ctx=settings.llm.llamacpp_n_ctx, n_batch=512,
-                                 n_threads=threads, max_tokens=settings.llm.max_tokens, seed=0,
-                                 loop_guard=settings.llm.llamacpp_loop_guard)
+                                 n_threads=limit, adaptive_threads=settings.llm.llamacpp_adaptive_threads,
+                                 max_tokens=settings.llm.max_tokens, seed=0, loop_guard=settings.llm.llamacpp_loop_guard)
+        if not _LLAMA_CACHE:
+            atexit.register(_close_cached_models)
         _LLAMA_CACHE[key] = chat
         return chat

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from graphrag_got.common.files import write_text_atomic
+from graphrag_got.report import DEFAULT_NEO4J_LIMIT
 from graphrag_got.report.html import render
 from graphrag_got.extract.extraction import Extraction
 from graphrag_got.ontology.model import RESERVED_RELATION_ATTRIBUTES
@@ -42,7 +43,6 @@ if TYPE_CHECKING:  # pragma: no cover
 Node = dict[str, Any]  # {"uid", "name", "type", optional "communityId", optional "properties"}
 Edge = dict[str, Any]  # {"source": uid, "target": uid, "type", "attributes": {name: value}, "symmetric"}
 
-DEFAULT_NEO4J_LIMIT = 500
 #: Properties the loader keeps on every relationship; the others are the ontology's relation attributes.
 RELATION_BOOKKEEPING = RESERVED_RELATION_ATTRIBUTES
 

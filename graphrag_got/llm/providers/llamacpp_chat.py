@@ -19,6 +19,12 @@ JSON answers are generated under :class:`~graphrag_got.llm.providers.loop_guard.
 filled with copies up to its ``maxItems``; ``response_metadata["loop_closed"]`` counts the lists
 closed in a call.
 
+Threads: ``n_threads`` is the most the model uses. With ``adaptive_threads`` (the default) every
+call first samples the cores free at that moment (:mod:`graphrag_got.llm.cores`, ~150 ms) and runs
+with no more threads than free cores, at least one; the busy-cores warning is read from the same
+sample and logged when the choice changes, not at every call. ``response_metadata["threads"]`` and
+``["cores_busy"]`` say what a call used and saw.
+
 One ``Llama`` is not thread-safe: callers serialize calls (``graphrag_got.llm.calls`` holds a lock).
 """
 
@@ -33,6 +39,8 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
+
+from graphrag_got.llm.cores import CpuSample, Sampler, busy_cores_warning, choose_threads, sample_cpu
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +84,8 @@ class LlamaCppChatModel(BaseChatModel):
 
     model_path: str
     n_ctx: int = 4096
-    n_threads: int = 2
+    n_threads: int = 2  # the most threads; fewer when cores are busy (adaptive_threads)
+    adaptive_threads: bool = True
     n_batch: int = 512
     max_tokens: int = 1024
     seed: int = 0
@@ -85,14 +94,51 @@ class LlamaCppChatModel(BaseChatModel):
     _llama: Any = PrivateAttr(default=None)
     _tokens: Any = PrivateAttr(default=None)
     _stats: PrefixStats = PrivateAttr(default_factory=PrefixStats)
+    _sampler: Sampler | None = PrivateAttr(default=None)  # None: sample_cpu; tests put a fake here
+    _threads_now: int | None = PrivateAttr(default=None)  # what the llama.cpp context is set to
+    _warned: str | None = PrivateAttr(default=None)  # the busy-cores state last logged
 
     def model_post_init(self, context: Any) -> None:
         import llama_cpp
 
         # rope_freq_base/scale 0 = the model's own values; no repeat penalty for JSON (keys repeat).
         self._llama = llama_cpp.Llama(model_path=self.model_path, n_ctx=self.n_ctx, n_batch=self.n_batch,
-                                      n_threads=self.n_threads, seed=self.seed, verbose=False,
+                                      n_threads=self.n_threads, n_threads_batch=self.n_threads,
+                                      seed=self.seed, verbose=False,
                                       rope_freq_base=0.0, rope_freq_scale=0.0)
+        self._threads_now = self.n_threads
+
+    def close(self) -> None:
+        """Free the model and its context now (the adapter is unusable afterwards)."""
+        if self._llama is not None:
+            self._llama.close()
+            self._llama = None
+
+    def set_cpu_sampler(self, sampler: Sampler) -> None:
+        """Where each call's CPU sample comes from (default: :func:`graphrag_got.llm.cores.sample_cpu`)."""
+        self._sampler = sampler
+
+    def _threads_for_call(self) -> tuple[int, CpuSample | None]:
+        """Sample the cores, pick this call's threads, set them on the context, log a change of state."""
+        import llama_cpp
+
+        sample = (self._sampler or sample_cpu)()
+        threads = choose_threads(sample, self.n_threads) if self.adaptive_threads else self.n_threads
+        if threads != self._threads_now:
+            llama_cpp.llama_set_n_threads(self._llama.ctx, threads, threads)  # generation and prompt batches
+            self._threads_now = threads
+        warning = busy_cores_warning(threads, sample, wanted=self.n_threads)
+        state = None if warning is None else f"{threads}/{self.n_threads}"
+        if warning is not None and state != self._warned:
+            logger.warning(warning)
+        elif warning is None and self._warned is not None:
+            logger.info("the cores are free again (%s): the embedded model runs with %d thread(s)",
+                           sample.describe() if sample else "not measured", threads)
+        else:
+            logger.debug("embedded model call: %d thread(s); %s", threads,
+                         sample.describe() if sample else "cores not measured")
+        self._warned = state
+        return threads, sample
 
     @property
     def _llm_type(self) -> str:
@@ -120,6 +166,7 @@ class LlamaCppChatModel(BaseChatModel):
                 self._tokens = TokenTable.of(llama)
             guard = JsonLoopGuard(self._tokens, self.loop_repeats)
             params["logits_processor"] = llama_cpp.LogitsProcessorList([guard])
+        threads, sample = self._threads_for_call()
         before = [int(t) for t in llama._input_ids]  # what the KV cache holds from the previous call
         out = llama.create_chat_completion(
             messages=[{"role": _role(m), "content": str(m.content)} for m in messages], **params)
@@ -141,6 +188,7 @@ class LlamaCppChatModel(BaseChatModel):
             usage_metadata={"input_tokens": prompt_tokens, "output_tokens": int(usage.get("completion_tokens") or 0),
                             "total_tokens": int(usage.get("total_tokens") or 0)},
             response_metadata={"prefix_reused": reused, "finish_reason": out["choices"][0].get("finish_reason"),
-                               "loop_closed": closed},
+                               "loop_closed": closed, "threads": threads,
+                               "cores_busy": round(sample.busy, 2) if sample else None},
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
