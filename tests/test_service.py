@@ -7,9 +7,12 @@ gate (threading.Event) holds an answer back to test the timeout and the LLM-slot
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import re
+import socket
 import threading
 import time
 from pathlib import Path
@@ -170,14 +173,93 @@ def test_health_reports_neo4j_counts_and_model(served, service_graph) -> None:  
     assert "ScriptedChat" in h["model"] and h["llm_slots"] == 2 and h["llm_busy"] == 0
 
 
-def test_health_without_neo4j_is_503_with_the_reason(tmp_path: Path) -> None:
-    settings = Settings(neo4j_uri="bolt://127.0.0.1:9", home=tmp_path)  # nothing listens on port 9
-    with TestClient(create_app(settings, chat=ScriptedChat())) as client:
-        res = client.get("/health")
-        assert res.status_code == 503
-        assert res.json()["neo4j"] is False and "127.0.0.1:9" in res.json()["neo4j_error"]
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, read back, released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("silent", [False, True], ids=["closed-port", "silent-listener"])
+def test_neo4j_down_is_503_within_2_s_without_driver_internals(tmp_path: Path, silent: bool) -> None:
+    """A closed port (refused at once) and a port that accepts but never speaks Bolt (the driver waits
+    for its connection timeout): each request gets its 503 within ~2 s, naming no URI or driver text."""
+    with contextlib.ExitStack() as stack:
+        if silent:
+            listener = stack.enter_context(socket.socket())
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(16)  # connections complete in the backlog; nobody ever answers
+            port = int(listener.getsockname()[1])
+        else:
+            port = _closed_port()
+        settings = Settings(neo4j_uri=f"bolt://127.0.0.1:{port}", home=tmp_path)
+        assert settings.service.neo4j_timeout_s == 2.0
+        url = stack.enter_context(serve_in_thread(create_app(settings, chat=ScriptedChat())))
+        client = stack.enter_context(httpx.Client(base_url=url, timeout=30))
+        for path in ("/health", "/entities/anything", "/communities"):
+            start = time.monotonic()
+            res = client.get(path)
+            elapsed = time.monotonic() - start
+            assert res.status_code == 503, res.text
+            assert elapsed < 3.0, (path, elapsed)
+            assert str(port) not in res.text and "bolt" not in res.text.lower(), res.text
+            assert "ServiceUnavailable" not in res.text and "Errno" not in res.text
+        start = time.monotonic()
+        res = client.post("/ask", json={"question": MEETING, "answer": False})
+        assert res.status_code == 503 and time.monotonic() - start < 3.0, res.text
+        assert client.get("/health").json()["neo4j"] is False
         err = _error(client.get("/entities/anything"), 503, "neo4j_unavailable")
         assert "graphrag-got neo4j start" in err["message"]
+
+
+# ---------------------------------------------------------------------------------------- hardening
+
+
+def test_host_header_outside_the_allowlist_gets_400(served, service_graph) -> None:  # type: ignore[no-untyped-def]
+    client, chat = served
+    port = client.base_url.port
+    for host in ("attacker.example:8766", f"attacker.example:{port}", "127.0.0.1.nip.io", "localhost.attacker.example"):
+        for res in (client.get("/entities/Jon Snow", headers={"host": host}),
+                    client.post("/ask", json={"question": MEETING}, headers={"host": host}),
+                    client.get("/health", headers={"host": host})):
+            err = _error(res, 400, "host_not_allowed")
+            assert "GRAPHRAG_SERVICE_ALLOWED_HOSTS" in err["message"]
+    assert chat.calls == 0  # the refused /ask spent no LLM call
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}", "LOCALHOST"):
+        assert client.get("/health", headers={"host": host}).status_code == 200, host
+    # the --host value and the setting's names are accepted too
+    settings = service_graph["settings"].with_overrides(service_allowed_hosts="graph.lan, Other.Lan")
+    app = create_app(settings, chat=ScriptedChat(), driver=service_graph["driver"], host="box.lan")
+    with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=30) as other:
+        for host in ("graph.lan", "other.lan:80", "box.lan:8765"):
+            assert other.get("/health", headers={"host": host}).status_code == 200, host
+        _error(other.get("/health", headers={"host": "attacker.example"}), 400, "host_not_allowed")
+
+
+def test_access_log_line_per_request(served, caplog) -> None:  # type: ignore[no-untyped-def]
+    client, _ = served
+    with caplog.at_level(logging.INFO, logger="graphrag_got.service.access"):
+        client.get("/health")
+        client.get("/entities/Nobody At All")
+    lines = [r.getMessage() for r in caplog.records if r.name == "graphrag_got.service.access"]
+    assert any("GET /health 200" in line for line in lines), lines
+    assert any("GET /entities/Nobody At All 404" in line for line in lines), lines
+
+
+def test_hybrid_fallback_warning_is_logged_once_and_counted(served, caplog) -> None:  # type: ignore[no-untyped-def]
+    from graphrag_got.common.once import repeated_warnings
+
+    client, _ = served
+    key = "hybrid retrieval fell back to graph"
+    before = repeated_warnings().get(key, 0)
+    with caplog.at_level(logging.DEBUG, logger="graphrag_got"):
+        for _ in range(3):
+            res = client.post("/ask", json={"question": MEETING, "answer": False, "retrieval": "hybrid"})
+            assert res.status_code == 200, res.text
+            assert any("fell back to graph" in w for w in res.json()["warnings"])  # the client still sees it
+    warned = [r for r in caplog.records if "falls back to graph" in r.getMessage() and r.levelno >= logging.WARNING]
+    assert len(warned) == (1 if before == 0 else 0)
+    assert repeated_warnings()[key] == before + 3
 
 
 # ---------------------------------------------------------------------------------------- entities

@@ -46,7 +46,7 @@ async function showHealth() {
     line.textContent = `${h.entities} entities, ${h.communities} communities · model: ${h.model || "not configured"}`;
   } catch (err) {
     const h = err.body || {};
-    line.textContent = h.neo4j_error ? `Neo4j is not reachable: ${h.neo4j_error}` : `service problem: ${err.message}`;
+    line.textContent = h.neo4j_error ? h.neo4j_error : `service problem: ${err.message}`;
     line.classList.add("error");
   }
 }
