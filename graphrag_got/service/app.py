@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from graphrag_got import __version__
 from graphrag_got.common.once import log_warning_counts
 from graphrag_got.config import Settings
-from graphrag_got.errors import GraphragGotError, LLMError, Neo4jError, OntologyError, SearchError
+from graphrag_got.errors import GraphragGotError, LLMError, ModeUnavailable, Neo4jError, OntologyError, SearchError
 from graphrag_got.service.graph_reads import MAX_COMMUNITIES, MAX_MEMBERS, MAX_RELATIONS, BadLookup, EntityNotFound
 from graphrag_got.service.limits import InputTooLarge, ServiceBusy, ServiceTimeout
 from graphrag_got.service.models import AskRequest, CommunityPage, ErrorResponse, Health, Neighbourhood
@@ -72,6 +72,8 @@ def _status_of(exc: GraphragGotError) -> tuple[int, str, dict[str, Any]]:
         return 503, "neo4j_unavailable", {}
     if isinstance(exc, LLMError):
         return 502, "llm_failed", {}
+    if isinstance(exc, ModeUnavailable):  # the graph's state, not the request, is what is missing
+        return 409, "mode_unavailable", {"mode": exc.mode, "command": exc.command}
     if isinstance(exc, SearchError):
         return 400, "search_failed", {}
     if isinstance(exc, OntologyError):
