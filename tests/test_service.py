@@ -302,6 +302,10 @@ def test_unknown_entity_is_404_with_suggestions(served) -> None:  # type: ignore
     err = _error(client.get("/entities/Daeneris Targarien"), 404, "entity_not_found")
     assert "Daeneris Targarien" in err["message"]
     assert "Daenerys Targaryen" in err["detail"]["suggestions"]
+    # no single word of it is distinctive ("snow" is short and not a first name): the whole name is close
+    err = _error(client.get("/entities/Jon%20Snoww"), 404, "entity_not_found")
+    assert err["detail"]["suggestions"][0] == "Jon Snow" and "Jon Snow" in err["message"]
+    assert _error(client.get("/entities/Zzqx Vwkj"), 404, "entity_not_found")["detail"]["suggestions"] == []
 
 
 def test_entity_limit_truncates_and_is_bounded(served) -> None:  # type: ignore[no-untyped-def]
@@ -478,3 +482,23 @@ def test_page_is_served_with_a_strict_policy(served) -> None:  # type: ignore[no
     assert "default-src 'self'" in page.headers["content-security-policy"]
     assert "http" not in re.sub(r"http://www\.w3\.org/2000/svg", "", client.get("/static/app.js").text)  # no CDN
     assert client.get("/static/style.css").status_code == 200
+
+
+def test_page_clears_the_previous_result_on_a_new_request() -> None:
+    """app.js run by node against a minimal DOM: an error after an answer leaves no old route,
+    answer, warnings or sources on the page."""
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    script = ROOT / "tests" / "js" / "page_clears.js"
+    app_js = ROOT / "graphrag_got" / "service" / "static" / "app.js"
+    run = subprocess.run([node, str(script), str(app_js)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    states = json.loads(run.stdout)
+    assert "OLD-ROUTE" in states["first"]["route"] and "OLD-SOURCE" in states["first"]["sources"]
+    second = states["second"]
+    assert second["status"] == "NEW-ERROR" and second["result_hidden"] is True
+    assert second["route"] == second["answer"] == second["warnings"] == second["sources"] == ""
