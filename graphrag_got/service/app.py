@@ -110,7 +110,8 @@ class HostAllowlist:
                        "GRAPHRAG_SERVICE_ALLOWED_HOSTS if it is yours)", header[:100])
         response = error_response(400, "host_not_allowed",
                                   f"this service does not answer for host {header[:100]!r}; use one of "
-                                  f"{', '.join(sorted(self.allowed))} or add the name to GRAPHRAG_SERVICE_ALLOWED_HOSTS",
+                                  f"{', '.join(sorted(self.allowed))} or add the name to "
+                                  "GRAPHRAG_SERVICE_ALLOWED_HOSTS",
                                   allowed=sorted(self.allowed))
         await response(scope, receive, send)
 
