@@ -212,6 +212,77 @@ def test_neo4j_down_is_503_within_2_s_without_driver_internals(tmp_path: Path, s
         assert "graphrag-got neo4j start" in err["message"]
 
 
+class _GoneAwayProxy:
+    """A loopback TCP forwarder to the test Neo4j that can "go down": then it resets every open
+    connection and accepts new ones without ever answering (a hung or vanished server)."""
+
+    def __init__(self, host: str, port: int):
+        self.target, self.down, self.sockets = (host, port), False, []  # type: ignore[var-annotated]
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = int(self.listener.getsockname()[1])
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            self.sockets.append(client)
+            if self.down:
+                continue
+            upstream = socket.create_connection(self.target)
+            self.sockets.append(upstream)
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        with contextlib.suppress(OSError):
+            b.shutdown(socket.SHUT_RDWR)
+
+    def go_down(self) -> None:
+        self.down = True
+        for s in list(self.sockets):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+                s.close()
+
+    def close(self) -> None:
+        self.go_down()
+        self.listener.close()
+
+
+def test_neo4j_going_away_after_connecting_is_503_within_2_s(service_graph) -> None:  # type: ignore[no-untyped-def]
+    """The service's driver connected (through a proxy), then Neo4j goes away: the driver's retries
+    stay within the budget instead of the 13-16 s of issue 27."""
+    from urllib.parse import urlsplit
+
+    real = urlsplit(service_graph["settings"].neo4j.uri)
+    proxy = _GoneAwayProxy(real.hostname or "127.0.0.1", real.port or 7687)
+    try:
+        settings = service_graph["settings"].with_overrides(neo4j_uri=f"bolt://127.0.0.1:{proxy.port}")
+        with serve_in_thread(create_app(settings, chat=ScriptedChat())) as url, \
+                httpx.Client(base_url=url, timeout=60) as client:
+            assert client.get("/entities/Jon Snow").status_code == 200
+            proxy.go_down()
+            for path in ("/entities/Jon Snow", "/communities", "/health"):
+                start = time.monotonic()
+                res = client.get(path)
+                elapsed = time.monotonic() - start
+                assert res.status_code == 503 and elapsed < 3.0, (path, elapsed, res.text)
+                assert str(proxy.port) not in res.text
+    finally:
+        proxy.close()
+
+
 # ---------------------------------------------------------------------------------------- hardening
 
 

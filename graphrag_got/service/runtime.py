@@ -55,7 +55,9 @@ class ServiceRuntime:
             if self._driver is None:
                 from graphrag_got.graph.db import connect
 
-                self._driver = connect(self.settings, timeout_s=self.settings.service.neo4j_timeout_s)
+                # the budget covers a failed attempt and the one retry the driver always makes
+                wait = self.settings.service.neo4j_timeout_s
+                self._driver = connect(self.settings, timeout_s=wait / 2, retry_s=wait / 10)
             return self._driver
 
     def ontology(self) -> Ontology:
