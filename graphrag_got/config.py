@@ -346,7 +346,8 @@ class ServiceSettings(Section):
         "service: host names accepted in the Host header besides localhost, 127.0.0.1, ::1 and the `--host` "
         "value, comma-separated (others get HTTP 400: a guard against DNS rebinding)", flat="service_allowed_hosts")
     neo4j_timeout_s: float = _env("GRAPHRAG_SERVICE_NEO4J_TIMEOUT", 2.0,
-                                  "service: seconds to wait for a Neo4j connection before answering HTTP 503",
+                                  "service: seconds a request waits for Neo4j (a connection attempt and the driver's one "
+                                  "retry) before answering HTTP 503",
                                   gt=0, flat="service_neo4j_timeout_s")
 
     @field_validator("allowed_hosts", mode="before")
