@@ -345,6 +345,29 @@ class ServiceSettings(Section):
                                     "service: seconds one request may take before it gets HTTP 504", gt=0, flat="service_timeout_s")
     max_llm_requests: int = _env("GRAPHRAG_SERVICE_MAX_LLM_REQUESTS", 2,
                                          "service: questions answered by the LLM at once; more get HTTP 503", ge=1, flat="service_max_llm_requests")
+    allowed_hosts: Annotated[list[str], NoDecode] = _env(
+        "GRAPHRAG_SERVICE_ALLOWED_HOSTS", [],
+        "service: host names accepted in the Host header besides localhost, 127.0.0.1, ::1 and the `--host` "
+        "value, comma-separated (others get HTTP 400: a guard against DNS rebinding)", flat="service_allowed_hosts")
+    neo4j_timeout_s: float = _env("GRAPHRAG_SERVICE_NEO4J_TIMEOUT", 2.0,
+                                  "service: seconds a request waits for Neo4j (a connection attempt and the driver's one "
+                                  "retry) before answering HTTP 503",
+                                  gt=0, flat="service_neo4j_timeout_s")
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: Any) -> Any:
+        """Comma-separated text or a list -> lower-case host names without ports."""
+        if value is None:
+            return []
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, (list, tuple)):
+            return value
+        hosts = [part.strip().lower() for item in items for part in str(item).split(",") if part.strip()]
+        bad = [h for h in hosts if "/" in h or " " in h]
+        if bad:
+            raise ValueError(f"{bad[0]!r} is not a host name (give names like example.lan, without scheme or path)")
+        return list(dict.fromkeys(hosts))
 
 
 #: Section name -> its model, in the order of the README table.

@@ -63,6 +63,16 @@ class SearchError(GraphragGotError):
     """A local or global question could not be answered."""
 
 
+class ModeUnavailable(SearchError):
+    """A search mode asked for explicitly cannot run on the graph as it is (e.g. global without
+    community reports); ``command`` is what to run to enable it. The service answers 409."""
+
+    def __init__(self, message: str, *, mode: str, command: str):
+        super().__init__(message)
+        self.mode = mode
+        self.command = command
+
+
 def format_problems(source: str, headline: str, problems: Sequence[tuple[str, str]], advice: str, *,
                     limit: int = 10) -> str:
     """The one layout of a multi-problem error: ``<source>: <headline>:``, one indented

@@ -15,7 +15,7 @@ from graphrag_got.communities.reports import summarize_communities
 from graphrag_got.communities.store import write_communities
 from graphrag_got.communities import cypher as communities_cypher
 from graphrag_got.graph import db as graphdb
-from graphrag_got.errors import SearchError
+from graphrag_got.errors import ModeUnavailable, SearchError
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.search.answer import AskResult, ask
 from graphrag_got.search.drift import drift_search, lexical_scores, Report
@@ -192,6 +192,16 @@ def test_drift_needs_reports(gold_graph, neo4j_settings, tmp_path) -> None:  # t
     # routed (not forced) to drift or global on a graph without reports: local when it names entities
     res = ask(gold_graph, settings, QUESTION, answer=False, ontology=ONTO)
     assert res.mode == "local" and res.route.rule == "connective.es.que_relacion"
-    assert "no community reports, so local" in res.route.reason and any("answered locally" in w for w in res.warnings)
-    with pytest.raises(SearchError, match=r"routed to global \(corpus-wide question: 'principales'\), but no community"):
-        ask(gold_graph, settings, "¿Cuáles son los temas principales?", answer=False)
+    assert "no community reports, so local" in res.route.reason
+    assert any("local retrieval answered it" in w and "`graphrag-got communities summarize`" in w for w in res.warnings)
+    # a corpus-wide question (routed to global, naming no entity) falls back too instead of failing
+    res = ask(gold_graph, settings, "¿Cuáles son los temas principales?", answer=False)
+    assert res.mode == "local" and res.route.rule != "explicit"
+    assert "routed to global (corpus-wide question: 'principales')" in res.warnings[0]
+    assert "`graphrag-got communities summarize`" in res.warnings[0]
+    # asked explicitly, a mode that cannot run says so and names the commands
+    for mode in ("global", "drift"):
+        for answer in (False, True):
+            with pytest.raises(ModeUnavailable, match="communities detect.*communities summarize") as info:
+                ask(gold_graph, settings, "¿Cuáles son los temas principales?", mode, answer=answer)
+            assert info.value.mode == mode and info.value.command.endswith("graphrag-got communities summarize")

@@ -55,6 +55,10 @@ def test_mcp_stdio_lists_and_calls_the_read_only_tools(service_graph, tmp_path: 
                 out["neighbourhood"] = _payload(await client.call_tool("neighbourhood", {"name": "Jon Snow", "limit": 5}))
                 out["missing"] = await client.call_tool("neighbourhood", {"name": "Daeneris Targarien"})
                 out["too_long"] = await client.call_tool("ask", {"question": "x" * 5000})
+                out["unknown"] = await client.call_tool("ask", {"question": MEETING, "answer": False,
+                                                                "cypher": "MATCH (n) DETACH DELETE n"})
+                out["bad_type"] = await client.call_tool("neighbourhood", {"name": "Jon Snow", "limit": "many"})
+                out["misspelt"] = await client.call_tool("neighbourhood", {"name": "Jon Snoww"})
                 out["communities"] = _payload(await client.call_tool("communities", {"limit": 3}))
                 out["ontology"] = _payload(await client.call_tool("ontology", {}))
         return out
@@ -76,6 +80,13 @@ def test_mcp_stdio_lists_and_calls_the_read_only_tools(service_graph, tmp_path: 
 
     assert out["missing"].is_error and "Daenerys Targaryen" in out["missing"].content[0].text  # the suggestion
     assert out["too_long"].is_error and "at most 1000" in out["too_long"].content[0].text
+    # an argument the tool does not take is refused, as HTTP refuses it with 422 (not silently dropped)
+    unknown = out["unknown"].content[0].text
+    assert out["unknown"].is_error and "does not take 'cypher'" in unknown and "question" in unknown, unknown
+    bad_type = out["bad_type"].content[0].text
+    assert out["bad_type"].is_error and bad_type.startswith("invalid arguments for tool neighbourhood: limit:"), bad_type
+    assert "pydantic" not in bad_type and "\n" not in bad_type and "For further information" not in bad_type
+    assert out["misspelt"].is_error and "Jon Snow" in out["misspelt"].content[0].text
 
     assert out["communities"]["total"] == service_graph["communities"] and len(out["communities"]["items"]) == 3
     onto = out["ontology"]

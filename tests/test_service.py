@@ -7,9 +7,12 @@ gate (threading.Event) holds an answer back to test the timeout and the LLM-slot
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import re
+import socket
 import threading
 import time
 from pathlib import Path
@@ -170,14 +173,164 @@ def test_health_reports_neo4j_counts_and_model(served, service_graph) -> None:  
     assert "ScriptedChat" in h["model"] and h["llm_slots"] == 2 and h["llm_busy"] == 0
 
 
-def test_health_without_neo4j_is_503_with_the_reason(tmp_path: Path) -> None:
-    settings = Settings(neo4j_uri="bolt://127.0.0.1:9", home=tmp_path)  # nothing listens on port 9
-    with TestClient(create_app(settings, chat=ScriptedChat())) as client:
-        res = client.get("/health")
-        assert res.status_code == 503
-        assert res.json()["neo4j"] is False and "127.0.0.1:9" in res.json()["neo4j_error"]
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, read back, released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("silent", [False, True], ids=["closed-port", "silent-listener"])
+def test_neo4j_down_is_503_within_2_s_without_driver_internals(tmp_path: Path, silent: bool) -> None:
+    """A closed port (refused at once) and a port that accepts but never speaks Bolt (the driver waits
+    for its connection timeout): each request gets its 503 within ~2 s, naming no URI or driver text."""
+    with contextlib.ExitStack() as stack:
+        if silent:
+            listener = stack.enter_context(socket.socket())
+            listener.bind(("127.0.0.1", 0))
+            listener.listen(16)  # connections complete in the backlog; nobody ever answers
+            port = int(listener.getsockname()[1])
+        else:
+            port = _closed_port()
+        settings = Settings(neo4j_uri=f"bolt://127.0.0.1:{port}", home=tmp_path)
+        assert settings.service.neo4j_timeout_s == 2.0
+        url = stack.enter_context(serve_in_thread(create_app(settings, chat=ScriptedChat())))
+        client = stack.enter_context(httpx.Client(base_url=url, timeout=30))
+        for path in ("/health", "/entities/anything", "/communities"):
+            start = time.monotonic()
+            res = client.get(path)
+            elapsed = time.monotonic() - start
+            assert res.status_code == 503, res.text
+            assert elapsed < 3.0, (path, elapsed)
+            assert str(port) not in res.text and "bolt" not in res.text.lower(), res.text
+            assert "ServiceUnavailable" not in res.text and "Errno" not in res.text
+        start = time.monotonic()
+        res = client.post("/ask", json={"question": MEETING, "answer": False})
+        assert res.status_code == 503 and time.monotonic() - start < 3.0, res.text
+        assert client.get("/health").json()["neo4j"] is False
         err = _error(client.get("/entities/anything"), 503, "neo4j_unavailable")
         assert "graphrag-got neo4j start" in err["message"]
+
+
+class _GoneAwayProxy:
+    """A loopback TCP forwarder to the test Neo4j that can "go down": then it resets every open
+    connection and accepts new ones without ever answering (a hung or vanished server)."""
+
+    def __init__(self, host: str, port: int):
+        self.target, self.down, self.sockets = (host, port), False, []  # type: ignore[var-annotated]
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(64)
+        self.port = int(self.listener.getsockname()[1])
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            self.sockets.append(client)
+            if self.down:
+                continue
+            upstream = socket.create_connection(self.target)
+            self.sockets.append(upstream)
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        with contextlib.suppress(OSError):
+            b.shutdown(socket.SHUT_RDWR)
+
+    def go_down(self) -> None:
+        self.down = True
+        for s in list(self.sockets):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+                s.close()
+
+    def close(self) -> None:
+        self.go_down()
+        self.listener.close()
+
+
+def test_neo4j_going_away_after_connecting_is_503_within_2_s(service_graph) -> None:  # type: ignore[no-untyped-def]
+    """The service's driver connected (through a proxy), then Neo4j goes away: the driver's retries
+    stay within the budget instead of the 13-16 s of issue 27."""
+    from urllib.parse import urlsplit
+
+    real = urlsplit(service_graph["settings"].neo4j.uri)
+    proxy = _GoneAwayProxy(real.hostname or "127.0.0.1", real.port or 7687)
+    try:
+        settings = service_graph["settings"].with_overrides(neo4j_uri=f"bolt://127.0.0.1:{proxy.port}")
+        with serve_in_thread(create_app(settings, chat=ScriptedChat())) as url, \
+                httpx.Client(base_url=url, timeout=60) as client:
+            assert client.get("/entities/Jon Snow").status_code == 200
+            proxy.go_down()
+            for path in ("/entities/Jon Snow", "/communities", "/health"):
+                start = time.monotonic()
+                res = client.get(path)
+                elapsed = time.monotonic() - start
+                assert res.status_code == 503 and elapsed < 3.0, (path, elapsed, res.text)
+                assert str(proxy.port) not in res.text
+    finally:
+        proxy.close()
+
+
+# ---------------------------------------------------------------------------------------- hardening
+
+
+def test_host_header_outside_the_allowlist_gets_400(served, service_graph) -> None:  # type: ignore[no-untyped-def]
+    client, chat = served
+    port = client.base_url.port
+    for host in ("attacker.example:8766", f"attacker.example:{port}", "127.0.0.1.nip.io", "localhost.attacker.example"):
+        for res in (client.get("/entities/Jon Snow", headers={"host": host}),
+                    client.post("/ask", json={"question": MEETING}, headers={"host": host}),
+                    client.get("/health", headers={"host": host})):
+            err = _error(res, 400, "host_not_allowed")
+            assert "GRAPHRAG_SERVICE_ALLOWED_HOSTS" in err["message"]
+    assert chat.calls == 0  # the refused /ask spent no LLM call
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}", "LOCALHOST"):
+        assert client.get("/health", headers={"host": host}).status_code == 200, host
+    # the --host value and the setting's names are accepted too
+    settings = service_graph["settings"].with_overrides(service_allowed_hosts="graph.lan, Other.Lan")
+    app = create_app(settings, chat=ScriptedChat(), driver=service_graph["driver"], host="box.lan")
+    with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=30) as other:
+        for host in ("graph.lan", "other.lan:80", "box.lan:8765"):
+            assert other.get("/health", headers={"host": host}).status_code == 200, host
+        _error(other.get("/health", headers={"host": "attacker.example"}), 400, "host_not_allowed")
+
+
+def test_access_log_line_per_request(served, caplog) -> None:  # type: ignore[no-untyped-def]
+    client, _ = served
+    with caplog.at_level(logging.INFO, logger="graphrag_got.service.access"):
+        client.get("/health")
+        client.get("/entities/Nobody At All")
+    lines = [r.getMessage() for r in caplog.records if r.name == "graphrag_got.service.access"]
+    assert any("GET /health 200" in line for line in lines), lines
+    assert any("GET /entities/Nobody At All 404" in line for line in lines), lines
+
+
+def test_hybrid_fallback_warning_is_logged_once_and_counted(served, caplog) -> None:  # type: ignore[no-untyped-def]
+    from graphrag_got.common.once import repeated_warnings
+
+    client, _ = served
+    key = "hybrid retrieval fell back to graph"
+    before = repeated_warnings().get(key, 0)
+    with caplog.at_level(logging.DEBUG, logger="graphrag_got"):
+        for _ in range(3):
+            res = client.post("/ask", json={"question": MEETING, "answer": False, "retrieval": "hybrid"})
+            assert res.status_code == 200, res.text
+            assert any("fell back to graph" in w for w in res.json()["warnings"])  # the client still sees it
+    warned = [r for r in caplog.records if "falls back to graph" in r.getMessage() and r.levelno >= logging.WARNING]
+    assert len(warned) == (1 if before == 0 else 0)
+    assert repeated_warnings()[key] == before + 3
 
 
 # ---------------------------------------------------------------------------------------- entities
@@ -220,6 +373,10 @@ def test_unknown_entity_is_404_with_suggestions(served) -> None:  # type: ignore
     err = _error(client.get("/entities/Daeneris Targarien"), 404, "entity_not_found")
     assert "Daeneris Targarien" in err["message"]
     assert "Daenerys Targaryen" in err["detail"]["suggestions"]
+    # no single word of it is distinctive ("snow" is short and not a first name): the whole name is close
+    err = _error(client.get("/entities/Jon%20Snoww"), 404, "entity_not_found")
+    assert err["detail"]["suggestions"][0] == "Jon Snow" and "Jon Snow" in err["message"]
+    assert _error(client.get("/entities/Zzqx Vwkj"), 404, "entity_not_found")["detail"]["suggestions"] == []
 
 
 def test_entity_limit_truncates_and_is_bounded(served) -> None:  # type: ignore[no-untyped-def]
@@ -396,3 +553,23 @@ def test_page_is_served_with_a_strict_policy(served) -> None:  # type: ignore[no
     assert "default-src 'self'" in page.headers["content-security-policy"]
     assert "http" not in re.sub(r"http://www\.w3\.org/2000/svg", "", client.get("/static/app.js").text)  # no CDN
     assert client.get("/static/style.css").status_code == 200
+
+
+def test_page_clears_the_previous_result_on_a_new_request() -> None:
+    """app.js run by node against a minimal DOM: an error after an answer leaves no old route,
+    answer, warnings or sources on the page."""
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    script = ROOT / "tests" / "js" / "page_clears.js"
+    app_js = ROOT / "graphrag_got" / "service" / "static" / "app.js"
+    run = subprocess.run([node, str(script), str(app_js)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    states = json.loads(run.stdout)
+    assert "OLD-ROUTE" in states["first"]["route"] and "OLD-SOURCE" in states["first"]["sources"]
+    second = states["second"]
+    assert second["status"] == "NEW-ERROR" and second["result_hidden"] is True
+    assert second["route"] == second["answer"] == second["warnings"] == second["sources"] == ""

@@ -72,6 +72,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"refused (not in the current ontology): {s.entities_refused} entities, {s.relations_refused} relations ({reasons})")
         for line in s.refused_examples[:5]:
             print(f"  {line}")
+    if s.evidence_refused:
+        print(f"evidence refused (its text is not the chunk's text at its offsets; not stored): {s.evidence_refused}")
+        for rec in s.evidence_refusals[:5]:
+            print(f"  {rec['where']} ({rec['relation']}), chunk {rec['chunk_id']}: {rec['problem']}")
     if s.properties_dropped:
         print(f"properties not declared in the ontology, dropped: {s.properties_dropped}")
     if s.relations_unmatched:

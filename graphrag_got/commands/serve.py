@@ -62,11 +62,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if not _is_loopback(args.host):
         logger.warning("listening on %s: the service has no authentication, anyone who reaches this address "
                        "can ask questions (and spend LLM time)", args.host)
-    app = create_app(settings)
+    app = create_app(settings, host=args.host)
     print(f"serving http://{args.host}:{args.port}/ (API: /ask, /entities/NAME, /communities, /health; "
           f"Neo4j {settings.neo4j.uri}); Ctrl-C stops", flush=True)
-    # log_config=None: uvicorn's loggers go through ours (stderr; access lines at -v)
-    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_config=None,
+    # log_config=None: uvicorn's loggers go through ours (stderr); access lines come from the app (at -v)
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_config=None, access_log=False,
                                            timeout_graceful_shutdown=5))
     server.run()
     print("stopped")

@@ -28,8 +28,13 @@ START_HINT = (
 )
 
 
-def connect(settings: Settings, timeout_s: float = 10.0) -> neo4j.Driver:
+def connect(settings: Settings, timeout_s: float = 10.0, *, retry_s: float | None = None) -> neo4j.Driver:
     """A driver for settings.neo4j.uri whose connection, credentials and database were checked.
+
+    ``timeout_s`` bounds opening a connection and taking one from the pool; ``retry_s`` (default
+    ``timeout_s``) is how long a failed read or write transaction is retried, the first retry
+    after a fifth of it at most (the service passes a short one so a Neo4j that went away is
+    answered with 503 within about ``timeout_s``).
 
     Raises Neo4jError with one message saying what is wrong and what to do; the driver's own
     exception is not chained, so no deep traceback reaches the user.
@@ -53,7 +58,8 @@ def connect(settings: Settings, timeout_s: float = 10.0) -> neo4j.Driver:
                 auth=(settings.neo4j.username, settings.neo4j.password),
                 connection_timeout=timeout_s,
                 connection_acquisition_timeout=timeout_s,
-                max_transaction_retry_time=timeout_s,
+                max_transaction_retry_time=timeout_s if retry_s is None else retry_s,
+                **({} if retry_s is None else {"initial_retry_delay": min(1.0, retry_s / 5)}),
             )
     except (nx.ConfigurationError, ValueError) as exc:
         raise Neo4jError(f"NEO4J_URI={uri!r} is not a valid Neo4j address ({exc}); use e.g. bolt://127.0.0.1:7687") from None

@@ -113,6 +113,8 @@ class LoadSummary:
     refused_by_reason: dict[str, int] = field(default_factory=dict)
     refused_examples: list[str] = field(default_factory=list)
     properties_dropped: int = 0
+    evidence_refused: int = 0  # evidence sentences not stored: their text is not the chunk's at their offsets
+    evidence_refusals: list[dict[str, Any]] = field(default_factory=list)  # one audit record per refused one
     relations_pruned: int = 0
     entities_pruned: int = 0
     relations_removed_by_ontology: int = 0  # stored relationships of rewritten documents the ontology refuses
@@ -339,6 +341,13 @@ def _load(driver: neo4j.Driver, settings: Settings, extraction: Extraction | dic
     summary.refused_examples = list(plan.refused_examples)
     summary.entities_refused = plan.entities_refused
     summary.relations_refused = plan.relations_refused
+    summary.evidence_refused = len(plan.evidence_refusals)
+    summary.evidence_refusals = list(plan.evidence_refusals)
+    if plan.evidence_refusals:
+        first = plan.evidence_refusals[0]
+        logger.warning("%s: %d evidence sentence(s) refused, their text is not the chunk's text at their offsets "
+                       "(first: %s, chunk %s: %s; the load summary lists each)", source, len(plan.evidence_refusals),
+                       first["where"], first["chunk_id"], first["problem"])
     _check_ontology_of(ext, onto, source, summary)
     identity = identity_attributes(onto)
 

@@ -151,6 +151,8 @@ class Plan:
     confidence: dict[str, dict[str, float]] = field(default_factory=dict)
     #: (start uid, end uid), start < end -> its row
     cooccurrences: dict[tuple[str, str], CooccurrenceRow] = field(default_factory=dict)
+    #: evidence whose text is not the chunk's text at its offsets: not stored, one audit record each
+    evidence_refusals: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _refuse(plan: Plan, rejection: Rejection, where: str) -> None:
@@ -163,6 +165,21 @@ def _refuse(plan: Plan, rejection: Rejection, where: str) -> None:
         plan.relations_refused += 1
     if len(plan.refused_examples) < 20:
         plan.refused_examples.append(f"{rejection.reason.value}: {where} {rejection.message}")
+
+
+#: Characters of the given and the found text kept in an evidence audit record.
+EVIDENCE_AUDIT_CHARS = 300
+
+
+def _evidence_problem(ev: Any, chunk_text: str) -> str | None:
+    """Why evidence ``ev`` is not its chunk's text at its offsets, or None when it is."""
+    if ev.end < ev.start:
+        return f"its end {ev.end} is before its start {ev.start}"
+    if ev.end > len(chunk_text):
+        return f"its end {ev.end} is past the chunk's {len(chunk_text)} characters"
+    if chunk_text[ev.start:ev.end] != ev.text:
+        return f"the chunk's text at {ev.start}:{ev.end} differs from the evidence text"
+    return None
 
 
 def _unique(items: list[str]) -> list[str]:
@@ -183,6 +200,7 @@ def build_plan(ext: Extraction, onto: Ontology, *, cooccurrence_max: int | None 
     validator = Validator(onto)
     identity = identity_attributes(onto)
     chunk_doc = ext.chunk_documents()
+    chunk_text = {c.id: c.text for c in ext.chunks}
     plan = Plan(entities={}, relations={})
     for i, e in enumerate(ext.entities):
         record, rejections = validator.check_entity({"name": e.name, "type": e.type, "properties": e.properties})
@@ -236,8 +254,16 @@ def build_plan(ext: Extraction, onto: Ontology, *, cooccurrence_max: int | None 
             row["chunk_ids"] = _unique([*row["chunk_ids"], *r.chunk_ids])
         # evidence sentences, each with the chunk it comes from (aligned lists: a document rewrite
         # drops the sentences of its old chunks, see load_write._strip)
-        for ev in r.evidence:
+        for j, ev in enumerate(r.evidence):
             cid = ev.chunk_id or (r.chunk_ids[0] if r.chunk_ids else "")
+            problem = _evidence_problem(ev, chunk_text[cid]) if cid in chunk_text else None
+            if problem is not None:  # stored as given it would cite words the text does not have there
+                found = chunk_text[cid][ev.start:ev.end] if ev.start <= ev.end else ""
+                plan.evidence_refusals.append({
+                    "where": f"$.relations[{i}].evidence[{j}]", "relation": f"{r.subject} {r.relation} {r.object}",
+                    "chunk_id": cid, "start": ev.start, "end": ev.end, "problem": problem,
+                    "given": ev.text[:EVIDENCE_AUDIT_CHARS], "chunk_text_there": found[:EVIDENCE_AUDIT_CHARS]})
+                continue
             if cid in chunk_doc and ev.text not in row["evidence"]:
                 row["evidence"].append(ev.text)
                 row["evidence_chunk_ids"].append(cid)

@@ -130,8 +130,8 @@ class MatchIndex:
         self._keys_by_len = _by_length(keys)
         self._words_by_len = _by_length(by_word)
 
-    def close_keys(self, phrase: str) -> list[str]:
-        return _close(phrase, self._keys_by_len)
+    def close_keys(self, phrase: str, n: int = 1) -> list[str]:
+        return _close(phrase, self._keys_by_len, n)
 
     def close_words(self, word: str) -> list[str]:
         return _close(word, self._words_by_len)
@@ -144,13 +144,13 @@ def _by_length(items: Iterable[str]) -> dict[int, list[str]]:
     return out
 
 
-def _close(term: str, by_len: dict[int, list[str]]) -> list[str]:
+def _close(term: str, by_len: dict[int, list[str]], n: int = 1) -> list[str]:
     """``difflib.get_close_matches(term, vocabulary, n=1, cutoff=FUZZY_CUTOFF)`` over the strings
     whose length allows the cutoff at all (ratio <= 2*min(la, lb) / (la + lb)): same answer, far
     fewer comparisons."""
     la = len(term)
     pool = [x for lb, xs in by_len.items() if lb and 2 * min(la, lb) / (la + lb) >= FUZZY_CUTOFF for x in xs]
-    return difflib.get_close_matches(term, pool, n=1, cutoff=FUZZY_CUTOFF)
+    return difflib.get_close_matches(term, pool, n=n, cutoff=FUZZY_CUTOFF)
 
 
 def match_entities(text: str, catalog: list[dict[str, Any]], source: str = "question",
@@ -280,6 +280,22 @@ _CATALOGS: dict[tuple[int, str, str], tuple[float, Any, list[dict[str, Any]], Ma
 _CATALOGS_LOCK = threading.Lock()
 
 
+def suggest_entities(name: str, catalog: list[dict[str, Any]], index: MatchIndex | None = None,
+                     n: int = 5) -> list[str]:
+    """Display names of the entities closest to ``name`` (a name that found nothing exactly), by the
+    matcher that anchors questions: its matches within ``name`` first, then whole keys and aliases
+    spelled closely ("Jon Snoww" -> "Jon Snow", where no single word of it is distinctive)."""
+    idx = index if index is not None else MatchIndex(catalog)
+    out: list[str] = []
+    for match in match_entities(name, catalog, source="lookup", index=idx):
+        out.extend(found for found in match.names if found not in out)
+    phrase = normalize_words(name)
+    if phrase:
+        for key in idx.close_keys(phrase, n):
+            out.extend(e["name"] for e in idx.keys[key] if e["name"] not in out)
+    return out[:n]
+
+
 def entity_catalog(driver: neo4j.Driver, settings: Settings) -> tuple[list[dict[str, Any]], MatchIndex]:
     """The entity catalog and its :class:`MatchIndex`.
 
@@ -309,5 +325,5 @@ def entity_catalog(driver: neo4j.Driver, settings: Settings) -> tuple[list[dict[
 
 __all__ = [
     "ANCHOR_PROMPT", "ANCHOR_SCHEMA", "Anchor", "AnchorNames", "Match", "MatchIndex", "STOPWORDS",
-    "entity_catalog", "find_anchors", "load_stopwords", "match_entities", "normalize_words"
+    "entity_catalog", "find_anchors", "load_stopwords", "match_entities", "normalize_words", "suggest_entities"
 ]  # fmt: skip

@@ -31,7 +31,8 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from graphrag_got.search import cypher
 from graphrag_got.config import Settings
-from graphrag_got.errors import SearchError
+from graphrag_got.common.once import warn_once
+from graphrag_got.errors import ModeUnavailable, SearchError
 from graphrag_got.graph.db import read_all
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.search.citations import Citation
@@ -121,11 +122,29 @@ def _catalog(driver: neo4j.Driver, settings: Settings) -> list[dict[str, Any]]:
     return catalog
 
 
+#: What makes global and drift possible on a loaded graph.
+ENABLE_REPORTS = "graphrag-got communities summarize"
+
+
+def _has_reports(driver: neo4j.Driver, settings: Settings) -> bool:
+    return bool(read_all(driver, settings, cypher.community_report_count())[0]["n"])
+
+
+def _check_mode_can_run(driver: neo4j.Driver, settings: Settings, mode: str) -> None:
+    """An explicit global or drift needs community reports: without them, say what to run."""
+    if mode in {"global", "drift"} and not _has_reports(driver, settings):
+        n = read_all(driver, settings, cypher.community_count())[0]["n"]
+        first = "" if n else "`graphrag-got communities detect`, then "
+        raise ModeUnavailable(f"mode {mode} needs community reports and the graph has none: run {first}"
+                              f"`{ENABLE_REPORTS}`, or ask in mode auto or local", mode=mode,
+                              command=("graphrag-got communities detect && " if not n else "") + ENABLE_REPORTS)
+
+
 def _route(driver: neo4j.Driver, settings: Settings, question: str, *, chat: BaseChatModel | None, answer: bool,
            classifier: bool | None) -> Route:  # fmt: skip
     """Route ``question``; the classifier's model is built only when no rule decides. A route to
-    global or drift on a graph without community reports goes to local when the question names
-    entities (with a warning), else it is an error saying what to run."""
+    global or drift on a graph without community reports goes to local (with a warning saying what
+    to run to enable it): a routed question never fails for the graph's state."""
     catalog = _catalog(driver, settings)
     route = route_question(question, catalog)
     use_classifier = settings.search.route_classifier if classifier is None else classifier
@@ -135,17 +154,14 @@ def _route(driver: neo4j.Driver, settings: Settings, question: str, *, chat: Bas
 
             chat = get_chat_model(settings)
         route = route_question(question, catalog, chat=chat, classifier=True)
-    if route.mode in {"global", "drift"}:
-        n = read_all(driver, settings, cypher.community_report_count())[0]["n"]
-        if not n:
-            from graphrag_got.search.drift import NO_REPORTS
-
-            if not route.entities:
-                raise SearchError(f"the question was routed to {route.mode} ({route.reason}), but {NO_REPORTS}")
-            warning = f"routed to {route.mode}, but the graph has no community reports: answered locally"
-            route = route.model_copy(update={
-                "mode": "local", "reason": f"{route.reason}; no community reports, so local",
-                "warnings": [*route.warnings, warning]})  # fmt: skip
+    if route.mode in {"global", "drift"} and not _has_reports(driver, settings):
+        warning = (f"the question was routed to {route.mode} ({route.reason}), but the graph has no community "
+                   f"reports, so local retrieval answered it; to enable {route.mode} answers run "
+                   f"`{ENABLE_REPORTS}`")
+        warn_once(logger, "routed without community reports", "%s", warning)
+        route = route.model_copy(update={
+            "mode": "local", "reason": f"{route.reason}; no community reports, so local",
+            "warnings": [*route.warnings, warning]})  # fmt: skip
     return route
 
 
@@ -182,6 +198,7 @@ def ask(
         route = _route(driver, settings, question, chat=chat, answer=answer, classifier=classifier)
         timings["route"] = round(time.perf_counter() - t0, 4)
     else:
+        _check_mode_can_run(driver, settings, mode)
         route = Route(mode=mode, reason=f"{mode} asked explicitly", rule="explicit", decided_by="explicit")
     out = AskResult(question=question, mode=route.mode, route=route)
     _usage(out, route)

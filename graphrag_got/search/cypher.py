@@ -244,6 +244,11 @@ def drift_community_reports() -> str:
     )
 
 
+def community_count() -> str:
+    """How many communities exist (with or without a summary)."""
+    return "MATCH (c:Community) RETURN count(c) AS n"
+
+
 def community_report_count() -> str:
     """How many communities have a summary (routing checks global/drift can answer at all)."""
     return "MATCH (c:Community) WHERE c.summary IS NOT NULL RETURN count(c) AS n"

@@ -54,6 +54,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
 from graphrag_got.communities.graph import relation_types
+from graphrag_got.common.once import warn_once
 from graphrag_got.config import Settings
 from graphrag_got.errors import LLMError, SearchError
 from graphrag_got.graph.db import read_all
@@ -290,7 +291,7 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
         if problem is not None:
             if mode == "vector":
                 raise SearchError(f"vector retrieval is not possible: {problem}")
-            log.warning("hybrid retrieval falls back to graph: %s", problem)
+            warn_once(log, "hybrid retrieval fell back to graph", "hybrid retrieval falls back to graph: %s", problem)
             res.warnings.append(f"hybrid retrieval fell back to graph: {problem}")
             res.vector_unavailable = True
             res.retrieval = mode = "graph"

@@ -12,6 +12,7 @@ reach Neo4j only as query parameters, in READ-mode sessions. Errors are JSON
 from __future__ import annotations
 
 import logging
+import time
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Any, AsyncIterator
@@ -26,14 +27,18 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphrag_got import __version__
+from graphrag_got.common.once import log_warning_counts
 from graphrag_got.config import Settings
-from graphrag_got.errors import GraphragGotError, LLMError, Neo4jError, OntologyError, SearchError
+from graphrag_got.errors import GraphragGotError, LLMError, ModeUnavailable, Neo4jError, OntologyError, SearchError
 from graphrag_got.service.graph_reads import MAX_COMMUNITIES, MAX_MEMBERS, MAX_RELATIONS, BadLookup, EntityNotFound
 from graphrag_got.service.limits import InputTooLarge, ServiceBusy, ServiceTimeout
 from graphrag_got.service.models import AskRequest, CommunityPage, ErrorResponse, Health, Neighbourhood
-from graphrag_got.service.runtime import EmptyQuestion, ServiceRuntime
+from graphrag_got.service.runtime import NEO4J_DOWN, EmptyQuestion, ServiceRuntime
 
 logger = logging.getLogger(__name__)
+access_log = logging.getLogger("graphrag_got.service.access")
+#: Host names always accepted in the Host header (loopback); ``--host`` and a setting add more.
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 STATIC = resources.files("graphrag_got") / "service" / "static"
 #: The page loads nothing from elsewhere (the machine it runs on may have no internet).
@@ -67,11 +72,48 @@ def _status_of(exc: GraphragGotError) -> tuple[int, str, dict[str, Any]]:
         return 503, "neo4j_unavailable", {}
     if isinstance(exc, LLMError):
         return 502, "llm_failed", {}
+    if isinstance(exc, ModeUnavailable):  # the graph's state, not the request, is what is missing
+        return 409, "mode_unavailable", {"mode": exc.mode, "command": exc.command}
     if isinstance(exc, SearchError):
         return 400, "search_failed", {}
     if isinstance(exc, OntologyError):
         return 500, "ontology_error", {}
     return 500, "error", {}
+
+
+def host_name(header: str) -> str:
+    """The name in a Host header, without port or IPv6 brackets, lower-case (``[::1]:8766`` -> ``::1``)."""
+    value = header.strip().lower()
+    if value.startswith("["):
+        return value[1:value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+class HostAllowlist:
+    """Answer 400 to requests whose Host header names a host not in ``allowed``: a web page the user
+    visits cannot rebind its own name to 127.0.0.1 and read the graph (DNS rebinding)."""
+
+    def __init__(self, app: ASGIApp, allowed: set[str]):
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in {"http", "websocket"}:
+            await self.app(scope, receive, send)
+            return
+        header = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
+        name = host_name(header)
+        if name in self.allowed:
+            await self.app(scope, receive, send)
+            return
+        logger.warning("refused a request for host %r (not in the allowed hosts; add it to "
+                       "GRAPHRAG_SERVICE_ALLOWED_HOSTS if it is yours)", header[:100])
+        response = error_response(400, "host_not_allowed",
+                                  f"this service does not answer for host {header[:100]!r}; use one of "
+                                  f"{', '.join(sorted(self.allowed))} or add the name to "
+                                  "GRAPHRAG_SERVICE_ALLOWED_HOSTS",
+                                  allowed=sorted(self.allowed))
+        await response(scope, receive, send)
 
 
 class BodyLimit:
@@ -125,16 +167,19 @@ class _TooLarge(StarletteHTTPException):
 
 
 def create_app(settings: Settings, *, chat: BaseChatModel | None = None,
-               driver: neo4j.Driver | None = None) -> FastAPI:
+               driver: neo4j.Driver | None = None, host: str = "127.0.0.1") -> FastAPI:
     """The service for ``settings``. ``chat``: the model answering questions (default: the configured
     one, built on the first question that needs it); ``driver``: a Neo4j driver to use (default: one
-    connected on first use and closed when the app stops)."""
+    connected on first use and closed when the app stops); ``host``: the address it listens on (its
+    name is accepted in the Host header, with loopback names and GRAPHRAG_SERVICE_ALLOWED_HOSTS)."""
     runtime = ServiceRuntime(settings, chat=chat, driver=driver)
+    allowed = {*LOOPBACK_HOSTS, host_name(host), *settings.service.allowed_hosts}
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
         runtime.close()
+        log_warning_counts(logger)
 
     app = FastAPI(title="graphrag-got", version=__version__, lifespan=lifespan,
                   description="Read-only questions over an ontology-constrained knowledge graph.",
@@ -145,16 +190,24 @@ def create_app(settings: Settings, *, chat: BaseChatModel | None = None,
 
     @app.middleware("http")
     async def security_headers(request: Request, call_next: Any) -> Any:
+        start = time.perf_counter()
         response = await call_next(request)
         for k, v in SECURITY_HEADERS.items():
             response.headers.setdefault(k, v)
+        client = request.client.host if request.client else "-"
+        access_log.info("%s %s %s %d %.0f ms", client, request.method, request.url.path, response.status_code,
+                        (time.perf_counter() - start) * 1000)
         return response
+
+    app.add_middleware(HostAllowlist, allowed=allowed)  # outermost: a foreign host reaches nothing
 
     @app.exception_handler(GraphragGotError)
     async def our_error(_: Request, exc: GraphragGotError) -> JSONResponse:
         status, code, detail = _status_of(exc)
         if status >= 500:
             logger.warning("%s: %s", code, exc)
+        if isinstance(exc, Neo4jError):  # its text names the URI and the driver's own words: log only
+            return error_response(status, code, NEO4J_DOWN, **detail)
         return error_response(status, code, str(exc), **detail)
 
     @app.exception_handler(RequestValidationError)

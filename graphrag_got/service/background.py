@@ -24,7 +24,7 @@ from graphrag_got.errors import GraphragGotError
 def serve_in_thread(app: ASGIApp, host: str = "127.0.0.1", port: int = 0, *,
                     startup_timeout_s: float = 30.0) -> Iterator[str]:
     """Serve ``app`` with uvicorn in a daemon thread; yields the base URL, stops the server on exit."""
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, lifespan="on",
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False, lifespan="on",
                                            timeout_graceful_shutdown=2))
     thread = threading.Thread(target=server.run, name="graphrag-service", daemon=True)
     thread.start()

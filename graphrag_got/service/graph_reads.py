@@ -10,7 +10,6 @@ from typing import Any
 
 import neo4j
 
-from graphrag_got.search import cypher as search_cypher
 from graphrag_got.service import cypher
 from graphrag_got.config import Settings
 from graphrag_got.errors import SearchError
@@ -85,16 +84,12 @@ def _not_found_message(name: str, type_: str | None, suggestions: list[str]) -> 
 
 
 def suggest_names(driver: neo4j.Driver, settings: Settings, name: str, n: int = SUGGESTIONS) -> list[str]:
-    """Names of the graph close to ``name`` (the local-search matcher: words, then spelling)."""
-    from graphrag_got.search.anchors import match_entities
+    """Names of the graph close to ``name``, from the matcher that anchors questions
+    (:func:`graphrag_got.search.anchors.suggest_entities`, on the same cached catalog)."""
+    from graphrag_got.search.anchors import entity_catalog, suggest_entities
 
-    catalog = read_all(driver, settings, search_cypher.search_entity_catalog())
-    out: list[str] = []
-    for match in match_entities(name, catalog):
-        for found in match.names:
-            if found not in out:
-                out.append(found)
-    return out[:n]
+    catalog, index = entity_catalog(driver, settings)
+    return suggest_entities(name, catalog, index, n)
 
 
 def _relation(row: dict[str, Any], ontology: Ontology) -> RelationOut:

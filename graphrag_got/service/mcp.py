@@ -50,6 +50,36 @@ async def _tool_call(work: Callable[[], Awaitable[T]]) -> T:
         raise ToolError(str(exc)) from exc
 
 
+def _arguments_problem(exc: ValidationError) -> str:
+    """pydantic's errors as one readable line: ``mode: must be one of 'auto', ...``."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err.get("loc", ()) if p != "model") or "arguments"
+        parts.append(f"{where}: {err.get('msg', 'invalid').lower()}")
+    return "; ".join(parts)
+
+
+class GraphServer(MCPServer):
+    """The SDK's server, stricter on arguments: an argument the tool does not take is refused (the
+    HTTP API answers 422 to it; the SDK would drop it silently) and a wrong type gets one readable
+    line instead of pydantic's raw report."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            known = set((tool.parameters or {}).get("properties", {}))
+            unknown = sorted(set(arguments) - known)
+            if unknown:
+                raise ToolError(f"tool {name} does not take {', '.join(repr(u) for u in unknown)}; its arguments are "
+                                f"{', '.join(sorted(known)) or 'none'}")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(f"invalid arguments for tool {name}: {_arguments_problem(exc.__cause__)}") from None
+            raise
+
+
 def ontology_summary(runtime: ServiceRuntime) -> dict[str, Any]:
     onto = runtime.ontology()
     return {
@@ -69,7 +99,7 @@ def build_server(settings: Settings, *, chat: BaseChatModel | None = None,
                  driver: neo4j.Driver | None = None) -> MCPServer:
     """The MCP server for ``settings`` (``chat``/``driver`` as in :func:`graphrag_got.service.create_app`)."""
     runtime = ServiceRuntime(settings, chat=chat, driver=driver)
-    server: MCPServer = MCPServer(name="graphrag-got", version=__version__, instructions=INSTRUCTIONS,
+    server: MCPServer = GraphServer(name="graphrag-got", version=__version__, instructions=INSTRUCTIONS,
                                   log_level="WARNING")
 
     @server.tool(annotations=READ_ONLY)

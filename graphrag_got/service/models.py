@@ -94,7 +94,6 @@ class CommunityPage(BaseModel):
 class Health(BaseModel):
     status: Literal["ok", "degraded"]
     neo4j: bool
-    neo4j_uri: str
     neo4j_error: str | None = None
     entities: int | None = None
     communities: int | None = None

@@ -23,6 +23,9 @@ from graphrag_got.service.models import AskRequest, CommunityPage, Health, Neigh
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+#: What a client is told when Neo4j fails (the URI and the driver's words go to the server log only).
+NEO4J_DOWN = ("Neo4j is not reachable or refused the request: start it with `graphrag-got neo4j start` (or check "
+              "NEO4J_URI / NEO4J_PASSWORD where the service runs); the server log has the details")
 WORKER_THREADS = 32  # blocking requests served at once (Neo4j reads are short; LLM ones are gated)
 
 
@@ -52,7 +55,9 @@ class ServiceRuntime:
             if self._driver is None:
                 from graphrag_got.graph.db import connect
 
-                self._driver = connect(self.settings)
+                # the budget covers a failed attempt and the one retry the driver always makes
+                wait = self.settings.service.neo4j_timeout_s
+                self._driver = connect(self.settings, timeout_s=wait / 2, retry_s=wait / 10)
             return self._driver
 
     def ontology(self) -> Ontology:
@@ -128,12 +133,13 @@ class ServiceRuntime:
 
     def health(self) -> Health:
         model, model_error = self.model_info()
-        base: dict[str, Any] = {"neo4j_uri": self.settings.neo4j.uri, "llm_provider": self.settings.llm.provider,
+        base: dict[str, Any] = {"llm_provider": self.settings.llm.provider,
                                 "model": model, "model_error": model_error, "llm_slots": self.gate.slots,
                                 "llm_busy": self.gate.busy}
         try:
             entities, communities = graph_reads.graph_counts(self.driver(), self.settings)
         except Neo4jError as exc:
-            return Health(status="degraded", neo4j=False, neo4j_error=str(exc), **base)
+            logger.warning("health: %s", exc)
+            return Health(status="degraded", neo4j=False, neo4j_error=NEO4J_DOWN, **base)
         status = "ok" if model_error is None else "degraded"
         return Health(status=status, neo4j=True, entities=entities, communities=communities, **base)

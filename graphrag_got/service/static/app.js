@@ -46,7 +46,7 @@ async function showHealth() {
     line.textContent = `${h.entities} entities, ${h.communities} communities · model: ${h.model || "not configured"}`;
   } catch (err) {
     const h = err.body || {};
-    line.textContent = h.neo4j_error ? `Neo4j is not reachable: ${h.neo4j_error}` : `service problem: ${err.message}`;
+    line.textContent = h.neo4j_error ? h.neo4j_error : `service problem: ${err.message}`;
     line.classList.add("error");
   }
 }
@@ -252,12 +252,26 @@ function layoutAndDraw(board, nodes, edges, focus) {
 }
 
 // --- the form -------------------------------------------------------------------------------
+let asked = 0;  // the number of the latest request: a slower earlier answer must not overwrite it
+
+// Remove everything the previous request showed (route, answer, warnings, sources, evidence,
+// graph, timings), so an error or a new answer never appears under an old one.
+function clearResult() {
+  current = { byId: new Map(), cited: new Set() };
+  for (const id of ["route", "answer", "warnings", "sources", "evidence", "graph"]) $(id).replaceChildren();
+  $("graph-note").textContent = "";
+  $("timings").textContent = "";
+  $("result").hidden = true;
+}
+
 async function onAsk(event) {
   event.preventDefault();
   const status = $("status");
   const button = $("ask");
   const question = $("question").value.trim();
   if (!question) { status.textContent = "Type a question first."; status.className = "error"; return; }
+  const mine = ++asked;
+  clearResult();
   button.disabled = true;
   status.className = "";
   status.textContent = "searching…";
@@ -265,13 +279,15 @@ async function onAsk(event) {
     const body = { question, mode: $("mode").value, answer: $("use-llm").checked };
     const r = await getJSON("/ask", { method: "POST", headers: { "content-type": "application/json" },
                                       body: JSON.stringify(body) });
+    if (mine !== asked) return;
     status.textContent = "";
     renderResult(r);
   } catch (err) {
+    if (mine !== asked) return;
     status.textContent = err.message;
     status.className = "error";
   } finally {
-    button.disabled = false;
+    if (mine === asked) button.disabled = false;
   }
 }
 
