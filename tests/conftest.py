@@ -117,3 +117,11 @@ else:
     _hypothesis_settings.register_profile("default", max_examples=50, deadline=None, database=None)
     _hypothesis_settings.register_profile("thorough", max_examples=2000, deadline=None, database=None)
     _hypothesis_settings.load_profile("default")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_once_warnings() -> None:
+    """Each test sees the first occurrence of a once-logged warning (graphrag_got.common.once)."""
+    from graphrag_got.common.once import reset_repeated_warnings
+
+    reset_repeated_warnings()

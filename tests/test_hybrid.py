@@ -80,6 +80,17 @@ def _cid(key: str) -> str:
     return f"{CHUNKS[key][0]}:{key}"
 
 
+def _evidence(key: str, text: str) -> dict[str, object]:
+    """Evidence at its real offsets in the chunk (``load`` refuses evidence that differs from the text)."""
+    chunk = CHUNKS[key][2]
+    start = chunk.find(text.split(" ... ")[0])
+    if " ... " in text or start < 0:  # an abridged quote: the whole sentence it abridges
+        start = max(start, 0)
+        end = chunk.find(".", start) + 1 or len(chunk)
+        return {"chunk_id": _cid(key), "start": start, "end": end, "text": chunk[start:end]}
+    return {"chunk_id": _cid(key), "start": start, "end": start + len(text), "text": text}
+
+
 def build_extraction() -> Extraction:
     docs = sorted({d for d, _, _ in CHUNKS.values()})
     ext = Extraction(
@@ -92,7 +103,7 @@ def build_extraction() -> Extraction:
         relations=[RelationRecord(subject=s, subject_key=s.lower(), subject_type=ENTITIES[s][0], relation=r,
                                   object=o, object_key=o.lower(), object_type=ENTITIES[o][0],
                                   symmetric=r == "ALTERNATIVE_TO", chunk_ids=[_cid(k)],
-                                  evidence=[{"chunk_id": _cid(k), "start": 0, "end": len(ev), "text": ev}])
+                                  evidence=[_evidence(k, ev)])
                    for s, r, o, k, ev in RELATIONS],
     )
     ext.recount()

@@ -35,6 +35,12 @@ def repeated_warnings() -> dict[str, int]:
         return dict(_counts)
 
 
+def reset_repeated_warnings() -> None:
+    """Forget every count, so the next occurrence of each key is logged again (tests start from here)."""
+    with _lock:
+        _counts.clear()
+
+
 def log_warning_counts(log: logging.Logger) -> None:
     """One line with the count of every once-logged warning that occurred more than once."""
     counts = {k: v for k, v in repeated_warnings().items() if v > 1}
