@@ -94,6 +94,8 @@ def test_header_and_counts(gold: dict[str, Any], ontology: dict[str, Any], onto:
         "chunks": len(gold["chunks"]),
         "chunks_extracted": len(gold["chunks"]),
         "chunks_failed": 0,
+        "failed_by_reason": {},
+        "files_skipped": 0,
         "chunks_repaired": 0,
         "entities": len(gold["entities"]),
         "relations": len(gold["relations"]),
