@@ -12,6 +12,7 @@ a development graph, run the tests against another port and home, e.g.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -125,3 +126,13 @@ def _fresh_once_warnings() -> None:
     from graphrag_got.common.once import reset_repeated_warnings
 
     reset_repeated_warnings()
+
+
+@pytest.fixture(autouse=True)
+def restore_logging() -> Iterator[None]:
+    """``cli.main()`` installs a handler on the root logger; put the root logger back as it was."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)

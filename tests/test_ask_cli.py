@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -16,15 +14,6 @@ ROOT = Path(__file__).resolve().parent.parent
 ONTOLOGY = str(ROOT / "ontology" / "got.json")
 BETRAYAL = "¿Quién traicionó a Robb Stark?"
 
-
-@pytest.fixture(autouse=True)
-def restore_logging() -> Iterator[None]:
-    """main() installs a handler on the root logger; put the root logger back as it was."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from rich.console import Console
@@ -41,15 +40,6 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(work)
     return work
 
-
-@pytest.fixture(autouse=True)
-def restore_logging() -> Iterator[None]:
-    """main() installs a handler on the root logger; put the root logger back as it was."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def _settings(argv: list[str]) -> Settings:

@@ -7,22 +7,12 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Iterator
 
-import pytest
 
 from graphrag_got.cli import main
 from graphrag_got.graph.load import load_extraction
 from test_service import GOLD, ONTO, ROOT, meeting_sentence
 
-
-@pytest.fixture(autouse=True)
-def restore_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 def _tampered(path: Path) -> tuple[Path, str, str]:

@@ -7,9 +7,8 @@ is refused with that command (HTTP 409 ``mode_unavailable``, a one-line CLI erro
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import anyio
 import httpx
@@ -25,15 +24,6 @@ from test_service import ROOT, ScriptedChat, service_settings
 CORPUS_WIDE = "¿Cuáles son los temas principales?"  # names no entity: routed to global
 ENABLE = "graphrag-got communities summarize"
 
-
-@pytest.fixture(autouse=True)
-def restore_logging() -> Iterator[None]:
-    """main() installs a handler on the root logger; put it back as it was."""
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
 
 
 @pytest.fixture(scope="module")

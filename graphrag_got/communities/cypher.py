@@ -8,7 +8,7 @@ search live in :mod:`graphrag_got.search.cypher`.
 from __future__ import annotations
 
 from graphrag_got.graph.cypher import attribute_pairs
-from graphrag_got.graph.vector_cypher import create_vector_index, set_embeddings
+from graphrag_got.graph.vector_cypher import set_embeddings
 
 # ---------------------------------------------------------------------------------------------
 # Labels and index names
@@ -170,8 +170,3 @@ def community_reports_to_embed() -> str:
 def set_community_embeddings() -> str:
     """Rows ``{id, embedding, hash}``: a report's vector (float32 vector property) and its text hash."""
     return set_embeddings(COMMUNITY, "id")
-
-
-def create_community_vector_index(dimensions: int) -> str:
-    """The cosine vector index ``community_embedding`` on ``Community.embedding`` (idempotent)."""
-    return create_vector_index(COMMUNITY_VECTOR_INDEX, COMMUNITY, dimensions)
