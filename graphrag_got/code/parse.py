@@ -25,22 +25,19 @@ from typing import Iterator, Literal
 import tree_sitter
 import tree_sitter_python
 
-#: A call target as written: a dotted chain rooted at a name, ``super()`` or a literal; None when
-#: the callee is an expression static analysis cannot name (``handlers[k]()``, ``f()()``).
-Chain = tuple[str, ...]
-SUPER = "super()"
-CALL_RESULT = "()"
-LITERAL_PREFIX = "<literal>"
+from graphrag_got.code.chains import (  # noqa: F401 - re-exported: the parser's vocabulary
+    _LITERALS, CALL_RESULT, LITERAL_PREFIX, MAX_CHAIN_PARTS, SUPER, Chain, TypeRef, _text, annotation_chain,
+    annotation_type, chain_of)
 
-_LITERALS = {"string": "str", "concatenated_string": "str", "list": "list", "dictionary": "dict",
-             "set": "set", "tuple": "tuple", "integer": "int", "float": "float", "list_comprehension": "list",
-             "dictionary_comprehension": "dict", "set_comprehension": "set"}
+#: The chain of the literal ``None`` (a value the type rules skip: ``x = None`` then ``x = Foo()``).
+NONE = (LITERAL_PREFIX + "None",)
+_FIXTURE_DECORATORS = {"pytest.fixture", "fixture", "pytest_asyncio.fixture", "_pytest.fixtures.fixture"}
+_FIXTURE_NAME = re.compile(r"\bname\s*=\s*['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]")
+_QUOTED = re.compile(r"['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]")
+
 _DEF_TYPES = ("function_definition", "class_definition")
 _PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_property"}
-_DOTTED_TEXT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 SIGNATURE_MAX = 300
-#: Longest call chain read (``a.b().c`` has 4 parts: a, b, (), c); longer ones are not named (None).
-MAX_CHAIN_PARTS = 64
 _CLOCK_EVERY = 4096  # nodes visited between two looks at the clock
 
 
@@ -74,6 +71,17 @@ class ImportStatement:
 
 
 @dataclass(frozen=True)
+class Value:
+    """What one binding of a name gives it: the chain of the expression (None: not nameable), or,
+    for a loop target, each item of the iterable ``chain`` (``each``) or of a literal list/tuple/set
+    written out (``items``, one chain per item)."""
+
+    chain: Chain | None
+    each: bool = False
+    items: tuple[Chain | None, ...] | None = None
+
+
+@dataclass(frozen=True)
 class CallSite:
     chain: Chain | None
     line: int
@@ -98,9 +106,18 @@ class Definition:
     bases: list[tuple[Chain | None, int]] = field(default_factory=list)  # classes: (base chain, line)
     members: dict[str, str] = field(default_factory=dict)  # classes: name -> qualname (methods, classes)
     params: list[str] = field(default_factory=list)
-    annotations: dict[str, Chain] = field(default_factory=dict)  # local name -> annotated class chain
-    constructed: dict[str, Chain] = field(default_factory=dict)  # local name -> callee of its one assignment
-    assignments: dict[str, int] = field(default_factory=dict)  # local name -> times assigned
+    annotations: dict[str, TypeRef] = field(default_factory=dict)  # local name -> its annotation
+    values: dict[str, list[Value]] = field(default_factory=dict)  # local name -> each binding (defaults too)
+    returns: list[Chain | None] = field(default_factory=list)  # functions: `return X` values (bare: none)
+    yields: list[Chain | None] = field(default_factory=list)  # functions: `yield X` values
+    return_type: TypeRef | None = None  # functions: the return annotation
+    decorator_chains: list[Chain | None] = field(default_factory=list)
+    fixture: str | None = None  # functions marked @pytest.fixture: the fixture's name
+    usefixtures: list[str] = field(default_factory=list)  # @pytest.mark.usefixtures("a", ...)
+    # classes: attribute name -> its bindings (`self.x = v` in a method, `x = v` in the body), each
+    # with the function it is evaluated in (None: the class's enclosing scope)
+    attr_values: dict[str, list[tuple[Value, "Definition | None"]]] = field(default_factory=dict, repr=False)
+    attr_types: dict[str, TypeRef] = field(default_factory=dict)  # classes: annotated attributes
     locals: set[str] = field(default_factory=set)
     declared_global: set[str] = field(default_factory=set)
     nested: dict[str, str] = field(default_factory=dict)  # defs directly in this function: name -> qualname
@@ -140,6 +157,7 @@ class FileFacts:
     bindings: dict[str, Binding] = field(default_factory=dict)  # module-level imports
     star_imports: list[str] = field(default_factory=list)
     module_vars: set[str] = field(default_factory=set)
+    pytest_plugins: list[str] = field(default_factory=list)  # modules named by `pytest_plugins = [...]`
     imports: list[ImportStatement] = field(default_factory=list)
     syntax_errors: int = 0
     _offset_memo: tuple[int, int] = field(default=(0, 0), repr=False, compare=False)
@@ -167,106 +185,6 @@ def is_test_file(path: str) -> bool:
     """pytest's default ``python_files``: ``test_*.py`` and ``*_test.py``."""
     base = path.rsplit("/", 1)[-1]
     return base.endswith(".py") and (base.startswith("test_") or base.endswith("_test.py"))
-
-
-def _text(node: tree_sitter.Node | None) -> str:
-    return node.text.decode("utf-8", errors="replace") if node is not None and node.text is not None else ""
-
-
-_UNNAMED = None  # the chain of an expression static analysis cannot name
-_MISS = object()
-_MEMO_MAX = 10_000  # chains remembered by one walker (they only help within one expression)
-
-
-def chain_of(node: tree_sitter.Node | None, memo: dict[int, Chain | None] | None = None) -> Chain | None:
-    """``a.b.c`` -> ("a", "b", "c"); ``super().m`` -> ("super()", "m"); ``"x".join`` -> ("<literal>str", "join");
-    ``Shop().checkout`` -> ("Shop", "()", "checkout").
-
-    A chain of more than :data:`MAX_CHAIN_PARTS` parts is None: the walk down stops there, so one
-    call costs a bounded number of steps. With ``memo`` (node id -> chain), the chains of the inner
-    nodes walked are remembered, so the nested calls of one ``a.m().m().m()`` are walked once."""
-    path: list[tuple[int, str | None]] = []  # (node id, the part it adds; None for parentheses)
-    parts = 0
-    head: Chain | None
-    while True:
-        if node is None:
-            head = _UNNAMED
-            break
-        if memo is not None:
-            hit = memo.get(node.id, _MISS)
-            if hit is not _MISS:
-                head = hit  # type: ignore[assignment]
-                break
-        if len(path) > 4 * MAX_CHAIN_PARTS or parts > MAX_CHAIN_PARTS:  # too long to name: bounded work
-            if memo is not None and path:
-                memo[path[0][0]] = _UNNAMED
-            return None
-        t = node.type
-        if t == "identifier":
-            head = (_text(node),)
-            break
-        if t == "attribute":
-            path.append((node.id, _text(node.child_by_field_name("attribute"))))
-            parts += 1
-            node = node.child_by_field_name("object")
-            continue
-        if t == "call":
-            fn = node.child_by_field_name("function")
-            if fn is not None and fn.type == "identifier" and _text(fn) == "super":
-                head = (SUPER,)
-                break
-            path.append((node.id, CALL_RESULT))  # `Shop().checkout`: what Shop() returns
-            parts += 1
-            node = fn
-            continue
-        if t in _LITERALS:
-            head = (LITERAL_PREFIX + _LITERALS[t],)
-            break
-        if t == "parenthesized_expression" and node.named_child_count == 1:
-            path.append((node.id, None))
-            node = node.named_children[0]
-            continue
-        head = _UNNAMED
-        break
-    if memo is not None and node is not None:
-        memo[node.id] = head
-    chain = head
-    for node_id, part in reversed(path):
-        if chain is not None and part is not None:
-            chain = chain + (part,) if len(chain) < MAX_CHAIN_PARTS else _UNNAMED
-        if memo is not None:
-            memo[node_id] = chain
-    if memo is not None and len(memo) > _MEMO_MAX:
-        memo.clear()
-    return chain
-
-
-def annotation_chain(node: tree_sitter.Node | None) -> Chain | None:
-    """The class an annotation names, when it names exactly one: ``Foo``, ``m.Foo``, ``"Foo"``,
-    ``Foo | None``, ``Optional[Foo]``; None otherwise (``list[Foo]``, unions of two classes)."""
-    if node is None:
-        return None
-    if node.type == "type" and node.named_child_count == 1:
-        node = node.named_children[0]
-    if node.type in ("identifier", "attribute"):
-        return chain_of(node)
-    if node.type == "string":
-        content = "".join(_text(c) for c in node.children if c.type == "string_content").strip()
-        return tuple(content.split(".")) if _DOTTED_TEXT.fullmatch(content) else None
-    if node.type == "binary_operator" and _text(node.child_by_field_name("operator")) == "|":
-        sides = [node.child_by_field_name("left"), node.child_by_field_name("right")]
-        named = [s for s in sides if s is not None and _text(s) != "None"]
-        return annotation_chain(named[0]) if len(named) == 1 else None
-    if node.type in ("subscript", "generic_type"):
-        head = node.child_by_field_name("value") or (node.named_children[0] if node.named_children else None)
-        if head is not None and _text(head).split(".")[-1] == "Optional":
-            args = [c for c in node.named_children if c is not head]
-            if len(args) == 1:
-                inner = args[0]
-                if inner.type == "type_parameter" and inner.named_child_count == 1:
-                    inner = inner.named_children[0]
-                return annotation_chain(inner)
-    return None
 
 
 def _target_names(node: tree_sitter.Node | None) -> Iterator[str]:
@@ -396,7 +314,16 @@ class _Walker:
         d = Definition(qualname=qualname, name=name, node_kind=node_kind, kind=kind,
                        start_line=outer.start_point[0] + 1, end_line=outer.end_point[0] + 1,
                        signature=_signature(node, self.f.source), docstring=_first_docstring_line(body), segment=self.segment,
-                       parent=scope, decorators=decos)
+                       parent=scope, decorators=decos,
+                       decorator_chains=[chain_of(x.named_children[0], self._chains) if x.named_children else None
+                                         for x in decorators])
+        for text in decos:
+            head = text.split("(")[0].strip()
+            if head in _FIXTURE_DECORATORS:
+                named = _FIXTURE_NAME.search(text)
+                d.fixture = named.group(1) if named else name
+            elif head.endswith("mark.usefixtures"):
+                d.usefixtures += _QUOTED.findall(text)
         self.f.definitions.append(d)
         if scope is None:
             self.f.top_names[name] = qualname
@@ -414,6 +341,7 @@ class _Walker:
         else:
             self._parameters(d, node.child_by_field_name("parameters"), scope, stack)
             ret = node.child_by_field_name("return_type")
+            d.return_type = annotation_type(ret)
             if ret is not None:
                 stack.append((ret, scope))
         for deco in decorators:  # evaluated in the enclosing scope
@@ -441,6 +369,8 @@ class _Walker:
                 value = p.child_by_field_name("value")
                 if value is not None:
                     stack.append((value, scope))  # defaults are evaluated in the enclosing scope
+                    if name_node is not None:  # a default is one value the parameter may hold
+                        d.values.setdefault(_text(name_node), []).append(self._value(value))
             elif p.type in ("list_splat_pattern", "dictionary_splat_pattern"):
                 name_node = p.named_children[0] if p.named_children else None
             if name_node is None or name_node.type != "identifier":
@@ -448,32 +378,74 @@ class _Walker:
             name = _text(name_node)
             d.params.append(name)
             d.locals.add(name)
-            chain = annotation_chain(annotation)
-            if chain is not None:
-                d.annotations[name] = chain
+            ref = annotation_type(annotation)
+            if ref is not None:
+                d.annotations[name] = ref
 
     # ---------------------------------------------------------------- bindings in a function
-    def bind(self, scope: Definition | None, names: Iterator[str], value: tree_sitter.Node | None = None,
+    def _value(self, node: tree_sitter.Node | None) -> Value:
+        if node is not None and node.type == "none":
+            return Value(NONE)
+        return Value(chain_of(node, self._chains))
+
+    def bind(self, scope: Definition | None, names: Iterator[str], value: Value | None = None,
              annotation: tree_sitter.Node | None = None) -> None:
+        """Names bound in ``scope``; with one name, ``value`` (what it is given) and ``annotation``
+        are kept for the type rules. Class bodies bind class attributes, not names of a scope."""
         names = list(names)
         if scope is None:
             self.f.module_vars.update(names)
             return
         if scope.node_kind == "class":
-            return  # class attributes are not names of any function scope
+            if len(names) == 1:
+                self._attribute(scope, names[0], value, annotation, None)
+            return
         for name in names:
             scope.locals.add(name)
-            scope.assignments[name] = scope.assignments.get(name, 0) + 1
-        if len(names) == 1:
-            if value is not None and value.type in _LITERALS:  # `out = []`: a builtin value
-                scope.constructed[names[0]] = (LITERAL_PREFIX + _LITERALS[value.type],)
-            if value is not None and value.type == "call":
-                chain = chain_of(value.child_by_field_name("function"), self._chains)
-                if chain is not None:
-                    scope.constructed[names[0]] = chain
-            chain = annotation_chain(annotation)
-            if chain is not None:
-                scope.annotations[names[0]] = chain
+            scope.values.setdefault(name, []).append(value if value is not None and len(names) == 1
+                                                     else Value(None))
+        ref = annotation_type(annotation)
+        if len(names) == 1 and ref is not None:
+            scope.annotations[names[0]] = ref
+
+    @staticmethod
+    def _attribute(cls: Definition, name: str, value: Value | None, annotation: tree_sitter.Node | None,
+                   where: Definition | None) -> None:
+        ref = annotation_type(annotation)
+        if ref is not None:
+            cls.attr_types.setdefault(name, ref)
+        if value is not None:
+            cls.attr_values.setdefault(name, []).append((value, where))
+
+    def _self_attribute(self, scope: Definition | None, left: tree_sitter.Node | None, value: Value,
+                        annotation: tree_sitter.Node | None) -> None:
+        """``self.x = v`` (or ``cls.x = v``) in a method: a binding of the class's attribute ``x``."""
+        if scope is None or left is None or left.type != "attribute" or scope.node_kind != "function":
+            return
+        owner = scope.parent
+        obj = left.child_by_field_name("object")
+        if owner is None or owner.node_kind != "class" or obj is None or obj.type != "identifier" \
+                or not scope.params or _text(obj) != scope.params[0] or scope.kind == "staticmethod":
+            return
+        self._attribute(owner, _text(left.child_by_field_name("attribute")), value, annotation, scope)
+
+    def _loop(self, scope: Definition | None, node: tree_sitter.Node) -> None:
+        right = node.child_by_field_name("right")
+        if right is not None and right.type in ("list", "tuple", "set"):
+            value = Value(None, each=True, items=tuple(chain_of(c, self._chains) for c in right.named_children))
+        else:
+            value = Value(chain_of(right, self._chains), each=True)
+        self.bind(scope, _target_names(node.child_by_field_name("left")), value)
+
+    def _plugins(self, node: tree_sitter.Node) -> None:
+        """``pytest_plugins = ["pkg.fixtures"]`` (or one string) at module level."""
+        right = node.child_by_field_name("right")
+        strings = [right] if right is not None and right.type == "string" else \
+            [c for c in (right.named_children if right is not None else []) if c.type == "string"]
+        for st in strings:
+            content = "".join(_text(c) for c in st.children if c.type == "string_content").strip()
+            if content:
+                self.f.pytest_plugins.append(content)
 
     # ---------------------------------------------------------------- the walk
     def run(self, root: tree_sitter.Node) -> None:
@@ -542,12 +514,27 @@ class _Walker:
             if fn is not None and chain != ("super",):  # `super()` is counted with the method it looks up
                 fn.calls.append(CallSite(chain, node.start_point[0] + 1))
         elif t == "assignment":
-            self.bind(scope, _target_names(node.child_by_field_name("left")), node.child_by_field_name("right"),
-                      node.child_by_field_name("type"))
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            value = self._value(right) if right is not None else None
+            self.bind(scope, _target_names(left), value, node.child_by_field_name("type"))
+            self._self_attribute(scope, left, value or Value(None), node.child_by_field_name("type"))
+            if scope is None and left is not None and _text(left) == "pytest_plugins":
+                self._plugins(node)
         elif t == "augmented_assignment":
             self.bind(scope, _target_names(node.child_by_field_name("left")))
         elif t in ("for_statement", "for_in_clause"):
-            self.bind(scope, _target_names(node.child_by_field_name("left")))
+            self._loop(scope, node)
+        elif t == "return_statement" or (t == "yield" and node.is_named):
+            fn = scope
+            if fn is not None and fn.node_kind == "function":
+                expr = node.named_children[0] if node.named_children else None
+                if expr is not None and expr.type == "expression_list":
+                    expr = None  # `return a, b`: a tuple
+                if t == "yield":  # `yield from it` yields the items of it: not followed
+                    from_ = any(c.type == "from" for c in node.children)
+                    fn.yields.append(None if from_ else self._value(expr).chain if expr is not None else NONE)
+                elif expr is not None:
+                    fn.returns.append(self._value(expr).chain)
         elif t == "as_pattern":
             self.bind(scope, _target_names(node.child_by_field_name("alias")))
         elif t == "named_expression":
@@ -581,9 +568,7 @@ def parse_file(path: str, module: str, source: bytes, text: str, *, is_package: 
     _Walker(facts, max_seconds).run(tree.root_node)
     if tree.root_node.has_error and not facts.syntax_errors:  # the error sits where the walk does not look
         facts.syntax_errors = 1
-    for d in facts.definitions:  # names assigned once from a call: `w = Writer(...)`
+    for d in facts.definitions:
         d.is_test = _is_test(facts, d)
-        d.constructed = {k: v for k, v in d.constructed.items()
-                         if d.assignments.get(k) == 1 and k not in d.params}
         d.locals -= d.declared_global
     return facts

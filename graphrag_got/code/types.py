@@ -1,0 +1,147 @@
+"""Type rules of the resolution: what a local, an attribute, a return value or a loop variable holds.
+
+Mixed into :class:`graphrag_got.code.resolve.Index`. A value's type is read, in this order, from
+
+* an annotation: ``x: Foo``, ``Optional[Foo]``, ``list[Foo]`` (a collection: iterating it gives a
+  ``Foo``), ``type[Foo]`` (the class itself);
+* the values a name is bound to: every assignment of a local (and a parameter's default), every
+  ``self.x = ...`` of a class's methods and ``x = ...`` of its body; they must all agree (``None``
+  left out), otherwise the type is unknown: a name bound to a ``Foo`` and to a ``Bar`` is not guessed;
+* what a function returns: its return annotation, else the values of its ``return`` statements
+  (again all agreeing); a generator without an annotation is unknown;
+* a loop target: each item of a typed collection, or of a literal ``[A(), A()]`` / ``(A, B)`` whose
+  items agree.
+
+Every symbol found this way is at best ``inferred`` (see :mod:`graphrag_got.code.symbols`).
+"""
+
+from __future__ import annotations
+
+from graphrag_got.code.chains import Chain, TypeRef
+from graphrag_got.code.parse import NONE, Definition, FileFacts, Value
+from graphrag_got.code.symbols import FIXTURE, INFERRED, UNKNOWN, Sym, agree
+
+
+class TypeRules:
+    """Needs ``defs``, ``def_file``, ``_resolving``, ``chain``, ``class_bases`` and ``_as_instance``
+    from the class it is mixed into."""
+
+    defs: dict[str, Definition]
+    def_file: dict[str, FileFacts]
+    _resolving: set[tuple[str, str]]
+    _returns: dict[str, Sym]
+
+    def chain(self, f: FileFacts, fn: Definition | None, chain: Chain) -> Sym:  # pragma: no cover - Index's
+        raise NotImplementedError
+
+    def class_bases(self, cls: Definition) -> list[Sym]:  # pragma: no cover - Index's
+        raise NotImplementedError
+
+    def _as_instance(self, sym: Sym) -> Sym:  # pragma: no cover - Index's
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- annotations and values
+    def type_ref(self, f: FileFacts, where: Definition | None, ref: TypeRef) -> Sym:
+        """The symbol an annotation gives (evaluated in ``where``, the scope it is written in)."""
+        kind, chain = ref
+        named = self.chain(f, where, chain)
+        if kind == "type":
+            d = self.defs.get(named.target) if named.kind == "def" else None
+            out = named if named.kind == "external" or (d is not None and d.node_kind == "class") else UNKNOWN
+        else:
+            out = self._as_instance(named)
+            if kind == "each":
+                out = Sym("each", out.target) if out.kind == "instance" else UNKNOWN
+        return out.weakened(INFERRED) if out.kind != "unknown" else UNKNOWN
+
+    def value_sym(self, f: FileFacts, scope: Definition | None, value: Value) -> Sym | None:
+        """What one binding gives; None for the literal ``None`` (left out when bindings are compared)."""
+        if value.items is not None:
+            items = [self.chain(f, scope, c) if c is not None else UNKNOWN for c in value.items if c != NONE]
+            return agree(items).weakened(INFERRED) if items else None
+        if value.chain is None:
+            return UNKNOWN
+        if value.chain == NONE:
+            return None
+        sym = self.chain(f, scope, value.chain)
+        if value.each:
+            sym = Sym("instance", sym.target, sym.how) if sym.kind == "each" else UNKNOWN
+        return sym
+
+    def values_sym(self, pairs: list[tuple[FileFacts, Definition | None, Value]]) -> Sym:
+        syms = [s for s in (self.value_sym(f, scope, v) for f, scope, v in pairs) if s is not None]
+        out = agree(syms)
+        return out.weakened(INFERRED) if out.kind != "unknown" else UNKNOWN
+
+    def local_type(self, f: FileFacts, scope: Definition, name: str) -> Sym:
+        """A local or parameter of ``scope``: its annotation, else the values it is bound to."""
+        if name in scope.annotations:  # parameter annotations are read in the enclosing scope
+            where = scope.enclosing_function if name in scope.params else scope
+            return self.type_ref(f, where, scope.annotations[name])
+        return self.values_sym([(f, scope, v) for v in scope.values.get(name, [])])
+
+    # ---------------------------------------------------------------- functions
+    def return_sym(self, d: Definition) -> Sym:
+        """What calling the function ``d`` gives (unknown for a generator without annotation)."""
+        if d.qualname in self._returns:
+            return self._returns[d.qualname]
+        key = (d.qualname, "<return>")
+        if key in self._resolving:  # a recursive function: its own calls do not type it
+            return UNKNOWN
+        self._resolving.add(key)
+        try:
+            f = self.def_file[d.qualname]
+            if d.return_type is not None:
+                out = self.type_ref(f, d.enclosing_function, d.return_type)
+            elif d.yields:
+                out = UNKNOWN
+            else:
+                out = self.values_sym([(f, d, Value(c)) for c in d.returns])
+        finally:
+            self._resolving.discard(key)
+        self._returns[d.qualname] = out
+        return out
+
+    def fixture_sym(self, d: Definition) -> Sym:
+        """The value a fixture function gives the tests that request it: what it yields or returns."""
+        f = self.def_file[d.qualname]
+        if d.yields:
+            if d.return_type is not None and d.return_type[0] == "each":  # Iterator[Foo], Generator[Foo, ...]
+                out = self.type_ref(f, d.enclosing_function, d.return_type)
+                out = Sym("instance", out.target, out.how) if out.kind == "each" else UNKNOWN
+            else:
+                out = self.values_sym([(f, d, Value(c)) for c in d.yields])
+        else:
+            out = self.return_sym(d)
+        return out.weakened(FIXTURE) if out.kind != "unknown" else UNKNOWN
+
+    # ---------------------------------------------------------------- classes
+    def attr_sym(self, qualname: str, attr: str, seen: set[str] | None = None) -> Sym:
+        """An attribute of a class's instances (or of the class) that is not a method: its annotation
+        in the class, else every value the class's methods and body assign to it; then the bases of
+        the tree, in order."""
+        cls = self.defs.get(qualname)
+        seen = seen if seen is not None else set()
+        if cls is None or cls.node_kind != "class" or qualname in seen:
+            return UNKNOWN
+        seen.add(qualname)
+        f = self.def_file[qualname]
+        where = cls.enclosing_function if cls.parent is not None else None
+        key = (qualname, "." + attr)
+        if key in self._resolving:
+            return UNKNOWN
+        self._resolving.add(key)
+        try:
+            if attr in cls.attr_types:
+                return self.type_ref(f, where, cls.attr_types[attr])
+            if attr in cls.attr_values:
+                return self.values_sym([(f, scope if scope is not None else where, value)
+                                        for value, scope in cls.attr_values[attr]])
+        finally:
+            self._resolving.discard(key)
+        for base in self.class_bases(cls):
+            if base.kind == "def":
+                found = self.attr_sym(base.target, attr, seen)
+                if found.kind != "unknown":
+                    return found
+        return UNKNOWN
