@@ -4,7 +4,7 @@ Read by :mod:`graphrag_got.code.parse`; nothing here looks beyond one syntax nod
 tuple of parts rooted at a name, ``super()`` or a literal; an annotation gives a :data:`TypeRef`:
 an instance of a class (``Foo``, ``Foo | None``, ``Optional[Foo]``), a collection of instances
 (``list[Foo]``, ``Sequence["Foo"]``, ``Iterator[Foo]``, ``tuple[Foo, ...]``) or the class itself
-(``type[Foo]``, ``Type[Foo]``).
+(``type[Foo]``, ``Type[Foo]``) or a callable returning an instance (``Callable[[F], Foo]``).
 """
 
 from __future__ import annotations
@@ -102,9 +102,11 @@ def chain_of(node: tree_sitter.Node | None, memo: dict[int, Chain | None] | None
     return chain
 
 
-TypeKind = Literal["one", "each", "type"]
+TypeKind = Literal["one", "each", "type", "factory"]
 #: What an annotation says a value is: ("one", chain) an instance of the class the chain names,
-#: ("each", chain) a collection of such instances, ("type", chain) the class itself.
+#: ("each", chain) a collection of such instances, ("type", chain) the class itself, ("factory",
+#: chain) a callable returning such an instance (``Callable[[...], Foo]``: a decorator that turns
+#: the function it decorates into a ``Foo``).
 TypeRef = tuple[TypeKind, Chain]
 
 #: Generic containers whose iteration yields their (first) type argument.
@@ -159,6 +161,9 @@ def annotation_type(node: tree_sitter.Node | None) -> TypeRef | None:
         if name in _TYPE and len(args) == 1:
             inner = annotation_type(args[0])
             return ("type", inner[1]) if inner is not None and inner[0] == "one" else None
+        if name == "Callable" and len(args) == 2:
+            inner = annotation_type(args[1])
+            return ("factory", inner[1]) if inner is not None and inner[0] == "one" else None
         if name in _EACH or (name in ("tuple", "Tuple") and len(args) == 2 and _text(args[1]) == "..."):
             inner = annotation_type(args[0]) if args else None
             return ("each", inner[1]) if inner is not None and inner[0] == "one" else None

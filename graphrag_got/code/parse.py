@@ -33,6 +33,7 @@ from graphrag_got.code.chains import (  # noqa: F401 - re-exported: the parser's
 NONE = (LITERAL_PREFIX + "None",)
 _FIXTURE_DECORATORS = {"pytest.fixture", "fixture", "pytest_asyncio.fixture", "_pytest.fixtures.fixture"}
 _FIXTURE_NAME = re.compile(r"\bname\s*=\s*['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]")
+_OVERLOAD = {"overload", "typing.overload", "t.overload", "typing_extensions.overload"}
 _QUOTED = re.compile(r"['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]")
 
 _DEF_TYPES = ("function_definition", "class_definition")
@@ -113,6 +114,7 @@ class Definition:
     return_type: TypeRef | None = None  # functions: the return annotation
     decorator_chains: list[Chain | None] = field(default_factory=list)
     fixture: str | None = None  # functions marked @pytest.fixture: the fixture's name
+    overload: bool = False  # a @typing.overload stub (its annotations describe the real definition)
     usefixtures: list[str] = field(default_factory=list)  # @pytest.mark.usefixtures("a", ...)
     # classes: attribute name -> its bindings (`self.x = v` in a method, `x = v` in the body), each
     # with the function it is evaluated in (None: the class's enclosing scope)
@@ -322,6 +324,8 @@ class _Walker:
             if head in _FIXTURE_DECORATORS:
                 named = _FIXTURE_NAME.search(text)
                 d.fixture = named.group(1) if named else name
+            elif head in _OVERLOAD:
+                d.overload = True
             elif head.endswith("mark.usefixtures"):
                 d.usefixtures += _QUOTED.findall(text)
         self.f.definitions.append(d)

@@ -73,11 +73,16 @@ class Index(TypeRules, HierarchyRules, FixtureRules):
         self.def_file: dict[str, FileFacts] = {}
         self._resolving: set[tuple[str, str]] = set()
         self._returns: dict[str, Sym] = {}
+        self._decorated: dict[str, Sym] = {}
+        self.overloads: dict[str, list[Definition]] = {}  # qualname -> its @overload stubs
         self._module_fixtures: dict[str, dict[str, Definition]] = {}
         for f in files:
-            for d in f.definitions:
-                self.defs.setdefault(d.qualname, d)
-                self.def_file.setdefault(d.qualname, f)
+            for d in f.definitions:  # the first definition that is not an @overload stub stands for
+                if d.overload:       # its name (a property's getter, an overloaded function's body)
+                    self.overloads.setdefault(d.qualname, []).append(d)
+                if d.qualname not in self.defs or (self.defs[d.qualname].overload and not d.overload):
+                    self.defs[d.qualname] = d
+                    self.def_file[d.qualname] = f
 
     # ---------------------------------------------------------------- modules and bindings
     def binding(self, b: Binding, depth: int = 0) -> Sym:
@@ -95,7 +100,7 @@ class Index(TypeRules, HierarchyRules, FixtureRules):
         if facts is None or depth > MAX_REEXPORT_DEPTH:
             return UNKNOWN
         if name in facts.top_names:
-            return Sym("def", facts.top_names[name])
+            return self.decorated(facts.top_names[name])
         if name in facts.bindings:
             return self.binding(facts.bindings[name], depth + 1)
         if f"{module}.{name}" in self.modules:
@@ -150,14 +155,14 @@ class Index(TypeRules, HierarchyRules, FixtureRules):
             if name in scope.declared_global:
                 break
             if name in scope.nested:
-                return Sym("def", scope.nested[name])
+                return self.decorated(scope.nested[name])
             if name in scope.bindings:
                 return self.binding(scope.bindings[name])
             if name in scope.locals:
                 return self._local(f, scope, name)
             scope = scope.parent
         if name in f.top_names:
-            return Sym("def", f.top_names[name])
+            return self.decorated(f.top_names[name])
         if name in f.bindings:
             return self.binding(f.bindings[name])
         if name in f.module_vars:
@@ -218,12 +223,12 @@ class Index(TypeRules, HierarchyRules, FixtureRules):
     def call_result(self, sym: Sym) -> Sym:
         """What calling ``sym`` gives: an instance of a class of the tree, what a function of the tree
         returns (:meth:`return_sym`); anything else (an outside function's result) is unknown."""
-        d = self.defs.get(sym.target) if sym.kind == "def" else None
+        d = self.defs.get(sym.target) if sym.kind in ("def", "factory") else None
         if d is None:
             return UNKNOWN
-        if d.node_kind == "class":
+        if d.node_kind == "class" and sym.kind == "def":
             return self._as_instance(sym)
-        out = self.return_sym(d)
+        out = self.return_sym(d) if sym.kind == "def" else Sym("instance", d.qualname, sym.how)  # factory
         return out.weakened(sym.how) if out.kind != "unknown" else UNKNOWN
 
     def attribute(self, sym: Sym, attr: str) -> Sym:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-SymKind = Literal["module", "def", "instance", "each", "external", "unknown"]
+SymKind = Literal["module", "def", "instance", "each", "factory", "external", "unknown"]
 
 EXACT = "exact"
 INFERRED = "inferred"
@@ -41,7 +41,8 @@ def surest(*hows: str) -> str:
 @dataclass(frozen=True)
 class Sym:
     """What a name or a chain denotes: a module or definition of the tree, an instance of a class of
-    the tree, a collection of such instances (``each``: what iterating it gives is an instance),
+    the tree, a collection of such instances (``each``: what iterating it gives is an instance), a
+    callable that returns such an instance (``factory``: a decorator typed ``Callable[[F], Foo]``),
     something outside the tree (``external``), or ``unknown``; ``how`` is what it rests on."""
 
     kind: SymKind

@@ -28,8 +28,10 @@ class TypeRules:
 
     defs: dict[str, Definition]
     def_file: dict[str, FileFacts]
+    overloads: dict[str, list[Definition]]
     _resolving: set[tuple[str, str]]
     _returns: dict[str, Sym]
+    _decorated: dict[str, Sym]
 
     def chain(self, f: FileFacts, fn: Definition | None, chain: Chain) -> Sym:  # pragma: no cover - Index's
         raise NotImplementedError
@@ -45,7 +47,10 @@ class TypeRules:
         """The symbol an annotation gives (evaluated in ``where``, the scope it is written in)."""
         kind, chain = ref
         named = self.chain(f, where, chain)
-        if kind == "type":
+        if kind == "factory":
+            inst = self._as_instance(named)
+            out = Sym("factory", inst.target) if inst.kind == "instance" else UNKNOWN
+        elif kind == "type":
             d = self.defs.get(named.target) if named.kind == "def" else None
             out = named if named.kind == "external" or (d is not None and d.node_kind == "class") else UNKNOWN
         else:
@@ -97,10 +102,61 @@ class TypeRules:
                 out = UNKNOWN
             else:
                 out = self.values_sym([(f, d, Value(c)) for c in d.returns])
+            if out.kind == "unknown" and d.qualname in self.overloads:
+                out = self._overloaded(d, "factory")  # called with its arguments: a decorator factory
         finally:
             self._resolving.discard(key)
         self._returns[d.qualname] = out
         return out
+
+    def _overloaded(self, d: Definition, kind: str) -> Sym:
+        """What the ``@overload`` stubs of ``d`` agree it returns, among those returning ``kind``
+        (an instance, or a factory of instances)."""
+        f = self.def_file[d.qualname]
+        syms = [self.type_ref(f, o.enclosing_function, o.return_type) for o in self.overloads.get(d.qualname, [])
+                if o.return_type is not None]
+        return agree([s for s in syms if s.kind == kind])
+
+    def decorated(self, qualname: str) -> Sym:
+        """What the name of a definition holds once its decorators ran: a function stays itself,
+        unless its decorators turn it into an instance of a class of the tree (``@Command``, a
+        decorator typed ``-> Command`` or returning one, a factory typed ``-> Callable[[F], Command]``
+        or returning such a decorator). A decorator that cannot be followed leaves the function."""
+        plain = Sym("def", qualname)
+        d = self.defs.get(qualname)
+        if d is None or d.node_kind != "function" or not d.decorator_chains or d.fixture is not None:
+            return plain
+        if qualname in self._decorated:
+            return self._decorated[qualname]
+        key = (qualname, "<decorated>")
+        if key in self._resolving:
+            return plain
+        self._resolving.add(key)
+        value = plain
+        try:
+            f = self.def_file[qualname]
+            outer = d.decorator_chains[0]  # the decorator applied last gives the name its value
+            applied = self.apply_decorator(self.chain(f, d.enclosing_function, outer)) if outer else UNKNOWN
+            if applied.kind == "instance":
+                value = applied.weakened(INFERRED)
+        finally:
+            self._resolving.discard(key)
+        self._decorated[qualname] = value
+        return value
+
+    def apply_decorator(self, deco: Sym) -> Sym:
+        """What applying the decorator ``deco`` to a function gives, when it is an instance of the tree."""
+        if deco.kind == "factory":
+            return Sym("instance", deco.target, deco.how)
+        d = self.defs.get(deco.target) if deco.kind == "def" else None
+        if d is None:
+            return UNKNOWN
+        if d.node_kind == "class":
+            return Sym("instance", d.qualname, deco.how)
+        out = self.return_sym(d)
+        if out.kind == "factory" or out.kind == "unknown":  # the stubs of a bare-decorator use
+            out = self._overloaded(d, "instance") if d.qualname in self.overloads else UNKNOWN
+        return out.weakened(deco.how) if out.kind == "instance" else UNKNOWN
 
     def fixture_sym(self, d: Definition) -> Sym:
         """The value a fixture function gives the tests that request it: what it yields or returns."""
