@@ -56,11 +56,12 @@ class FixtureRules:
         return d.node_kind == "function" and (d.is_test or d.fixture is not None)
 
     def fixture_params(self, d: Definition) -> list[str]:
-        """The parameters pytest fills with fixtures (``self``/``cls`` of a method left out)."""
+        """The parameters pytest fills with fixtures (``self``/``cls`` of a method and parametrized
+        names left out)."""
         params = list(d.params)
         if params and d.parent is not None and d.parent.node_kind == "class" and d.kind != "staticmethod":
             params = params[1:]
-        return params
+        return [p for p in params if p not in d.parametrized]
 
     def module_fixtures(self, f: FileFacts) -> dict[str, Definition]:
         """Fixtures a module holds: its own top-level ones and those it imports."""

@@ -16,7 +16,6 @@ and :attr:`FileFacts.syntax_errors` says so.
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -28,14 +27,10 @@ import tree_sitter_python
 from graphrag_got.code.chains import (  # noqa: F401 - re-exported: the parser's vocabulary
     _LITERALS, CALL_RESULT, LITERAL_PREFIX, MAX_CHAIN_PARTS, SUPER, Chain, TypeRef, _text, annotation_chain,
     annotation_type, chain_of)
+from graphrag_got.code.parse_marks import plugin_names, read_marks
 
 #: The chain of the literal ``None`` (a value the type rules skip: ``x = None`` then ``x = Foo()``).
 NONE = (LITERAL_PREFIX + "None",)
-_FIXTURE_DECORATORS = {"pytest.fixture", "fixture", "pytest_asyncio.fixture", "_pytest.fixtures.fixture"}
-_FIXTURE_NAME = re.compile(r"\bname\s*=\s*['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]")
-_OVERLOAD = {"overload", "typing.overload", "t.overload", "typing_extensions.overload"}
-_QUOTED = re.compile(r"['\"]([A-Za-z_][A-Za-z0-9_]*)['\"]")
-
 _DEF_TYPES = ("function_definition", "class_definition")
 _PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_property"}
 SIGNATURE_MAX = 300
@@ -116,6 +111,7 @@ class Definition:
     fixture: str | None = None  # functions marked @pytest.fixture: the fixture's name
     overload: bool = False  # a @typing.overload stub (its annotations describe the real definition)
     usefixtures: list[str] = field(default_factory=list)  # @pytest.mark.usefixtures("a", ...)
+    parametrized: set[str] = field(default_factory=set)  # @pytest.mark.parametrize names (not fixtures)
     # classes: attribute name -> its bindings (`self.x = v` in a method, `x = v` in the body), each
     # with the function it is evaluated in (None: the class's enclosing scope)
     attr_values: dict[str, list[tuple[Value, "Definition | None"]]] = field(default_factory=dict, repr=False)
@@ -319,15 +315,11 @@ class _Walker:
                        parent=scope, decorators=decos,
                        decorator_chains=[chain_of(x.named_children[0], self._chains) if x.named_children else None
                                          for x in decorators])
-        for text in decos:
-            head = text.split("(")[0].strip()
-            if head in _FIXTURE_DECORATORS:
-                named = _FIXTURE_NAME.search(text)
-                d.fixture = named.group(1) if named else name
-            elif head in _OVERLOAD:
-                d.overload = True
-            elif head.endswith("mark.usefixtures"):
-                d.usefixtures += _QUOTED.findall(text)
+        marks = read_marks(decos, decorators, self._chains, name)
+        d.fixture, d.overload, d.usefixtures = marks.fixture, marks.overload, marks.usefixtures
+        for pname, column in marks.parametrized:
+            d.parametrized.add(pname)
+            d.values.setdefault(pname, []).append(Value(None, each=True, items=column))
         self.f.definitions.append(d)
         if scope is None:
             self.f.top_names[name] = qualname
@@ -377,6 +369,9 @@ class _Walker:
                         d.values.setdefault(_text(name_node), []).append(self._value(value))
             elif p.type in ("list_splat_pattern", "dictionary_splat_pattern"):
                 name_node = p.named_children[0] if p.named_children else None
+                if name_node is not None:  # *args is a tuple, **kwargs a dict
+                    kind = "tuple" if p.type == "list_splat_pattern" else "dict"
+                    d.values.setdefault(_text(name_node), []).append(Value((LITERAL_PREFIX + kind,)))
             if name_node is None or name_node.type != "identifier":
                 continue
             name = _text(name_node)
@@ -433,6 +428,19 @@ class _Walker:
             return
         self._attribute(owner, _text(left.child_by_field_name("attribute")), value, annotation, scope)
 
+    def _as_value(self, node: tree_sitter.Node) -> Value:
+        """``with X as y``: what ``X.__enter__()`` returns; ``except E as e``: an instance of ``E``."""
+        expr = node.named_children[0] if node.named_children else None
+        chain = chain_of(expr, self._chains) if expr is not None and expr.type != "as_pattern_target" else None
+        parent = node.parent.type if node.parent is not None else ""
+        if chain is None or len(chain) + 2 > MAX_CHAIN_PARTS:
+            return Value(None)
+        if parent == "with_item":
+            return Value(chain + ("__enter__", CALL_RESULT))
+        if parent == "except_clause" and expr is not None and expr.type in ("identifier", "attribute"):
+            return Value(chain + (CALL_RESULT,))
+        return Value(None)
+
     def _loop(self, scope: Definition | None, node: tree_sitter.Node) -> None:
         right = node.child_by_field_name("right")
         if right is not None and right.type in ("list", "tuple", "set"):
@@ -440,16 +448,6 @@ class _Walker:
         else:
             value = Value(chain_of(right, self._chains), each=True)
         self.bind(scope, _target_names(node.child_by_field_name("left")), value)
-
-    def _plugins(self, node: tree_sitter.Node) -> None:
-        """``pytest_plugins = ["pkg.fixtures"]`` (or one string) at module level."""
-        right = node.child_by_field_name("right")
-        strings = [right] if right is not None and right.type == "string" else \
-            [c for c in (right.named_children if right is not None else []) if c.type == "string"]
-        for st in strings:
-            content = "".join(_text(c) for c in st.children if c.type == "string_content").strip()
-            if content:
-                self.f.pytest_plugins.append(content)
 
     # ---------------------------------------------------------------- the walk
     def run(self, root: tree_sitter.Node) -> None:
@@ -523,7 +521,7 @@ class _Walker:
             self.bind(scope, _target_names(left), value, node.child_by_field_name("type"))
             self._self_attribute(scope, left, value or Value(None), node.child_by_field_name("type"))
             if scope is None and left is not None and _text(left) == "pytest_plugins":
-                self._plugins(node)
+                self.f.pytest_plugins += plugin_names(node)
         elif t == "augmented_assignment":
             self.bind(scope, _target_names(node.child_by_field_name("left")))
         elif t in ("for_statement", "for_in_clause"):
@@ -540,7 +538,7 @@ class _Walker:
                 elif expr is not None:
                     fn.returns.append(self._value(expr).chain)
         elif t == "as_pattern":
-            self.bind(scope, _target_names(node.child_by_field_name("alias")))
+            self.bind(scope, _target_names(node.child_by_field_name("alias")), self._as_value(node))
         elif t == "named_expression":
             self.bind(scope, _target_names(node.child_by_field_name("name")))
         elif t in ("global_statement", "nonlocal_statement"):

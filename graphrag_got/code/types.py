@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from graphrag_got.code.chains import Chain, TypeRef
 from graphrag_got.code.parse import NONE, Definition, FileFacts, Value
-from graphrag_got.code.symbols import FIXTURE, INFERRED, UNKNOWN, Sym, agree
+from graphrag_got.code.symbols import FIXTURE, INFERRED, UNKNOWN, Sym, agree, weakest
 
 
 class TypeRules:
@@ -63,7 +63,7 @@ class TypeRules:
         """What one binding gives; None for the literal ``None`` (left out when bindings are compared)."""
         if value.items is not None:
             items = [self.chain(f, scope, c) if c is not None else UNKNOWN for c in value.items if c != NONE]
-            return agree(items).weakened(INFERRED) if items else None
+            return self.join(items).weakened(INFERRED) if items else None
         if value.chain is None:
             return UNKNOWN
         if value.chain == NONE:
@@ -75,8 +75,31 @@ class TypeRules:
 
     def values_sym(self, pairs: list[tuple[FileFacts, Definition | None, Value]]) -> Sym:
         syms = [s for s in (self.value_sym(f, scope, v) for f, scope, v in pairs) if s is not None]
-        out = agree(syms)
+        out = self.join(syms)
         return out.weakened(INFERRED) if out.kind != "unknown" else UNKNOWN
+
+    def join(self, syms: list[Sym]) -> Sym:
+        """:func:`agree`, except that instances of different classes of the tree give an instance of
+        their nearest common base class of the tree (a method called on it may then dispatch to the
+        subclasses' overrides); no common base, or anything else that differs: unknown."""
+        out = agree(syms)
+        if out.kind != "unknown" or len(syms) < 2 or any(s.kind != "instance" for s in syms):
+            return out
+        lines = [self.ancestors(s.target) for s in syms]
+        shared = set(lines[0]).intersection(*lines[1:])
+        base = next((q for q in lines[0] if q in shared), None)
+        return Sym("instance", base, weakest(*(s.how for s in syms))) if base is not None else UNKNOWN
+
+    def ancestors(self, qualname: str) -> list[str]:
+        """The class and its bases of the tree, nearest first (breadth first)."""
+        out, todo = [qualname], [qualname]
+        while todo:
+            cls = self.defs.get(todo.pop(0))
+            for base in self.class_bases(cls) if cls is not None and cls.node_kind == "class" else []:
+                if base.kind == "def" and base.target not in out and base.target in self.defs:
+                    out.append(base.target)
+                    todo.append(base.target)
+        return out
 
     def local_type(self, f: FileFacts, scope: Definition, name: str) -> Sym:
         """A local or parameter of ``scope``: its annotation, else the values it is bound to."""
