@@ -155,6 +155,7 @@ class FileFacts:
     bindings: dict[str, Binding] = field(default_factory=dict)  # module-level imports
     star_imports: list[str] = field(default_factory=list)
     module_vars: set[str] = field(default_factory=set)
+    module_values: dict[str, list[Value]] = field(default_factory=dict)  # module-level name -> its bindings
     pytest_plugins: list[str] = field(default_factory=list)  # modules named by `pytest_plugins = [...]`
     imports: list[ImportStatement] = field(default_factory=list)
     syntax_errors: int = 0
@@ -394,6 +395,9 @@ class _Walker:
         names = list(names)
         if scope is None:
             self.f.module_vars.update(names)
+            for name in names:  # `ib = attrib`, `_default = Runner()`: module aliases and singletons
+                self.f.module_values.setdefault(name, []).append(
+                    value if value is not None and len(names) == 1 else Value(None))
             return
         if scope.node_kind == "class":
             if len(names) == 1:
@@ -517,6 +521,8 @@ class _Walker:
                 fn.calls.append(CallSite(chain, node.start_point[0] + 1))
         elif t == "assignment":
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            while right is not None and right.type == "assignment":  # a = b = value
+                right = right.child_by_field_name("right")
             value = self._value(right) if right is not None else None
             self.bind(scope, _target_names(left), value, node.child_by_field_name("type"))
             self._self_attribute(scope, left, value or Value(None), node.child_by_field_name("type"))

@@ -106,7 +106,7 @@ class Index(TypeRules, HierarchyRules, FixtureRules):
         if f"{module}.{name}" in self.modules:
             return Sym("module", f"{module}.{name}")
         if name in facts.module_vars:
-            return UNKNOWN
+            return self.module_value(facts, name)
         for star in facts.star_imports:
             if star in self.modules and star != module:
                 found = self.module_member(star, name, depth + 1)
@@ -166,7 +166,7 @@ class Index(TypeRules, HierarchyRules, FixtureRules):
         if name in f.bindings:
             return self.binding(f.bindings[name])
         if name in f.module_vars:
-            return UNKNOWN
+            return self.module_value(f, name)
         for star in f.star_imports:
             if star in self.modules:
                 found = self.module_member(star, name)

@@ -17,7 +17,7 @@ Every symbol found this way is at best ``inferred`` (see :mod:`graphrag_got.code
 
 from __future__ import annotations
 
-from graphrag_got.code.chains import Chain, TypeRef
+from graphrag_got.code.chains import CALL_RESULT, Chain, TypeRef
 from graphrag_got.code.parse import NONE, Definition, FileFacts, Value
 from graphrag_got.code.symbols import FIXTURE, INFERRED, UNKNOWN, Sym, agree, weakest
 
@@ -100,6 +100,24 @@ class TypeRules:
                     out.append(base.target)
                     todo.append(base.target)
         return out
+
+    def module_value(self, f: FileFacts, name: str) -> Sym:
+        """A module-level variable: what its bindings agree on. A plain alias of a name (``ib = attrib``)
+        is as sure as that name; anything computed is at best inferred."""
+        key = (f.module, name)
+        if key in self._resolving:
+            return UNKNOWN
+        self._resolving.add(key)
+        try:
+            values = f.module_values.get(name, [])
+            syms = [s for s in (self.value_sym(f, None, v) for v in values) if s is not None]
+            out = self.join(syms)
+        finally:
+            self._resolving.discard(key)
+        if out.kind == "unknown":
+            return UNKNOWN
+        plain = all(v.chain is not None and not v.each and CALL_RESULT not in v.chain for v in values)
+        return out if plain else out.weakened(INFERRED)
 
     def local_type(self, f: FileFacts, scope: Definition, name: str) -> Sym:
         """A local or parameter of ``scope``: its annotation, else the values it is bound to."""
