@@ -121,6 +121,15 @@ class Point:
 
 def make_point():
     return Point(1)
+
+
+default_cache = Cache()
+point = make = make_point
+
+
+def module_names():
+    make()
+    return default_cache.get("k")
 ''',
     "kit/testing.py": '''from kit.core import Command
 
@@ -267,6 +276,8 @@ def test_attribute_return_and_loop_types(extracted) -> None:  # type: ignore[no-
     assert calls[("kit.core.Command.make_context", "kit.core.Param.handle")] == "inferred"  # for over List[Param]
     assert calls[("kit.core.Command.run", "kit.core.Context.help")] == "inferred"  # what make_context returns
     assert calls[("kit.core.Param.handle", "kit.core.Context.lookup")] == "inferred"  # annotated "Context"
+    assert calls[("kit.core.module_names", "kit.core.make_point")] == "exact"  # a module-level alias
+    assert calls[("kit.core.module_names", "kit.core.Cache.get")] == "inferred"  # a module-level instance
     assert calls[("kit.core.loops", "kit.core.Param.handle")] == "inferred"  # for over a literal list
     # not guessed, counted: kind() over the classes (Param, Option), thing (a Param or a Cache), x (untyped)
     assert ("kit.core.loops", "kit.core.Option") not in calls
