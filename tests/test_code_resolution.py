@@ -129,6 +129,7 @@ point = make = make_point
 
 def module_names():
     make()
+    Command("x").format()
     return default_cache.get("k")
 ''',
     "kit/testing.py": '''from kit.core import Command
@@ -292,6 +293,9 @@ def test_may_dispatch_to_overrides_is_its_own_relation(extracted) -> None:  # ty
     assert may[("kit.core.Command.get_help", "kit.core.Group.format")] == "dispatch"
     assert ("kit.core.Command.get_help", "kit.core.Group.format") not in calls
     assert may[("kit.core.Command.make_context", "kit.core.Option.handle")] == "dispatch"
+    # an object built here by naming its class is exactly that class: nothing to dispatch to
+    assert calls[("kit.core.module_names", "kit.core.Command.format")] == "exact"
+    assert ("kit.core.module_names", "kit.core.Group.format") not in may
     assert set(may.values()) == {"dispatch"}
     assert summary.dispatch_edges >= 2
 

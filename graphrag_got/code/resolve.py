@@ -226,8 +226,9 @@ class Index(TypeRules, HierarchyRules, FixtureRules):
         d = self.defs.get(sym.target) if sym.kind in ("def", "factory") else None
         if d is None:
             return UNKNOWN
-        if d.node_kind == "class" and sym.kind == "def":
-            return self._as_instance(sym)
+        if d.node_kind == "class" and sym.kind == "def":  # a class named directly builds exactly that class
+            out = self._as_instance(sym)
+            return Sym(out.kind, out.target, out.how, final=sym.final) if out.kind == "instance" else out
         out = self.return_sym(d) if sym.kind == "def" else Sym("instance", d.qualname, sym.how)  # factory
         return out.weakened(sym.how) if out.kind != "unknown" else UNKNOWN
 
@@ -381,7 +382,7 @@ def _dispatches(d: Definition, receiver: Sym, chain: Chain) -> bool:
     """Whether a method call may run an override: through an instance, or through ``cls`` in a
     classmethod (an explicit ``Class.method`` names exactly that method)."""
     if receiver.kind == "instance":
-        return True
+        return not receiver.final
     return receiver.kind == "def" and d.kind == "classmethod" and len(chain) == 2 and bool(d.params) \
         and chain[0] == d.params[0]
 

@@ -43,16 +43,20 @@ class Sym:
     """What a name or a chain denotes: a module or definition of the tree, an instance of a class of
     the tree, a collection of such instances (``each``: what iterating it gives is an instance), a
     callable that returns such an instance (``factory``: a decorator typed ``Callable[[F], Foo]``),
-    something outside the tree (``external``), or ``unknown``; ``how`` is what it rests on."""
+    something outside the tree (``external``), or ``unknown``; ``how`` is what it rests on.
+    Two symbols are :meth:`same` when they denote the same thing, however sure."""
 
     kind: SymKind
     target: str = ""
     how: str = EXACT
+    #: an instance known to be of exactly ``target`` (built by ``target(...)``), not of a subclass:
+    #: its method calls dispatch nowhere else
+    final: bool = False
 
     def weakened(self, how: str) -> "Sym":
         """The same symbol, no surer than ``how``."""
         w = weakest(self.how, how)
-        return self if w == self.how else Sym(self.kind, self.target, w)
+        return self if w == self.how else Sym(self.kind, self.target, w, self.final)
 
     def same(self, other: "Sym") -> bool:
         """Denotes the same thing (however sure)."""
@@ -70,4 +74,6 @@ def agree(syms: list[Sym]) -> Sym:
     first = syms[0]
     if not all(s.same(first) for s in syms[1:]):
         return UNKNOWN
-    return first.weakened(weakest(*(s.how for s in syms)))
+    out = first.weakened(weakest(*(s.how for s in syms)))
+    final = all(s.final for s in syms)
+    return out if out.final == final else Sym(out.kind, out.target, out.how, final)

@@ -163,7 +163,7 @@ class TypeRules:
         unless its decorators turn it into an instance of a class of the tree (``@Command``, a
         decorator typed ``-> Command`` or returning one, a factory typed ``-> Callable[[F], Command]``
         or returning such a decorator). A decorator that cannot be followed leaves the function."""
-        plain = Sym("def", qualname)
+        plain = Sym("def", qualname, final=True)  # named directly: that very definition
         d = self.defs.get(qualname)
         if d is None or d.node_kind != "function" or not d.decorator_chains or d.fixture is not None:
             return plain
@@ -231,9 +231,10 @@ class TypeRules:
         try:
             if attr in cls.attr_types:
                 return self.type_ref(f, where, cls.attr_types[attr])
-            if attr in cls.attr_values:
-                return self.values_sym([(f, scope if scope is not None else where, value)
-                                        for value, scope in cls.attr_values[attr]])
+            if attr in cls.attr_values:  # a subclass may assign it another class: never final
+                out = self.values_sym([(f, scope if scope is not None else where, value)
+                                       for value, scope in cls.attr_values[attr]])
+                return Sym(out.kind, out.target, out.how) if out.final else out
         finally:
             self._resolving.discard(key)
         for base in self.class_bases(cls):
