@@ -123,6 +123,15 @@ def make_point():
     return Point(1)
 
 
+def pair() -> t.Tuple[str, Cache]:
+    return "a", Cache()
+
+
+def unpack():
+    name, cache = pair()
+    return cache.get(name)
+
+
 default_cache = Cache()
 point = make = make_point
 
@@ -277,6 +286,7 @@ def test_attribute_return_and_loop_types(extracted) -> None:  # type: ignore[no-
     assert calls[("kit.core.Command.make_context", "kit.core.Param.handle")] == "inferred"  # for over List[Param]
     assert calls[("kit.core.Command.run", "kit.core.Context.help")] == "inferred"  # what make_context returns
     assert calls[("kit.core.Param.handle", "kit.core.Context.lookup")] == "inferred"  # annotated "Context"
+    assert calls[("kit.core.unpack", "kit.core.Cache.get")] == "inferred"  # position 1 of -> Tuple[str, Cache]
     assert calls[("kit.core.module_names", "kit.core.make_point")] == "exact"  # a module-level alias
     assert calls[("kit.core.module_names", "kit.core.Cache.get")] == "inferred"  # a module-level instance
     assert calls[("kit.core.loops", "kit.core.Param.handle")] == "inferred"  # for over a literal list

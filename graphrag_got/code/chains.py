@@ -170,6 +170,21 @@ def annotation_type(node: tree_sitter.Node | None) -> TypeRef | None:
     return None
 
 
+def tuple_items(node: tree_sitter.Node | None) -> tuple[TypeRef | None, ...] | None:
+    """``Tuple[A, B | None, list[C]]``: the :data:`TypeRef` of each position (None where an item names
+    no class); None when the annotation is not a tuple of fixed length."""
+    if node is None:
+        return None
+    if node.type == "type" and node.named_child_count == 1:
+        node = node.named_children[0]
+    if node.type not in ("subscript", "generic_type"):
+        return None
+    head, args = _type_args(node)
+    if head is None or _text(head).split(".")[-1] not in ("tuple", "Tuple") or any(_text(a) == "..." for a in args):
+        return None
+    return tuple(annotation_type(a) for a in args)
+
+
 def annotation_chain(node: tree_sitter.Node | None) -> Chain | None:
     """The class an annotation names when it is an instance of exactly one class (see :func:`annotation_type`)."""
     ref = annotation_type(node)

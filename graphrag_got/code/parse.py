@@ -26,7 +26,7 @@ import tree_sitter_python
 
 from graphrag_got.code.chains import (  # noqa: F401 - re-exported: the parser's vocabulary
     _LITERALS, CALL_RESULT, LITERAL_PREFIX, MAX_CHAIN_PARTS, SUPER, Chain, TypeRef, _text, annotation_chain,
-    annotation_type, chain_of)
+    annotation_type, chain_of, tuple_items)
 from graphrag_got.code.parse_marks import plugin_names, read_marks
 
 #: The chain of the literal ``None`` (a value the type rules skip: ``x = None`` then ``x = Foo()``).
@@ -70,11 +70,12 @@ class ImportStatement:
 class Value:
     """What one binding of a name gives it: the chain of the expression (None: not nameable), or,
     for a loop target, each item of the iterable ``chain`` (``each``) or of a literal list/tuple/set
-    written out (``items``, one chain per item)."""
+    written out (``items``, one chain per item), or one position of a tuple (``index``)."""
 
     chain: Chain | None
     each: bool = False
     items: tuple[Chain | None, ...] | None = None
+    index: int | None = None  # `a, b = f()`: the position of this name in what ``chain`` gives
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,7 @@ class Definition:
     returns: list[Chain | None] = field(default_factory=list)  # functions: `return X` values (bare: none)
     yields: list[Chain | None] = field(default_factory=list)  # functions: `yield X` values
     return_type: TypeRef | None = None  # functions: the return annotation
+    return_items: tuple[TypeRef | None, ...] | None = None  # functions annotated -> Tuple[A, B]: each position
     decorator_chains: list[Chain | None] = field(default_factory=list)
     fixture: str | None = None  # functions marked @pytest.fixture: the fixture's name
     overload: bool = False  # a @typing.overload stub (its annotations describe the real definition)
@@ -339,6 +341,7 @@ class _Walker:
             self._parameters(d, node.child_by_field_name("parameters"), scope, stack)
             ret = node.child_by_field_name("return_type")
             d.return_type = annotation_type(ret)
+            d.return_items = tuple_items(ret)
             if ret is not None:
                 stack.append((ret, scope))
         for deco in decorators:  # evaluated in the enclosing scope
@@ -389,7 +392,7 @@ class _Walker:
         return Value(chain_of(node, self._chains))
 
     def bind(self, scope: Definition | None, names: Iterator[str], value: Value | None = None,
-             annotation: tree_sitter.Node | None = None) -> None:
+             annotation: tree_sitter.Node | None = None, flat: bool = False) -> None:
         """Names bound in ``scope``; with one name, ``value`` (what it is given) and ``annotation``
         are kept for the type rules. Class bodies bind class attributes, not names of a scope."""
         names = list(names)
@@ -403,10 +406,12 @@ class _Walker:
             if len(names) == 1:
                 self._attribute(scope, names[0], value, annotation, None)
             return
-        for name in names:
+        unpack = len(names) > 1 and value is not None and value.chain is not None and not value.each
+        for i, name in enumerate(names):  # `a, b = f()` (flat targets): each name one position
             scope.locals.add(name)
-            scope.values.setdefault(name, []).append(value if value is not None and len(names) == 1
-                                                     else Value(None))
+            scope.values.setdefault(name, []).append(
+                value if value is not None and len(names) == 1 else
+                Value(value.chain, index=i) if unpack and value is not None and flat else Value(None))
         ref = annotation_type(annotation)
         if len(names) == 1 and ref is not None:
             scope.annotations[names[0]] = ref
@@ -524,7 +529,9 @@ class _Walker:
             while right is not None and right.type == "assignment":  # a = b = value
                 right = right.child_by_field_name("right")
             value = self._value(right) if right is not None else None
-            self.bind(scope, _target_names(left), value, node.child_by_field_name("type"))
+            flat = left is not None and left.type in ("pattern_list", "tuple_pattern", "list_pattern") \
+                and all(c.type == "identifier" for c in left.named_children)
+            self.bind(scope, _target_names(left), value, node.child_by_field_name("type"), flat)
             self._self_attribute(scope, left, value or Value(None), node.child_by_field_name("type"))
             if scope is None and left is not None and _text(left) == "pytest_plugins":
                 self.f.pytest_plugins += plugin_names(node)

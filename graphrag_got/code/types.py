@@ -68,10 +68,24 @@ class TypeRules:
             return UNKNOWN
         if value.chain == NONE:
             return None
+        if value.index is not None:
+            return self._tuple_item(f, scope, value.chain, value.index)
         sym = self.chain(f, scope, value.chain)
         if value.each:
             sym = Sym("instance", sym.target, sym.how) if sym.kind == "each" else UNKNOWN
         return sym
+
+    def _tuple_item(self, f: FileFacts, scope: Definition | None, chain: Chain, index: int) -> Sym:
+        """Position ``index`` of what a call returns, when the function is annotated ``-> Tuple[...]``."""
+        if chain[-1] != CALL_RESULT:
+            return UNKNOWN
+        fn = self.chain(f, scope, chain[:-1])
+        d = self.defs.get(fn.target) if fn.kind == "def" else None
+        items = d.return_items if d is not None and d.node_kind == "function" else None
+        ref = items[index] if items is not None and index < len(items) else None
+        if d is None or ref is None:
+            return UNKNOWN
+        return self.type_ref(self.def_file[d.qualname], d.enclosing_function, ref).weakened(fn.how)
 
     def values_sym(self, pairs: list[tuple[FileFacts, Definition | None, Value]]) -> Sym:
         syms = [s for s in (self.value_sym(f, scope, v) for f, scope, v in pairs) if s is not None]
