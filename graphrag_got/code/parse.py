@@ -189,7 +189,8 @@ def is_test_file(path: str) -> bool:
 
 
 def _target_names(node: tree_sitter.Node | None) -> Iterator[str]:
-    """Names a binding target binds: ``a``, ``a, (b, *c)``; attributes and subscripts bind none."""
+    """Names a binding target binds, in the order written: ``a``, ``a, (b, *c)``; attributes and
+    subscripts bind none."""
     stack = [node] if node is not None else []
     while stack:
         n = stack.pop()
@@ -197,7 +198,7 @@ def _target_names(node: tree_sitter.Node | None) -> Iterator[str]:
             yield _text(n)
         elif n.type in ("pattern_list", "tuple_pattern", "list_pattern", "list_splat_pattern", "tuple",
                         "list", "parenthesized_expression", "as_pattern_target", "expression_list"):
-            stack.extend(n.named_children)
+            stack.extend(reversed(n.named_children))
 
 
 def _first_docstring_line(body: tree_sitter.Node | None) -> str:
