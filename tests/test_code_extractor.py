@@ -188,8 +188,10 @@ def test_tests_edges_come_from_the_calls_a_test_makes(extracted) -> None:  # typ
     assert ("test_cart.test_add", "test_cart.helper") in tests
     assert ("test_cart.test_add", "shop.money.Money") in tests
     assert ("test_cart.TestMoney.test_sum", "shop.money.add") in tests
-    # cart is built by helper(): its type is not known, so add_item is not claimed
-    assert ("test_cart.test_add", "shop.core.Cart.add_item") not in tests
+    # cart is what helper() returns, a Cart(): add_item is claimed, marked as inferred
+    assert ("test_cart.test_add", "shop.core.Cart.add_item") in tests
+    rel = next(r for r in ext.relations if (r.subject, r.object) == ("test_cart.test_add", "shop.core.Cart.add_item"))
+    assert rel.attributes[v.RESOLUTION] == "inferred"
     assert not any(r.subject.startswith("test_cart.test") for r in ext.relations if r.relation == v.CALLS)
 
 

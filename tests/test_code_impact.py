@@ -141,7 +141,8 @@ def test_file_target_follows_importers_and_their_tests(code_graph, neo4j_setting
     assert files["app/cli.py"] == 2  # imports app.cart, which imports app.money
     assert {n.name for n in res.changed} >= {"app.money.add", "app.money.Money", "app.money.Money.value"}
     tests = names(res.tests)
-    assert tests["test_money.test_add"] == 1 and tests["test_cart.TestReport.test_empty"] == 2
+    # report() returns a Money (Shop().checkout() -> self.total() -> acc), so test_empty calls Money.value itself
+    assert tests["test_money.test_add"] == 1 and tests["test_cart.TestReport.test_empty"] == 1
 
 
 def test_unknown_and_ambiguous_targets_are_one_clear_error(code_graph, neo4j_settings: Settings) -> None:  # type: ignore[no-untyped-def]
@@ -172,7 +173,7 @@ def test_cli_json_and_exit_codes(code_graph, capsys: pytest.CaptureFixture[str])
     assert data["format"] == "graphrag_got.impact/1"
     assert {a["name"]: a["distance"] for a in data["affected"]} == {
         "app.money.add": 1, "app.cart.Cart.total": 2}
-    assert data["pytest_args"] == ["tests/test_money.py::test_add"]
+    assert data["pytest_args"] == ["tests/test_cart.py::TestReport::test_empty", "tests/test_money.py::test_add"]
     assert data["counts"]["unresolved_calls_in_radius"] >= 0
     assert main(["ask", "impact", "app.money.add"]) == 0
     text = capsys.readouterr().out

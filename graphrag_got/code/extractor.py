@@ -40,7 +40,8 @@ from graphrag_got.code import vocabulary as v
 from graphrag_got.code.parse import Definition, FileFacts, ParseBudgetExceeded, parse_file
 from graphrag_got.common.walk import SkippedInput, walk_files
 from graphrag_got.extract.extraction import SkippedFile
-from graphrag_got.code.resolve import ResolvedFile, entity_class, resolve, unique_module_names
+from graphrag_got.code.resolve import CallCounts, ResolvedFile, entity_class, resolve, unique_module_names
+from graphrag_got.code.symbols import RESOLUTIONS
 
 logger = logging.getLogger(__name__)
 
@@ -69,10 +70,17 @@ class CodeExtractionSummary:
     seconds: float
     parse_seconds: float
     extra: dict[str, Any] = field(default_factory=dict)
+    calls_by_resolution: dict[str, int] = field(default_factory=dict)  # resolved call sites per resolution
+    dispatch_edges: int = 0
+    fixture_links: int = 0
 
     @property
     def call_sites(self) -> int:
         return self.calls_resolved + self.calls_external + self.calls_unresolved
+
+    def _resolution_shares(self) -> str:
+        total = self.call_sites or 1
+        return " · ".join(f"{k} {n} ({100 * n / total:.0f}%)" for k, n in self.calls_by_resolution.items()) or "none"
 
     def lines(self) -> list[str]:
         ents = " · ".join(f"{k} {n}" for k, n in self.entities_by_class.items())
@@ -86,6 +94,8 @@ class CodeExtractionSummary:
             f"  call sites {self.call_sites}: resolved in the tree {self.calls_resolved} · external (builtins, "
             f"stdlib, third party) {self.calls_external} · unresolved {self.calls_unresolved} (counted on each "
             "Function as unresolved_calls, never guessed)",
+            f"  resolved by: {self._resolution_shares()} · may dispatch to overrides (MAY_CALL) {self.dispatch_edges} "
+            f"· fixture parameters linked {self.fixture_links}",
             f"  refused by the ontology: relations {self.rejected_relations} · entities {self.rejected_entities}",
         ]
         if self.by_reason:
@@ -262,7 +272,8 @@ def chunk_answers(rf: ResolvedFile) -> list[dict[str, Any]]:
         assert isinstance(rels, list)
         rels.append({"relation": edge.relation, "subject": edge.subject[1], "subject_type": edge.subject[0],
                      "object": edge.object[1], "object_type": edge.object[0],
-                     "attributes": {v.LINES: ", ".join(str(n) for n in sorted(edge.lines))}})
+                     "attributes": {v.LINES: ", ".join(str(n) for n in sorted(edge.lines)),
+                                    **({v.RESOLUTION: edge.resolution} if edge.resolution else {})}})
     out = []
     for a in answers:
         ents = a["entities"]
@@ -351,8 +362,14 @@ def run_code_extraction(onto: Ontology, root: str | Path, out_path: str | Path, 
         calls_resolved=sum(x.resolved for x in counts), calls_external=sum(x.external for x in counts),
         calls_unresolved=sum(x.unresolved for x in counts), rejected_relations=c.rejected_relations,
         rejected_entities=c.rejected_entities, by_reason=c.by_reason, seconds=time.perf_counter() - t0,
-        parse_seconds=parse_seconds,
+        parse_seconds=parse_seconds, calls_by_resolution=_by_resolution(counts),
+        dispatch_edges=sum(x.dispatch_edges for x in counts), fixture_links=sum(x.fixture_links for x in counts),
     )
+
+
+def _by_resolution(counts: list[CallCounts]) -> dict[str, int]:
+    out = {k: sum(c.by_resolution.get(k, 0) for c in counts) for k in RESOLUTIONS}
+    return {k: n for k, n in out.items() if n}
 
 
 def _class_order(name: str) -> tuple[int, str]:

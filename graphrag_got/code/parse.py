@@ -16,7 +16,6 @@ and :attr:`FileFacts.syntax_errors` says so.
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -25,22 +24,16 @@ from typing import Iterator, Literal
 import tree_sitter
 import tree_sitter_python
 
-#: A call target as written: a dotted chain rooted at a name, ``super()`` or a literal; None when
-#: the callee is an expression static analysis cannot name (``handlers[k]()``, ``f()()``).
-Chain = tuple[str, ...]
-SUPER = "super()"
-CALL_RESULT = "()"
-LITERAL_PREFIX = "<literal>"
+from graphrag_got.code.chains import (  # noqa: F401 - re-exported: the parser's vocabulary
+    _LITERALS, CALL_RESULT, LITERAL_PREFIX, MAX_CHAIN_PARTS, SUPER, Chain, TypeRef, _text, annotation_chain,
+    annotation_type, chain_of, tuple_items)
+from graphrag_got.code.parse_marks import plugin_names, read_marks
 
-_LITERALS = {"string": "str", "concatenated_string": "str", "list": "list", "dictionary": "dict",
-             "set": "set", "tuple": "tuple", "integer": "int", "float": "float", "list_comprehension": "list",
-             "dictionary_comprehension": "dict", "set_comprehension": "set"}
+#: The chain of the literal ``None`` (a value the type rules skip: ``x = None`` then ``x = Foo()``).
+NONE = (LITERAL_PREFIX + "None",)
 _DEF_TYPES = ("function_definition", "class_definition")
 _PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_property"}
-_DOTTED_TEXT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 SIGNATURE_MAX = 300
-#: Longest call chain read (``a.b().c`` has 4 parts: a, b, (), c); longer ones are not named (None).
-MAX_CHAIN_PARTS = 64
 _CLOCK_EVERY = 4096  # nodes visited between two looks at the clock
 
 
@@ -74,6 +67,18 @@ class ImportStatement:
 
 
 @dataclass(frozen=True)
+class Value:
+    """What one binding of a name gives it: the chain of the expression (None: not nameable), or,
+    for a loop target, each item of the iterable ``chain`` (``each``) or of a literal list/tuple/set
+    written out (``items``, one chain per item), or one position of a tuple (``index``)."""
+
+    chain: Chain | None
+    each: bool = False
+    items: tuple[Chain | None, ...] | None = None
+    index: int | None = None  # `a, b = f()`: the position of this name in what ``chain`` gives
+
+
+@dataclass(frozen=True)
 class CallSite:
     chain: Chain | None
     line: int
@@ -98,9 +103,21 @@ class Definition:
     bases: list[tuple[Chain | None, int]] = field(default_factory=list)  # classes: (base chain, line)
     members: dict[str, str] = field(default_factory=dict)  # classes: name -> qualname (methods, classes)
     params: list[str] = field(default_factory=list)
-    annotations: dict[str, Chain] = field(default_factory=dict)  # local name -> annotated class chain
-    constructed: dict[str, Chain] = field(default_factory=dict)  # local name -> callee of its one assignment
-    assignments: dict[str, int] = field(default_factory=dict)  # local name -> times assigned
+    annotations: dict[str, TypeRef] = field(default_factory=dict)  # local name -> its annotation
+    values: dict[str, list[Value]] = field(default_factory=dict)  # local name -> each binding (defaults too)
+    returns: list[Chain | None] = field(default_factory=list)  # functions: `return X` values (bare: none)
+    yields: list[Chain | None] = field(default_factory=list)  # functions: `yield X` values
+    return_type: TypeRef | None = None  # functions: the return annotation
+    return_items: tuple[TypeRef | None, ...] | None = None  # functions annotated -> Tuple[A, B]: each position
+    decorator_chains: list[Chain | None] = field(default_factory=list)
+    fixture: str | None = None  # functions marked @pytest.fixture: the fixture's name
+    overload: bool = False  # a @typing.overload stub (its annotations describe the real definition)
+    usefixtures: list[str] = field(default_factory=list)  # @pytest.mark.usefixtures("a", ...)
+    parametrized: set[str] = field(default_factory=set)  # @pytest.mark.parametrize names (not fixtures)
+    # classes: attribute name -> its bindings (`self.x = v` in a method, `x = v` in the body), each
+    # with the function it is evaluated in (None: the class's enclosing scope)
+    attr_values: dict[str, list[tuple[Value, "Definition | None"]]] = field(default_factory=dict, repr=False)
+    attr_types: dict[str, TypeRef] = field(default_factory=dict)  # classes: annotated attributes
     locals: set[str] = field(default_factory=set)
     declared_global: set[str] = field(default_factory=set)
     nested: dict[str, str] = field(default_factory=dict)  # defs directly in this function: name -> qualname
@@ -140,6 +157,8 @@ class FileFacts:
     bindings: dict[str, Binding] = field(default_factory=dict)  # module-level imports
     star_imports: list[str] = field(default_factory=list)
     module_vars: set[str] = field(default_factory=set)
+    module_values: dict[str, list[Value]] = field(default_factory=dict)  # module-level name -> its bindings
+    pytest_plugins: list[str] = field(default_factory=list)  # modules named by `pytest_plugins = [...]`
     imports: list[ImportStatement] = field(default_factory=list)
     syntax_errors: int = 0
     _offset_memo: tuple[int, int] = field(default=(0, 0), repr=False, compare=False)
@@ -169,108 +188,9 @@ def is_test_file(path: str) -> bool:
     return base.endswith(".py") and (base.startswith("test_") or base.endswith("_test.py"))
 
 
-def _text(node: tree_sitter.Node | None) -> str:
-    return node.text.decode("utf-8", errors="replace") if node is not None and node.text is not None else ""
-
-
-_UNNAMED = None  # the chain of an expression static analysis cannot name
-_MISS = object()
-_MEMO_MAX = 10_000  # chains remembered by one walker (they only help within one expression)
-
-
-def chain_of(node: tree_sitter.Node | None, memo: dict[int, Chain | None] | None = None) -> Chain | None:
-    """``a.b.c`` -> ("a", "b", "c"); ``super().m`` -> ("super()", "m"); ``"x".join`` -> ("<literal>str", "join");
-    ``Shop().checkout`` -> ("Shop", "()", "checkout").
-
-    A chain of more than :data:`MAX_CHAIN_PARTS` parts is None: the walk down stops there, so one
-    call costs a bounded number of steps. With ``memo`` (node id -> chain), the chains of the inner
-    nodes walked are remembered, so the nested calls of one ``a.m().m().m()`` are walked once."""
-    path: list[tuple[int, str | None]] = []  # (node id, the part it adds; None for parentheses)
-    parts = 0
-    head: Chain | None
-    while True:
-        if node is None:
-            head = _UNNAMED
-            break
-        if memo is not None:
-            hit = memo.get(node.id, _MISS)
-            if hit is not _MISS:
-                head = hit  # type: ignore[assignment]
-                break
-        if len(path) > 4 * MAX_CHAIN_PARTS or parts > MAX_CHAIN_PARTS:  # too long to name: bounded work
-            if memo is not None and path:
-                memo[path[0][0]] = _UNNAMED
-            return None
-        t = node.type
-        if t == "identifier":
-            head = (_text(node),)
-            break
-        if t == "attribute":
-            path.append((node.id, _text(node.child_by_field_name("attribute"))))
-            parts += 1
-            node = node.child_by_field_name("object")
-            continue
-        if t == "call":
-            fn = node.child_by_field_name("function")
-            if fn is not None and fn.type == "identifier" and _text(fn) == "super":
-                head = (SUPER,)
-                break
-            path.append((node.id, CALL_RESULT))  # `Shop().checkout`: what Shop() returns
-            parts += 1
-            node = fn
-            continue
-        if t in _LITERALS:
-            head = (LITERAL_PREFIX + _LITERALS[t],)
-            break
-        if t == "parenthesized_expression" and node.named_child_count == 1:
-            path.append((node.id, None))
-            node = node.named_children[0]
-            continue
-        head = _UNNAMED
-        break
-    if memo is not None and node is not None:
-        memo[node.id] = head
-    chain = head
-    for node_id, part in reversed(path):
-        if chain is not None and part is not None:
-            chain = chain + (part,) if len(chain) < MAX_CHAIN_PARTS else _UNNAMED
-        if memo is not None:
-            memo[node_id] = chain
-    if memo is not None and len(memo) > _MEMO_MAX:
-        memo.clear()
-    return chain
-
-
-def annotation_chain(node: tree_sitter.Node | None) -> Chain | None:
-    """The class an annotation names, when it names exactly one: ``Foo``, ``m.Foo``, ``"Foo"``,
-    ``Foo | None``, ``Optional[Foo]``; None otherwise (``list[Foo]``, unions of two classes)."""
-    if node is None:
-        return None
-    if node.type == "type" and node.named_child_count == 1:
-        node = node.named_children[0]
-    if node.type in ("identifier", "attribute"):
-        return chain_of(node)
-    if node.type == "string":
-        content = "".join(_text(c) for c in node.children if c.type == "string_content").strip()
-        return tuple(content.split(".")) if _DOTTED_TEXT.fullmatch(content) else None
-    if node.type == "binary_operator" and _text(node.child_by_field_name("operator")) == "|":
-        sides = [node.child_by_field_name("left"), node.child_by_field_name("right")]
-        named = [s for s in sides if s is not None and _text(s) != "None"]
-        return annotation_chain(named[0]) if len(named) == 1 else None
-    if node.type in ("subscript", "generic_type"):
-        head = node.child_by_field_name("value") or (node.named_children[0] if node.named_children else None)
-        if head is not None and _text(head).split(".")[-1] == "Optional":
-            args = [c for c in node.named_children if c is not head]
-            if len(args) == 1:
-                inner = args[0]
-                if inner.type == "type_parameter" and inner.named_child_count == 1:
-                    inner = inner.named_children[0]
-                return annotation_chain(inner)
-    return None
-
-
 def _target_names(node: tree_sitter.Node | None) -> Iterator[str]:
-    """Names a binding target binds: ``a``, ``a, (b, *c)``; attributes and subscripts bind none."""
+    """Names a binding target binds, in the order written: ``a``, ``a, (b, *c)``; attributes and
+    subscripts bind none."""
     stack = [node] if node is not None else []
     while stack:
         n = stack.pop()
@@ -278,7 +198,7 @@ def _target_names(node: tree_sitter.Node | None) -> Iterator[str]:
             yield _text(n)
         elif n.type in ("pattern_list", "tuple_pattern", "list_pattern", "list_splat_pattern", "tuple",
                         "list", "parenthesized_expression", "as_pattern_target", "expression_list"):
-            stack.extend(n.named_children)
+            stack.extend(reversed(n.named_children))
 
 
 def _first_docstring_line(body: tree_sitter.Node | None) -> str:
@@ -396,7 +316,14 @@ class _Walker:
         d = Definition(qualname=qualname, name=name, node_kind=node_kind, kind=kind,
                        start_line=outer.start_point[0] + 1, end_line=outer.end_point[0] + 1,
                        signature=_signature(node, self.f.source), docstring=_first_docstring_line(body), segment=self.segment,
-                       parent=scope, decorators=decos)
+                       parent=scope, decorators=decos,
+                       decorator_chains=[chain_of(x.named_children[0], self._chains) if x.named_children else None
+                                         for x in decorators])
+        marks = read_marks(decos, decorators, self._chains, name)
+        d.fixture, d.overload, d.usefixtures = marks.fixture, marks.overload, marks.usefixtures
+        for pname, column in marks.parametrized:
+            d.parametrized.add(pname)
+            d.values.setdefault(pname, []).append(Value(None, each=True, items=column))
         self.f.definitions.append(d)
         if scope is None:
             self.f.top_names[name] = qualname
@@ -414,6 +341,8 @@ class _Walker:
         else:
             self._parameters(d, node.child_by_field_name("parameters"), scope, stack)
             ret = node.child_by_field_name("return_type")
+            d.return_type = annotation_type(ret)
+            d.return_items = tuple_items(ret)
             if ret is not None:
                 stack.append((ret, scope))
         for deco in decorators:  # evaluated in the enclosing scope
@@ -441,39 +370,94 @@ class _Walker:
                 value = p.child_by_field_name("value")
                 if value is not None:
                     stack.append((value, scope))  # defaults are evaluated in the enclosing scope
+                    if name_node is not None:  # a default is one value the parameter may hold
+                        d.values.setdefault(_text(name_node), []).append(self._value(value))
             elif p.type in ("list_splat_pattern", "dictionary_splat_pattern"):
                 name_node = p.named_children[0] if p.named_children else None
+                if name_node is not None:  # *args is a tuple, **kwargs a dict
+                    kind = "tuple" if p.type == "list_splat_pattern" else "dict"
+                    d.values.setdefault(_text(name_node), []).append(Value((LITERAL_PREFIX + kind,)))
             if name_node is None or name_node.type != "identifier":
                 continue
             name = _text(name_node)
             d.params.append(name)
             d.locals.add(name)
-            chain = annotation_chain(annotation)
-            if chain is not None:
-                d.annotations[name] = chain
+            ref = annotation_type(annotation)
+            if ref is not None:
+                d.annotations[name] = ref
 
     # ---------------------------------------------------------------- bindings in a function
-    def bind(self, scope: Definition | None, names: Iterator[str], value: tree_sitter.Node | None = None,
-             annotation: tree_sitter.Node | None = None) -> None:
+    def _value(self, node: tree_sitter.Node | None) -> Value:
+        if node is not None and node.type == "none":
+            return Value(NONE)
+        return Value(chain_of(node, self._chains))
+
+    def bind(self, scope: Definition | None, names: Iterator[str], value: Value | None = None,
+             annotation: tree_sitter.Node | None = None, flat: bool = False) -> None:
+        """Names bound in ``scope``; with one name, ``value`` (what it is given) and ``annotation``
+        are kept for the type rules. Class bodies bind class attributes, not names of a scope."""
         names = list(names)
         if scope is None:
             self.f.module_vars.update(names)
+            for name in names:  # `ib = attrib`, `_default = Runner()`: module aliases and singletons
+                self.f.module_values.setdefault(name, []).append(
+                    value if value is not None and len(names) == 1 else Value(None))
             return
         if scope.node_kind == "class":
-            return  # class attributes are not names of any function scope
-        for name in names:
+            if len(names) == 1:
+                self._attribute(scope, names[0], value, annotation, None)
+            return
+        unpack = len(names) > 1 and value is not None and value.chain is not None and not value.each
+        for i, name in enumerate(names):  # `a, b = f()` (flat targets): each name one position
             scope.locals.add(name)
-            scope.assignments[name] = scope.assignments.get(name, 0) + 1
-        if len(names) == 1:
-            if value is not None and value.type in _LITERALS:  # `out = []`: a builtin value
-                scope.constructed[names[0]] = (LITERAL_PREFIX + _LITERALS[value.type],)
-            if value is not None and value.type == "call":
-                chain = chain_of(value.child_by_field_name("function"), self._chains)
-                if chain is not None:
-                    scope.constructed[names[0]] = chain
-            chain = annotation_chain(annotation)
-            if chain is not None:
-                scope.annotations[names[0]] = chain
+            scope.values.setdefault(name, []).append(
+                value if value is not None and len(names) == 1 else
+                Value(value.chain, index=i) if unpack and value is not None and flat else Value(None))
+        ref = annotation_type(annotation)
+        if len(names) == 1 and ref is not None:
+            scope.annotations[names[0]] = ref
+
+    @staticmethod
+    def _attribute(cls: Definition, name: str, value: Value | None, annotation: tree_sitter.Node | None,
+                   where: Definition | None) -> None:
+        ref = annotation_type(annotation)
+        if ref is not None:
+            cls.attr_types.setdefault(name, ref)
+        if value is not None:
+            cls.attr_values.setdefault(name, []).append((value, where))
+
+    def _self_attribute(self, scope: Definition | None, left: tree_sitter.Node | None, value: Value,
+                        annotation: tree_sitter.Node | None) -> None:
+        """``self.x = v`` (or ``cls.x = v``) in a method: a binding of the class's attribute ``x``."""
+        if scope is None or left is None or left.type != "attribute" or scope.node_kind != "function":
+            return
+        owner = scope.parent
+        obj = left.child_by_field_name("object")
+        if owner is None or owner.node_kind != "class" or obj is None or obj.type != "identifier" \
+                or not scope.params or _text(obj) != scope.params[0] or scope.kind == "staticmethod":
+            return
+        self._attribute(owner, _text(left.child_by_field_name("attribute")), value, annotation, scope)
+
+    def _as_value(self, node: tree_sitter.Node) -> Value:
+        """``with X as y``: what ``X.__enter__()`` returns; ``except E as e``: an instance of ``E``."""
+        expr = node.named_children[0] if node.named_children else None
+        chain = chain_of(expr, self._chains) if expr is not None and expr.type != "as_pattern_target" else None
+        parent = node.parent.type if node.parent is not None else ""
+        if chain is None or len(chain) + 2 > MAX_CHAIN_PARTS:
+            return Value(None)
+        if parent == "with_item":
+            return Value(chain + ("__enter__", CALL_RESULT))
+        if parent == "except_clause" and expr is not None and expr.type in ("identifier", "attribute"):
+            return Value(chain + (CALL_RESULT,))
+        return Value(None)
+
+    def _loop(self, scope: Definition | None, node: tree_sitter.Node) -> None:
+        right = node.child_by_field_name("right")
+        if right is not None and right.type in ("list", "tuple", "set"):
+            value = Value(None, each=True, items=tuple(chain_of(c, self._chains) for c in right.named_children))
+        else:
+            value = Value(chain_of(right, self._chains), each=True)
+        self.bind(scope, _target_names(node.child_by_field_name("left")), value)
 
     # ---------------------------------------------------------------- the walk
     def run(self, root: tree_sitter.Node) -> None:
@@ -542,14 +526,33 @@ class _Walker:
             if fn is not None and chain != ("super",):  # `super()` is counted with the method it looks up
                 fn.calls.append(CallSite(chain, node.start_point[0] + 1))
         elif t == "assignment":
-            self.bind(scope, _target_names(node.child_by_field_name("left")), node.child_by_field_name("right"),
-                      node.child_by_field_name("type"))
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            while right is not None and right.type == "assignment":  # a = b = value
+                right = right.child_by_field_name("right")
+            value = self._value(right) if right is not None else None
+            flat = left is not None and left.type in ("pattern_list", "tuple_pattern", "list_pattern") \
+                and all(c.type == "identifier" for c in left.named_children)
+            self.bind(scope, _target_names(left), value, node.child_by_field_name("type"), flat)
+            self._self_attribute(scope, left, value or Value(None), node.child_by_field_name("type"))
+            if scope is None and left is not None and _text(left) == "pytest_plugins":
+                self.f.pytest_plugins += plugin_names(node)
         elif t == "augmented_assignment":
             self.bind(scope, _target_names(node.child_by_field_name("left")))
         elif t in ("for_statement", "for_in_clause"):
-            self.bind(scope, _target_names(node.child_by_field_name("left")))
+            self._loop(scope, node)
+        elif t == "return_statement" or (t == "yield" and node.is_named):
+            fn = scope
+            if fn is not None and fn.node_kind == "function":
+                expr = node.named_children[0] if node.named_children else None
+                if expr is not None and expr.type == "expression_list":
+                    expr = None  # `return a, b`: a tuple
+                if t == "yield":  # `yield from it` yields the items of it: not followed
+                    from_ = any(c.type == "from" for c in node.children)
+                    fn.yields.append(None if from_ else self._value(expr).chain if expr is not None else NONE)
+                elif expr is not None:
+                    fn.returns.append(self._value(expr).chain)
         elif t == "as_pattern":
-            self.bind(scope, _target_names(node.child_by_field_name("alias")))
+            self.bind(scope, _target_names(node.child_by_field_name("alias")), self._as_value(node))
         elif t == "named_expression":
             self.bind(scope, _target_names(node.child_by_field_name("name")))
         elif t in ("global_statement", "nonlocal_statement"):
@@ -581,9 +584,7 @@ def parse_file(path: str, module: str, source: bytes, text: str, *, is_package: 
     _Walker(facts, max_seconds).run(tree.root_node)
     if tree.root_node.has_error and not facts.syntax_errors:  # the error sits where the walk does not look
         facts.syntax_errors = 1
-    for d in facts.definitions:  # names assigned once from a call: `w = Writer(...)`
+    for d in facts.definitions:
         d.is_test = _is_test(facts, d)
-        d.constructed = {k: v for k, v in d.constructed.items()
-                         if d.assignments.get(k) == 1 and k not in d.params}
         d.locals -= d.declared_global
     return facts

@@ -20,30 +20,18 @@ without an edge, since the graph holds no node for them.
 from __future__ import annotations
 
 import builtins
-import sys
-from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Literal
 
 from graphrag_got.code import vocabulary as v
+from graphrag_got.code.fixtures import BUILTIN_FIXTURES, FixtureRules
+from graphrag_got.code.hierarchy import HierarchyRules
+from graphrag_got.code.modules import module_name, module_origin, unique_module_names  # noqa: F401 - re-exported
 from graphrag_got.code.parse import CALL_RESULT, LITERAL_PREFIX, SUPER, Binding, Chain, Definition, FileFacts
+from graphrag_got.code.symbols import DISPATCH, FIXTURE, UNKNOWN, Sym, surest
+from graphrag_got.code.types import TypeRules
 
 MAX_REEXPORT_DEPTH = 10
 _BUILTINS = frozenset(dir(builtins))
-
-SymKind = Literal["module", "def", "instance", "external", "unknown"]
-
-
-@dataclass(frozen=True)
-class Sym:
-    """What a name or a chain denotes: a module or definition of the tree, an instance of a class of
-    the tree, something outside the tree (``external``), or ``unknown``."""
-
-    kind: SymKind
-    target: str = ""
-
-
-UNKNOWN = Sym("unknown")
 
 
 @dataclass
@@ -53,6 +41,7 @@ class Edge:
     object: tuple[str, str]
     lines: list[int]
     segment: int  # chunk (top-level segment) of the subject's file the fact is written in
+    resolution: str | None = None  # calls: how the surest of its sites was resolved (symbols.RESOLUTIONS)
 
 
 @dataclass
@@ -60,6 +49,9 @@ class CallCounts:
     resolved: int = 0
     external: int = 0
     unresolved: int = 0
+    by_resolution: dict[str, int] = field(default_factory=dict)  # resolved sites per resolution kind
+    dispatch_edges: int = 0  # MAY_CALL targets added (overrides in subclasses)
+    fixture_links: int = 0  # fixture parameters linked to the fixture function
 
 
 @dataclass
@@ -70,59 +62,9 @@ class ResolvedFile:
     module_origins: dict[str, str] = field(default_factory=dict)  # external module name -> origin
 
 
-def module_name(path: str, package_dirs: set[str], root_name: str) -> tuple[str, bool]:
-    """Dotted module of a file (POSIX path relative to the root) and whether it is a package.
-
-    The module is named from the nearest folder up that is not a package (no ``__init__.py``), as
-    Python and pytest's rootdir insertion name it: ``src/pkg/mod.py`` is ``pkg.mod`` when ``src`` has
-    no ``__init__.py``; ``tests/test_x.py`` in a plain ``tests`` folder is ``test_x``. When the root
-    itself is a package (``""`` in ``package_dirs``) its folder name ``root_name`` is the top package.
-    """
-    parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
-    is_package = parts[-1] == "__init__"
-    if is_package:
-        parts = parts[:-1]
-    dirs = path.split("/")[:-1]
-    keep = 0  # how many trailing folders are packages
-    while keep < len(dirs) and "/".join(dirs[: len(dirs) - keep]) in package_dirs:
-        keep += 1
-    prefix = [root_name] if keep == len(dirs) and "" in package_dirs and root_name else []
-    name_parts = prefix + dirs[len(dirs) - keep:] + ([] if is_package else parts[-1:])
-    return ".".join(name_parts), is_package
-
-
-def unique_module_names(paths: list[str], root_name: str) -> dict[str, tuple[str, bool]]:
-    """:func:`module_name` of each path, made unique: files that would share a module name (two
-    ``conftest.py`` in plain folders) are named by their path instead (``a.b.conftest``)."""
-    package_dirs = {p.rsplit("/", 1)[0] if "/" in p else "" for p in paths if p.rsplit("/", 1)[-1] == "__init__.py"}
-    names = {p: module_name(p, package_dirs, root_name) for p in paths}
-    count: dict[str, int] = defaultdict(int)
-    for mod, _ in names.values():
-        count[mod] += 1
-    out: dict[str, tuple[str, bool]] = {}
-    taken: set[str] = set()
-    for p in sorted(paths):
-        mod, pkg = names[p]
-        if count[mod] > 1 or not mod:
-            stem = p[:-3] if p.endswith(".py") else p
-            mod = stem.replace("/", ".").removesuffix(".__init__") or root_name or "__root__"
-        base, n = mod, 2
-        while mod in taken:
-            mod, n = f"{base}_{n}", n + 1
-        taken.add(mod)
-        out[p] = (mod, pkg)
-    return out
-
-
-def module_origin(module: str) -> str:
-    top = module.split(".")[0]
-    if not top:
-        return "unresolved"
-    return "stdlib" if top in sys.stdlib_module_names or top == "__future__" else "external"
-
-
-class Index:
-    """Every module and definition of the analysed tree, and the resolution rules over them."""
+class Index(TypeRules, HierarchyRules, FixtureRules):
+    """Every module and definition of the analysed tree, and the resolution rules over them (the
+    type, hierarchy and fixture rules are in their own modules)."""
 
     def __init__(self, files: list[FileFacts]):
         self.files = files
@@ -130,10 +72,17 @@ class Index:
         self.defs: dict[str, Definition] = {}
         self.def_file: dict[str, FileFacts] = {}
         self._resolving: set[tuple[str, str]] = set()
+        self._returns: dict[str, Sym] = {}
+        self._decorated: dict[str, Sym] = {}
+        self.overloads: dict[str, list[Definition]] = {}  # qualname -> its @overload stubs
+        self._module_fixtures: dict[str, dict[str, Definition]] = {}
         for f in files:
-            for d in f.definitions:
-                self.defs.setdefault(d.qualname, d)
-                self.def_file.setdefault(d.qualname, f)
+            for d in f.definitions:  # the first definition that is not an @overload stub stands for
+                if d.overload:       # its name (a property's getter, an overloaded function's body)
+                    self.overloads.setdefault(d.qualname, []).append(d)
+                if d.qualname not in self.defs or (self.defs[d.qualname].overload and not d.overload):
+                    self.defs[d.qualname] = d
+                    self.def_file[d.qualname] = f
 
     # ---------------------------------------------------------------- modules and bindings
     def binding(self, b: Binding, depth: int = 0) -> Sym:
@@ -151,13 +100,13 @@ class Index:
         if facts is None or depth > MAX_REEXPORT_DEPTH:
             return UNKNOWN
         if name in facts.top_names:
-            return Sym("def", facts.top_names[name])
+            return self.decorated(facts.top_names[name])
         if name in facts.bindings:
             return self.binding(facts.bindings[name], depth + 1)
         if f"{module}.{name}" in self.modules:
             return Sym("module", f"{module}.{name}")
         if name in facts.module_vars:
-            return UNKNOWN
+            return self.module_value(facts, name)
         for star in facts.star_imports:
             if star in self.modules and star != module:
                 found = self.module_member(star, name, depth + 1)
@@ -194,7 +143,7 @@ class Index:
         if sym.kind == "external":
             return sym
         d = self.defs.get(sym.target) if sym.kind == "def" else None
-        return Sym("instance", sym.target) if d is not None and d.node_kind == "class" else UNKNOWN
+        return Sym("instance", sym.target, sym.how) if d is not None and d.node_kind == "class" else UNKNOWN
 
     # ---------------------------------------------------------------- names and chains
     def name(self, f: FileFacts, fn: Definition | None, name: str) -> Sym:
@@ -206,18 +155,18 @@ class Index:
             if name in scope.declared_global:
                 break
             if name in scope.nested:
-                return Sym("def", scope.nested[name])
+                return self.decorated(scope.nested[name])
             if name in scope.bindings:
                 return self.binding(scope.bindings[name])
             if name in scope.locals:
                 return self._local(f, scope, name)
             scope = scope.parent
         if name in f.top_names:
-            return Sym("def", f.top_names[name])
+            return self.decorated(f.top_names[name])
         if name in f.bindings:
             return self.binding(f.bindings[name])
         if name in f.module_vars:
-            return UNKNOWN
+            return self.module_value(f, name)
         for star in f.star_imports:
             if star in self.modules:
                 found = self.module_member(star, name)
@@ -230,8 +179,8 @@ class Index:
         return UNKNOWN
 
     def _local(self, f: FileFacts, scope: Definition, name: str) -> Sym:
-        """A name bound in a function: ``self``/``cls``, an annotated parameter, a local built once
-        from a class of the tree; any other local is a value we cannot type."""
+        """A name bound in a function: ``self``/``cls``, a fixture parameter of a test or fixture, or a
+        local typed by the rules of :mod:`graphrag_got.code.types`."""
         owner = scope.parent
         if scope.params and name == scope.params[0] and owner is not None and owner.node_kind == "class":
             if scope.kind in ("method", "property"):
@@ -243,15 +192,13 @@ class Index:
             return UNKNOWN
         self._resolving.add(key)
         try:
-            where = scope.enclosing_function if name in scope.params else scope  # parameter annotations
-            if name in scope.annotations:                                         # are read outside
-                return self._as_instance(self.chain(f, where, scope.annotations[name]))
-            if name in scope.constructed:
-                built = self.chain(f, scope, scope.constructed[name])
-                if built.kind == "external" and not scope.constructed[name][0].startswith(LITERAL_PREFIX):
-                    return UNKNOWN  # what an outside function returns may be anything, objects of the tree too
-                return self._as_instance(built)
-            return UNKNOWN
+            if name not in scope.annotations and self.takes_fixtures(scope) and name in self.fixture_params(scope):
+                fixture = self.find_fixture(f, scope, name)
+                if fixture is not None:
+                    return self.fixture_sym(fixture)
+                if name in BUILTIN_FIXTURES:
+                    return Sym("external", BUILTIN_FIXTURES[name], FIXTURE)
+            return self.local_type(f, scope, name)
         finally:
             self._resolving.discard(key)
 
@@ -268,23 +215,44 @@ class Index:
         else:
             sym = self.name(f, fn, root)
         for attr in rest:
-            # the result of calling a class of the tree is its instance; of anything else, unknown
-            sym = (self._as_instance(sym) if sym.kind == "def" else UNKNOWN) if attr == CALL_RESULT \
-                else self.attribute(sym, attr)
+            sym = self.call_result(sym) if attr == CALL_RESULT else self.attribute(sym, attr)
             if sym.kind == "unknown":
                 break
         return sym
 
+    def call_result(self, sym: Sym) -> Sym:
+        """What calling ``sym`` gives: an instance of a class of the tree, what a function of the tree
+        returns (:meth:`return_sym`); anything else (an outside function's result) is unknown."""
+        d = self.defs.get(sym.target) if sym.kind in ("def", "factory") else None
+        if d is None:
+            return UNKNOWN
+        if d.node_kind == "class" and sym.kind == "def":  # a class named directly builds exactly that class
+            out = self._as_instance(sym)
+            return Sym(out.kind, out.target, out.how, final=sym.final) if out.kind == "instance" else out
+        out = self.return_sym(d) if sym.kind == "def" else Sym("instance", d.qualname, sym.how)  # factory
+        return out.weakened(sym.how) if out.kind != "unknown" else UNKNOWN
+
     def attribute(self, sym: Sym, attr: str) -> Sym:
+        """``sym.attr``: a module's member, a class's method (or nested class), else an attribute
+        typed by the class's assignments (:meth:`attr_sym`); a property gives what it returns."""
         if sym.kind == "module":
-            return self.module_member(sym.target, attr)
+            return self.module_member(sym.target, attr).weakened(sym.how)
         if sym.kind in ("def", "instance"):
             d = self.defs.get(sym.target)
-            if d is None or d.node_kind != "class":
+            if d is None:
                 return UNKNOWN
-            return self.class_member(sym.target, attr)
+            if d.node_kind == "function":  # a property read through an instance: its value
+                if d.kind != "property":
+                    return UNKNOWN
+                return self.attribute(self.return_sym(d).weakened(sym.how), attr)
+            found = self.class_member(sym.target, attr)
+            if found.kind == "unknown":
+                found = self.attr_sym(sym.target, attr)
+            return found.weakened(sym.how) if found.kind != "unknown" else UNKNOWN
+        if sym.kind == "each":  # a method of the collection itself (append, count): not of the tree
+            return Sym("external", f"builtins.collection.{attr}", sym.how)
         if sym.kind == "external":
-            return Sym("external", f"{sym.target}.{attr}")
+            return Sym("external", f"{sym.target}.{attr}", sym.how)
         return UNKNOWN
 
     # ---------------------------------------------------------------- imports
@@ -329,11 +297,14 @@ def _resolve_file(index: Index, f: FileFacts) -> ResolvedFile:
     out = ResolvedFile(f)
     grouped: dict[tuple[str, tuple[str, str], tuple[str, str]], Edge] = {}
 
-    def add(relation: str, subject: tuple[str, str], obj: tuple[str, str], line: int | None, segment: int) -> None:
+    def add(relation: str, subject: tuple[str, str], obj: tuple[str, str], line: int | None, segment: int,
+            resolution: str | None = None) -> None:
         key = (relation, subject, obj)
         edge = grouped.get(key)
         if edge is None:
-            grouped[key] = edge = Edge(relation, subject, obj, [], segment)
+            grouped[key] = edge = Edge(relation, subject, obj, [], segment, resolution)
+        elif resolution is not None:
+            edge.resolution = surest(edge.resolution, resolution) if edge.resolution else resolution
         if line is not None and line not in edge.lines:
             edge.lines.append(line)
 
@@ -360,19 +331,60 @@ def _resolve_file(index: Index, f: FileFacts) -> ResolvedFile:
             continue
         counts = out.calls.setdefault(d.qualname, CallCounts())
         relation = v.TESTS if d.is_test else v.CALLS
+
+        def link(target: Definition, line: int, how: str, rel: str = relation) -> None:
+            if target.qualname != d.qualname and not target.is_test:  # recursion: no self edge
+                add(rel, me, (entity_class(target), target.qualname), line, d.segment, how)
+
+        if index.takes_fixtures(d):
+            for name in [*index.fixture_params(d), *d.usefixtures]:
+                fixture = index.find_fixture(f, d, name)
+                if fixture is not None:
+                    counts.fixture_links += 1
+                    link(fixture, d.start_line, FIXTURE)
         for site in d.calls:
-            sym = index.chain(f, d, site.chain) if site.chain is not None else UNKNOWN
-            target = index.defs.get(sym.target) if sym.kind == "def" else None
+            sym, receiver = _callee(index, f, d, site.chain) if site.chain is not None else (UNKNOWN, None)
+            target = index.defs.get(sym.target) if sym.kind in ("def", "instance") else None
+            if sym.kind == "instance" and target is not None:  # calling an object runs its __call__
+                call = index.class_member(target.qualname, "__call__")
+                target = index.defs.get(call.target) if call.kind == "def" else None
             if sym.kind == "external":
                 counts.external += 1
-            elif target is None:
+                continue
+            if target is None:
                 counts.unresolved += 1
-            else:
-                counts.resolved += 1
-                if target.qualname != d.qualname and not target.is_test:  # recursion: no self edge
-                    add(relation, me, (entity_class(target), target.qualname), site.line, d.segment)
+                continue
+            counts.resolved += 1
+            counts.by_resolution[sym.how] = counts.by_resolution.get(sym.how, 0) + 1
+            link(target, site.line, sym.how)
+            if target.node_kind == "class":
+                for init in index.constructors(target.qualname):
+                    link(index.defs[init], site.line, sym.how)
+            elif receiver is not None and site.chain is not None and _dispatches(d, receiver, site.chain):
+                for override in index.overrides(receiver.target, site.chain[-1], target.qualname):
+                    counts.dispatch_edges += 1
+                    link(index.defs[override], site.line, DISPATCH, v.MAY_CALL)
     out.edges = list(grouped.values())
     return out
+
+
+def _callee(index: Index, f: FileFacts, d: Definition, chain: Chain) -> tuple[Sym, Sym | None]:
+    """What a call site's chain names and, for ``x.m(...)``, what ``x`` is (the receiver)."""
+    if len(chain) >= 2 and chain[0] != SUPER and chain[-1] != CALL_RESULT:
+        receiver = index.chain(f, d, chain[:-1])
+        if receiver.kind == "unknown":
+            return UNKNOWN, None
+        return index.attribute(receiver, chain[-1]), receiver
+    return index.chain(f, d, chain), None
+
+
+def _dispatches(d: Definition, receiver: Sym, chain: Chain) -> bool:
+    """Whether a method call may run an override: through an instance, or through ``cls`` in a
+    classmethod (an explicit ``Class.method`` names exactly that method)."""
+    if receiver.kind == "instance":
+        return not receiver.final
+    return receiver.kind == "def" and d.kind == "classmethod" and len(chain) == 2 and bool(d.params) \
+        and chain[0] == d.params[0]
 
 
 def _segment_of_line(f: FileFacts, line: int) -> int:

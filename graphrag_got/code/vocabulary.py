@@ -19,10 +19,14 @@ IMPORTS = "IMPORTS"
 CALLS = "CALLS"
 INHERITS = "INHERITS"
 TESTS = "TESTS"
-RELATIONS = (DEFINES, CONTAINS, IMPORTS, CALLS, INHERITS, TESTS)
+#: A call through an instance may run this override in a subclass (resolution ``dispatch``).
+MAY_CALL = "MAY_CALL"
+RELATIONS = (DEFINES, CONTAINS, IMPORTS, CALLS, INHERITS, TESTS, MAY_CALL)
 
 #: Relation attribute holding the source lines of a fact ("12, 40").
 LINES = "lines"
+#: Relation attribute of CALLS, TESTS and MAY_CALL: how the call was resolved (symbols.RESOLUTIONS).
+RESOLUTION = "resolution"
 
 #: Relations followed backwards by the blast radius: who calls, subclasses, imports or tests a node.
 IMPACT_RELATIONS = (CALLS, INHERITS, IMPORTS, TESTS)
