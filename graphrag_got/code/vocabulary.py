@@ -26,3 +26,18 @@ LINES = "lines"
 
 #: Relations followed backwards by the blast radius: who calls, subclasses, imports or tests a node.
 IMPACT_RELATIONS = (CALLS, INHERITS, IMPORTS, TESTS)
+
+#: Dynamic evidence (:mod:`graphrag_got.code.coverage`): a test executed lines of a function in a
+#: recorded run; the relation attribute ``source`` says where a fact comes from.
+EXECUTES = "EXECUTES"
+SOURCE = "source"
+COVERAGE = "coverage"
+
+#: Relations of the static resolver followed by ``ask impact`` when the graph holds them: a call
+#: that may dispatch to an override (``MAY_CALL``) and a test's or fixture's use of a fixture
+#: (``USES_FIXTURE``). A ``CALLS`` edge whose ``resolution`` attribute is set to something other
+#: than :data:`EXACT_RESOLUTIONS` counts as dispatch too.
+MAY_CALL = "MAY_CALL"
+USES_FIXTURE = "USES_FIXTURE"
+RESOLUTION = "resolution"
+EXACT_RESOLUTIONS = ("exact",)
