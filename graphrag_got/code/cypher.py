@@ -46,7 +46,19 @@ def code_impact_dependents(relations: Sequence[str]) -> str:
     return (
         f"MATCH (a:Entity)-[r:{types}]->(b:Entity) WHERE b.uid IN $frontier\n"
         "RETURN a.uid AS uid, a.name AS name, a.type AS type, a.path AS path, a.start_line AS start_line,\n"
-        "       a.nodeid AS nodeid, b.uid AS via, b.name AS via_name, type(r) AS relation, r.lines AS lines\n"
+        "       a.nodeid AS nodeid, b.uid AS via, b.name AS via_name, type(r) AS relation, r.lines AS lines,\n"
+        "       r.resolution AS resolution\n"
+        "ORDER BY uid, via"
+    )
+
+
+def code_impact_executors(relation: str) -> str:
+    """Tests with a ``relation`` edge (dynamic evidence, ``EXECUTES``) to one of ``$uids``: the tests a
+    recorded run saw executing the changed code."""
+    return (
+        f"MATCH (t:Entity)-[r:{escape_name(relation)}]->(f:Entity) WHERE f.uid IN $uids\n"
+        "RETURN t.uid AS uid, t.name AS name, t.type AS type, t.path AS path, t.start_line AS start_line,\n"
+        "       t.nodeid AS nodeid, f.uid AS via, f.name AS via_name, r.lines AS lines\n"
         "ORDER BY uid, via"
     )
 
