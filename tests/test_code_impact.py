@@ -145,7 +145,7 @@ def test_file_target_follows_importers_and_their_tests(code_graph, neo4j_setting
     assert files["app/cli.py"] == 2  # imports app.cart, which imports app.money
     assert {n.name for n in res.changed} >= {"app.money.add", "app.money.Money", "app.money.Money.value"}
     tests = names(res.tests)
-    assert tests["test_money.test_add"] == 0 and tests["test_cart.TestReport.test_empty"] == 1
+    assert tests["test_money.test_add"] == 0 and tests["test_cart.TestReport.test_empty"] == 2
 
 
 def test_unknown_and_ambiguous_targets_are_one_clear_error(code_graph, neo4j_settings: Settings) -> None:  # type: ignore[no-untyped-def]
