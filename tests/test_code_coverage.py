@@ -44,6 +44,12 @@ TREE = {
         "\n"
         "def unused():\n"
         "    return 0\n"
+        "\n"
+        "\n"
+        "def outer():\n"
+        "    def inner():\n"
+        "        return 1\n"
+        "    return inner\n"
     ),
     "tests/test_shapes.py": (
         "import pytest\n"
@@ -63,6 +69,13 @@ TREE = {
         "def test_skipped():\n"
         "    if False:\n"
         "        area(0, 0)\n"
+        "\n"
+        "\n"
+        "INNER = core.outer()\n"
+        "\n"
+        "\n"
+        "def test_closure():\n"
+        "    assert INNER() == 1\n"
     ),
 }
 
@@ -114,13 +127,14 @@ def test_coverage_becomes_executes_facts_one_document_per_test_file(shapes: Path
     ext = Extraction.read(summary.out_path)
     facts = {(r.subject, r.object): r.attributes for r in ext.relations if r.relation == v.EXECUTES}
     assert set(facts) == {("test_shapes.test_direct", "shapes.core.area"), ("test_shapes.test_direct", "shapes.core.helper"),
-                          ("test_shapes.test_dynamic", "shapes.core.area"), ("test_shapes.test_dynamic", "shapes.core.helper")}
+                          ("test_shapes.test_dynamic", "shapes.core.area"), ("test_shapes.test_dynamic", "shapes.core.helper"),
+                          ("test_shapes.test_closure", "shapes.core.outer.inner")}  # outer itself ran at import
     assert facts[("test_shapes.test_direct", "shapes.core.area")] == {"source": "coverage", "lines": "6"}
     docs = [d for d in ext.documents if d.id.startswith("coverage:")]
     assert [d.id for d in docs] == ["coverage:tests/test_shapes.py"]
     report = summary.extra["coverage"]
-    assert (report.contexts, report.contexts_matched, report.contexts_unmatched) == (2, 2, [])
-    assert report.files_matched == report.files_measured and report.relations == 4
+    assert (report.contexts, report.contexts_matched, report.contexts_unmatched) == (3, 3, [])
+    assert report.files_matched == report.files_measured and report.relations == 5
     assert not ext.rejections
 
 
@@ -167,6 +181,9 @@ def test_impact_unions_static_and_coverage_and_reimport_replaces(clean_graph, ne
     assert helper.tests[0].distance == 0
     assert "tests/test_shapes.py::test_dynamic  [coverage]" in "\n".join(res.lines())
     assert impact(clean_graph, neo4j_settings, "core.unused").tests == []
+    nested = impact(clean_graph, neo4j_settings, "core.outer")  # the closure's body is part of outer's text
+    assert [n.name for n in nested.changed] == ["shapes.core.outer.inner"]
+    assert by_name(nested) == {"test_shapes.test_closure": "coverage"}
 
     # the tests change and run again: the newer data file replaces the evidence of that test file
     write_tree(shapes, {"tests/test_shapes.py": TREE["tests/test_shapes.py"].replace(
@@ -191,7 +208,7 @@ def test_cli_extract_with_coverage_and_impact_json(clean_graph, shapes: Path, tm
     onto = ["--ontology", str(CODE_ONTOLOGY)]
     assert main(["extract", "--extractor", "code", str(shapes), "-o", str(out), "--coverage", str(data), *onto]) == 0
     printed = capsys.readouterr().out
-    assert "2 test context(s), 2 matched to a test" in printed and "4 EXECUTES fact(s)" in printed
+    assert "3 test context(s), 3 matched to a test" in printed and "5 EXECUTES fact(s)" in printed
     assert main(["load", str(out), *onto]) == 0
     assert "embeddings: none for a code graph" in capsys.readouterr().out
     assert main(["ask", "impact", "shapes.core.area", "--json"]) == 0

@@ -37,6 +37,18 @@ def code_impact_members() -> str:
     )
 
 
+def code_impact_nested() -> str:
+    """Entities of the classes ``$classes`` whose key starts with one of ``$prefixes`` (``pkg.mod.f.``:
+    the functions and classes written inside a function or class, part of its text)."""
+    return (
+        "UNWIND $prefixes AS prefix\n"
+        "MATCH (m:Entity) WHERE m.key STARTS WITH prefix AND m.type IN $classes\n"
+        "RETURN DISTINCT m.uid AS uid, m.name AS name, m.type AS type, m.path AS path,\n"
+        "       m.start_line AS start_line, m.nodeid AS nodeid\n"
+        "ORDER BY name"
+    )
+
+
 def code_impact_dependents(relations: Sequence[str]) -> str:
     """One step of the blast radius: entities with a relationship of ``relations`` *towards* one of
     ``$frontier`` (uids): the callers, subclasses, importers and tests of the frontier."""

@@ -6,7 +6,8 @@
 1. the target is a file path (``pkg/mod.py``) or a qualified name or its tail (``mod.func``,
    ``Class.method``, ``func``); exact names win over tails, and a tail shared by several entities
    is refused with the candidates listed;
-2. the seeds (distance 0) are the target plus what it holds: a file's definitions, a class's methods;
+2. the seeds (distance 0) are the target plus what it holds: a file's definitions, a class's methods,
+   the functions and classes written inside a function;
 3. the closure over dependents: each step follows CALLS, MAY_CALL (a call that may dispatch to an
    override), INHERITS, IMPORTS and USES_FIXTURE *backwards* from the previous step's new nodes,
    one query per step, until nothing new is reached (a fixed point; ``hops`` stops it earlier) or
@@ -283,6 +284,12 @@ def _impact(read: _Reader, settings: Settings, target: str, hops: int | None,
                     classes=list(SYMBOL_CLASSES)):
         if row["uid"] not in seen:
             seen[row["uid"]] = node = _node(row, 0, f"{row['relation']} of {target}")
+            node.path_kind = EXACT
+            result.changed.append(node)
+    symbols = [normalize_name(m.name) + "." for m in matches if m.type != v.FILE]
+    for row in read(cypher.code_impact_nested(), prefixes=symbols, classes=list(SYMBOL_CLASSES)) if symbols else ():
+        if row["uid"] not in seen:  # a function or class written inside the target is part of its text
+            seen[row["uid"]] = node = _node(row, 0, f"inside {target}")
             node.path_kind = EXACT
             result.changed.append(node)
     seeds = [uid for uid, n in seen.items() if n.type != v.TEST]
