@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Sequence
 from graphrag_got.code import vocabulary as v
 from graphrag_got.code.parse import FileFacts
 from graphrag_got.code.resolve import ResolvedFile, entity_class
-from graphrag_got.errors import CorpusError
+from graphrag_got.errors import ConfigError, CorpusError
 from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, SkippedFile
 
 logger = logging.getLogger(__name__)
@@ -113,7 +113,11 @@ class CoverageReport:
 # ---------------------------------------------------------------------------------- reading
 def read_contexts(path: Path) -> dict[str, dict[str, set[int]]]:
     """``{context: {measured file: executed lines}}`` of one data file (coverage.py's API)."""
-    import coverage  # imported here: only this command needs it
+    try:
+        import coverage  # imported here: only this command needs it
+    except ImportError:
+        raise ConfigError("--coverage reads coverage.py data files with coverage.py itself: "
+                          "pip install 'graphrag_got[coverage]' (or coverage>=7.4).") from None
 
     if not path.is_file():
         raise CorpusError(f"{path}: coverage data file not found; run the tests with per-test contexts first, "
