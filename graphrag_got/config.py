@@ -324,16 +324,17 @@ class SearchSettings(Section):
 
 
 class CodeSettings(Section):
-    """Settings of the code extractor (``settings.code``): limits that keep a generated file from stalling a run."""
+    """Settings of the code graph (``settings.code``): extractor limits, its load and `ask impact`."""
 
-    max_file_bytes: int = _env(
-        "GRAPHRAG_CODE_MAX_FILE_BYTES", 2_000_000,
-        "code extractor: larger source files (generated code, vendored bundles) are skipped with a record", ge=1,
-        flat="code_max_file_bytes")
-    max_file_seconds: float = _env(
-        "GRAPHRAG_CODE_MAX_FILE_SECONDS", 20.0,
-        "code extractor: a file whose parse takes longer is skipped with a record", gt=0,
-        flat="code_max_file_seconds")
+    max_file_bytes: int = _env("GRAPHRAG_CODE_MAX_FILE_BYTES", 2_000_000, "code extractor: larger source files (generated "
+                               "code, vendored bundles) are skipped with a record", ge=1, flat="code_max_file_bytes")
+    max_file_seconds: float = _env("GRAPHRAG_CODE_MAX_FILE_SECONDS", 20.0, "code extractor: a file whose parse takes "
+                                   "longer is skipped with a record", gt=0, flat="code_max_file_seconds")
+    embeddings: bool = _env("GRAPHRAG_CODE_EMBEDDINGS", False, "load: embed a code graph's chunks and entities too (off: "
+                            "it loads without the embedding model, `ask impact` needs no vectors; `load --embed` embeds "
+                            "one load)", flat="code_embeddings")
+    impact_max_nodes: int = _env("GRAPHRAG_IMPACT_MAX_NODES", 5000, "ask impact: most nodes the closure over callers "
+                                 "collects; it stops there, keeps the nearest and says so", ge=1, flat="impact_max_nodes")
 
 
 class ServiceSettings(Section):

@@ -117,21 +117,25 @@ def test_function_blast_radius_by_distance(code_graph, neo4j_settings: Settings)
     res = impact(code_graph, neo4j_settings, "money.add", hops=3)
     assert [m.name for m in res.matches] == ["app.money.add"]
     assert names(res.affected) == {"app.cart.Cart.total": 1, "app.cart.Shop.checkout": 2, "app.cart.report": 3}
-    assert names(res.tests) == {"test_money.test_add": 1}  # test_empty is 4 hops away
-    assert [t.nodeid for t in res.tests] == ["tests/test_money.py::test_add"]
-    assert names(res.files) == {"app/money.py": 0, "tests/test_money.py": 1, "app/cart.py": 1}
+    # a test is not a step: test_add tests add itself (0), test_empty tests report (3)
+    assert names(res.tests) == {"test_money.test_add": 0, "test_cart.TestReport.test_empty": 3}
+    assert [t.nodeid for t in res.tests] == ["tests/test_money.py::test_add", "tests/test_cart.py::TestReport::test_empty"]
+    assert {t.evidence_label for t in res.tests} == {"static exact"}
+    assert names(res.files) == {"app/money.py": 0, "app/cart.py": 1}
     assert res.affected[0].via == "CALLS app.money.add (line 8)"
-    deeper = impact(code_graph, neo4j_settings, "app.money.add", hops=4)
-    assert names(deeper.tests) == {"test_money.test_add": 1, "test_cart.TestReport.test_empty": 4}
-    assert "app.cli.main" in names(deeper.affected)
+    closure = impact(code_graph, neo4j_settings, "app.money.add")  # default: to a fixed point
+    assert names(closure.affected) == {**names(res.affected), "app.cli.main": 4}
+    assert closure.steps == 4 and not closure.cut and closure.hops is None
     shallow = impact(code_graph, neo4j_settings, "app.money.add", hops=1)
     assert names(shallow.affected) == {"app.cart.Cart.total": 1}
+    assert names(shallow.tests) == {"test_money.test_add": 0}
 
 
 def test_class_target_includes_its_methods_and_subclasses(code_graph, neo4j_settings: Settings) -> None:  # type: ignore[no-untyped-def]
     res = impact(code_graph, neo4j_settings, "Cart", hops=1)
     assert {n.name for n in res.changed} == {"app.cart.Cart.total"}
     assert names(res.affected) == {"app.cart.Shop": 1, "app.cart.Shop.checkout": 1}
+    assert names(impact(code_graph, neo4j_settings, "Cart").affected)["app.cart.report"] == 2
 
 
 def test_file_target_follows_importers_and_their_tests(code_graph, neo4j_settings: Settings) -> None:  # type: ignore[no-untyped-def]
@@ -142,7 +146,7 @@ def test_file_target_follows_importers_and_their_tests(code_graph, neo4j_setting
     assert {n.name for n in res.changed} >= {"app.money.add", "app.money.Money", "app.money.Money.value"}
     tests = names(res.tests)
     # report() returns a Money (Shop().checkout() -> self.total() -> acc), so test_empty calls Money.value itself
-    assert tests["test_money.test_add"] == 1 and tests["test_cart.TestReport.test_empty"] == 1
+    assert tests["test_money.test_add"] == 0 and tests["test_cart.TestReport.test_empty"] == 0
 
 
 def test_unknown_and_ambiguous_targets_are_one_clear_error(code_graph, neo4j_settings: Settings) -> None:  # type: ignore[no-untyped-def]
@@ -170,14 +174,15 @@ def test_no_code_graph_says_what_to_do(clean_graph, neo4j_settings: Settings) ->
 def test_cli_json_and_exit_codes(code_graph, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     assert main(["ask", "impact", "app.money.Money.value", "--json", "--hops", "2"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["format"] == "graphrag_got.impact/1"
+    assert data["format"] == "graphrag_got.impact/2"
     assert {a["name"]: a["distance"] for a in data["affected"]} == {
         "app.money.add": 1, "app.cart.Cart.total": 2}
     assert data["pytest_args"] == ["tests/test_cart.py::TestReport::test_empty", "tests/test_money.py::test_add"]
+    assert data["counts"]["tests_by_evidence"] == {"static": 2, "coverage": 0, "both": 0}
     assert data["counts"]["unresolved_calls_in_radius"] >= 0
     assert main(["ask", "impact", "app.money.add"]) == 0
     text = capsys.readouterr().out
-    assert "tests to run:" in text and "tests/test_money.py::test_add" in text
+    assert "tests to run" in text and "tests/test_money.py::test_add  [static exact]" in text
     assert main(["ask", "impact", "no_such_function"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: 'no_such_function' matches no")

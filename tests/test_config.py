@@ -37,6 +37,8 @@ OLD_DEFAULTS = {
     # issue 28: inputs
     "follow_outside_links": False, "strict_inputs": False, "code_max_file_bytes": 2_000_000,
     "code_max_file_seconds": 20.0,
+    # issue 25: a code graph loads without embeddings; the impact closure's cap
+    "code_embeddings": False, "impact_max_nodes": 5000,
     "llm_provider": "auto", "ollama_base_url": "http://localhost:11434", "ollama_model": "qwen2.5:7b-instruct",
     "llamacpp_model": "qwen2.5-coder-1.5b", "models_path": None, "llamacpp_n_ctx": 4096,
     "llamacpp_threads": None, "llamacpp_adaptive_threads": True,  # threads from the cores free per call (issue 26)
@@ -116,7 +118,7 @@ def test_every_setting_lives_in_exactly_one_section():
 SECTION_READS = {
     "ingest": {"chunking"},
     "extract": {"chunking", "extract", "llm", "files"},
-    "graph": {"graph", "neo4j", "embedding", "files"},
+    "graph": {"graph", "neo4j", "embedding", "files", "code"},  # code: a code graph loads without embeddings
     "communities": {"communities", "graph", "embedding", "llm", "files"},
     "search": {"search", "neo4j", "embedding", "llm"},
     "llm": {"llm", "embedding"},

@@ -37,6 +37,18 @@ def code_impact_members() -> str:
     )
 
 
+def code_impact_nested() -> str:
+    """Entities of the classes ``$classes`` whose key starts with one of ``$prefixes`` (``pkg.mod.f.``:
+    the functions and classes written inside a function or class, part of its text)."""
+    return (
+        "UNWIND $prefixes AS prefix\n"
+        "MATCH (m:Entity) WHERE m.key STARTS WITH prefix AND m.type IN $classes\n"
+        "RETURN DISTINCT m.uid AS uid, m.name AS name, m.type AS type, m.path AS path,\n"
+        "       m.start_line AS start_line, m.nodeid AS nodeid\n"
+        "ORDER BY name"
+    )
+
+
 def code_impact_dependents(relations: Sequence[str]) -> str:
     """One step of the blast radius: entities with a relationship of ``relations`` *towards* one of
     ``$frontier`` (uids): the callers, subclasses, importers and tests of the frontier."""
@@ -46,7 +58,19 @@ def code_impact_dependents(relations: Sequence[str]) -> str:
     return (
         f"MATCH (a:Entity)-[r:{types}]->(b:Entity) WHERE b.uid IN $frontier\n"
         "RETURN a.uid AS uid, a.name AS name, a.type AS type, a.path AS path, a.start_line AS start_line,\n"
-        "       a.nodeid AS nodeid, b.uid AS via, b.name AS via_name, type(r) AS relation, r.lines AS lines\n"
+        "       a.nodeid AS nodeid, b.uid AS via, b.name AS via_name, type(r) AS relation, r.lines AS lines,\n"
+        "       r.resolution AS resolution\n"
+        "ORDER BY uid, via"
+    )
+
+
+def code_impact_executors(relation: str) -> str:
+    """Tests with a ``relation`` edge (dynamic evidence, ``EXECUTES``) to one of ``$uids``: the tests a
+    recorded run saw executing the changed code."""
+    return (
+        f"MATCH (t:Entity)-[r:{escape_name(relation)}]->(f:Entity) WHERE f.uid IN $uids\n"
+        "RETURN t.uid AS uid, t.name AS name, t.type AS type, t.path AS path, t.start_line AS start_line,\n"
+        "       t.nodeid AS nodeid, f.uid AS via, f.name AS via_name, r.lines AS lines\n"
         "ORDER BY uid, via"
     )
 

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from importlib import metadata as importlib_metadata
 from io import BytesIO
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from graphrag_got.errors import CorpusError, OntologyError
 from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, Extraction, LLMRef, OntologyRef
@@ -298,11 +298,19 @@ def _chunks(f: FileFacts) -> list[ChunkRecord]:
     return records
 
 
-def build_code_extraction(onto: Ontology, root: Path, resolved: list[ResolvedFile]) -> Extraction:
+def build_code_extraction(onto: Ontology, root: Path, resolved: list[ResolvedFile],
+                          extra: Sequence[tuple[DocumentRecord, list[tuple[ChunkRecord, dict[str, Any]]]]] = ()
+                          ) -> Extraction:
+    """``extra``: further documents whose chunks come with their answers (coverage evidence)."""
     validator = Validator(onto)
     validations: list[ChunkValidation] = []
     documents: list[DocumentRecord] = []
     chunks: list[ChunkRecord] = []
+    for doc, pairs in extra:
+        documents.append(doc)
+        for rec, answer in pairs:
+            chunks.append(rec)
+            validations.append(validator.validate(answer, rec.id, doc.id))
     for rf in resolved:
         f = rf.facts
         answers = chunk_answers(rf)
@@ -332,9 +340,11 @@ def build_code_extraction(onto: Ontology, root: Path, resolved: list[ResolvedFil
 
 def run_code_extraction(onto: Ontology, root: str | Path, out_path: str | Path, *,
                         progress: ProgressCallback | None = None, max_file_bytes: int = 2_000_000,
-                        max_file_seconds: float = 20.0, follow_outside_links: bool = False) -> CodeExtractionSummary:
+                        max_file_seconds: float = 20.0, follow_outside_links: bool = False,
+                        coverage: Sequence[str | Path] = ()) -> CodeExtractionSummary:
     """Parse, resolve, validate and write ``out_path``; returns what was found (and what was skipped:
-    see :func:`parse_tree`)."""
+    see :func:`parse_tree`). ``coverage``: data files whose per-test contexts become EXECUTES facts
+    (:mod:`graphrag_got.code.coverage`; its report is ``extra["coverage"]`` of the summary)."""
     t0 = time.perf_counter()
     check_ontology(onto)
     root = Path(root)
@@ -342,8 +352,14 @@ def run_code_extraction(onto: Ontology, root: str | Path, out_path: str | Path, 
                                 follow_outside_links=follow_outside_links)
     resolved = resolve(files)
     parse_seconds = time.perf_counter() - t0
-    ext = build_code_extraction(onto, root, resolved)
+    evidence = None
+    if coverage:
+        from graphrag_got.code.coverage import coverage_evidence
+
+        evidence = coverage_evidence(root, resolved, coverage, pytest_nodeid)
+    ext = build_code_extraction(onto, root, resolved, evidence.documents if evidence else ())
     ext.skipped_files = [SkippedFile(path=x.path, reason=x.reason, message=x.message) for x in skipped]
+    ext.skipped_files += evidence.records if evidence else []
     ext.recount()
     out = ext.write(Path(out_path))
     by_class: dict[str, int] = {}
@@ -364,6 +380,7 @@ def run_code_extraction(onto: Ontology, root: str | Path, out_path: str | Path, 
         rejected_entities=c.rejected_entities, by_reason=c.by_reason, seconds=time.perf_counter() - t0,
         parse_seconds=parse_seconds, calls_by_resolution=_by_resolution(counts),
         dispatch_edges=sum(x.dispatch_edges for x in counts), fixture_links=sum(x.fixture_links for x in counts),
+        extra={"coverage": evidence.report} if evidence else {},
     )
 
 

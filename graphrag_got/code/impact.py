@@ -1,19 +1,28 @@
-"""The blast radius of a change: what calls, subclasses, imports or tests it, within N hops.
+"""The blast radius of a change: what calls, subclasses, imports or tests it, and which tests ran it.
 
-``impact(driver, settings, target, hops)`` reads the code graph (``ontology/code.json``, written by
+``impact(driver, settings, target, hops=None)`` reads the code graph (``ontology/code.json``, written by
 ``extract --extractor code`` and ``load``) with read-only Cypher:
 
 1. the target is a file path (``pkg/mod.py``) or a qualified name or its tail (``mod.func``,
    ``Class.method``, ``func``); exact names win over tails, and a tail shared by several entities
    is refused with the candidates listed;
-2. the seeds (distance 0) are the target plus what it holds: a file's definitions, a class's methods;
-3. each hop follows CALLS, INHERITS, IMPORTS and TESTS *backwards* (callers, subclasses, importers,
-   tests) from the previous hop's new nodes, one query per hop, so a hub cannot blow up the query;
-4. affected files are the seeds' files, the importers reached and the files of the affected
-   definitions; the tests to run are the Test nodes reached plus the tests of test files that
-   import an affected file, each at the distance it was reached.
+2. the seeds (distance 0) are the target plus what it holds: a file's definitions, a class's methods,
+   the functions and classes written inside a function;
+3. the closure over dependents: each step follows CALLS, MAY_CALL (a call that may dispatch to an
+   override), INHERITS, IMPORTS and USES_FIXTURE *backwards* from the previous step's new nodes,
+   one query per step, until nothing new is reached (a fixed point; ``hops`` stops it earlier) or
+   ``settings.code.impact_max_nodes`` nodes are collected (the result says it was cut, and where);
+4. a test is not a hop: a Test reached by TESTS, USES_FIXTURE or a call from a node at distance d
+   is at distance d. Its static path is ``exact`` when every edge on it is an exact call
+   (``CALLS`` without a ``resolution`` other than :data:`~graphrag_got.code.vocabulary.EXACT_RESOLUTIONS`,
+   INHERITS, IMPORTS, TESTS, USES_FIXTURE) and ``dispatch`` when one of them may dispatch;
+5. dynamic evidence: the tests with an EXECUTES edge (a recorded coverage run,
+   :mod:`graphrag_got.code.coverage`) to a seed ran the changed code; each test says whether it
+   comes from the static closure, from coverage or from both;
+6. affected files are the seeds' files, the importers reached and the files of the affected
+   definitions; for a file target, the tests of test files that import an affected file are added.
 
-A call that static analysis could not resolve has no edge, so the radius is a lower bound: the
+A call that static analysis could not resolve has no edge, so the static radius is a lower bound: the
 functions' ``unresolved_calls`` say how much was left out (reported as ``unresolved_calls_in_radius``).
 """
 
@@ -33,10 +42,15 @@ from graphrag_got.code import vocabulary as v
 
 logger = logging.getLogger(__name__)
 
-FORMAT = "graphrag_got.impact/1"
-MAX_HOPS = 10
+FORMAT = "graphrag_got.impact/2"
+MAX_HOPS = 1000
 CANDIDATE_LIMIT = 50
 SYMBOL_CLASSES = (v.FUNCTION, v.CLASS, v.TEST)
+#: Relations followed backwards from the frontier (names absent from the graph simply match nothing).
+FOLLOWED = (v.CALLS, v.MAY_CALL, v.INHERITS, v.IMPORTS, v.USES_FIXTURE, v.TESTS)
+#: Kinds of the static path that reached a node or test, best first.
+EXACT, DISPATCH, IMPORT = "exact", "dispatch", "import"
+STATIC, COVERAGE, BOTH = "static", "coverage", "both"
 
 
 class ImpactError(SearchError):
@@ -54,6 +68,9 @@ class ImpactNode:
     nodeid: str | None = None
     via: str | None = None  # "CALLS pkg.mod.f (lines 12, 40)": the edge it was reached by
     unresolved_calls: int = 0
+    path_kind: str | None = None  # static path: exact | dispatch | import (tests of importing files)
+    evidence: str | None = None  # tests: static | coverage | both
+    executed: str | None = None  # tests with coverage evidence: "pkg.mod.f (lines 3-5)"
 
     @property
     def location(self) -> str:
@@ -61,32 +78,47 @@ class ImpactNode:
             return ""
         return f"{self.path}:{self.start_line}" if self.start_line else self.path
 
+    @property
+    def evidence_label(self) -> str:
+        if self.evidence == COVERAGE:
+            return "coverage"
+        static = f"static {self.path_kind}" if self.path_kind else "static"
+        return f"{static} + coverage" if self.evidence == BOTH else static
+
 
 @dataclass
 class ImpactResult:
     target: str
-    hops: int
+    hops: int | None  # None: to a fixed point
     matches: list[ImpactNode]
     changed: list[ImpactNode] = field(default_factory=list)  # seeds besides the match (distance 0)
     affected: list[ImpactNode] = field(default_factory=list)  # functions and classes, distance >= 1
     files: list[ImpactNode] = field(default_factory=list)
     tests: list[ImpactNode] = field(default_factory=list)
     queries: int = 0
+    steps: int = 0  # closure steps taken (the largest distance reached)
+    cut: bool = False  # the closure stopped at max_nodes before its fixed point
+    max_nodes: int = 0
 
     @property
     def unresolved_calls_in_radius(self) -> int:
         return sum(n.unresolved_calls for n in [*self.matches, *self.changed, *self.affected])
+
+    def evidence_counts(self) -> dict[str, int]:
+        return {k: sum(t.evidence == k for t in self.tests) for k in (STATIC, COVERAGE, BOTH)}
 
     def to_data(self) -> dict[str, Any]:
         def rows(nodes: list[ImpactNode]) -> list[dict[str, Any]]:
             return [{k: val for k, val in asdict(n).items() if val is not None} for n in nodes]
 
         return {
-            "format": FORMAT, "target": self.target, "hops": self.hops,
+            "format": FORMAT, "target": self.target, "hops": self.hops, "steps": self.steps,
+            "fixed_point": not self.cut and self.hops is None, "cut": self.cut, "max_nodes": self.max_nodes,
             "matches": rows(self.matches), "changed": rows(self.changed), "affected": rows(self.affected),
             "files": rows(self.files), "tests": rows(self.tests),
             "pytest_args": [t.nodeid for t in self.tests if t.nodeid],
             "counts": {"affected": len(self.affected), "files": len(self.files), "tests": len(self.tests),
+                       "tests_by_evidence": self.evidence_counts(),
                        "unresolved_calls_in_radius": self.unresolved_calls_in_radius},
         }
 
@@ -95,33 +127,63 @@ class ImpactResult:
         out = []
         for m in self.matches:
             out.append(f"target: {m.name} ({m.type}{', ' + m.location if m.location else ''})")
-        out.append(f"blast radius within {self.hops} hop(s): {len(self.affected)} function(s)/class(es), "
-                   f"{len(self.files)} file(s), {len(self.tests)} test(s)")
+        reach = f"within {self.hops} step(s)" if self.hops is not None else "to a fixed point"
+        if self.cut:
+            reach = (f"cut at {self.max_nodes} nodes (GRAPHRAG_IMPACT_MAX_NODES) at distance {self.steps}: farther "
+                     "dependents are not listed")
+        ev = self.evidence_counts()
+        out.append(f"blast radius {reach}: {len(self.affected)} function(s)/class(es), {len(self.files)} file(s), "
+                   f"{len(self.tests)} test(s) ({ev[STATIC]} static only, {ev[COVERAGE]} coverage only, "
+                   f"{ev[BOTH]} both)")
         if self.changed:
             out.append(f"changed with it ({len(self.changed)}): " + ", ".join(n.name for n in self.changed[:20])
                        + (" ..." if len(self.changed) > 20 else ""))
         if self.affected:
             out.append("affected functions and classes (distance, name, where, reached by):")
-            out += [f"  {n.distance}  {n.type:<8} {n.name}  {n.location}  <- {n.via}" for n in self.affected]
+            out += [f"  {n.distance}  {n.type:<8} {n.name}  {n.location}  <- {n.via}"
+                    + (" [dispatch]" if n.path_kind == DISPATCH else "") for n in self.affected]
         if self.files:
             out.append("affected files:")
             out += [f"  {n.distance}  {n.name}" for n in self.files]
         if self.tests:
-            out.append("tests to run:")
-            out += [f"  {n.distance}  {n.nodeid or n.name}" for n in self.tests]
+            out.append("tests to run (distance, test, evidence):")
+            out += [f"  {n.distance}  {n.nodeid or n.name}  [{n.evidence_label}]" for n in self.tests]
         if self.unresolved_calls_in_radius:
             out.append(f"note: {self.unresolved_calls_in_radius} call site(s) in these functions could not be "
                        "resolved statically; callers reached only through them are not listed")
         return out
 
 
+class _Reader:
+    """Read-only queries of one impact question, in one session."""
+
+    def __init__(self, driver: neo4j.Driver, settings: Settings) -> None:
+        self.driver, self.settings, self.session, self.count = driver, settings, None, 0
+
+    def __enter__(self) -> "_Reader":
+        try:
+            self.session = self.driver.session(database=self.settings.neo4j.database,
+                                               notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF)
+        except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
+            raise Neo4jError(f"reading the code graph failed: {exc}") from exc
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.session is not None:
+            self.session.close()
+
+    def __call__(self, query: str, **params: Any) -> list[dict[str, Any]]:
+        assert self.session is not None
+        self.count += 1
+        try:
+            return self.session.execute_read(lambda tx: [r.data() for r in tx.run(query, **params)])
+        except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
+            raise Neo4jError(f"reading the code graph failed: {exc}") from exc
+
+
 def _read(driver: neo4j.Driver, settings: Settings, query: str, **params: Any) -> list[dict[str, Any]]:
-    try:
-        with driver.session(database=settings.neo4j.database,
-                            notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF) as s:
-            return s.execute_read(lambda tx: [r.data() for r in tx.run(query, **params)])
-    except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
-        raise Neo4jError(f"reading the code graph failed: {exc}") from exc
+    with _Reader(driver, settings) as read:
+        return read(query, **params)
 
 
 def _is_path(target: str) -> bool:
@@ -133,8 +195,12 @@ def _node(row: dict[str, Any], distance: int, via: str | None = None) -> ImpactN
                       start_line=row.get("start_line"), nodeid=row.get("nodeid"), via=via)
 
 
-def find_target(driver: neo4j.Driver, settings: Settings, target: str) -> list[ImpactNode]:
+def find_target(driver: neo4j.Driver, settings: Settings, target: str, read: _Reader | None = None
+                ) -> list[ImpactNode]:
     """The entities ``target`` names (one, or several only when they share the exact same name)."""
+    if read is None:
+        with _Reader(driver, settings) as own:
+            return find_target(driver, settings, target, own)
     raw = target.strip()
     if not raw:
         raise ImpactError("the impact target is empty: give a file path (pkg/mod.py), a qualified name "
@@ -144,10 +210,9 @@ def find_target(driver: neo4j.Driver, settings: Settings, target: str) -> list[I
     key = normalize_name(text)
     types = [v.FILE] if is_path else list(SYMBOL_CLASSES)
     suffixes = ["/" + key] if is_path else ["." + key]
-    rows = _read(driver, settings, cypher.code_impact_candidates(), types=types, key=key, suffixes=suffixes,
-                 limit=CANDIDATE_LIMIT)
+    rows = read(cypher.code_impact_candidates(), types=types, key=key, suffixes=suffixes, limit=CANDIDATE_LIMIT)
     if not rows:
-        if not _read(driver, settings, cypher.code_graph_size(), types=list(v.CLASSES))[0]["count"]:
+        if not read(cypher.code_graph_size(), types=list(v.CLASSES))[0]["count"]:
             raise ImpactError("the graph holds no code graph: run `graphrag-got extract --extractor code REPO "
                               "--ontology ontology/code.json` and `graphrag-got load --ontology "
                               "ontology/code.json` first.")
@@ -173,38 +238,102 @@ def find_target(driver: neo4j.Driver, settings: Settings, target: str) -> list[I
     return [_node(r, 0) for r in chosen]
 
 
-def impact(driver: neo4j.Driver, settings: Settings, target: str, hops: int = 3) -> ImpactResult:
-    """The blast radius of ``target`` within ``hops`` reverse CALLS/INHERITS/IMPORTS/TESTS steps."""
-    if isinstance(hops, bool) or not isinstance(hops, int) or not 1 <= hops <= MAX_HOPS:
-        raise ConfigError(f"--hops must be an integer from 1 to {MAX_HOPS}, got {hops!r}")
-    matches = find_target(driver, settings, target)
-    result = ImpactResult(target=target, hops=hops, matches=matches)
-    seen: dict[str, ImpactNode] = {n.uid: n for n in matches}
-    changed = _read(driver, settings, cypher.code_impact_members(), uids=list(seen),
-                    types=[v.DEFINES, v.CONTAINS], classes=list(SYMBOL_CLASSES))
-    result.queries = 2
-    for row in changed:
+def _edge_kind(row: dict[str, Any]) -> str:
+    if row["relation"] == v.MAY_CALL:
+        return DISPATCH
+    resolution = row.get("resolution")
+    if row["relation"] == v.CALLS and resolution is not None and resolution not in v.EXACT_RESOLUTIONS:
+        return DISPATCH
+    return EXACT
+
+
+def _better(kind: str, than: str | None) -> bool:
+    order = (EXACT, DISPATCH, IMPORT)
+    return than is None or order.index(kind) < order.index(than)
+
+
+def _via(row: dict[str, Any]) -> str:
+    lines = row.get("lines") or ""
+    where = f" (line{'s' if ',' in lines or '-' in lines else ''} {lines})" if lines else ""
+    return f"{row['relation']} {row['via_name']}{where}"
+
+
+def impact(driver: neo4j.Driver, settings: Settings, target: str, hops: int | None = None) -> ImpactResult:
+    """The blast radius of ``target``: its dependents to a fixed point (or within ``hops`` steps), the
+    tests that reach them statically and the tests a recorded run saw executing it."""
+    if hops is not None and (isinstance(hops, bool) or not isinstance(hops, int) or not 1 <= hops <= MAX_HOPS):
+        raise ConfigError(f"--hops must be an integer from 1 to {MAX_HOPS}, got {hops!r} (leave it out for the "
+                          "whole closure)")
+    with _Reader(driver, settings) as read:
+        result = _impact(read, settings, target, hops, find_target(driver, settings, target, read))
+        result.queries = read.count
+    logger.info("impact of %s: %d affected, %d files, %d tests, %d queries%s", target, len(result.affected),
+                len(result.files), len(result.tests), result.queries, " (cut)" if result.cut else "")
+    return result
+
+
+def _impact(read: _Reader, settings: Settings, target: str, hops: int | None,
+            matches: list[ImpactNode]) -> ImpactResult:
+    max_nodes = settings.code.impact_max_nodes
+    result = ImpactResult(target=target, hops=hops, matches=matches, max_nodes=max_nodes)
+    seen: dict[str, ImpactNode] = {}
+    for m in matches:
+        m.path_kind = EXACT
+        seen[m.uid] = m
+    for row in read(cypher.code_impact_members(), uids=list(seen), types=[v.DEFINES, v.CONTAINS],
+                    classes=list(SYMBOL_CLASSES)):
         if row["uid"] not in seen:
             seen[row["uid"]] = node = _node(row, 0, f"{row['relation']} of {target}")
+            node.path_kind = EXACT
             result.changed.append(node)
-    frontier = [uid for uid, n in seen.items() if n.type != v.TEST]
-    query = cypher.code_impact_dependents(v.IMPACT_RELATIONS)
-    for distance in range(1, hops + 1):
-        if not frontier:
-            break
-        rows = _read(driver, settings, query, frontier=frontier)
-        result.queries += 1
-        frontier = []
-        for row in rows:
-            if row["uid"] in seen:
+    symbols = [normalize_name(m.name) + "." for m in matches if m.type != v.FILE]
+    for row in read(cypher.code_impact_nested(), prefixes=symbols, classes=list(SYMBOL_CLASSES)) if symbols else ():
+        if row["uid"] not in seen:  # a function or class written inside the target is part of its text
+            seen[row["uid"]] = node = _node(row, 0, f"inside {target}")
+            node.path_kind = EXACT
+            result.changed.append(node)
+    seeds = [uid for uid, n in seen.items() if n.type != v.TEST]
+    tests: dict[str, ImpactNode] = {uid: n for uid, n in seen.items() if n.type == v.TEST}
+    for t in tests.values():
+        t.evidence = STATIC
+    frontier = list(seeds)
+    collected = len(seeds)  # functions, classes and files (tests do not count against the cap)
+    query = cypher.code_impact_dependents(FOLLOWED)
+    distance = 0  # of the frontier; its dependents are at distance + 1, its tests at distance
+    while frontier:
+        new: list[str] = []
+        grow = (hops is None or distance < hops) and not result.cut
+        for row in read(query, frontier=frontier):
+            via = seen[row["via"]]
+            kind = EXACT if _edge_kind(row) == EXACT and via.path_kind == EXACT else DISPATCH
+            uid = row["uid"]
+            if row["type"] == v.TEST:  # a test link is not a step: the test is at its code's distance
+                t = tests.get(uid)
+                if t is None or (via.distance, _rank_kind(kind)) < (t.distance, _rank_kind(t.path_kind)):
+                    tests[uid] = t = _node(row, via.distance, _via(row))
+                    t.path_kind, t.evidence = kind, STATIC
                 continue
-            lines = f" (line{'s' if ',' in (row.get('lines') or '') else ''} {row['lines']})" if row.get("lines") else ""
-            node = _node(row, distance, f"{row['relation']} {row['via_name']}{lines}")
-            seen[row["uid"]] = node
-            if node.type != v.TEST:
-                frontier.append(node.uid)
-    _unresolved(driver, settings, result, seen)
-    nodes = list(seen.values())
+            node = seen.get(uid)
+            if node is not None:
+                if node.distance == distance + 1 and _better(kind, node.path_kind):
+                    node.path_kind, node.via = kind, _via(row)
+                continue
+            if not grow or result.cut:
+                continue
+            if collected >= max_nodes:
+                result.cut = True
+                continue
+            collected += 1
+            seen[uid] = node = _node(row, distance + 1, _via(row))
+            node.path_kind = kind
+            new.append(uid)
+        distance += 1
+        if new:
+            result.steps = distance
+        frontier = new
+    _executed(read, result, seen, tests)
+    _unresolved(read, seen)
+    nodes = [n for n in seen.values() if n.type != v.TEST]
     result.affected = sorted((n for n in nodes if n.distance > 0 and n.type in (v.FUNCTION, v.CLASS)), key=_rank)
     files: dict[str, ImpactNode] = {}
     for n in nodes:
@@ -213,34 +342,49 @@ def impact(driver: neo4j.Driver, settings: Settings, target: str, hops: int = 3)
             files[path] = ImpactNode(uid=f"{v.FILE}|{normalize_name(path)}", name=path, type=v.FILE,
                                      distance=n.distance, path=path, via=n.name if n.type != v.FILE else n.via)
     result.files = sorted(files.values(), key=_rank)
-    tests = {n.uid: n for n in nodes if n.type == v.TEST}
     file_nodes = {n.uid: n for n in nodes if n.type == v.FILE}  # the target file and its importers
     if file_nodes:
-        for row in _read(driver, settings, cypher.code_impact_members(), uids=list(file_nodes), types=[v.DEFINES],
-                         classes=[v.TEST]):
-            if row["uid"] not in tests:
-                dist = file_nodes[row["via"]].distance
-                tests[row["uid"]] = _node(row, dist, f"in {row['path']}, which imports an affected file"
-                                          if dist else f"in {row['path']}")
-        result.queries += 1
+        for row in read(cypher.code_impact_members(), uids=list(file_nodes), types=[v.DEFINES], classes=[v.TEST]):
+            dist = file_nodes[row["via"]].distance
+            if row["uid"] not in tests or dist < tests[row["uid"]].distance:
+                tests[row["uid"]] = t = _node(row, dist, f"in {row['path']}, which imports an affected file"
+                                              if dist else f"in {row['path']}")
+                t.path_kind, t.evidence = IMPORT, STATIC
     result.tests = sorted(tests.values(), key=_rank)
-    logger.info("impact of %s: %d affected, %d files, %d tests, %d queries", target, len(result.affected),
-                len(result.files), len(result.tests), result.queries)
     return result
 
 
-def _unresolved(driver: neo4j.Driver, settings: Settings, result: ImpactResult, seen: dict[str, ImpactNode]) -> None:
+def _executed(read: _Reader, result: ImpactResult, seen: dict[str, ImpactNode], tests: dict[str, ImpactNode]) -> None:
+    """Add the tests a recorded run saw executing a seed (one query)."""
+    seeds = [n.uid for n in [*result.matches, *result.changed] if n.type != v.TEST]
+    if not seeds:
+        return
+    for row in read(cypher.code_impact_executors(v.EXECUTES), uids=seeds):
+        t = tests.get(row["uid"])
+        ran = f"{row['via_name']} (lines {row['lines']})" if row.get("lines") else row["via_name"]
+        if t is None:
+            tests[row["uid"]] = t = _node(row, 0, f"{v.EXECUTES} {row['via_name']}")
+            t.evidence, t.executed = COVERAGE, ran
+        else:
+            t.evidence = BOTH if t.evidence in (STATIC, BOTH) else t.evidence
+            t.executed = ran if t.executed is None else t.executed
+            t.distance = 0
+
+
+def _unresolved(read: _Reader, seen: dict[str, ImpactNode]) -> None:
     """Fill ``unresolved_calls`` of the functions in the radius (one query)."""
     uids = [uid for uid, n in seen.items() if n.type in (v.FUNCTION, v.TEST)]
     if not uids:
         return
-    rows = _read(driver, settings, cypher.code_impact_unresolved(), uids=uids)
-    result.queries += 1
-    for row in rows:
+    for row in read(cypher.code_impact_unresolved(), uids=uids):
         try:
             seen[row["uid"]].unresolved_calls = int(row["unresolved"] or 0)
         except (TypeError, ValueError):
             continue
+
+
+def _rank_kind(kind: str | None) -> int:
+    return {EXACT: 0, DISPATCH: 1, IMPORT: 2}.get(kind or "", 3)
 
 
 def _rank(n: ImpactNode) -> tuple[int, str]:

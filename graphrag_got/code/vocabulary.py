@@ -30,3 +30,16 @@ RESOLUTION = "resolution"
 
 #: Relations followed backwards by the blast radius: who calls, subclasses, imports or tests a node.
 IMPACT_RELATIONS = (CALLS, INHERITS, IMPORTS, TESTS)
+
+#: Dynamic evidence (:mod:`graphrag_got.code.coverage`): a test executed lines of a function in a
+#: recorded run; the relation attribute ``source`` says where a fact comes from.
+EXECUTES = "EXECUTES"
+SOURCE = "source"
+COVERAGE = "coverage"
+
+#: A relation ``ask impact`` follows when a graph holds it (a test's or fixture's use of a fixture);
+#: the extractor links fixtures with TESTS/CALLS of resolution ``fixture`` instead, so it writes none.
+USES_FIXTURE = "USES_FIXTURE"
+#: Resolutions ``ask impact`` reports as a static, resolved path (``static exact``); a CALLS edge of any
+#: other resolution (and every MAY_CALL edge) makes the path ``static dispatch``.
+EXACT_RESOLUTIONS = ("exact", "inferred", "fixture")

@@ -34,12 +34,20 @@ def register(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--extractor", choices=["llm", "code"], default="llm",
                    help="llm (default): the language model over a text corpus; code: a Python source tree "
                         "read with tree-sitter, no LLM (use with --ontology ontology/code.json)")
+    p.add_argument("--coverage", action="append", metavar="FILE",
+                   help="--extractor code: a coverage.py data file with per-test contexts (pytest --cov=PKG "
+                        "--cov-context=test); each test's executed functions become EXECUTES facts that ask impact "
+                        "unions with the static ones (repeat the flag to merge several files)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     if getattr(args, "extractor", "llm") == "code":
         return _run_code(args, settings)
+    if getattr(args, "coverage", None):
+        from graphrag_got.errors import ConfigError
+
+        raise ConfigError("--coverage applies to --extractor code only (test coverage of a code base).")
     from graphrag_got.commands.render import progress_bar
     from graphrag_got.extract.run import run_extraction
     from graphrag_got.ontology.model import Ontology
@@ -83,7 +91,11 @@ def _run_code(args: argparse.Namespace, settings: Settings) -> int:
         summary = run_code_extraction(onto, args.corpus, args.output or settings.files.out_dir / "extraction.json",
                                       progress=progress, max_file_bytes=settings.code.max_file_bytes,
                                       max_file_seconds=settings.code.max_file_seconds,
-                                      follow_outside_links=settings.chunking.follow_outside_links)
+                                      follow_outside_links=settings.chunking.follow_outside_links,
+                                      coverage=args.coverage or ())
     for line in summary.lines():
         print(line)
+    if "coverage" in summary.extra:
+        for line in summary.extra["coverage"].lines():
+            print(line)
     return 0

@@ -16,10 +16,12 @@ if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when
 
 
 def add_parser(asub: "argparse._SubParsersAction") -> None:
-    im = asub.add_parser("impact", help="code graph: what calls, subclasses, imports or tests TARGET (no LLM)")
+    im = asub.add_parser("impact", help="code graph: what calls, subclasses, imports, tests or (coverage) ran TARGET (no LLM)")
     im.add_argument("target", metavar="TARGET",
                     help="a file path (pkg/mod.py), a qualified name or its tail (pkg.mod.func, Class.method)")
-    im.add_argument("--hops", type=int, default=3, help="reverse CALLS/INHERITS/IMPORTS/TESTS steps, 1-10 (default 3)")
+    im.add_argument("--hops", type=int, default=None,
+                    help="stop the closure over callers, subclasses and importers after N steps (default: to a fixed "
+                         "point, capped by GRAPHRAG_IMPACT_MAX_NODES); tests are not a step")
     im.add_argument("--json", action="store_true", help="print the result as JSON (for CI: pytest_args lists the tests)")
     im.set_defaults(func=run)
 

@@ -20,6 +20,9 @@ def register(sub: "argparse._SubParsersAction") -> None:
     )
     p.add_argument("extraction", metavar="EXTRACTION_JSON", help="the file written by `graphrag-got extract`")
     p.add_argument("--batch-size", type=int, default=None, help="rows per UNWIND batch (default: GRAPHRAG_BATCH_SIZE)")
+    p.add_argument("--embed", action=argparse.BooleanOptionalAction, default=None,
+                   help="embed the loaded chunks and entities (default: GRAPHRAG_EMBEDDINGS; a code graph only with "
+                        "GRAPHRAG_CODE_EMBEDDINGS)")
     p.set_defaults(func=run)
 
     s = sub.add_parser("stats", help="counts of the loaded graph and its consistency checks against the ontology")
@@ -46,7 +49,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         settings = settings.with_overrides(batch_size=args.batch_size)
     driver, ontology = _connect_and_ontology(settings)
     with driver, progress_bar() as progress:
-        s = load_extraction(driver, settings, args.extraction, ontology, progress=progress)
+        s = load_extraction(driver, settings, args.extraction, ontology, progress=progress,
+                            embed=getattr(args, "embed", None))
     if s.ontology_mismatch:
         print(
             f"warning: {s.source} was extracted with the ontology {s.extraction_ontology_path or '?'} "
@@ -82,6 +86,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"warning: {s.relations_unmatched} relation rows found no end entity")
     print(f"{s.batches} batch(es) in {s.transactions} transaction(s), {s.seconds:.2f} s")
     e = s.embeddings
+    if e and e.get("reason") == "code_graph":
+        print("embeddings: none for a code graph (ask impact needs none; `load --embed` or GRAPHRAG_CODE_EMBEDDINGS=1 "
+              "embeds it for vector retrieval)")
     if e and not e.get("skipped"):
         made = ", ".join(e.get("indexes_created") or [])
         print(f"embeddings ({e.get('model')}): {e.get('chunks_embedded')} chunks, {e.get('entities_embedded')} "

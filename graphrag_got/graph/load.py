@@ -69,6 +69,9 @@ from graphrag_got.ontology.model import Ontology
 
 logger = logging.getLogger(__name__)
 
+#: ``llm.provider`` of an extraction written by ``extract --extractor code`` (no model: a code graph).
+CODE_PROVIDER = "code"
+
 #: A write transaction holds the rows of whole documents, about this many batches of them.
 GROUP_BATCHES = 4
 #: Integers Neo4j stores (64-bit signed).
@@ -124,6 +127,7 @@ class LoadSummary:
     batches: int = 0
     transactions: int = 0  # committed write transactions (one per group of whole documents)
     embeddings: dict[str, Any] | None = None  # what embedding the loaded graph did (vectors.EmbedSummary)
+    code_graph: bool = False  # the extraction is a code graph (extract --extractor code)
     seconds: float = 0.0
     phase_seconds: dict[str, float] = field(default_factory=dict)  # write time per kind of rows
     ontology_path: str = ""  # the ontology the records were checked against (the configured one)
@@ -316,11 +320,19 @@ def load_extraction(
     Raises ``ExtractionFileError`` for a bad file or a value the graph cannot hold, ``Neo4jError``
     when the server refuses a write (naming the document; documents before it are loaded whole).
 
-    Then, with ``embed`` (default ``settings.embedding.enabled``), the chunks and entities whose text changed
+    Then, with ``embed`` (default ``settings.embedding.enabled``, and for a code graph
+    ``settings.code.embeddings``, off), the chunks and entities whose text changed
     are embedded and the vector indexes created (:func:`graphrag_got.graph.vectors.embed_graph`; its
     summary is ``LoadSummary.embeddings``).
     """
     summary = _load(driver, settings, extraction, ontology, progress=progress)
+    if embed is None and summary.code_graph and settings.embedding.enabled and not settings.code.embeddings:
+        # A code graph is thousands of small nodes that `ask impact` reads by name: embedding them all
+        # with the in-process model takes far longer than the load itself, for no use of the graph's own.
+        logger.info("%s: a code graph: not embedded (GRAPHRAG_CODE_EMBEDDINGS=1 or load --embed to embed it)",
+                    summary.source)
+        summary.embeddings = {"skipped": True, "reason": "code_graph"}
+        return summary
     if settings.embedding.enabled if embed is None else embed:
         from graphrag_got.graph.vectors import embed_graph
 
@@ -336,7 +348,8 @@ def _load(driver: neo4j.Driver, settings: Settings, extraction: Extraction | dic
         onto = graph_ontology(ontology)
         cap = settings.graph.cooccurrence_max_entities if settings.graph.cooccurrence else None
         plan = build_plan(ext, onto, cooccurrence_max=cap)
-    summary = LoadSummary(source=source, properties_dropped=plan.properties_dropped)
+    summary = LoadSummary(source=source, properties_dropped=plan.properties_dropped,
+                          code_graph=ext.llm.provider == CODE_PROVIDER)
     summary.refused_by_reason = dict(plan.refused)
     summary.refused_examples = list(plan.refused_examples)
     summary.entities_refused = plan.entities_refused
