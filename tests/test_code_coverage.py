@@ -249,3 +249,49 @@ def test_code_graph_loads_without_embeddings_by_default(clean_graph, neo4j_setti
     with clean_graph.session(database=settings.neo4j.database) as s:
         embedded = s.run("MATCH (n) WHERE n.embedding IS NOT NULL RETURN count(n) AS n").single()["n"]
     assert embedded == 0
+
+
+BRANCHES = {
+    "shapes/__init__.py": "",
+    "shapes/core.py": (
+        "def one():\n"
+        "    return 1\n"
+        "\n"
+        "\n"
+        "def two():\n"
+        "    return 2\n"
+        "\n"
+        "\n"
+        "def pick(flag):\n"
+        "    if flag:\n"
+        "        return one()\n"
+        "    return two()\n"
+    ),
+    "tests/test_pick.py": (
+        "from shapes.core import pick\n"
+        "\n"
+        "\n"
+        "def test_first():\n"
+        "    assert pick(True) == 1\n"
+    ),
+}
+
+
+def test_recorded_run_overrules_a_static_branch_it_did_not_take(clean_graph, neo4j_settings: Settings,  # type: ignore[no-untyped-def]
+                                                                tmp_path: Path) -> None:
+    """Statically test_first reaches both branches of pick(); the recorded run saw it execute only one()."""
+    root = write_tree(tmp_path / "repo", BRANCHES)
+    data = run_coverage(root, tmp_path / "run.coverage")
+    extract_and_load(clean_graph, neo4j_settings, root, tmp_path / "e.json", data)
+    taken = impact(clean_graph, neo4j_settings, "core.one")
+    assert by_name(taken) == {"test_pick.test_first": "static exact + coverage"} and taken.not_run == []
+    other = impact(clean_graph, neo4j_settings, "core.two")
+    assert other.tests == [] and [t.name for t in other.not_run] == ["test_pick.test_first"]
+    data_out = other.to_data()
+    assert data_out["pytest_args"] == [] and data_out["counts"]["static_not_run"] == 1
+    assert any(line.startswith("not listed: 1 test(s)") for line in other.lines())
+
+    # without coverage the static closure stands: the same test is listed for two()
+    extract_and_load(clean_graph, neo4j_settings, root, tmp_path / "e2.json")
+    alone = impact(clean_graph, neo4j_settings, "core.two")
+    assert by_name(alone) == {"test_pick.test_first": "static exact"} and alone.not_run == []

@@ -75,6 +75,15 @@ def code_impact_executors(relation: str) -> str:
     )
 
 
+def code_recorded_tests(relation: str) -> str:
+    """Which of the tests ``$uids`` have any ``relation`` edge (``EXECUTES``): the tests a recorded run
+    measured at all."""
+    return (
+        f"MATCH (t:Entity) WHERE t.uid IN $uids AND EXISTS {{ (t)-[:{escape_name(relation)}]->() }}\n"
+        "RETURN t.uid AS uid ORDER BY uid"
+    )
+
+
 def code_graph_size() -> str:
     """How many entities of the classes ``$types`` the graph holds (is a code graph loaded?)."""
     return "MATCH (e:Entity) WHERE e.type IN $types RETURN count(e) AS count"

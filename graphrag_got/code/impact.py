@@ -51,6 +51,8 @@ FOLLOWED = (v.CALLS, v.MAY_CALL, v.INHERITS, v.IMPORTS, v.USES_FIXTURE, v.TESTS)
 #: Kinds of the static path that reached a node or test, best first.
 EXACT, DISPATCH, IMPORT = "exact", "dispatch", "import"
 STATIC, COVERAGE, BOTH = "static", "coverage", "both"
+#: A test the static closure reaches but the recorded run measured without it executing the target.
+NOT_RUN = "static, not run"
 
 
 class ImpactError(SearchError):
@@ -95,6 +97,9 @@ class ImpactResult:
     affected: list[ImpactNode] = field(default_factory=list)  # functions and classes, distance >= 1
     files: list[ImpactNode] = field(default_factory=list)
     tests: list[ImpactNode] = field(default_factory=list)
+    #: tests reached statically that the recorded coverage run measured without executing the target:
+    #: the dynamic evidence overrules the static guess, so they are listed apart (not in pytest_args)
+    not_run: list[ImpactNode] = field(default_factory=list)
     queries: int = 0
     steps: int = 0  # closure steps taken (the largest distance reached)
     cut: bool = False  # the closure stopped at max_nodes before its fixed point
@@ -115,10 +120,10 @@ class ImpactResult:
             "format": FORMAT, "target": self.target, "hops": self.hops, "steps": self.steps,
             "fixed_point": not self.cut and self.hops is None, "cut": self.cut, "max_nodes": self.max_nodes,
             "matches": rows(self.matches), "changed": rows(self.changed), "affected": rows(self.affected),
-            "files": rows(self.files), "tests": rows(self.tests),
+            "files": rows(self.files), "tests": rows(self.tests), "static_not_run": rows(self.not_run),
             "pytest_args": [t.nodeid for t in self.tests if t.nodeid],
             "counts": {"affected": len(self.affected), "files": len(self.files), "tests": len(self.tests),
-                       "tests_by_evidence": self.evidence_counts(),
+                       "tests_by_evidence": self.evidence_counts(), "static_not_run": len(self.not_run),
                        "unresolved_calls_in_radius": self.unresolved_calls_in_radius},
         }
 
@@ -148,6 +153,10 @@ class ImpactResult:
         if self.tests:
             out.append("tests to run (distance, test, evidence):")
             out += [f"  {n.distance}  {n.nodeid or n.name}  [{n.evidence_label}]" for n in self.tests]
+        if self.not_run:
+            out.append(f"not listed: {len(self.not_run)} test(s) reach it statically, but the recorded coverage run "
+                       "measured them without executing it (re-import a newer coverage file after changing the code): "
+                       + ", ".join(n.nodeid or n.name for n in self.not_run[:10]) + (" ..." if len(self.not_run) > 10 else ""))
         if self.unresolved_calls_in_radius:
             out.append(f"note: {self.unresolved_calls_in_radius} call site(s) in these functions could not be "
                        "resolved statically; callers reached only through them are not listed")
@@ -350,8 +359,24 @@ def _impact(read: _Reader, settings: Settings, target: str, hops: int | None,
                 tests[row["uid"]] = t = _node(row, dist, f"in {row['path']}, which imports an affected file"
                                               if dist else f"in {row['path']}")
                 t.path_kind, t.evidence = IMPORT, STATIC
+    _overrule_by_coverage(read, result, tests)
     result.tests = sorted(tests.values(), key=_rank)
     return result
+
+
+def _overrule_by_coverage(read: _Reader, result: ImpactResult, tests: dict[str, ImpactNode]) -> None:
+    """Where a user has dynamic evidence it is the real answer: a test found only by the static
+    closure (a call that may or may not run) that the recorded run measured without it executing the
+    target moves to ``not_run`` (one query). Tests the run did not measure (newer tests, or no coverage
+    imported) keep their static evidence."""
+    static_only = [uid for uid, t in tests.items() if t.evidence == STATIC]
+    if not static_only:
+        return
+    for row in read(cypher.code_recorded_tests(v.EXECUTES), uids=static_only):
+        t = tests.pop(row["uid"])
+        t.evidence = NOT_RUN
+        result.not_run.append(t)
+    result.not_run.sort(key=_rank)
 
 
 def _executed(read: _Reader, result: ImpactResult, seen: dict[str, ImpactNode], tests: dict[str, ImpactNode]) -> None:
