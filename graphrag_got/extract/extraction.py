@@ -8,7 +8,7 @@ Validation results are data: a :class:`Rejection` carries structured fields (whi
 the offending value and type, what was allowed) filled by :mod:`graphrag_got.extract.validate`, so the
 report only groups and renders them.
 
-Files of the previous version (``graphrag_got.extraction/1``: a ``momento`` field on relations and
+Files of the previous version (``graphrag_got.extraction/1``: one fixed attribute field on relations and
 two Spanish-named rejection lists) are read and upgraded in memory.
 """
 
@@ -381,7 +381,7 @@ class Extraction(_Model):
     @model_validator(mode="before")
     @classmethod
     def _upgrade(cls, data: Any) -> Any:
-        """Read format /1 files: ``momento`` -> attributes, two rejection lists -> one."""
+        """Read format /1 files (:mod:`graphrag_got.extract.extraction_legacy`)."""
         if not isinstance(data, dict) or data.get("format") not in LEGACY_FORMATS:
             return data
         from graphrag_got.extract.extraction_legacy import upgrade_v1
