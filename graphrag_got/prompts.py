@@ -400,6 +400,9 @@ def classify_system_prompt(onto: Ontology) -> str:
         sym = ", either direction" if rel.symmetric else ""
         lines.append(f"- {rel.name} ({' | '.join(rel.stated_domain)} -> {' | '.join(rel.stated_range)}{sym}): "
                      f"{rel.comment}".rstrip(": "))
+    lines += ["", "A question about two entities X and Y lists lettered options. Answer with the letter of the "
+              f"option the text states, or the letter of \"{NO_RELATION}\" when the text states none of them. "
+              "Answer with the letter only."]
     return "\n".join(lines)
 
 
@@ -419,10 +422,8 @@ def classify_mentions_task() -> str:
 def classify_choice_question(first: str, first_class: str, second: str, second_class: str,
                              options: Sequence[tuple[str, str]]) -> str:
     """One pair's question: which option the text states about X and Y (labels are single letters)."""
-    lines = [f"X = {first} ({first_class})", f"Y = {second} ({second_class})",
-             "Which of these does the text state?"]
+    lines = [f"X = {first} ({first_class})", f"Y = {second} ({second_class})"]
     lines += [f"{label}. {option}" for label, option in options]
-    lines.append("Answer with the letter only.")
     return "\n".join(lines)
 
 
