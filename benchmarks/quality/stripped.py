@@ -36,3 +36,11 @@ def write_stripped(path: Path, out_dir: Path) -> Path:
     target = out_dir / f"{Path(path).stem}-stripped.json"
     target.write_text(json.dumps(strip_ontology(raw), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     return target
+
+
+if __name__ == "__main__":  # python -m benchmarks.quality.stripped ONTOLOGY OUT_DIR
+    import sys
+
+    if len(sys.argv) != 3:
+        sys.exit("usage: python -m benchmarks.quality.stripped ONTOLOGY.json OUT_DIR")
+    print(write_stripped(Path(sys.argv[1]), Path(sys.argv[2])))
