@@ -1,11 +1,14 @@
 """Candidate pairs and their options: which two mentions of a chunk are asked about, and what may be
 answered.
 
-A pair is two mentions (different names or classes) whose two names meet within the evidence
+A pair is two mentions whose two names meet within the evidence
 window (:meth:`graphrag_got.extract.evidence.ChunkText.evidence`) and whose classes admit at least one
 relation in one direction or the other. Its options are every admissible (relation, direction):
 ``X REL Y`` and ``Y REL X`` for a relation that accepts both orders, once for a symmetric one, and
-last "none of these". Options are labelled with single capital letters (one token each), so a pair
+last "none of these". Two mentions of one class whose names differ only by leading articles are
+one mention (the first listed is asked about), and two names one of which has all its words in the
+other ("Tully" and "Hoster Tully") are not a pair: most often one entity named twice, which entity
+resolution joins later. Options are labelled with single capital letters (one token each), so a pair
 is answered by the first token of the answer.
 """
 
@@ -14,7 +17,7 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
-from graphrag_got.extract.evidence import ChunkText
+from graphrag_got.extract.evidence import LEADING_ARTICLES, ChunkText, name_words
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.prompts import NO_RELATION
 
@@ -65,7 +68,12 @@ def candidate_pairs(onto: Ontology, mentions: list[tuple[str, str]], text: Chunk
                     threshold: float, max_pairs: int) -> tuple[list[Pair], int]:
     """The pairs to ask about (text order of their first mention), and how many more were left out
     by ``max_pairs``."""
-    known = [(n, c) for n, c in mentions if c in onto.classes]
+    known, seen = [], set()
+    for name, cls in mentions:
+        key = (cls, tuple(w for w in name_words(name) if w not in LEADING_ARTICLES) or tuple(name_words(name)))
+        if cls in onto.classes and key not in seen:
+            seen.add(key)
+            known.append((name, cls))
     names = [n for n, _ in known]
     first_at = {}
     for name, _ in known:
@@ -75,7 +83,8 @@ def candidate_pairs(onto: Ontology, mentions: list[tuple[str, str]], text: Chunk
     pairs: list[Pair] = []
     for i, a in enumerate(ordered):
         for b in ordered[i + 1:]:
-            if a[0] == b[0]:
+            wa, wb = set(name_words(a[0])) - LEADING_ARTICLES, set(name_words(b[0])) - LEADING_ARTICLES
+            if a[0] == b[0] or wa <= wb or wb <= wa:
                 continue
             choices = options_for(onto, a[1], b[1])[:len(LABELS) - 1]
             if not choices:
