@@ -169,3 +169,10 @@ def test_the_generative_strategy_is_unchanged_by_default(tmp_path: Path) -> None
     assert Settings().extract.strategy == "generate"
     data = Extraction.read(Path(__file__).parent / "data" / "got_extraction.json").to_data()
     assert all("scores" not in r for r in data["relations"])  # files without scores keep their shape
+
+
+def test_one_entity_named_twice_is_not_a_pair() -> None:
+    onto = _onto()
+    mentions = [("Orla Venn", "Person"), ("Venn", "Person"), ("Lantern Guild", "Guild"), ("the Lantern Guild", "Guild")]
+    pairs, _ = candidate_pairs(onto, mentions, ChunkText(TEXT), window=1, threshold=0.85, max_pairs=10)
+    assert {(p.first[0], p.second[0]) for p in pairs} == {("Orla Venn", "Lantern Guild")}
