@@ -400,9 +400,9 @@ def classify_system_prompt(onto: Ontology) -> str:
         sym = ", either direction" if rel.symmetric else ""
         lines.append(f"- {rel.name} ({' | '.join(rel.stated_domain)} -> {' | '.join(rel.stated_range)}{sym}): "
                      f"{rel.comment}".rstrip(": "))
-    lines += ["", "A question about two entities X and Y lists lettered options. Answer with the letter of the "
-              f"option the text states, or the letter of \"{NO_RELATION}\" when the text states none of them. "
-              "Answer with the letter only."]
+    lines += ["", "A question quotes a passage of the text and lists lettered statements about two of its "
+              "entities. Answer with the letter of the statement the text states, or the letter of "
+              f"\"{NO_RELATION}\" when it states none of them. Answer with the letter only."]
     return "\n".join(lines)
 
 
@@ -419,10 +419,9 @@ def classify_mentions_task() -> str:
             "in particular.")
 
 
-def classify_choice_question(first: str, first_class: str, second: str, second_class: str,
-                             options: Sequence[tuple[str, str]]) -> str:
-    """One pair's question: which option the text states about X and Y (labels are single letters)."""
-    lines = [f"X = {first} ({first_class})", f"Y = {second} ({second_class})"]
+def classify_choice_question(passage: str, options: Sequence[tuple[str, str]]) -> str:
+    """One pair's question: the passage where the two names meet, then the lettered statements."""
+    lines = [f'PASSAGE: "{passage}"', "Which of these does the text state?"]
     lines += [f"{label}. {option}" for label, option in options]
     return "\n".join(lines)
 

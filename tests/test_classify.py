@@ -62,7 +62,7 @@ class ScriptedChat(BaseChatModel):
                   **kwargs: Any) -> ChatResult:
         self.calls += 1
         user = str(messages[-1].content)
-        if re.search(r"^Y = ", user, re.MULTILINE):
+        if "Which of these does the text state?" in user:
             labels = re.findall(r"^([A-Z])\. ", user, re.MULTILINE)
             weights = {lab: (3.0 if i == 0 else 0.5) for i, lab in enumerate(labels)}
             total = math.log(sum(math.exp(w) for w in weights.values()))

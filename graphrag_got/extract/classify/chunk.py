@@ -30,7 +30,7 @@ from graphrag_got.extract.extraction import FailureReason
 from graphrag_got.ingest.chunking import Chunk
 from graphrag_got.llm.calls import LLMContextError
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.prompts import (CLASSIFY_VERSION, NO_RELATION, classify_choice_question, classify_mentions_task,
+from graphrag_got.prompts import (CLASSIFY_VERSION, classify_choice_question, classify_mentions_task,
                                   classify_system_prompt, classify_text_block)
 
 STRATEGY = "classify"
@@ -104,16 +104,9 @@ def _fact(pair: Pair, label: str | None, probs: dict[str, float] | None) -> dict
     if p is not None:
         item["probability"] = round(p, 4)
         if runner is not None and probs is not None:
-            item["runner_up"] = _option_statement(pair, runner)
+            item["runner_up"] = pair.statement(runner)
             item["runner_up_probability"] = round(probs[runner.label], 4)
     return item
-
-
-def _option_statement(pair: Pair, option: Any) -> str:
-    if option.relation is None:
-        return NO_RELATION
-    a, b = (pair.first[0], pair.second[0]) if option.forward else (pair.second[0], pair.first[0])
-    return f"{a} {option.relation} {b}"
 
 
 def classify_chunk(backend: ChatBackend | LlamaBackend, onto: Ontology, chunk: Chunk, cache: ClassifyCache,
@@ -139,8 +132,7 @@ def classify_chunk(backend: ChatBackend | LlamaBackend, onto: Ontology, chunk: C
         none = unusable = unscored = 0
         for pair in pairs:
             labels = [o.label for o in pair.options]
-            question = classify_choice_question(pair.first[0], pair.first[1], pair.second[0], pair.second[1],
-                                                [(o.label, o.text()) for o in pair.options])
+            question = classify_choice_question(pair.passage, [(o.label, pair.statement(o)) for o in pair.options])
             user = block + question
             key = call_key("choice", system, user)
             raw = _ask(cache, calls, key, lambda: backend.choose(system, user, labels, key))

@@ -4,7 +4,7 @@ answered.
 A pair is two mentions whose two names meet within the evidence
 window (:meth:`graphrag_got.extract.evidence.ChunkText.evidence`) and whose classes admit at least one
 relation in one direction or the other. Its options are every admissible (relation, direction):
-``X REL Y`` and ``Y REL X`` for a relation that accepts both orders, once for a symmetric one, and
+``A REL B`` and ``B REL A`` for a relation that accepts both orders, once for a symmetric one, and
 last "none of these". Two mentions of one class whose names differ only by leading articles are
 one mention (the first listed is asked about), and two names one of which has all its words in the
 other ("Tully" and "Hoster Tully") are not a pair: most often one entity named twice, which entity
@@ -32,10 +32,6 @@ class Option:
     relation: str | None  # None: no relation
     forward: bool = True
 
-    def text(self) -> str:
-        if self.relation is None:
-            return NO_RELATION
-        return f"X {self.relation} Y" if self.forward else f"Y {self.relation} X"
 
 
 @dataclass(frozen=True)
@@ -43,9 +39,17 @@ class Pair:
     first: tuple[str, str]  # (name, class), the one the text names first
     second: tuple[str, str]
     options: tuple[Option, ...]
+    passage: str = ""  # the evidence sentence(s) where the two names meet (the closest)
 
     def option(self, label: str) -> Option | None:
         return next((o for o in self.options if o.label == label), None)
+
+    def statement(self, option: Option) -> str:
+        """The option as the question writes it: "<subject> RELATION <object>", or "none of these"."""
+        if option.relation is None:
+            return NO_RELATION
+        a, b = (self.first[0], self.second[0]) if option.forward else (self.second[0], self.first[0])
+        return f"{a} {option.relation} {b}"
 
 
 def options_for(onto: Ontology, first_class: str, second_class: str) -> list[tuple[str, bool]]:
@@ -89,9 +93,10 @@ def candidate_pairs(onto: Ontology, mentions: list[tuple[str, str]], text: Chunk
             choices = options_for(onto, a[1], b[1])[:len(LABELS) - 1]
             if not choices:
                 continue
-            if not text.evidence(a[0], b[0], window, threshold, limit=1, others=names):
+            spans = text.evidence(a[0], b[0], window, threshold, limit=1, others=names)
+            if not spans:
                 continue
             options = [Option(LABELS[k], rel, fwd) for k, (rel, fwd) in enumerate(choices)]
             options.append(Option(LABELS[len(options)], None))
-            pairs.append(Pair(a, b, tuple(options)))
+            pairs.append(Pair(a, b, tuple(options), " ".join(text.text[spans[0].start:spans[0].end].split())))
     return pairs[:max_pairs], max(0, len(pairs) - max_pairs)
