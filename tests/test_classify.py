@@ -176,3 +176,13 @@ def test_one_entity_named_twice_is_not_a_pair() -> None:
     mentions = [("Orla Venn", "Person"), ("Venn", "Person"), ("Lantern Guild", "Guild"), ("the Lantern Guild", "Guild")]
     pairs, _ = candidate_pairs(onto, mentions, ChunkText(TEXT), window=1, threshold=0.85, max_pairs=10)
     assert {(p.first[0], p.second[0]) for p in pairs} == {("Orla Venn", "Lantern Guild")}
+
+
+def test_the_next_mention_line_offers_no_other_form_of_a_listed_name_and_a_repeat_ends_the_answer() -> None:
+    from graphrag_got.extract.classify.mentions import next_line_grammar
+
+    spans = candidate_spans(TEXT)
+    grammar = next_line_grammar(spans, ["Person", "Guild"], ["- Lantern Guild (Guild)\n"])
+    assert grammar is not None and '"Tassow"' in grammar and '"Bram"' in grammar
+    assert "of Tassow" not in grammar  # "Lantern Guild of Tassow" is a longer form of a listed name
+    assert next_line_grammar(spans, ["Guild"], ["- Lantern Guild (Guild)\n", "- Lantern Guild (Guild)\n"]) is None

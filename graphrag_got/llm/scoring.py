@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 
 @dataclass
@@ -104,31 +104,14 @@ class LlamaScorer:
         log_norm = top + math.log(float(np.exp(raw - top).sum()))
         return {lab: float(v - log_norm) for lab, v in zip(labels, raw)}, stats
 
-    def generate(self, prompt: str, grammar: str, max_tokens: int,
-                 stop_on_repeated_line: bool = True) -> tuple[str, Evaluated, str | None]:
-        """A greedy completion of ``prompt`` under the GBNF ``grammar``; (text, counts, finish reason).
-
-        ``stop_on_repeated_line``: stop as soon as a finished line repeats an earlier one (a small
-        model that has listed everything starts its list again); the finish reason is then
-        ``"repeat"``."""
-        from llama_cpp import LlamaGrammar, StoppingCriteriaList
+    def generate(self, prompt: str, grammar: str, max_tokens: int) -> tuple[str, Evaluated, str | None]:
+        """A greedy completion of ``prompt`` under the GBNF ``grammar``; (text, counts, finish reason)."""
+        from llama_cpp import LlamaGrammar
 
         compiled = LlamaGrammar.from_string(grammar, verbose=False)
         held = [int(t) for t in self.llama._input_ids[:self.llama.n_tokens]]
-        start = len(self.tokens(prompt))
-        repeated = [False]
-
-        def repeats(input_ids: Any, logits: Any) -> bool:
-            text = self.llama.detokenize([int(t) for t in input_ids[start:]]).decode("utf-8", "ignore")
-            if not stop_on_repeated_line or not text.endswith("\n"):
-                return False
-            lines = [line.strip() for line in text.splitlines() if line.strip()]
-            repeated[0] = len(lines) > 1 and lines[-1] in lines[:-1]
-            return repeated[0]
-
         out = self.llama.create_completion(prompt=prompt, grammar=compiled, max_tokens=max_tokens, temperature=0.0,
-                                           repeat_penalty=1.0, seed=0,
-                                           stopping_criteria=StoppingCriteriaList([repeats]))
+                                           repeat_penalty=1.0, seed=0)
         usage = out.get("usage") or {}
         prompt_tokens = int(usage.get("prompt_tokens") or 0)
         after = [int(t) for t in self.llama._input_ids[:prompt_tokens]]
@@ -140,7 +123,36 @@ class LlamaScorer:
         stats = Evaluated(prompt_tokens=prompt_tokens, reused_tokens=reused,
                           output_tokens=int(usage.get("completion_tokens") or 0))
         choice = out["choices"][0]
-        return str(choice.get("text") or ""), stats, "repeat" if repeated[0] else choice.get("finish_reason")
+        return str(choice.get("text") or ""), stats, choice.get("finish_reason")
+
+    def generate_lines(self, prompt: str, grammar_for: Callable[[list[str]], str | None], max_lines: int,
+                       max_tokens: int) -> tuple[str, Evaluated, str]:
+        """Lines generated one at a time, each under the grammar ``grammar_for(lines so far)`` returns
+        (None: stop), so a line's choices can depend on the earlier ones (a name listed once is no
+        longer offered). Each call continues the previous one, so only the new line's tokens are
+        evaluated. Stops at an empty line (the grammar's end), ``max_lines`` or ``max_tokens`` in all."""
+        lines: list[str] = []
+        total = Evaluated()
+        finish = "end"
+        while True:
+            if len(lines) >= max_lines:
+                finish = "max_lines"
+                break
+            if total.output_tokens >= max_tokens:
+                finish = "max_tokens"
+                break
+            grammar = grammar_for(lines)
+            if grammar is None:
+                finish = "nothing left"
+                break
+            text, stats, _ = self.generate(prompt + "".join(lines), grammar, max(8, max_tokens - total.output_tokens))
+            total.prompt_tokens = stats.prompt_tokens
+            total.reused_tokens += stats.reused_tokens if not lines else 0
+            total.output_tokens += stats.output_tokens
+            if not text.strip():
+                break
+            lines.append(text if text.endswith("\n") else text + "\n")
+        return "".join(lines), total, finish
 
 
 def probabilities(logprobs: dict[str, float]) -> dict[str, float]:

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from graphrag_got.extract.classify.mentions import mention_grammar, mention_schema
+from graphrag_got.extract.classify.mentions import MAX_MENTIONS, mention_schema, next_line_grammar
 from graphrag_got.errors import LLMError
 from graphrag_got.llm.calls import LLAMA_LOCK, Attempt, LLMContextError, constraint_kwargs, invoke_model, is_llamacpp
 
@@ -98,8 +98,8 @@ class LlamaBackend:
         if not spans:
             return Answer("", finish="no candidate span")
         prompt = self.scorer.chat_prompt(system, user)
-        grammar = mention_grammar(spans, classes)
-        text, stats, finish = self._run(lambda: self.scorer.generate(prompt, grammar, MENTION_MAX_TOKENS))
+        text, stats, finish = self._run(lambda: self.scorer.generate_lines(
+            prompt, lambda lines: next_line_grammar(spans, classes, lines), MAX_MENTIONS, MENTION_MAX_TOKENS))
         self._count(stats.prompt_tokens, stats.reused_tokens)
         return Answer(text, stats.prompt_tokens, stats.output_tokens, stats.reused_tokens, finish=finish)
 

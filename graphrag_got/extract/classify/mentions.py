@@ -5,7 +5,8 @@ Candidate spans are runs of at most :data:`MAX_WORDS` words inside one stretch o
 punctuation between the words but apostrophes and hyphens inside a word) that end with a word
 starting with a capital letter or a digit; inside, short lower-case words (at most three letters,
 the "de", "of", "the" of many names) are allowed; a span may begin with such a short word when a
-capitalized word follows ("el Norte"). Names in lower case only are not candidates: the choice of
+capitalized word follows ("el Norte"). A single capitalized word found only at the beginning of
+sentences (or quotes) is not a candidate on its own. Names in lower case only are not candidates: the choice of
 spans trades those (rare among named entities) for a grammar a small model reads fast.
 
 With llama.cpp the answer is generated under a GBNF grammar whose names are exactly these spans and
@@ -25,7 +26,7 @@ from graphrag_got.llm.grammar import literal, one_of, trie_rules
 
 MAX_WORDS = 6  # words in a candidate span
 SHORT_WORD = 3  # lower-case words up to this length may sit inside a name ("de", "of", "the")
-MAX_MENTIONS = 24  # lines of a mentions answer
+MAX_MENTIONS = 20  # lines of a mentions answer
 _WORD = re.compile(r"\w+(?:['’\-]\w+)*")
 _GAP = re.compile(r"[ \t]+")  # what may stand between two words of one span
 _LINE = re.compile(r"^\s*-\s*(?P<name>.+?)\s*\((?P<cls>[^()]+)\)\s*$")
@@ -42,6 +43,9 @@ def _short(word: str) -> bool:
 def candidate_spans(text: str) -> list[tuple[str, ...]]:
     """The chunk's candidate names, each as its pieces (first word, then gap + word...), in text order."""
     words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+    # a capitalized word seen only where a sentence (or a quote) begins is most often an ordinary word
+    starts = {i for i, (a, _, _) in enumerate(words) if not text[:a].strip() or text[:a].rstrip()[-1] in ".!?:;«\"“("}
+    inside = {w for i, (_, _, w) in enumerate(words) if i not in starts and _capital(w)}
     seen: set[tuple[str, ...]] = set()
     out: list[tuple[str, ...]] = []
     for i, (_, _, first) in enumerate(words):
@@ -57,6 +61,8 @@ def candidate_spans(text: str) -> list[tuple[str, ...]]:
                 if not (_capital(word) or _short(word)):
                     break
                 pieces.append(gap + word)
+            if j == i and i in starts and first not in inside:
+                continue  # a lone sentence-initial word; longer spans starting with it stay candidates
             if _capital(words[j][2]):
                 key = tuple(pieces)
                 if key not in seen:
@@ -71,6 +77,32 @@ def mention_grammar(spans: list[tuple[str, ...]], classes: list[str], max_mentio
              f"item ::= {literal('- ')} name {literal(' (')} class {literal(')' + chr(10))}",
              one_of("class", classes)]
     rules += trie_rules("name", spans)
+    return "\n".join(rules) + "\n"
+
+
+def _words(name: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _WORD.findall(name) if not _short(w))
+
+
+def next_line_grammar(spans: list[tuple[str, ...]], classes: list[str], listed: list[str]) -> str | None:
+    """GBNF of one more mention line, or nothing (the answer ends); None when the answer is over.
+
+    A listed name's shorter and longer forms ("Stark", "La Casa Stark" once "Casa Stark" is listed)
+    are no longer offered: one entity is listed once. The listed names themselves stay on offer, and
+    writing one of them again ends the answer (None): that is how a small model says it has listed
+    everything, by starting its list again."""
+    names = [m.group("name").strip() for line in listed if (m := _LINE.match(line))]
+    if names and names[-1] in names[:-1]:
+        return None
+    done = [_words(n) for n in names]
+    left = [s for s in spans if "".join(s) in names
+            or not any(w and (w <= d or d <= w) for d in done for w in (_words("".join(s)),))]
+    if not left:
+        return None
+    rules = [f"root ::= item | {literal('')}",
+             f"item ::= {literal('- ')} name {literal(' (')} class {literal(')' + chr(10))}",
+             one_of("class", classes)]
+    rules += trie_rules("name", left)
     return "\n".join(rules) + "\n"
 
 
