@@ -186,3 +186,9 @@ def test_the_next_mention_line_offers_no_other_form_of_a_listed_name_and_a_repea
     assert grammar is not None and '"Tassow"' in grammar and '"Bram"' in grammar
     assert "of Tassow" not in grammar  # "Lantern Guild of Tassow" is a longer form of a listed name
     assert next_line_grammar(spans, ["Guild"], ["- Lantern Guild (Guild)\n", "- Lantern Guild (Guild)\n"]) is None
+
+
+def test_the_summary_says_what_the_classify_strategy_asked(tmp_path: Path) -> None:
+    chat = ScriptedChat(mentions=MENTIONS)
+    summary = run_extraction(_settings(tmp_path), _onto(), _corpus(tmp_path), chat=chat)
+    assert "  classify: 4 mentions, 4 pairs asked (0 answered none, 0 unusable, 0 without a score)" in summary.lines()

@@ -114,6 +114,7 @@ class ExtractionSummary:
     repairs: int = 0  # audited repairs applied before validation (graphrag_got.extract.repair)
     repairs_by_reason: dict[str, int] = field(default_factory=dict)
     verification: str | None = None  # the verification step's line, when it ran
+    classify: str | None = None  # the classify strategy's line: mentions, pairs asked, answered "none"
     usage: str = ""  # calls, tokens and cost of this run's model calls
     failed_by_reason: dict[str, int] = field(default_factory=dict)  # FailureReason value -> chunks
     skipped_files: list[SkippedInput] = field(default_factory=list)  # inputs not read, with why
@@ -140,6 +141,8 @@ class ExtractionSummary:
             out.append(f"  audited repairs {self.repairs}: "
                        + ", ".join(f"{k} {v}" for k, v in self.repairs_by_reason.items())
                        + " (\"repairs\" in the file; --no-repair turns them off)")
+        if self.classify:
+            out.append(f"  {self.classify}")
         if self.verification:
             out.append(f"  {self.verification}")
         if self.skipped_files:
@@ -344,10 +347,23 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         rejected_relations=c.rejected_relations, rejected_entities=c.rejected_entities,
         by_reason=c.by_reason, seconds=time.monotonic() - t0, model=label, revalidated=revalidate,
         merges=len(ext.merges), verification=verifier.summary.line() if verifier is not None else None,
+        classify=classify_line([records[c.id] for c in chunks if c.id in records]) if classify else None,
         usage=run_usage,
         replay_path=replay_path, repairs=c.repairs, repairs_by_reason=dict(c.repairs_by_reason),
         failed_by_reason=dict(c.failed_by_reason), skipped_files=skipped, retried_failures=retried,
     )
+
+
+def classify_line(records: list[CacheRecord]) -> str:
+    """Totals of the classify audits of the stored answers (mentions, pairs asked, their answers)."""
+    audits = [r.parsed["classify"] for r in records if r.ok and isinstance(r.parsed, dict)
+              and isinstance(r.parsed.get("classify"), dict)]
+    total = {k: sum(int(a.get(k) or 0) for a in audits)
+             for k in ("mentions", "pairs", "pairs_left_out", "answered_none", "unusable", "unscored")}
+    line = (f"classify: {total['mentions']} mentions, {total['pairs']} pairs asked ({total['answered_none']} answered "
+            f"none, {total['unusable']} unusable, {total['unscored']} without a score)")
+    return line + (f", {total['pairs_left_out']} pairs over GRAPHRAG_CLASSIFY_MAX_PAIRS not asked"
+                   if total["pairs_left_out"] else "")
 
 
 def workers_for(settings: Settings, provider: str) -> int:
