@@ -192,3 +192,25 @@ def test_the_summary_says_what_the_classify_strategy_asked(tmp_path: Path) -> No
     chat = ScriptedChat(mentions=MENTIONS)
     summary = run_extraction(_settings(tmp_path), _onto(), _corpus(tmp_path), chat=chat)
     assert "  classify: 4 mentions, 4 pairs asked (0 answered none, 0 unusable, 0 without a score)" in summary.lines()
+
+
+def test_the_recorded_answers_of_the_embedded_model_replay_with_their_scores(tmp_path: Path) -> None:
+    """The 1.5B model's classify answers for the first three GoT paragraphs (stripped ontology) replay
+    through the whole pipeline: every fact keeps its probability and runner-up."""
+    from benchmarks.extract_speed import _corpus
+    from benchmarks.quality.stripped import write_stripped
+
+    root = Path(__file__).resolve().parents[1]
+    recording = root / "tests" / "data" / "recorded" / "got-first3-qwen2.5-coder-1.5b-classify-stripped.json"
+    onto = Ontology.from_file(write_stripped(root / "ontology" / "got.json", tmp_path))
+    settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", extraction="classify",
+                        llm_provider="replay", replay_file=recording)
+    summary = run_extraction(settings, onto, _corpus(3, tmp_path))
+    assert summary.chunks == 3 and summary.failed_chunks == 0 and summary.relations > 0
+    ext = Extraction.read(summary.out_path)
+    texts = {c.id: c.text for c in ext.chunks}
+    for rel in ext.relations:
+        for chunk_id, score in rel.scores.items():
+            assert score.probability >= 0.5 and score.runner_up  # the default threshold
+            assert rel.subject in texts[chunk_id] or rel.subject in {e.name for e in ext.entities}
+    assert all(r.reason.value != "not_in_text" for r in ext.rejections)  # names are spans of their chunk
