@@ -87,8 +87,8 @@ def _words(name: str) -> frozenset[str]:
 def next_line_grammar(spans: list[tuple[str, ...]], classes: list[str], listed: list[str]) -> str | None:
     """GBNF of one more mention line, or nothing (the answer ends); None when the answer is over.
 
-    A listed name's shorter and longer forms ("Stark", "La Casa Stark" once "Casa Stark" is listed)
-    are no longer offered: one entity is listed once. The listed names themselves stay on offer, and
+    A listed name's shorter and longer forms ("Venn" once "Orla Venn" is listed, "the Lantern Guild" once
+    "Lantern Guild" is) are no longer offered: one entity is listed once. The listed names themselves stay on offer, and
     writing one of them again ends the answer (None): that is how a small model says it has listed
     everything, by starting its list again."""
     names = [m.group("name").strip() for line in listed if (m := _LINE.match(line))]

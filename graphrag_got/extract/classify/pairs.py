@@ -7,7 +7,7 @@ relation in one direction or the other. Its options are every admissible (relati
 ``A REL B`` and ``B REL A`` for a relation that accepts both orders, once for a symmetric one, and
 last "none of these". Two mentions of one class whose names differ only by leading articles are
 one mention (the first listed is asked about), and two names one of which has all its words in the
-other ("Tully" and "Hoster Tully") are not a pair: most often one entity named twice, which entity
+other ("Venn" and "Orla Venn") are not a pair: most often one entity named twice, which entity
 resolution joins later. Options are labelled with single capital letters (one token each), so a pair
 is answered by the first token of the answer.
 """
