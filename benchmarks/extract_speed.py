@@ -1,7 +1,7 @@
 """Extraction speed and quality, old and new configurations side by side in one process.
 
     python -m benchmarks.extract_speed [--model qwen2.5-coder-1.5b] [--configs baseline,adapter,compact]
-                                       [--limit N] [--record-dir DIR]
+                                       [--strategy generate,classify] [--stripped] [--limit N] [--record-dir DIR]
 
 Each configuration extracts the GoT corpus (``corpus/got.txt``) with the embedded model from an
 empty cache (every call is real), then the extraction is scored against the hand gold
@@ -18,7 +18,13 @@ Configurations:
   form, no loop guard, no annotated examples (the configuration of prompt ``extract-v3``);
 - ``guard``: ``adapter`` with the JSON loop guard (``GRAPHRAG_LOOP_GUARD``);
 - ``examples``: ``guard`` with the ontology's annotated examples in the prompt (the default);
-- ``compact``: ``examples`` in the compact answer form (short keys, relation ends by position).
+- ``compact``: ``examples`` in the compact answer form (short keys, relation ends by position);
+- ``classify``: the classify strategy (``GRAPHRAG_EXTRACTION=classify``) over our adapter: mentions copied
+  from the chunk under a grammar, then one scored choice per pair (``--strategy classify`` is a
+  shorthand: ``--strategy generate,classify`` runs ``examples`` then ``classify``).
+
+``--stripped`` gives every configuration the GoT ontology stripped of its examples and cues
+(``benchmarks.quality.stripped``): the ontology a user writes first.
 
 With ``--limit N`` the gold is cut to the chunks extracted, so F1 is over the same paragraphs.
 
@@ -52,7 +58,9 @@ from graphrag_got.ontology.model import Ontology  # noqa: E402
 CORPUS = ROOT / "corpus" / "got.txt"
 ONTOLOGY = ROOT / "ontology" / "got.json"
 GOLD = ROOT / "tests" / "data" / "got_extraction.json"
-CONFIGS = ("baseline", "adapter", "guard", "examples", "compact")
+CONFIGS = ("baseline", "adapter", "guard", "examples", "compact", "classify")
+#: --strategy NAME -> the configuration that runs it
+STRATEGY_CONFIGS = {"generate": "examples", "classify": "classify"}
 #: configurations that send the ontology's annotated examples; the others send a format example
 WITH_EXAMPLES = ("examples", "compact")
 
@@ -60,6 +68,7 @@ WITH_EXAMPLES = ("examples", "compact")
 @dataclass
 class Row:
     config: str
+    strategy: str
     chunks: int
     seconds: float
     prompt_tokens: int
@@ -69,13 +78,19 @@ class Row:
     relation_f1_exact: float
     relation_f1_tolerant: float
     relation_p_tolerant: float
+    relation_p_exact: float = 0.0
+    relation_r_exact: float = 0.0
+    relation_r_tolerant: float = 0.0
+    calls: int = 0
 
     def cells(self) -> list[str]:
         n = max(1, self.chunks)
         reuse = "n/a" if self.reused_tokens is None else fmt_ratio(self.reused_tokens / max(1, self.prompt_tokens))
-        return [self.config, str(self.chunks), f"{self.seconds / n:.1f}", str(self.prompt_tokens // n),
-                str(self.output_tokens // n), reuse, fmt_ratio(self.entity_f1), fmt_ratio(self.relation_f1_exact),
-                fmt_ratio(self.relation_f1_tolerant), fmt_ratio(self.relation_p_tolerant)]
+        return [self.config, self.strategy, str(self.chunks), f"{self.seconds / n:.1f}", str(self.calls // n),
+                str(self.prompt_tokens // n), str(self.output_tokens // n), reuse, fmt_ratio(self.entity_f1),
+                fmt_ratio(self.relation_p_exact), fmt_ratio(self.relation_r_exact), fmt_ratio(self.relation_f1_exact),
+                fmt_ratio(self.relation_p_tolerant), fmt_ratio(self.relation_r_tolerant),
+                fmt_ratio(self.relation_f1_tolerant)]
 
 
 def _chat(config: str, settings: Settings) -> Any:
@@ -96,8 +111,13 @@ def _chat(config: str, settings: Settings) -> Any:
                              max_tokens=settings.llm.max_tokens, seed=0, loop_guard=config != "adapter")
 
 
-def _ontology(config: str) -> Ontology:
-    """The GoT ontology, without its annotated examples for the configurations that predate them."""
+def _ontology(config: str, stripped: bool = False, workdir: Path | None = None) -> Ontology:
+    """The GoT ontology, without its annotated examples for the configurations that predate them;
+    ``stripped``: without examples and cues for every configuration."""
+    if stripped:
+        from benchmarks.quality.stripped import write_stripped
+
+        return Ontology.from_file(write_stripped(ONTOLOGY, (workdir or Path(tempfile.mkdtemp())) / "ontology"))
     onto = Ontology.from_file(ONTOLOGY)
     if config in WITH_EXAMPLES or not onto.examples:
         return onto
@@ -128,15 +148,17 @@ def _corpus(limit: int | None, workdir: Path) -> Path:
 
 
 def run_config(config: str, *, model: str, corpus: Path, gold: dict[str, Any], workdir: Path,
-               record_dir: Path | None) -> Row:
-    onto = _ontology(config)
+               record_dir: Path | None, stripped: bool = False) -> Row:
+    onto = _ontology(config, stripped, workdir)
     base = Settings.load()
+    strategy = "classify" if config == "classify" else "generate"
     settings = base.with_overrides(home=workdir / config / "home", out_dir=workdir / config / "out",
                                    llm_provider="llamacpp", llamacpp_model=model, corpus_path=corpus,
-                                   models_path=base.models_dir,
+                                   models_path=base.models_dir, extraction=strategy,
                                    answer_form="compact" if config == "compact" else "full")
     chat = _chat(config, settings)
-    replay = record_dir / f"got-{model}-{config}.json" if record_dir else None
+    tag = "-stripped" if stripped else ""
+    replay = record_dir / f"got-{model}-{config}{tag}.json" if record_dir else None
     t0 = time.monotonic()
     summary = run_extraction(settings, onto, corpus, settings.files.out_dir / "extraction.json", chat=chat,
                              export_replay=replay)
@@ -146,12 +168,14 @@ def run_config(config: str, *, model: str, corpus: Path, gold: dict[str, Any], w
     pred = read_extraction_file(summary.out_path)
     extracted = {c["id"] for c in json.loads(summary.out_path.read_text(encoding="utf-8")).get("chunks", [])}
     q = score(pred, _gold_for(gold, extracted), onto, pred_source=f"{config} extraction")
-    return Row(config=config, chunks=summary.chunks, seconds=seconds,
+    return Row(config=config, strategy=strategy, chunks=summary.chunks, seconds=seconds,
                prompt_tokens=sum(int(r.get("input_tokens") or 0) for r in records),
                output_tokens=sum(int(r.get("output_tokens") or 0) for r in records),
                reused_tokens=None if stats is None else stats.reused_tokens,
                entity_f1=q.exact.entities.f1, relation_f1_exact=q.exact.relations.f1,
-               relation_f1_tolerant=q.tolerant.relations.f1, relation_p_tolerant=q.tolerant.relations.precision)
+               relation_f1_tolerant=q.tolerant.relations.f1, relation_p_tolerant=q.tolerant.relations.precision,
+               relation_p_exact=q.exact.relations.precision, relation_r_exact=q.exact.relations.recall,
+               relation_r_tolerant=q.tolerant.relations.recall, calls=summary.llm_calls)
 
 
 def _records(settings: Settings) -> list[dict[str, Any]]:
@@ -196,8 +220,9 @@ def gold_answer_tokens(model_path: str, gold: dict[str, Any], onto: Ontology,
     return {form: sum(v) / len(v) for form, v in counts.items() if v}
 
 
-HEADER = ["config", "chunks", "s/chunk", "prompt tok/chunk", "output tok/chunk", "prompt reused",
-          "entity F1", "relation F1 exact", "relation F1 tolerant", "relation P tolerant"]
+HEADER = ["config", "strategy", "chunks", "s/chunk", "calls/chunk", "prompt tok/chunk", "output tok/chunk",
+          "prompt reused", "entity F1", "relation P exact", "relation R exact", "relation F1 exact",
+          "relation P tolerant", "relation R tolerant", "relation F1 tolerant"]
 
 
 def floor_text(model: str, rows: list[Row]) -> str:
@@ -225,12 +250,21 @@ def floor_text(model: str, rows: list[Row]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
-    ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--configs", default=",".join(c for c in CONFIGS if c != "classify"))
+    ap.add_argument("--strategy", help="comma-separated strategies (generate, classify); replaces --configs: "
+                    "generate runs `examples`, classify runs `classify`")
+    ap.add_argument("--stripped", action="store_true", help="the GoT ontology without its examples and cues")
     ap.add_argument("--limit", type=int, default=0, help="only the first N paragraphs of the corpus")
     ap.add_argument("--record-dir", type=Path, help="write each configuration's answers as a replay file here")
     ap.add_argument("--out", type=Path, help="also write the table to this file")
     args = ap.parse_args(argv)
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    if args.strategy:
+        names = [c.strip() for c in args.strategy.split(",") if c.strip()]
+        bad = [n for n in names if n not in STRATEGY_CONFIGS]
+        if bad:
+            ap.error(f"unknown strategy {', '.join(bad)}; choose from {', '.join(STRATEGY_CONFIGS)}")
+        configs = [STRATEGY_CONFIGS[n] for n in names]
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
         ap.error(f"unknown configuration(s) {', '.join(unknown)}; choose from {', '.join(CONFIGS)}")
@@ -244,13 +278,16 @@ def main(argv: list[str] | None = None) -> int:
         for config in configs:
             print(f"== {config} ...", flush=True)
             rows.append(run_config(config, model=args.model, corpus=corpus, gold=gold, workdir=Path(tmp),
-                                   record_dir=args.record_dir))
+                                   record_dir=args.record_dir, stripped=args.stripped))
             print("   " + " | ".join(rows[-1].cells()), flush=True)
     table = markdown_table(HEADER, [r.cells() for r in rows])
     base = rows[0]
     ratios = [f"{r.config}: {base.seconds / r.seconds:.2f}x the speed of {base.config}, output tokens "
               f"{r.output_tokens / max(1, base.output_tokens):.2f}x" for r in rows[1:]]
-    text = (f"Extraction speed, model {args.model}, {os.cpu_count()} cores, load average at start {load:.2f}\n\n"
+    onto_note = "GoT ontology stripped of examples and cues" if args.stripped else "GoT ontology as given"
+    text = (f"Extraction speed, model {args.model}, {onto_note}, {len(rows[0:1]) and rows[0].chunks} chunks, "
+            f"{os.cpu_count()} cores, load average at start {load:.2f}, at end {os.getloadavg()[0]:.2f}\n"
+            f"command: python -m benchmarks.extract_speed {' '.join(argv if argv is not None else sys.argv[1:])}\n\n"
             f"{table}\n\n" + "\n".join(ratios) + "\n")
     text += "\n" + floor_text(args.model, rows) + "\n"
     print("\n" + text)

@@ -29,14 +29,8 @@ from typing import Annotated, Any, Literal
 from dotenv import find_dotenv
 from pydantic import BaseModel, ConfigDict, Field, create_model, SecretStr, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
-from pydantic_settings import (
-    BaseSettings,
-    DotEnvSettingsSource,
-    EnvSettingsSource,
-    NoDecode,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-)
+from pydantic_settings import (BaseSettings, DotEnvSettingsSource, EnvSettingsSource, NoDecode,
+                               PydanticBaseSettingsSource, SettingsConfigDict)
 
 from graphrag_got.errors import ConfigError
 
@@ -66,8 +60,6 @@ class Section(BaseModel):
     """One stage's settings: fields by name in code, by environment variable in `.env`."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
-
-
 
 
 class FilesSettings(Section):
@@ -186,6 +178,12 @@ class ExtractSettings(Section):
                              ge=1)
     max_relations: int = _env("GRAPHRAG_MAX_RELATIONS", 12,
                               "maxItems of the relation array in the extraction schema", ge=1)
+    strategy: Literal["generate", "classify"] = _env(
+        "GRAPHRAG_EXTRACTION", "generate", "extraction strategy: generate (the model writes the JSON answer) or "
+        "classify (mentions copied from the chunk, then one scored choice per pair of mentions)", flat="extraction")
+    min_fact_probability: float = _env("GRAPHRAG_MIN_FACT_PROBABILITY", 0.5, "classify: a fact the model chose with "
+                                       "a lower probability (0-1) is refused (low_probability)", ge=0, le=1)
+    classify_max_pairs: int = _env("GRAPHRAG_CLASSIFY_MAX_PAIRS", 60, "classify: most pair questions per chunk", ge=0)
     answer_form: Literal["full", "compact"] = _env(
         "GRAPHRAG_ANSWER_FORM", "full",
         "extraction answer form: full (names and classes on every relation) or compact (short keys, "

@@ -377,3 +377,54 @@ def verification_question(subject: str, subject_type: str, relation: str, commen
 
 
 __all__ += ["VERIFY_VERSION", "verification_prompt", "verification_question"]  # fmt: skip
+
+
+# --- the classify extraction (graphrag_got.extract.classify) ---
+CLASSIFY_VERSION = "classify-v1"
+VERSIONS["classify"] = CLASSIFY_VERSION
+
+#: The answer the choice questions offer when no listed relation holds (its label is the last letter).
+NO_RELATION = "none of these"
+
+
+def classify_system_prompt(onto: Ontology) -> str:
+    """The shared prefix of every classify question: the classes and relations (names, meanings,
+    domain and range), without properties or examples. It depends on the ontology only."""
+    lines = ["You read a text and answer short questions about the entities it names and the facts it states.",
+             "Use only what the text says, no outside knowledge.", "", "ENTITY CLASSES:"]
+    for cname, klass in onto.classes.items():
+        kind = f" (a kind of {', '.join(klass.parents)})" if klass.parents else ""
+        lines.append(f"- {cname}{kind}: {klass.comment}".rstrip(": "))
+    lines += ["", "RELATIONS (subject -> object):"]
+    for rel in onto.relations:
+        sym = ", either direction" if rel.symmetric else ""
+        lines.append(f"- {rel.name} ({' | '.join(rel.stated_domain)} -> {' | '.join(rel.stated_range)}{sym}): "
+                     f"{rel.comment}".rstrip(": "))
+    lines += ["", "A question quotes a passage of the text and lists lettered statements about two of its "
+              "entities. Answer with the letter of the statement the text states, or the letter of "
+              f"\"{NO_RELATION}\" when it states none of them. Answer with the letter only."]
+    return "\n".join(lines)
+
+
+def classify_text_block(text: str) -> str:
+    """The chunk, first in the user message so that every question of a chunk shares it."""
+    return f'TEXT:\n"""\n{text}\n"""\n\n'
+
+
+def classify_mentions_task() -> str:
+    """The mentions question (the answer's names are constrained to spans of the text)."""
+    return ("List every entity of the classes above that the text names, one per line, as\n"
+            "- <name exactly as the text writes it> (<class>)\n"
+            "Use the fullest name the text gives. List each entity once. Skip common nouns that name nothing "
+            "in particular.")
+
+
+def classify_choice_question(passage: str, options: Sequence[tuple[str, str]]) -> str:
+    """One pair's question: the passage where the two names meet, then the lettered statements."""
+    lines = [f'PASSAGE: "{passage}"', "Which of these does the text state?"]
+    lines += [f"{label}. {option}" for label, option in options]
+    return "\n".join(lines)
+
+
+__all__ += ["CLASSIFY_VERSION", "NO_RELATION", "classify_choice_question", "classify_mentions_task",
+            "classify_system_prompt", "classify_text_block"]  # fmt: skip

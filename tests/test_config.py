@@ -56,6 +56,7 @@ OLD_DEFAULTS = {
     "llm_backoff_s": 1.0,
     # extraction contract: answer form, mention confidence, usage (issues 10-12)
     "llm_price": "", "answer_form": "full", "min_confidence": 0.5,
+    "extraction": "generate", "min_fact_probability": 0.5, "classify_max_pairs": 60,
     # embeddings and hybrid retrieval (issue 12)
     "embeddings": True, "embeddings_provider": "embedded", "embeddings_model": None, "embeddings_batch_size": 64,
     "local_retrieval": "hybrid", "local_top_k": 8, "local_max_chunks": 8, "local_catalog_cache_s": 0.0,

@@ -43,6 +43,7 @@ from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent, no_progress
 
 from .score import MODES, QualityScore, read_extraction_file, relation_table, score
+from .stripped import write_stripped
 from .tables import fmt_ratio, markdown_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,6 +70,8 @@ class GoldCorpus:
     replay: Path
     # Settings every rung of this corpus starts from (e.g. a smaller chunk size the recording was made with)
     settings: Mapping[str, Any] = field(default_factory=dict)
+    # the ontology stripped of its examples and cues (benchmarks.quality.stripped): what a user writes first
+    stripped: bool = False
 
     @property
     def results_name(self) -> str:
@@ -96,8 +99,24 @@ GOT_SHORT_CHUNKS = GoldCorpus(
     "got-short-chunks", "the GoT corpus (Spanish) in chunks of at most 300 characters", corpus=CORPUS,
     ontology=ONTOLOGY, gold=GOLD, replay=REPLAY.with_name("got-qwen2.5-coder-1.5b-chunks300.json"),
     settings={"chunk_max_chars": 300})
+#: Every corpus again with its ontology stripped of examples and cues (recorded under that ontology's prompt),
+#: and the GoT corpus through the classify strategy (GRAPHRAG_EXTRACTION=classify) with the stripped ontology.
+GOT_STRIPPED = replace(GOT, name="got-stripped", title="the GoT corpus (Spanish), ontology without examples and cues",
+                       replay=REPLAY.with_name("got-qwen2.5-coder-1.5b-stripped.json"), stripped=True)
+OBSERVATORY_STRIPPED = replace(
+    OBSERVATORY, name="observatory-stripped", title="the observatory corpus (English), ontology without examples",
+    replay=OBSERVATORY.replay.with_name("replay-qwen2.5-coder-1.5b-stripped.json"), stripped=True)
+GOT_CLASSIFY_STRIPPED = replace(
+    GOT_STRIPPED, name="got-classify-stripped",
+    title="the GoT corpus (Spanish), classify strategy, ontology without examples and cues",
+    replay=REPLAY.with_name("got-qwen2.5-coder-1.5b-classify-stripped.json"), settings={"extraction": "classify"})
+#: The classify prompts never carry examples or cues, so one recording serves the ontology as given (its cues
+#: checked by the validator) and stripped.
+GOT_CLASSIFY = replace(GOT_CLASSIFY_STRIPPED, name="got-classify", stripped=False,
+                       title="the GoT corpus (Spanish), classify strategy, ontology as given")
 #: The first is the default of every single-corpus call.
-CORPORA: tuple[GoldCorpus, ...] = (GOT, OBSERVATORY, GOT_SHORT_CHUNKS)
+CORPORA: tuple[GoldCorpus, ...] = (GOT, OBSERVATORY, GOT_SHORT_CHUNKS, GOT_STRIPPED, OBSERVATORY_STRIPPED,
+                                   GOT_CLASSIFY, GOT_CLASSIFY_STRIPPED)
 
 Configured = Settings | Mapping[str, Any] | tuple[Settings, Mapping[str, Any]]
 
@@ -283,9 +302,22 @@ def check_corpus(spec: GoldCorpus) -> None:
         return
     lines = [f"corpus {spec.name!r}: {what} not found: {_rel(path)}" for what, path in missing]
     if any(what == "recorded answers" for what, _ in missing):
-        lines.append(f"record the answers with `graphrag-got --ontology {_rel(spec.ontology)} --provider llamacpp "
-                     f"extract {_rel(spec.corpus)} --export-replay {_rel(spec.replay)}`")
+        lines.append(record_hint(spec))
     raise CorpusError("; ".join(lines))
+
+
+def record_hint(spec: GoldCorpus) -> str:
+    """The commands that record a corpus's answers (its stripped ontology written first when it has one)."""
+    onto = _rel(spec.ontology)
+    first = ""
+    if spec.stripped:
+        first = f"`python -m benchmarks.quality.stripped {onto} /tmp/stripped`, then "
+        onto = f"/tmp/stripped/{spec.ontology.stem}-stripped.json"
+    env = "".join(f"GRAPHRAG_{k.upper()}={v} " for k, v in spec.settings.items() if k == "extraction")
+    chunk = spec.settings.get("chunk_max_chars")
+    env += f"GRAPHRAG_CHUNK_MAX_CHARS={chunk} " if chunk else ""
+    return (f"record the answers with {first}`{env}graphrag-got --ontology {onto} --provider llamacpp "
+            f"--model qwen2.5-coder-1.5b extract {_rel(spec.corpus)} --export-replay {_rel(spec.replay)}`")
 
 
 def run_corpus(spec: GoldCorpus, rungs: Sequence[Rung] = RUNGS, *,
@@ -296,8 +328,10 @@ def run_corpus(spec: GoldCorpus, rungs: Sequence[Rung] = RUNGS, *,
     def tagged(event: ProgressEvent) -> None:
         progress(replace(event, step=f"ladder {spec.name}"))
 
-    results = run_ladder(rungs, ontology_path=spec.ontology, gold_path=spec.gold, replay=spec.replay,
-                         corpus=spec.corpus, settings=spec.settings, progress=tagged)
+    with tempfile.TemporaryDirectory(prefix="graphrag-stripped-") as tmp:
+        ontology = write_stripped(spec.ontology, Path(tmp)) if spec.stripped else spec.ontology
+        results = run_ladder(rungs, ontology_path=ontology, gold_path=spec.gold, replay=spec.replay,
+                             corpus=spec.corpus, settings=spec.settings, progress=tagged)
     return CorpusResults(corpus=spec, results=results, model=recorded_model(spec.replay))
 
 
@@ -375,8 +409,13 @@ def results_json(results: Sequence[RungResult], *, gold_path: Path, replay: Path
 def corpus_markdown(cr: CorpusResults) -> str:
     """``results/<name>-recorded.md`` of one corpus."""
     c = cr.corpus
-    return results_markdown(cr.results, gold_path=c.gold, replay=c.replay, ontology_path=c.ontology,
+    text = results_markdown(cr.results, gold_path=c.gold, replay=c.replay, ontology_path=c.ontology,
                             title=c.title, corpus_path=c.corpus, model=cr.model, settings=c.settings)
+    if c.stripped:
+        text = text.replace(f"- ontology: `{_rel(c.ontology)}`",
+                            f"- ontology: `{_rel(c.ontology)}` stripped of its examples and cues "
+                            "(`benchmarks/quality/stripped.py`)", 1)
+    return text
 
 
 def corpus_doc(cr: CorpusResults) -> dict[str, Any]:
@@ -384,7 +423,7 @@ def corpus_doc(cr: CorpusResults) -> dict[str, Any]:
     c = cr.corpus
     return _results_doc(cr.results, gold_path=c.gold, replay=c.replay, ontology_path=c.ontology,
                         corpus=c.name, title=c.title, corpus_path=_rel(c.corpus), model=cr.model,
-                        settings=dict(c.settings))
+                        settings=dict(c.settings), stripped=c.stripped)
 
 
 def write_results(cr: CorpusResults, out_dir: Path) -> tuple[Path, Path]:
@@ -420,6 +459,11 @@ def main(argv: list[str] | None = None) -> int:
             raise CorpusError(f"{', '.join(given)}: a replaced file belongs to one corpus, but {len(selected)} "
                               "corpora were chosen; pass a single --corpus NAME")
         selected = [spec.with_paths(**overrides) for spec in selected]
+        if not args.corpora and not given:  # every corpus: one whose answers are not recorded yet is skipped, said
+            for spec in [s for s in selected if [w for w, _ in s.missing()] == ["recorded answers"]]:
+                print(f"skipped corpus {spec.name!r}: no recorded answers at {_rel(spec.replay)}; "
+                      f"{record_hint(spec)}", file=sys.stderr)
+                selected.remove(spec)
         for spec in selected:  # every missing file is reported before anything runs
             check_corpus(spec)
     except GraphragGotError as exc:

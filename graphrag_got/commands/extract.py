@@ -31,6 +31,12 @@ def register(sub: "argparse._SubParsersAction") -> None:
                         "in the text (setting GRAPHRAG_EVIDENCE)")
     p.add_argument("--evidence-window", type=int, metavar="N",
                    help="sentences apart the two ends of a relation may be (0 = same sentence)")
+    p.add_argument("--strategy", choices=["generate", "classify"],
+                   help="generate: the model writes the JSON answer; classify: mentions copied from the chunk, then "
+                        "one scored choice per pair of mentions (setting GRAPHRAG_EXTRACTION)")
+    p.add_argument("--min-fact-probability", type=float, metavar="P",
+                   help="classify: refuse facts chosen with a lower probability (setting GRAPHRAG_MIN_FACT_PROBABILITY; "
+                        "with --revalidate, no model call)")
     p.add_argument("--extractor", choices=["llm", "code"], default="llm",
                    help="llm (default): the language model over a text corpus; code: a Python source tree "
                         "read with tree-sitter, no LLM (use with --ontology ontology/code.json)")
@@ -56,7 +62,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                                        strict_inputs=True if args.strict else None,
                                        repair=False if args.no_repair else None,
                                        evidence=False if args.no_evidence else None,
-                                       evidence_window=args.evidence_window)
+                                       evidence_window=args.evidence_window, extraction=args.strategy,
+                                       min_fact_probability=args.min_fact_probability)
     onto = Ontology.from_file(settings.files.ontology_path)
     with progress_bar() as progress:
         summary = run_extraction(settings, onto, args.corpus, args.output, revalidate=args.revalidate,
@@ -78,7 +85,7 @@ def _run_code(args: argparse.Namespace, settings: Settings) -> int:
     llm_only = [flag for flag, given in (("--revalidate", args.revalidate), ("--retry-failed", args.retry_failed),
                                          ("--concurrency", args.concurrency is not None),
                                          ("--chunker", args.chunker is not None),
-                                         ("--strict", args.strict),
+                                         ("--strict", args.strict), ("--strategy", args.strategy is not None),
                                          ("--export-replay", args.export_replay is not None)) if given]
     if llm_only:
         raise ConfigError(f"{', '.join(llm_only)} only apply to --extractor llm; the code extractor calls no model "

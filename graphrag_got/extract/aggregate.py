@@ -57,12 +57,16 @@ def aggregate(validations: Iterable[ChunkValidation],
                     relation=rel.relation,
                     object=entities[o[0]].name if o[0] in entities else o[1], object_key=o[2], object_type=o[3],
                     attributes=dict(rel.attributes), symmetric=rel.symmetric, chunk_ids=list(rel.chunk_ids),
-                    evidence=[e.model_copy() for e in rel.evidence[:MAX_EVIDENCE]])
+                    evidence=[e.model_copy() for e in rel.evidence[:MAX_EVIDENCE]],
+                    scores={c: sc.model_copy() for c, sc in rel.scores.items()})
             else:
                 for k, v in rel.attributes.items():
                     rec.attributes.setdefault(k, v)
                 _add_chunks(rec.chunk_ids, rel.chunk_ids)
                 _add_evidence(rec.evidence, rel.evidence)
+                for cid, sc in rel.scores.items():  # the surest choice of a chunk
+                    if cid not in rec.scores or sc.probability > rec.scores[cid].probability:
+                        rec.scores[cid] = sc.model_copy()
     return list(entities.values()), list(relations.values())
 
 

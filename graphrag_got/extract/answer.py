@@ -25,7 +25,9 @@ ENTITY_KEYS = frozenset({"name", "type", "properties", "confidence"})
 #: The keys of a relation item that are not relation attributes (positions: compact answers whose
 #: end points at no entity, see :mod:`graphrag_got.extract.answer_form`).
 RELATION_KEYS = frozenset({"relation", "subject", "subject_type", "object", "object_type", "attributes",
-                           "subject_position", "object_position"})
+                           "subject_position", "object_position",
+                           # classify strategy: the chosen option's probability, the runner-up, whether it won
+                           "probability", "runner_up", "runner_up_probability", "chosen"})
 
 ListName = Literal["entities", "relations"]
 

@@ -8,7 +8,7 @@ Validation results are data: a :class:`Rejection` carries structured fields (whi
 the offending value and type, what was allowed) filled by :mod:`graphrag_got.extract.validate`, so the
 report only groups and renders them.
 
-Files of the previous version (``graphrag_got.extraction/1``: a ``momento`` field on relations and
+Files of the previous version (``graphrag_got.extraction/1``: one fixed attribute field on relations and
 two Spanish-named rejection lists) are read and upgraded in memory.
 """
 
@@ -20,7 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer, model_validator
 
 from graphrag_got.errors import ExtractionFileError, format_problems
 from graphrag_got.common.files import write_json_atomic
@@ -58,6 +58,8 @@ class Reason(StrEnum):
     NOT_CONFIRMED = "not_confirmed"  # verification: the model answered "no" for the triple against its evidence
     NO_CUE = "no_cue"  # evidence: none of the relation's cues (`indicios`) occurs where its two ends meet
     NO_FACT = "no_fact"  # an entity no kept relation uses (setting orphan_entities: related, duplicates, drop)
+    # classify strategy: the model chose the relation, with a probability under GRAPHRAG_MIN_FACT_PROBABILITY
+    LOW_PROBABILITY = "low_probability"
 
 
 class RepairReason(StrEnum):
@@ -221,6 +223,15 @@ class EntityRecord(_Model):
         return data
 
 
+class FactScore(_Model):
+    """How sure the model was of a fact in one chunk (``classify`` strategy): the probability of the
+    chosen option among the pair's options, and the option that came second with its probability."""
+
+    probability: float = Field(ge=0, le=1)
+    runner_up: str | None = None
+    runner_up_probability: float | None = Field(default=None, ge=0, le=1)
+
+
 class RelationRecord(_Model):
     """One fact: (subject, relation, object) plus the ontology's relation attributes.
 
@@ -238,6 +249,16 @@ class RelationRecord(_Model):
     symmetric: bool = False
     chunk_ids: list[str] = Field(default_factory=list)
     evidence: list[Evidence] = Field(default_factory=list)
+    # classify strategy: the model's probability per chunk id (absent for the generative strategy,
+    # and then left out of the file, so files without scores keep their shape)
+    scores: dict[str, FactScore] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_scores(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("scores"):
+            data.pop("scores", None)
+        return data
 
     @property
     def subject_uid(self) -> str:
@@ -360,30 +381,12 @@ class Extraction(_Model):
     @model_validator(mode="before")
     @classmethod
     def _upgrade(cls, data: Any) -> Any:
-        """Read format /1 files: ``momento`` -> attributes, two rejection lists -> one."""
+        """Read format /1 files (:mod:`graphrag_got.extract.extraction_legacy`)."""
         if not isinstance(data, dict) or data.get("format") not in LEGACY_FORMATS:
             return data
-        data = dict(data)
-        data["format"] = FORMAT
-        relations = []
-        if not isinstance(data.get("relations") or [], list):
-            return data  # reported by the model at $.relations
-        for rel in data.get("relations") or []:
-            if isinstance(rel, dict) and isinstance(rel.get("attributes") or {}, dict):
-                rel = dict(rel)
-                attrs = dict(rel.get("attributes") or {})
-                if rel.get("momento") is not None:
-                    attrs["momento"] = rel.pop("momento")
-                rel.pop("momento", None)
-                rel["attributes"] = attrs
-            relations.append(rel)
-        data["relations"] = relations
-        legacy = [v if v is not None else [] for v in (data.pop("relaciones_descartadas", None),
-                                                       data.pop("entidades_descartadas", None))]
-        bad = next((v for v in legacy if not isinstance(v, list)), None)
-        # a list that is not a list is left for the model to report (at $.rejections)
-        data["rejections"] = bad if bad is not None else [_legacy_rejection(r) for part in legacy for r in part]
-        return data
+        from graphrag_got.extract.extraction_legacy import upgrade_v1
+
+        return upgrade_v1(data, FORMAT)
 
     # ------------------------------------------------------------------ views
     @property
@@ -506,53 +509,6 @@ class Extraction(_Model):
         schema["$id"] = FORMAT
         schema["title"] = "graphrag_got extraction file"
         return schema
-
-
-# ---------------------------------------------------------------------------- format /1
-# Which end of a triple a relation reason blames (format /1 records did not say).
-_SUBJECT_REASONS = {"domain_violation", "subject_type_mismatch", "subject_not_extracted"}
-_OBJECT_REASONS = {"range_violation", "object_type_mismatch", "object_not_extracted"}
-_ENTITY_KEYS = {"name", "type", "properties"}
-_TRIPLE_KEYS = {"relation", "subject", "subject_type", "object", "object_type", "attributes", "momento"}
-
-
-def _legacy_rejection(rec: Any) -> Any:
-    """A format /1 rejection (message and raw item only) with its structured fields filled in."""
-    if not isinstance(rec, dict):
-        return {"kind": "relation", "reason": "malformed", "message": "rejection record is not an object",
-                "item": {"value": str(rec)}}
-    rec = dict(rec)
-    item = rec.get("item")
-    if not isinstance(item, dict):
-        rec["item"] = item = {"value": item}
-    text = {k: (None if v is None else str(v)) for k, v in item.items() if not isinstance(v, (dict, list))}
-    reason = rec.get("reason")
-    if "relation" in item:
-        for k in ("relation", "subject", "subject_type", "object", "object_type"):
-            rec.setdefault(k, text.get(k))
-        end = "subject" if reason in _SUBJECT_REASONS else "object" if reason in _OBJECT_REASONS else None
-        if end:
-            rec.setdefault("end", end)
-            rec.setdefault("end_name", text.get(end))
-            rec.setdefault("end_type", text.get(f"{end}_type"))
-        skip = _TRIPLE_KEYS
-    else:
-        rec.setdefault("entity_name", text.get("name"))
-        rec.setdefault("entity_type", text.get("type"))
-        skip = _ENTITY_KEYS
-    if rec.get("kind") == "property":
-        given = {k: v for k, v in item.items() if k not in skip}
-        nested = item.get("properties") if "relation" not in item else item.get("attributes")
-        if isinstance(nested, dict):
-            given.update(nested)
-        if "relation" in item and item.get("momento") is not None and reason != "unknown_attribute":
-            given.setdefault("momento", item["momento"])
-        if given:
-            prop, value = next(iter(given.items()))
-            rec.setdefault("property", str(prop))
-            rec.setdefault("value", None if value is None else str(value))
-    rec.setdefault("kind", "relation" if "relation" in item else "entity")
-    return rec
 
 
 # ---------------------------------------------------------------------------- errors

@@ -48,6 +48,11 @@ from graphrag_got.ingest.notes import notes_of_documents
 from graphrag_got.extract.verify import VerdictCache, Verifier
 from graphrag_got.llm.usage import cost_usd, usage_line
 from graphrag_got.extract.extraction import Usage
+from graphrag_got.extract.classify.backend import backend_for
+from graphrag_got.extract.classify.cache import ClassifyCache
+from graphrag_got.extract.classify.mentions import MAX_MENTIONS
+from graphrag_got.extract.classify.chunk import ClassifyParams, answer_items, classify_chunk
+from graphrag_got.prompts import CLASSIFY_VERSION
 
 PROMPT_VERSION = EXTRACTION_VERSION
 FORMAT = EXTRACTION_FORMAT
@@ -109,6 +114,7 @@ class ExtractionSummary:
     repairs: int = 0  # audited repairs applied before validation (graphrag_got.extract.repair)
     repairs_by_reason: dict[str, int] = field(default_factory=dict)
     verification: str | None = None  # the verification step's line, when it ran
+    classify: str | None = None  # the classify strategy's line: mentions, pairs asked, answered "none"
     usage: str = ""  # calls, tokens and cost of this run's model calls
     failed_by_reason: dict[str, int] = field(default_factory=dict)  # FailureReason value -> chunks
     skipped_files: list[SkippedInput] = field(default_factory=list)  # inputs not read, with why
@@ -135,6 +141,8 @@ class ExtractionSummary:
             out.append(f"  audited repairs {self.repairs}: "
                        + ", ".join(f"{k} {v}" for k, v in self.repairs_by_reason.items())
                        + " (\"repairs\" in the file; --no-repair turns them off)")
+        if self.classify:
+            out.append(f"  {self.classify}")
         if self.verification:
             out.append(f"  {self.verification}")
         if self.skipped_files:
@@ -239,6 +247,9 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         provider = resolve_provider(settings)
         label = model_label(settings, provider)
     form = settings.extract.answer_form
+    classify = settings.extract.strategy == "classify"
+    if classify:  # the stored answer also depends on what picks the pairs (the calls have their own cache)
+        form = f"classify|{CLASSIFY_VERSION}|{settings.extract.evidence_window}|{settings.extract.classify_max_pairs}"
     cache = ExtractionCache(settings.cache_dir, label, settings.extract.max_entities, settings.extract.max_relations, form)
     schema = extraction_schema(onto, settings.extract.max_entities, settings.extract.max_relations, form=form)
     system = extraction_system_prompt(onto, form)
@@ -267,8 +278,12 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
             chat = get_chat_model(settings, provider)
         # llama.cpp in-process runs one call at a time; a pool of OpenAI-compatible servers gets at
         # least one call in flight per server, so adding servers adds throughput
+        if classify:
+            backend, ccache, params = backend_for(chat), ClassifyCache(settings.cache_dir, label), ClassifyParams(
+                settings.extract.evidence_window, settings.extract.mention_threshold, settings.extract.classify_max_pairs)
         with ThreadPoolExecutor(max_workers=workers_for(settings, provider)) as pool:
-            futures = {pool.submit(extract_chunk, chat, onto, ch, schema, system, setup): ch for ch in todo}
+            futures = {(pool.submit(classify_chunk, backend, onto, ch, ccache, params, setup) if classify else
+                        pool.submit(extract_chunk, chat, onto, ch, schema, system, setup)): ch for ch in todo}
             try:
                 for fut in as_completed(futures):
                     ch = futures[fut]
@@ -332,10 +347,23 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         rejected_relations=c.rejected_relations, rejected_entities=c.rejected_entities,
         by_reason=c.by_reason, seconds=time.monotonic() - t0, model=label, revalidated=revalidate,
         merges=len(ext.merges), verification=verifier.summary.line() if verifier is not None else None,
+        classify=classify_line([records[c.id] for c in chunks if c.id in records]) if classify else None,
         usage=run_usage,
         replay_path=replay_path, repairs=c.repairs, repairs_by_reason=dict(c.repairs_by_reason),
         failed_by_reason=dict(c.failed_by_reason), skipped_files=skipped, retried_failures=retried,
     )
+
+
+def classify_line(records: list[CacheRecord]) -> str:
+    """Totals of the classify audits of the stored answers (mentions, pairs asked, their answers)."""
+    audits = [r.parsed["classify"] for r in records if r.ok and isinstance(r.parsed, dict)
+              and isinstance(r.parsed.get("classify"), dict)]
+    total = {k: sum(int(a.get(k) or 0) for a in audits)
+             for k in ("mentions", "pairs", "pairs_left_out", "answered_none", "unusable", "unscored")}
+    line = (f"classify: {total['mentions']} mentions, {total['pairs']} pairs asked ({total['answered_none']} answered "
+            f"none, {total['unusable']} unusable, {total['unscored']} without a score)")
+    return line + (f", {total['pairs_left_out']} pairs over GRAPHRAG_CLASSIFY_MAX_PAIRS not asked"
+                   if total["pairs_left_out"] else "")
 
 
 def workers_for(settings: Settings, provider: str) -> int:
@@ -370,7 +398,7 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         ontology=OntologyRef(path=onto.source, hash=onto.hash),
         llm=LLMRef(provider=provider, model=model),
-        prompt_version=PROMPT_VERSION,
+        prompt_version=CLASSIFY_VERSION if settings.extract.strategy == "classify" else PROMPT_VERSION,
         documents=[DocumentRecord(id=d.document.id, path=d.document.path, hash=d.document.hash,
                                   metadata=d.document.metadata, note=notes.get(d.document.id)) for d in docs],
         chunks=[ChunkRecord(id=c.id, document_id=c.document_id, index=c.index, start=c.start, end=c.end,
@@ -391,9 +419,13 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
 
 def make_validator(settings: Settings, onto: Ontology) -> Validator:
     """The extraction's validator: schema bounds, and the evidence rules when ``evidence`` is on."""
-    return Validator(onto, max_entities=settings.extract.max_entities, max_relations=settings.extract.max_relations,
+    bounds = (settings.extract.max_entities, settings.extract.max_relations)
+    if settings.extract.strategy == "classify":  # its answers are bounded by its own limits, not the JSON schema's
+        bounds = (max(bounds[0], MAX_MENTIONS), max(bounds[1], settings.extract.classify_max_pairs))
+    return Validator(onto, max_entities=bounds[0], max_relations=bounds[1],
                      evidence=EvidenceRules.from_settings(settings) if settings.extract.evidence else None,
-                     min_confidence=settings.extract.min_confidence)
+                     min_confidence=settings.extract.min_confidence,
+                     min_probability=settings.extract.min_fact_probability)
 
 
 def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
@@ -419,7 +451,8 @@ def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
                                           raw_responses=rec.raw_texts()))
                 continue
             repaired += int(rec.repaired)
-            answers.append(ChunkAnswer(ch.id, d.document.id, RawAnswer.read(rec.parsed),
+            answers.append(ChunkAnswer(ch.id, d.document.id,
+                                       RawAnswer.read(answer_items(rec.parsed, settings.extract.min_fact_probability)),
                                        ChunkText(ch.text, offset=ch.start)))
     if settings.extract.repair:
         fixed = repair_answers(validator, answers, threshold=settings.extract.mention_threshold)
@@ -437,11 +470,14 @@ def replay_document(chunks: list[Chunk], records: dict[str, CacheRecord], model:
     """Raw answers in the replay provider's format, so a run can be replayed without the model.
 
     ``extra``: other calls of the run by replay key (verification verdicts), replayed the same way."""
+    calls = {k: [v] for c in chunks if c.id in records
+             for k, v in ((records[c.id].model_extra or {}).get("call_answers") or {}).items()}  # classify
     return {
         "format": "graphrag_got.replay/1",
         "model": model,
         "prompt_version": PROMPT_VERSION,
         "responses": [{"chunk_id": c.id, "chunk_hash": c.hash, "responses": records[c.id].raw_responses}
                       for c in chunks if c.id in records]
+        + [{"chunk_hash": key, "responses": raws} for key, raws in sorted(calls.items())]
         + [{"chunk_hash": key, "responses": list(raws)} for key, raws in sorted((extra or {}).items())],
     }

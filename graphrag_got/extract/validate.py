@@ -27,7 +27,7 @@ from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from graphrag_got.extract.answer import ENTITY_KEYS, RELATION_KEYS, RawAnswer, summarize
 from graphrag_got.extract.evidence import ChunkText, EvidenceRules
-from graphrag_got.extract.extraction import End, EntityRecord, Evidence, Kind, Reason, Rejection, RelationRecord
+from graphrag_got.extract.extraction import End, EntityRecord, Evidence, FactScore, Kind, Reason, Rejection, RelationRecord
 from graphrag_got.common.normalize import entity_uid, normalize_name
 from graphrag_got.ontology.model import Ontology, PropertySpec
 
@@ -102,9 +102,10 @@ class Validator:
     """
 
     def __init__(self, ontology: Ontology, *, max_entities: int | None = None, max_relations: int | None = None,
-                 evidence: EvidenceRules | None = None, min_confidence: float = 0.0):
+                 evidence: EvidenceRules | None = None, min_confidence: float = 0.0, min_probability: float = 0.0):
         self.onto = ontology
         self.min_confidence = min_confidence
+        self.min_probability = min_probability  # classify strategy: a chosen fact's least probability
         self.max_entities = max_entities
         self.max_relations = max_relations
         self.evidence = evidence
@@ -290,6 +291,14 @@ class Validator:
             reject(Reason.UNKNOWN_RELATION, f"{rname!r} is not a relation of the ontology",
                    allowed=[r.name for r in self.onto.relations])
             return None, rejections
+        score = _fact_score(raw)
+        if score is not None and score.probability < self.min_probability:
+            runner = (f"; runner-up {score.runner_up!r} at {score.runner_up_probability:.3f}"
+                      if score.runner_up and score.runner_up_probability is not None else "")
+            reject(Reason.LOW_PROBABILITY, f"{rname}: the model chose it with probability {score.probability:.3f}, "
+                   f"under the threshold {self.min_probability:g} (GRAPHRAG_MIN_FACT_PROBABILITY){runner}",
+                   value=f"{score.probability:.4f}")
+            return None, rejections
         stype = base["subject_type"] or _infer_type(subj, known)
         otype = base["object_type"] or _infer_type(obj, known)
         for end, name, typ in (("subject", subj, stype), ("object", obj, otype)):
@@ -373,7 +382,7 @@ class Validator:
         record = RelationRecord(subject=subj, subject_key=normalize_name(subj), subject_type=stype, relation=rname,
                                 object=obj, object_key=normalize_name(obj), object_type=otype, attributes=attrs,
                                 symmetric=rel.symmetric, chunk_ids=[chunk_id] if chunk_id else [],
-                                evidence=evidence)
+                                evidence=evidence, scores={chunk_id: score} if chunk_id and score else {})
         return record, rejections
 
     def _attributes(self, raw: dict[str, Any], rname: str, subj: str, stype: str, obj: str, otype: str,
@@ -523,6 +532,20 @@ def validate_chunk(ontology: Ontology, raw: RawAnswer | JsonValue, chunk_id: str
                    document_id: str | None = None, text: str | None = None, *,
                    evidence: EvidenceRules | None = None) -> ChunkValidation:
     return Validator(ontology, evidence=evidence).validate(raw, chunk_id, document_id, text)
+
+
+def _fact_score(raw: dict[str, Any]) -> FactScore | None:
+    """The classify strategy's score of a triple (None when the item has no usable probability)."""
+    def prob(value: Any) -> float | None:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
+        return float(value) if ok else None
+
+    p = prob(raw.get("probability"))
+    if p is None:
+        return None
+    runner = raw.get("runner_up")
+    return FactScore(probability=p, runner_up=str(runner)[:NAME_MAX] if runner is not None else None,
+                     runner_up_probability=prob(raw.get("runner_up_probability")))
 
 
 def _confidence(value: Any) -> tuple[float | None, str | None]:
