@@ -54,6 +54,10 @@ from graphrag_got.errors import GraphragGotError  # noqa: E402
 from graphrag_got.extract.evidence import ChunkText  # noqa: E402
 from graphrag_got.extract.cache import ExtractionCache  # noqa: E402
 from graphrag_got.extract.run import PROMPT_VERSION, extract_chunk, make_validator, system_prompt  # noqa: E402
+from graphrag_got.extract.classify.backend import backend_for  # noqa: E402
+from graphrag_got.extract.classify.cache import ClassifyCache  # noqa: E402
+from graphrag_got.extract.classify.chunk import ClassifyParams, answer_items, classify_chunk  # noqa: E402
+from graphrag_got.prompts import CLASSIFY_VERSION  # noqa: E402
 from graphrag_got.extract.repair import ChunkAnswer  # noqa: E402
 from graphrag_got.common.files import write_json_atomic, write_text_atomic  # noqa: E402
 from graphrag_got.ontology.text2kgbench import import_text2kgbench  # noqa: E402
@@ -264,8 +268,12 @@ def run_ontology(name: str, onto_path: Path, gt_path: Path, test_path: Path, per
     onto = Ontology.from_dict(ours, source=str(onto_path))
     schema = extraction_schema(onto, settings.extract.max_entities, settings.extract.max_relations)
     system = system_prompt(onto)
-    cache = ExtractionCache(settings.cache_dir, label, settings.extract.max_entities, settings.extract.max_relations)
-    validator = Validator(onto)
+    classify = settings.extract.strategy == "classify"
+    # the classify strategy's answers are cached under their own label (the calls also have their own cache)
+    cache = ExtractionCache(settings.cache_dir, f"{label}|classify|{CLASSIFY_VERSION}" if classify else label,
+                            settings.extract.max_entities, settings.extract.max_relations)
+    min_p = settings.extract.min_fact_probability if classify else 0.0
+    validator = Validator(onto, min_probability=min_p)
     tests = [r for r in tests if r["id"] in chosen]
 
     before: dict[str, list[scorer.Triple]] = {}
@@ -282,7 +290,13 @@ def run_ontology(name: str, onto_path: Path, gt_path: Path, test_path: Path, per
             if "chat" not in chat_holder:
                 chat_holder["chat"] = get_chat_model(settings, provider)
             t0 = time.monotonic()
-            record = extract_chunk(chat_holder["chat"], onto, chunk, schema, system)
+            if classify:
+                ex = settings.extract
+                record = classify_chunk(backend_for(chat_holder["chat"]), onto, chunk,
+                                        ClassifyCache(settings.cache_dir, label),
+                                        ClassifyParams(ex.evidence_window, ex.mention_threshold, ex.classify_max_pairs))
+            else:
+                record = extract_chunk(chat_holder["chat"], onto, chunk, schema, system)
             record.seconds = round(time.monotonic() - t0, 2)
             record.model = label
             cache.put(chunk.hash, onto.hash, record)
@@ -296,11 +310,12 @@ def run_ontology(name: str, onto_path: Path, gt_path: Path, test_path: Path, per
             failed += 1
             before[rec["id"]] = after[rec["id"]] = []  # the system answered nothing usable
             continue
-        answers.append(ChunkAnswer(chunk.id, chunk.document_id, record.parsed, ChunkText(chunk.text)))
-        raw = raw_triples(record.parsed)
+        parsed = answer_items(record.parsed, min_p) if classify else record.parsed
+        answers.append(ChunkAnswer(chunk.id, chunk.document_id, parsed, ChunkText(chunk.text)))
+        raw = raw_triples(parsed)
         n_raw += len(raw)
         before[rec["id"]] = scorer.to_benchmark_relations(raw, label_map)
-        result = validator.validate(record.parsed, chunk.id, chunk.document_id)
+        result = validator.validate(parsed, chunk.id, chunk.document_id)
         refused.update(r.reason.value for r in result.rejections if r.kind == "relation")
         refused_gold.update(gold_refusals(result.rejections, ground_truth[rec["id"]]["triples"], label_map))
         n_kept += len(result.relations)
@@ -455,6 +470,9 @@ def main(argv: list[str] | None = None) -> int:
                          "(default %(default)s; 'none' leaves that out)")
     ap.add_argument("--home", type=Path, help="graphrag_got state folder (models, cache); default GRAPHRAG_HOME "
                                               "or <repo>/.graphrag_got")
+    ap.add_argument("--strategy", choices=["generate", "classify"], default="generate",
+                    help="extraction strategy (GRAPHRAG_EXTRACTION): the model writes the answer, or spans then a "
+                         "scored choice per pair")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "live.md")
     args = ap.parse_args(argv)
     if args.per_ontology < 1:
@@ -479,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = Settings.load(home=home, llm_provider=args.provider, llamacpp_model=args.model,
                                  ollama_model=args.ollama_model, max_entities=args.max_items,
-                                 max_relations=args.max_items)
+                                 max_relations=args.max_items, extraction=args.strategy)
         label = model_label(settings, args.provider)
         train = {} if args.train == "none" else load_train_examples(Path(args.train))
         try:
@@ -498,10 +516,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
     sample = ("all sentences" if per is None else f"{per} per ontology") + f" of {', '.join(r['ontology'] for r in rows)}"
+    if args.strategy == "classify":
+        sample += ", classify strategy"
     if args.examples:
         source = "train" if train else "held-out"
         sample += f", {args.examples} {source} examples in the prompt"
-    run = {"model": label, "provider": args.provider, "sample": sample, "prompt_version": PROMPT_VERSION,
+    run = {"model": label, "provider": args.provider, "sample": sample, "strategy": args.strategy,
+           "prompt_version": CLASSIFY_VERSION if args.strategy == "classify" else PROMPT_VERSION,
            "max_entities": settings.extract.max_entities, "max_relations": settings.extract.max_relations,
            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "ontologies": rows}
     store = args.out.with_suffix(".json")
