@@ -123,6 +123,14 @@ def _same_word(a: str, b: str) -> bool:
     return len(shorter) >= _MIN_STEM and any(longer == shorter + s for s in _PLURAL_SUFFIXES)
 
 
+def _spellings(word: str) -> set[str]:
+    """Every token that :func:`_same_word` can find equal to ``word`` (and maybe a few it does not)."""
+    out = {word}
+    out.update(word + s for s in _PLURAL_SUFFIXES)
+    out.update(word[: -len(s)] for s in _PLURAL_SUFFIXES if word.endswith(s) and len(word) - len(s) >= _MIN_STEM)
+    return out
+
+
 def cue_words(cue: str) -> list[str]:
     """The folded words of a relation cue ("Casado con" -> ["casado", "con"])."""
     return _WORD.findall(fold(cue))
@@ -155,6 +163,9 @@ class ChunkText:
         self.tokens = [_Token(m.start(), m.end(), m.group()) for m in _WORD.finditer(folded)]
         self.sentences = _sentences(self.text)
         self._sentence_starts = [s for s, _ in self.sentences]
+        self._positions: dict[str, list[int]] = {}  # token key -> its token indexes, for _find
+        for i, tok in enumerate(self.tokens):
+            self._positions.setdefault(tok.key, []).append(i)
 
     # ------------------------------------------------------------------ mentions
     def sentence_of(self, pos: int) -> int:
@@ -197,8 +208,12 @@ class ChunkText:
         if n == 0 or not toks:
             return []
         found: list[Mention] = []
-        for i in range(len(toks) - n + 1):
-            if all(_same_word(toks[i + k].key, words[k]) for k in range(n)):
+        # Only the tokens that can be the first word (itself, or with/without a plural ending) are
+        # tried, found through the token index: scanning every token for every name made evidence
+        # checks the slowest part of a vault's (cached) rebuild. _same_word still decides.
+        starts = sorted({i for key in _spellings(words[0]) for i in self._positions.get(key, ())})
+        for i in starts:
+            if i + n <= len(toks) and all(_same_word(toks[i + k].key, words[k]) for k in range(n)):
                 found.append(self._mention(i, i + n, 1.0))
         if found or threshold >= 1.0:
             return found
