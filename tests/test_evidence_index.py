@@ -30,3 +30,11 @@ def test_indexed_exact_mentions_equal_the_full_scan() -> None:
             compared += 1
             hits += bool(want)
     assert hits > compared // 4  # plural and singular forms do meet: the comparison is not vacuous
+
+
+def test_fold_of_ascii_text_is_the_per_character_rule() -> None:
+    from graphrag_got.extract.evidence import _fold_char, fold
+
+    text = "".join(chr(i) for i in range(128)) * 2
+    assert fold(text) == "".join(_fold_char.__wrapped__(ch) for ch in text)
+    assert fold("Ánimo, ÇA İx") == "".join(_fold_char.__wrapped__(ch) for ch in "Ánimo, ÇA İx")

@@ -24,6 +24,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable, Literal
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ _PLURAL_SUFFIXES = ("es", "s")
 _MIN_STEM = 3  # "as" is not the plural of "a"
 
 
+@lru_cache(maxsize=1 << 16)
 def _fold_char(ch: str) -> str:
     base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c)).casefold()
     if len(base) == 1:
@@ -53,7 +55,9 @@ def _fold_char(ch: str) -> str:
 
 def fold(text: str) -> str:
     """Lower case and accents stripped, exactly one output character per input character."""
-    return "".join(_fold_char(ch) for ch in text)
+    if text.isascii():  # what the per-character rule gives ASCII (no accents, casefold == lower), fast
+        return text.lower()
+    return "".join(map(_fold_char, text))
 
 
 @dataclass(frozen=True)
