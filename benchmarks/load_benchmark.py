@@ -109,6 +109,7 @@ def synthetic_extraction(
 
 def clear(driver: neo4j.Driver, database: str) -> None:
     with driver.session(database=database) as s:
+        s.run(load_cypher.delete_relationships_in_batches()).consume()  # first: co-occurrences are dense
         s.run(load_cypher.delete_all_in_batches(5000)).consume()
 
 

@@ -24,6 +24,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable, Literal
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ _PLURAL_SUFFIXES = ("es", "s")
 _MIN_STEM = 3  # "as" is not the plural of "a"
 
 
+@lru_cache(maxsize=1 << 16)
 def _fold_char(ch: str) -> str:
     base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c)).casefold()
     if len(base) == 1:
@@ -53,7 +55,9 @@ def _fold_char(ch: str) -> str:
 
 def fold(text: str) -> str:
     """Lower case and accents stripped, exactly one output character per input character."""
-    return "".join(_fold_char(ch) for ch in text)
+    if text.isascii():  # what the per-character rule gives ASCII (no accents, casefold == lower), fast
+        return text.lower()
+    return "".join(map(_fold_char, text))
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,14 @@ def _same_word(a: str, b: str) -> bool:
     return len(shorter) >= _MIN_STEM and any(longer == shorter + s for s in _PLURAL_SUFFIXES)
 
 
+def _spellings(word: str) -> set[str]:
+    """Every token that :func:`_same_word` can find equal to ``word`` (and maybe a few it does not)."""
+    out = {word}
+    out.update(word + s for s in _PLURAL_SUFFIXES)
+    out.update(word[: -len(s)] for s in _PLURAL_SUFFIXES if word.endswith(s) and len(word) - len(s) >= _MIN_STEM)
+    return out
+
+
 def cue_words(cue: str) -> list[str]:
     """The folded words of a relation cue ("Casado con" -> ["casado", "con"])."""
     return _WORD.findall(fold(cue))
@@ -155,6 +167,9 @@ class ChunkText:
         self.tokens = [_Token(m.start(), m.end(), m.group()) for m in _WORD.finditer(folded)]
         self.sentences = _sentences(self.text)
         self._sentence_starts = [s for s, _ in self.sentences]
+        self._positions: dict[str, list[int]] = {}  # token key -> its token indexes, for _find
+        for i, tok in enumerate(self.tokens):
+            self._positions.setdefault(tok.key, []).append(i)
 
     # ------------------------------------------------------------------ mentions
     def sentence_of(self, pos: int) -> int:
@@ -197,8 +212,12 @@ class ChunkText:
         if n == 0 or not toks:
             return []
         found: list[Mention] = []
-        for i in range(len(toks) - n + 1):
-            if all(_same_word(toks[i + k].key, words[k]) for k in range(n)):
+        # Only the tokens that can be the first word (itself, or with/without a plural ending) are
+        # tried, found through the token index: scanning every token for every name made evidence
+        # checks the slowest part of a vault's (cached) rebuild. _same_word still decides.
+        starts = sorted({i for key in _spellings(words[0]) for i in self._positions.get(key, ())})
+        for i in starts:
+            if i + n <= len(toks) and all(_same_word(toks[i + k].key, words[k]) for k in range(n)):
                 found.append(self._mention(i, i + n, 1.0))
         if found or threshold >= 1.0:
             return found

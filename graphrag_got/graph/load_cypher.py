@@ -439,3 +439,12 @@ def delete_all_in_batches(batch: int = 10000) -> str:
     if not isinstance(batch, int) or batch < 1:
         raise ValueError(f"batch must be a positive integer, got {batch!r}")
     return f"MATCH (n) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF {batch} ROWS"
+
+
+def delete_relationships_in_batches(batch: int = 50000) -> str:
+    """Delete every relationship in batches (auto-commit transaction, like
+    :func:`delete_all_in_batches`). Run first on a dense graph: detaching a batch of nodes that hold
+    millions of relationships (co-occurrences) can exceed the server's transaction memory."""
+    if not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"batch must be a positive integer, got {batch!r}")
+    return f"MATCH ()-[r]->() CALL (r) {{ DELETE r }} IN TRANSACTIONS OF {batch} ROWS"

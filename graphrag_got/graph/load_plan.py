@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, TypedDict, TypeVar
 
 from graphrag_got.errors import OntologyError
-from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, EntityRecord, Extraction, Rejection
-from graphrag_got.extract.validate import Validator, known_entities
+from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, Extraction, Rejection
+from graphrag_got.extract.validate import Validator
 from graphrag_got.extract.aggregate import identity_attributes
 from graphrag_got.graph import cypher
 from graphrag_got.graph import notes as notes_graph
@@ -226,8 +226,11 @@ def build_plan(ext: Extraction, onto: Ontology, *, cooccurrence_max: int | None 
     for row in plan.entities.values():
         row["doc_ids"] = _docs_of(row["chunk_ids"], chunk_doc)
 
-    known = known_entities(EntityRecord.model_construct(key=row["key"], type=row["type"])
-                           for row in plan.entities.values())
+    # known_entities(...) over the rows, built directly: EntityRecord.model_construct per row costs
+    # ~0.6 ms in pydantic 2.14 (it inspects each default_factory's signature), 60 s per 10^5 entities
+    known: dict[str, set[str]] = {}
+    for row in plan.entities.values():
+        known.setdefault(row["key"], set()).add(row["type"])
     for i, r in enumerate(ext.relations):
         raw = {"relation": r.relation, "subject": r.subject, "subject_type": r.subject_type, "object": r.object,
                "object_type": r.object_type, "attributes": r.attributes}

@@ -2,8 +2,9 @@
 
 The matcher looks for graph entities in the normalized question: the whole normalized key (or
 alias) as words ("ada lovelace"), then one distinctive word of a key ("lovelace" -> Ada Lovelace),
-then close spellings (``difflib``: "lovelase"). A word that fits more than ``MAX_AMBIGUOUS``
-entities (a family name many share) is reported as ambiguous and not used. Function words of the
+then close spellings (``difflib``'s ratio, prefiltered by ``rapidfuzz``: "lovelase"). A word that
+fits more than ``MAX_AMBIGUOUS`` entities (a family name many share) is reported as ambiguous and
+not used. Function words of the
 shipped languages (:data:`STOPWORDS`) never anchor alone. Names an LLM gives for the question
 (:class:`AnchorNames`) are resolved against the graph the same way (:func:`find_anchors`).
 
@@ -24,6 +25,8 @@ from typing import Any
 
 import neo4j
 from pydantic import BaseModel, Field
+from rapidfuzz import fuzz as rf_fuzz
+from rapidfuzz import process as rf_process
 
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.config import Settings
@@ -145,12 +148,26 @@ def _by_length(items: Iterable[str]) -> dict[int, list[str]]:
 
 
 def _close(term: str, by_len: dict[int, list[str]], n: int = 1) -> list[str]:
-    """``difflib.get_close_matches(term, vocabulary, n=1, cutoff=FUZZY_CUTOFF)`` over the strings
-    whose length allows the cutoff at all (ratio <= 2*min(la, lb) / (la + lb)): same answer, far
-    fewer comparisons."""
+    """``difflib.get_close_matches(term, vocabulary, n, cutoff=FUZZY_CUTOFF)``, same answer, fast.
+
+    difflib compares ``term`` with every string in Python (~400 ms per question over 10^5 keys), so
+    two filters run first: the length bound (ratio <= 2*min(la, lb) / (la + lb)) and rapidfuzz's
+    ``fuzz.ratio`` (C, 2*LCS / (la + lb)), which is never below difflib's ratio because difflib's
+    matching blocks form a common subsequence. Only the few strings that pass both get difflib's
+    ratio, so the matches, their order and the tie-break (larger string first) are difflib's own.
+    """
     la = len(term)
-    pool = [x for lb, xs in by_len.items() if lb and 2 * min(la, lb) / (la + lb) >= FUZZY_CUTOFF for x in xs]
-    return difflib.get_close_matches(term, pool, n=n, cutoff=FUZZY_CUTOFF)
+    if not la:
+        return []
+    survivors: list[str] = []
+    for lb, xs in by_len.items():
+        if lb and 2 * min(la, lb) / (la + lb) >= FUZZY_CUTOFF:
+            hits = rf_process.extract(term, xs, scorer=rf_fuzz.ratio, score_cutoff=FUZZY_CUTOFF * 100 - 1e-6,
+                                      limit=None)  # fmt: skip
+            survivors.extend(x for x, _, _ in hits)
+    if not survivors:
+        return []
+    return difflib.get_close_matches(term, survivors, n=n, cutoff=FUZZY_CUTOFF)
 
 
 def match_entities(text: str, catalog: list[dict[str, Any]], source: str = "question",
