@@ -195,3 +195,40 @@ def test_written_files_get_ordinary_permissions(tmp_path):
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
     assert json.loads(path.read_text()) == {"a": 1}
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_rerun_with_unchanged_inputs_keeps_the_file_and_any_change_rebuilds_it(corpus, tmp_path):
+    """Same documents, stored answers, ontology and settings: the file is kept as it is (no validation
+    again); a changed document, setting or ontology rebuilds it, and revalidation always does."""
+    from graphrag_got.extract import fingerprint
+
+    replay = _replay_file(corpus, tmp_path)
+    settings = _settings(tmp_path, llm_provider="replay", replay_file=replay)
+    onto = Ontology.from_file(GOT)
+    first = run_extraction(settings, onto, corpus)
+    assert not first.unchanged and fingerprint.sidecar(first.out_path).is_file()
+    written = first.out_path.read_bytes()
+    first.out_path.touch()
+    stamp = first.out_path.stat().st_mtime_ns
+
+    again = run_extraction(settings, onto, corpus)
+    assert again.unchanged and again.llm_calls == 0 and first.out_path.stat().st_mtime_ns == stamp
+    assert (again.relations, again.entities, again.by_reason, again.failed_chunks) == \
+        (first.relations, first.entities, first.by_reason, first.failed_chunks)
+    assert again.lines()[0].startswith("extraction unchanged")
+
+    # another setting of the extraction: rebuilt, from the same stored answers
+    stricter = run_extraction(settings.with_overrides(min_confidence=0.99), onto, corpus)
+    assert not stricter.unchanged and stricter.llm_calls == 0
+    # back to the first settings: rebuilt again (the digest now names the stricter run), same bytes as the first
+    back = run_extraction(settings, onto, corpus)
+    assert not back.unchanged and back.out_path.read_bytes() == written
+    assert run_extraction(settings, onto, corpus).unchanged
+    # revalidation always rebuilds and leaves no digest behind
+    assert not run_extraction(settings, onto, corpus, revalidate=True).unchanged
+    assert not fingerprint.sidecar(first.out_path).exists()
+    assert not run_extraction(settings, onto, corpus).unchanged
+    # a document with a paragraph less: the same stored answers for other chunks, so rebuilt without a call
+    (corpus / "mini.txt").write_text("\n\n".join(PARAGRAPHS[:3]) + "\n", encoding="utf-8")
+    fewer = run_extraction(settings, onto, corpus)
+    assert not fewer.unchanged and fewer.chunks == 3 and fewer.llm_calls == 0

@@ -57,3 +57,27 @@ def test_build_without_communities_skips_the_step(clean_graph, neo4j_settings, t
     assert "communities" not in res.timings and "embeddings" not in res.timings
     assert _count(clean_graph, "MATCH (c:Community) RETURN count(c)") == 0
     assert res.extraction_path is not None and res.extraction_path.exists()
+
+
+@pytest.mark.neo4j
+def test_a_rebuild_with_nothing_changed_keeps_extraction_and_communities(clean_graph, neo4j_settings,
+                                                                        tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "vault")
+    settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", ontology_path=NOTES,
+                                             embeddings=False)
+    first: list[str] = []
+    run_build(settings, vault, chat=_chat(settings, vault), say=first.append)
+    detected = _count(clean_graph, "MATCH (c:Community) RETURN count(c)")
+    assert detected > 0 and not any("unchanged" in line for line in first)
+
+    again: list[str] = []
+    run_build(settings, vault, chat=_chat(settings, vault), say=again.append)
+    text = "\n".join(again)
+    assert "extraction unchanged" in text and f"kept {detected} communities" in text
+    assert _count(clean_graph, "MATCH (c:Community) RETURN count(c)") == detected
+
+    # another community setting: detected again (and a detection outside the build invalidates the digest too)
+    other: list[str] = []
+    run_build(settings.with_overrides(community_max_levels=1), vault, chat=_chat(settings, vault), say=other.append)
+    assert "kept" not in "\n".join(line for line in other if "communit" in line)
+    assert _count(clean_graph, "MATCH (c:Community) WHERE c.level > 0 RETURN count(c)") == 0

@@ -60,6 +60,16 @@ def community_cooccurrences() -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+def community_count() -> str:
+    """How many communities the graph holds."""
+    return "MATCH (c:Community) RETURN count(c) AS count"
+
+
+def graph_size() -> str:
+    """Entities and relationships of the graph (a part of what detection depends on)."""
+    return "RETURN COUNT { MATCH (e:Entity) } AS entities, COUNT { MATCH ()-[r]->() } AS relationships"
+
+
 def community_constraint() -> str:
     return "CREATE CONSTRAINT community_id IF NOT EXISTS FOR (c:Community) REQUIRE c.id IS UNIQUE"
 

@@ -9,6 +9,7 @@ obtained under) without calling the model.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -46,6 +47,7 @@ from graphrag_got.extract.extraction import Merge, Rejection
 from graphrag_got.extract.resolve import resolve_entities
 from graphrag_got.ingest.notes import notes_of_documents
 from graphrag_got.extract.verify import VerdictCache, Verifier
+from graphrag_got.extract import fingerprint
 from graphrag_got.llm.usage import cost_usd, usage_line
 from graphrag_got.extract.extraction import Usage
 from graphrag_got.extract.classify.backend import backend_for
@@ -56,6 +58,8 @@ from graphrag_got.prompts import CLASSIFY_VERSION
 
 PROMPT_VERSION = EXTRACTION_VERSION
 FORMAT = EXTRACTION_FORMAT
+
+logger = logging.getLogger(__name__)
 
 
 def system_prompt(onto: Ontology) -> str:
@@ -119,10 +123,12 @@ class ExtractionSummary:
     failed_by_reason: dict[str, int] = field(default_factory=dict)  # FailureReason value -> chunks
     skipped_files: list[SkippedInput] = field(default_factory=list)  # inputs not read, with why
     retried_failures: int = 0  # cached failures asked again because their cause may be gone
+    unchanged: bool = False  # inputs as when the file was written: the file was kept, not rebuilt
 
     def lines(self) -> list[str]:
         out = [
-            f"extraction written to {self.out_path}",
+            (f"extraction unchanged (same documents, stored answers, ontology and settings): kept {self.out_path}"
+             if self.unchanged else f"extraction written to {self.out_path}"),
             f"  documents {self.documents} · chunks {self.chunks} (dropped as too short: {self.dropped_chunks})",
             f"  model {self.model} · LLM calls {self.llm_calls} · cached {self.cache_hits}"
             + ((" · zero LLM calls (all cached" + (f", {self.failed_chunks} of them failures, see below)"
@@ -306,6 +312,16 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                 raise ExtractionError(f"interrupted: {len(records)} of {len(chunks)} chunks are cached; "
                                       "rerun the same command to resume.") from None
 
+    digest = fingerprint.inputs_digest(
+        settings={"extract": settings.extract.model_dump(mode="json"), "chunking": settings.chunking.model_dump(mode="json")},
+        ontology_hash=onto.hash, model=label, form=form,
+        chunks=[(ch.id, ch.hash, records[ch.id].created if ch.id in records else None) for ch in chunks],
+        skipped=[json.dumps(s.as_dict(), sort_keys=True) for s in skipped], code_version=fingerprint.code_version())
+    if not todo and not revalidate and not export_replay and not settings.extract.verify \
+            and fingerprint.unchanged(out, digest):
+        return _unchanged_summary(out, docs, chunks, label, missing, t0,
+                                  usage_line(0, 0, 0, cost_usd(settings, provider, 0, 0)))
+    fingerprint.forget(out)  # the file is about to be rewritten: its old digest no longer vouches for it
     verifier = None
     if settings.extract.verify:
         if chat is None and not revalidate:
@@ -333,6 +349,8 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                       output_tokens=total_out, tokens_estimated=any(r.tokens_estimated for r in stored),
                       cost_usd=cost_usd(settings, provider, total_in, total_out))
     ext.write(out)
+    if not settings.extract.verify and not revalidate:  # verdicts and revalidation have inputs the digest omits
+        fingerprint.remember(out, digest)
     run_usage = usage_line(calls, run_in, run_out, cost_usd(settings, provider, run_in, run_out), estimated=estimated)
     replay_path = None
     if export_replay:
@@ -352,6 +370,22 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         replay_path=replay_path, repairs=c.repairs, repairs_by_reason=dict(c.repairs_by_reason),
         failed_by_reason=dict(c.failed_by_reason), skipped_files=skipped, retried_failures=retried,
     )
+
+
+def _unchanged_summary(out: Path, docs: list[ChunkedDocument], chunks: list[Chunk], label: str, missing: int,
+                       t0: float, usage: str) -> ExtractionSummary:
+    """The summary of a run whose inputs match the file's: read from the file, nothing rebuilt."""
+    ext = Extraction.read(out)
+    c = ext.counts
+    logger.info("extraction inputs unchanged: kept %s", out)
+    return ExtractionSummary(
+        out_path=out, documents=len(docs), chunks=len(chunks), dropped_chunks=sum(d.dropped for d in docs),
+        llm_calls=0, cache_hits=len(chunks) - missing, failed_chunks=c.chunks_failed, missing_chunks=missing,
+        entities=c.entities, relations=c.relations, rejected_relations=c.rejected_relations,
+        rejected_entities=c.rejected_entities, by_reason=c.by_reason, seconds=time.monotonic() - t0, model=label,
+        merges=len(ext.merges), usage=usage, repairs=c.repairs,
+        repairs_by_reason=dict(c.repairs_by_reason), failed_by_reason=dict(c.failed_by_reason),
+        skipped_files=[SkippedInput(s.path, s.reason, s.message) for s in ext.skipped_files], unchanged=True)
 
 
 def classify_line(records: list[CacheRecord]) -> str:

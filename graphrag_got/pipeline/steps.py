@@ -230,7 +230,9 @@ def detect_and_write(driver: "neo4j.Driver", settings: Settings,
     from graphrag_got.communities.detect import detect_communities
     from graphrag_got.communities.graph import read_entity_graph
     from graphrag_got.communities.store import write_communities
+    from graphrag_got.pipeline.community_inputs import forget
 
+    forget(settings)  # whatever this detection writes, the last build's digest no longer vouches for it
     eg = read_entity_graph(driver, settings, ontology)
     if not eg.entities:
         return eg, [], {}
@@ -245,8 +247,15 @@ def communities_step(ctx: StepContext) -> StepOutcome:
     """Detect (every level) and write the communities, then report the changed ones and embed them."""
     from graphrag_got.communities.reports import summarize_communities
 
+    from graphrag_got.pipeline import community_inputs
+
     settings = ctx.settings
     onto = ctx.require_ontology()
+    kept = community_inputs.unchanged(ctx.driver, settings, community_inputs.graph_digest(ctx.driver, settings, onto.hash))
+    if kept:
+        return StepOutcome(lines=[f"communities unchanged (same documents, graph size and settings as the last build): "
+                                  f"kept {kept} communities and their reports"],
+                           llm_calls={"communities": 0}, embedding_calls={"community reports": 0})  # fmt: skip
     eg, comms, _ = detect_and_write(ctx.driver, settings, onto)
     if not eg.entities:
         return StepOutcome(lines=["the graph has no entities: no communities"],
@@ -265,6 +274,8 @@ def communities_step(ctx: StepContext) -> StepOutcome:
         lines.append(f"report embeddings: {sm.embedded} written, {sm.embeddings_unchanged} unchanged, "
                      f"{sm.embedding_calls} model call(s)")
     paths = {"communities": Path(sm.export_path)} if sm.export_path else {}
+    if not sm.failed and not sm.embedding_error:  # a later build retries what failed
+        community_inputs.remember(settings, community_inputs.graph_digest(ctx.driver, settings, onto.hash))
     return StepOutcome(lines=lines, llm_calls={"communities": sm.llm_calls},
                        embedding_calls={"community reports": sm.embedding_calls}, paths=paths)  # fmt: skip
 

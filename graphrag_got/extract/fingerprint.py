@@ -1,0 +1,77 @@
+"""The inputs of an extraction file, as one digest: a rerun whose inputs have not changed rewrites nothing.
+
+Rebuilding a corpus whose documents, stored answers, ontology and extraction settings are all as they
+were would produce the same ``extraction.json`` byte for byte (validation, repair and resolution are
+deterministic), yet validating thousands of stored answers again takes minutes on a large notes vault.
+The digest of those inputs is kept beside the file (``extraction.json.inputs``); when it matches and
+the file is there, the run reads the file instead of rebuilding it, and says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+from pathlib import Path
+from typing import Any, Iterable
+
+from graphrag_got.common.files import write_text_atomic
+
+logger = logging.getLogger(__name__)
+
+#: Bump when what the digest covers changes meaning (older sidecars then never match).
+FINGERPRINT_VERSION = "extraction-inputs/1"
+
+
+def sidecar(out: Path) -> Path:
+    """Where the digest of ``out``'s inputs is kept."""
+    return out.with_name(out.name + ".inputs")
+
+
+@functools.cache
+def code_version() -> str:
+    """sha256 of the package's own source: any code change rebuilds the file (ms, once per process)."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def inputs_digest(*, settings: dict[str, Any], ontology_hash: str, model: str, form: str,
+                  chunks: Iterable[tuple[str, str, str | None]], skipped: Iterable[str], code_version: str) -> str:
+    """sha256 of everything the extraction file is built from: the extraction and chunking settings,
+    the ontology, the model and answer form, each chunk (id, text hash, the stored answer's creation
+    time) and the skipped inputs, plus the package version (code changes rebuild)."""
+    h = hashlib.sha256()
+    head = {"v": FINGERPRINT_VERSION, "code": code_version, "settings": settings, "ontology": ontology_hash,
+            "model": model, "form": form}
+    h.update(json.dumps(head, sort_keys=True, default=str).encode("utf-8"))
+    for chunk_id, chunk_hash, created in chunks:
+        h.update(f"\n{chunk_id}\t{chunk_hash}\t{created}".encode("utf-8"))
+    for item in skipped:
+        h.update(f"\nskipped\t{item}".encode("utf-8"))
+    return h.hexdigest()
+
+
+def unchanged(out: Path, digest: str) -> bool:
+    """Whether ``out`` exists and was written from inputs with this digest."""
+    side = sidecar(out)
+    try:
+        return out.is_file() and side.read_text(encoding="utf-8").strip() == digest
+    except OSError:
+        return False
+
+
+def remember(out: Path, digest: str) -> None:
+    """Record the digest of the inputs ``out`` was just written from."""
+    write_text_atomic(sidecar(out), digest + "\n")
+
+
+def forget(out: Path) -> None:
+    """Drop the digest (a run that wrote ``out`` from inputs it cannot vouch for)."""
+    try:
+        sidecar(out).unlink()
+    except FileNotFoundError:
+        pass

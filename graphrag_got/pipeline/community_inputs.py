@@ -1,0 +1,68 @@
+"""Whether the communities of the graph are still those a build would detect and report now.
+
+Detection reads the whole entity graph and rewrites every community; on a large notes vault that is
+tens of seconds on every build even when nothing changed. The inputs that decide the result are the
+loaded documents (id and content hash, with the ontology they were loaded under), the number of
+entities and relationships, and the community, model and embedding settings; their digest is kept in
+``<out>/communities.inputs`` after a build step wrote communities and every report. When a later
+build finds the same digest and the communities still in the graph, the step keeps them and says so.
+The ``communities detect`` command always detects again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import neo4j
+
+from graphrag_got.common.files import write_text_atomic
+from graphrag_got.communities.cypher import community_count, graph_size
+from graphrag_got.config import Settings
+from graphrag_got.graph.db import read_all
+from graphrag_got.graph.load_cypher import existing_documents
+
+SIDECAR = "communities.inputs"
+VERSION = "communities-inputs/1"
+
+
+def sidecar(settings: Settings) -> Path:
+    return settings.files.out_dir / SIDECAR
+
+
+def graph_digest(driver: neo4j.Driver, settings: Settings, ontology_hash: str) -> str:
+    """sha256 of what detection and the reports depend on (three read queries)."""
+    docs = sorted((r["id"], r["hash"] or "", r["ontology_hash"] or "")
+                  for r in read_all(driver, settings, existing_documents()))
+    (size,) = read_all(driver, settings, graph_size())
+    head = {"v": VERSION, "ontology": ontology_hash, "size": size,
+            "communities": settings.communities.model_dump(mode="json"),
+            "llm": settings.llm.model_dump(mode="json"), "embedding": settings.embedding.model_dump(mode="json")}
+    h = hashlib.sha256(json.dumps(head, sort_keys=True, default=str).encode("utf-8"))
+    for doc in docs:
+        h.update("\n".join(("", *doc)).encode("utf-8"))
+    return h.hexdigest()
+
+
+def unchanged(driver: neo4j.Driver, settings: Settings, digest: str) -> int:
+    """The number of communities kept when the digest matches the last build's and they are still in
+    the graph; 0 otherwise (detect again)."""
+    try:
+        if sidecar(settings).read_text(encoding="utf-8").strip() != digest:
+            return 0
+    except OSError:
+        return 0
+    (row,) = read_all(driver, settings, community_count())
+    return int(row["count"] or 0)
+
+
+def remember(settings: Settings, digest: str) -> None:
+    write_text_atomic(sidecar(settings), digest + "\n")
+
+
+def forget(settings: Settings) -> None:
+    try:
+        sidecar(settings).unlink()
+    except FileNotFoundError:
+        pass
