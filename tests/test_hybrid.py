@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 
 import pytest
 from langchain_core.embeddings import DeterministicFakeEmbedding

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from graphrag_got.errors import ExtractionFileError, Neo4jError
+from graphrag_got.errors import ExtractionFileError
 from graphrag_got.extract.extraction import FORMAT as EXTRACTION_FORMAT
 from graphrag_got.graph.load import load_extraction, read_extraction
 from graphrag_got.graph.stats import graph_stats

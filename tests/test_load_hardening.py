@@ -11,7 +11,6 @@ import copy
 import hashlib
 import json
 import logging
-from pathlib import Path
 from typing import Any
 
 import pytest

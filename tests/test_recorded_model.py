@@ -17,7 +17,6 @@ import pytest
 from graphrag_got.config import Settings
 from graphrag_got.extract.run import run_extraction
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.extract.validate import Validator
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRST = ROOT / "tests" / "data" / "got_replay_qwen2.5-coder-1.5b.json"

@@ -20,7 +20,6 @@ from typing import Any, Iterator
 
 import httpx
 import pytest
-from fastapi.testclient import TestClient
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
