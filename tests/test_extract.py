@@ -217,6 +217,15 @@ def test_a_rerun_with_unchanged_inputs_keeps_the_file_and_any_change_rebuilds_it
         (first.relations, first.entities, first.by_reason, first.failed_chunks)
     assert again.lines()[0].startswith("extraction unchanged")
 
+    # the alias file beside the ontology is an input too: writing one rebuilds
+    copy = tmp_path / "onto" / "got.json"
+    copy.parent.mkdir()
+    copy.write_bytes(GOT.read_bytes())
+    onto_copy = Ontology.from_file(copy)
+    assert run_extraction(settings, onto_copy, corpus).unchanged  # the same ontology, no alias file either way
+    (copy.parent / "got.aliases.json").write_text('{"aliases": {}}', encoding="utf-8")
+    assert not run_extraction(settings, onto_copy, corpus).unchanged
+
     # another setting of the extraction: rebuilt, from the same stored answers
     stricter = run_extraction(settings.with_overrides(min_confidence=0.99), onto, corpus)
     assert not stricter.unchanged and stricter.llm_calls == 0

@@ -39,14 +39,24 @@ def code_version() -> str:
     return h.hexdigest()
 
 
+def file_digest(path: Path | None) -> str:
+    """sha256 of a side file's bytes ("absent" when there is none)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else "absent"
+    except FileNotFoundError:
+        return "absent"
+
+
 def inputs_digest(*, settings: dict[str, Any], ontology_hash: str, model: str, form: str,
-                  chunks: Iterable[tuple[str, str, str | None]], skipped: Iterable[str], code_version: str) -> str:
+                  chunks: Iterable[tuple[str, str, str | None]], skipped: Iterable[str], code_version: str,
+                  side_files: dict[str, str] | None = None) -> str:
     """sha256 of everything the extraction file is built from: the extraction and chunking settings,
-    the ontology, the model and answer form, each chunk (id, text hash, the stored answer's creation
-    time) and the skipped inputs, plus the package version (code changes rebuild)."""
+    the ontology and the files read beside it (``side_files``: the alias file), the model and answer
+    form, each chunk (id, text hash, the stored answer's creation time) and the skipped inputs, plus
+    the package's source (code changes rebuild)."""
     h = hashlib.sha256()
     head = {"v": FINGERPRINT_VERSION, "code": code_version, "settings": settings, "ontology": ontology_hash,
-            "model": model, "form": form}
+            "model": model, "form": form, "side_files": side_files or {}}
     h.update(json.dumps(head, sort_keys=True, default=str).encode("utf-8"))
     for chunk_id, chunk_hash, created in chunks:
         h.update(f"\n{chunk_id}\t{chunk_hash}\t{created}".encode("utf-8"))

@@ -48,6 +48,7 @@ from graphrag_got.extract.resolve import resolve_entities
 from graphrag_got.ingest.notes import notes_of_documents
 from graphrag_got.extract.verify import VerdictCache, Verifier
 from graphrag_got.extract import fingerprint
+from graphrag_got.extract.aliases import alias_file_path
 from graphrag_got.llm.usage import cost_usd, usage_line
 from graphrag_got.extract.extraction import Usage
 from graphrag_got.extract.classify.backend import backend_for
@@ -316,7 +317,8 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         settings={"extract": settings.extract.model_dump(mode="json"), "chunking": settings.chunking.model_dump(mode="json")},
         ontology_hash=onto.hash, model=label, form=form,
         chunks=[(ch.id, ch.hash, records[ch.id].created if ch.id in records else None) for ch in chunks],
-        skipped=[json.dumps(s.as_dict(), sort_keys=True) for s in skipped], code_version=fingerprint.code_version())
+        skipped=[json.dumps(s.as_dict(), sort_keys=True) for s in skipped], code_version=fingerprint.code_version(),
+        side_files={"aliases": fingerprint.file_digest(alias_file_path(onto))})
     if not todo and not revalidate and not export_replay and not settings.extract.verify \
             and fingerprint.unchanged(out, digest):
         return _unchanged_summary(out, docs, chunks, label, missing, t0,
