@@ -24,9 +24,9 @@ from graphrag_got.ontology.model import ExtractionExample, Ontology, PropertySpe
 EXTRACTION_VERSION = "extract-v4"  # v3: a confidence per entity; v4: the ontology's annotated examples
 COMMUNITY_SUMMARY_VERSION = "community-v4"  # v4: a report (findings citing members, rating) with excerpts
 ANCHOR_VERSION = "anchor-v2"
-LOCAL_ANSWER_VERSION = "local-answer-v3"  # v3: numbered sources, cite [F1]/[C1] after each claim
+LOCAL_ANSWER_VERSION = "local-answer-v4"  # v4: facts first, every part of the question, sources never narrated
 MAP_VERSION = "map-v3"  # v3: reads a community report (findings, rating)
-REDUCE_VERSION = "reduce-v3"  # v3: numbered reports, cite [R1] after each claim
+REDUCE_VERSION = "reduce-v4"  # v4: facts first, sources never narrated
 
 #: Prompt name -> version, for display and for callers that key caches on several prompts.
 VERSIONS: dict[str, str] = {
@@ -50,6 +50,16 @@ def language_tag(language: str | None) -> str:
 def _answer_language(language: str | None, follow: str) -> str:
     lang = (language or "").strip()
     return f"Answer in {lang}." if lang else f"Answer in the language of {follow}."
+
+
+#: How every answer is written (local, global's reduce, DRIFT): what a reader checks is the facts
+#: and their citations, so the answer states them and never describes its sources.
+_ANSWER_STYLE = (
+    "Begin with the direct answer. Answer every part of the question (who, what, when, where, why, as "
+    "asked), each as a plain statement of the fact followed by its citation. Write about the subject, "
+    "not about the sources: never describe, list or summarise the sources, and never write phrases "
+    "such as \"according to the sources\" or \"the facts show\"."
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,6 +262,7 @@ def local_answer_prompt(language: str | None = None) -> str:
         "from a knowledge graph). Do not use outside knowledge. Every source starts with its id in "
         "brackets: facts [F1], [F2]..., excerpts [C1], [C2].... After each claim, write the ids of the "
         "sources it rests on in brackets, e.g. [F2] or [F1, C3]; cite only ids that appear in the context. "
+        f"{_ANSWER_STYLE} "
         "If the sources are not enough to answer, say plainly that the graph does not contain enough "
         "information, and say what it does contain. "
         f"{_answer_language(language, 'the question')} Use a few sentences."
@@ -284,7 +295,8 @@ def reduce_prompt(language: str | None = None) -> str:
         "Every extract starts with the id of its report in brackets: [R1], [R2].... After each claim, write "
         "the ids of the reports it rests on in brackets, e.g. [R2] or [R1, R3]; cite only ids that appear "
         "in the extracts. Organise the answer by theme or group (one short paragraph or bullet group each), "
-        f"most relevant first. If the extracts are not enough, say so. {_answer_language(language, 'the question')}"
+        f"most relevant first. {_ANSWER_STYLE} If the extracts are not enough, say so. "
+        f"{_answer_language(language, 'the question')}"
     )
 
 
@@ -300,7 +312,7 @@ __all__ = [
 
 ROUTE_CLASSIFIER_VERSION = "route-v1"
 DRIFT_PRIMER_VERSION = "drift-primer-v1"
-DRIFT_ANSWER_VERSION = "drift-answer-v1"
+DRIFT_ANSWER_VERSION = "drift-answer-v2"  # v2: facts first, sources never narrated
 VERSIONS.update({"route_classifier": ROUTE_CLASSIFIER_VERSION, "drift_primer": DRIFT_PRIMER_VERSION,
                  "drift_answer": DRIFT_ANSWER_VERSION})  # fmt: skip
 
@@ -341,7 +353,7 @@ def drift_answer_prompt(language: str | None = None) -> str:
         "(the details). Use only these sources, no outside knowledge. Start from the broad picture, then "
         "support it with the specific facts; say how the details relate to the themes. After every claim "
         "put the ids of the sources it stands on in brackets, like [F2] or [R1, C3]; never write an id "
-        "that is not in the sources. If the sources are not enough, say so. "
+        f"that is not in the sources. {_ANSWER_STYLE} If the sources are not enough, say so. "
         f"{_answer_language(language, 'the question')} Use at most two short paragraphs."
     )
 

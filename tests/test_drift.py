@@ -157,6 +157,8 @@ def test_ask_routes_and_fills_one_result_shape(reports_graph) -> None:  # type: 
     assert isinstance(res, AskResult) and res.mode == "drift" and res.route.rule == "connective.es.que_relacion"
     assert res.llm_calls == counter.calls == 2 and res.followups == FOLLOWUPS[:2]
     assert [c.id for c in res.citations] == ["F2", "R1"] and res.bounds["followups"] == 3
+    # the question's language is named in the prompts (small models drift into English otherwise)
+    assert res.language == "Spanish" and "Answer in Spanish." in counter.prompts[-1]
     assert {"route", "search", "total"} <= set(res.timings)
     data = json.loads(json.dumps(res.model_dump(mode="json")))
     assert data["route"]["mode"] == "drift" and data["citations"][0]["kind"] == "fact" and "detail" not in data

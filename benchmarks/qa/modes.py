@@ -10,7 +10,20 @@ the database is emptied first). Per question and mode:
 * **answer recall**: needed facts whose two end names both appear in the answer text (normalized),
   a cheap proxy of "the answer states it" - not a judgement of correctness;
 * **cited**: how many citations the answer kept, and how many invented ones were removed;
+* **citation precision**: of the citations the answer kept, the share whose source supports the
+  sentence that cites it. A proxy, computed without a judge model: the cited source is about at
+  least one entity the sentence names (a name of the source's entities, or one of their words of 4+
+  letters, found in the sentence after ``normalize_name``); a citation of a fact about other
+  entities does not count;
+* **language**: the answer is in the question's language (both identified with py3langid);
+* **narrates**: the answer talks about its sources ("according to the sources", "the excerpts",
+  "los hechos proporcionados"...) instead of stating the facts;
 * LLM calls, tokens in/out (``tokens_estimated`` when the provider gives no counts), seconds.
+
+Global questions (``type: global``, ``--global-limit``) run in global mode only, scored by the share
+of their expected entities the answer names. ``--held-out`` also answers the GoT questions of the
+routing benchmark marked ``held_out`` end to end (``mode="auto"``: routed, then answered), scored on
+language, citations and narration (they list no facts).
 
 It needs a loaded graph with community reports **and a chat model**: communities are detected and
 summarized with the same model first (cached per community). Any provider works
@@ -28,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -46,6 +60,7 @@ from graphrag_got.ontology.model import Ontology
 from .run import DEFAULT_EXTRACTION, HERE, ROOT, load_fixed, load_questions, prepare_database
 
 MODES = ("local", "global", "drift")
+ROUTING_QUESTIONS = ROOT / "benchmarks" / "routing" / "questions.json"
 RESULTS_MD = HERE / "results" / "modes.md"
 RESULTS_JSON = HERE / "results" / "modes.json"
 
@@ -63,6 +78,10 @@ class ModeRow:
     input_tokens: int = 0
     output_tokens: int = 0
     tokens_estimated: bool = False
+    cited_supported: int = 0
+    language_ok: bool | None = None
+    narrates: bool = False
+    kind: str = "local"  # the question's kind: local | global | held-out (routed)
     seconds: float = 0.0
     error: str | None = None
     answer: str | None = None
@@ -94,62 +113,200 @@ def score(question: dict[str, Any], result: Any, onto: Ontology) -> tuple[int, i
     return in_ctx, in_ans, missing
 
 
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_BRACKET = re.compile(r"\[\s*[FCR]\d{1,4}(?:\s*[,;]\s*[FCR]\d{1,4})*\s*\]")
+_IDS = re.compile(r"[FCR]\d{1,4}")
+_WORD = re.compile(r"[^\W\d_]{4,}")
+#: Phrases of an answer that talks about its sources instead of its subject (English and Spanish:
+#: the languages of the benchmark's questions).
+NARRATION = re.compile(
+    r"\b(according to the (sources?|facts|excerpts?|reports?|context)|the (sources?|excerpts?|facts) "
+    r"(given|provided|show|say|mention|indicate)|(provided|given) (sources?|facts|excerpts?)|"
+    r"seg[uú]n (las? |los )?(fuentes?|hechos|fragmentos?|extractos?|informes?|contexto)|"
+    r"(las|los) (fuentes|fragmentos|extractos|hechos) (proporcionad|dad|mencionad|indican|muestran|dicen)|"
+    r"(fuentes|hechos|fragmentos|extractos) (proporcionad|dad)[oa]s)",
+    re.IGNORECASE,
+)
+
+
+def _claims(answer: str) -> list[tuple[str, list[str]]]:
+    """(sentence, ids it cites): a citation opening a sentence belongs to the sentence before it."""
+    out: list[tuple[str, list[str]]] = []
+    for sentence in _SENTENCE.split(answer or ""):
+        sentence = sentence.strip()
+        if not sentence:
+            continue
+        lead = _BRACKET.match(sentence)
+        if lead and out:
+            out[-1][1].extend(_IDS.findall(lead.group(0)))
+            sentence = sentence[lead.end():].strip()
+        ids = [i for b in _BRACKET.findall(sentence) for i in _IDS.findall(b)]
+        out.append((_BRACKET.sub(" ", sentence), ids))
+    return out
+
+
+def _names_of(source: Any) -> list[str]:
+    names = [n for n in (getattr(source, "entities", None) or []) if n]
+    if not names:  # no graph view: the capitalized words of its text stand for its names
+        names = re.findall(r"\b[A-ZÁÉÍÓÚÑ][\w'-]{3,}", getattr(source, "text", "") or "")
+    return names
+
+
+def supports(source: Any, sentence: str) -> bool:
+    """Whether ``sentence`` names an entity ``source`` is about (the proxy described above)."""
+    text = f" {normalize_name(sentence)} "
+    words = set(_WORD.findall(text))
+    for name in _names_of(source):
+        norm = normalize_name(name)
+        if norm and f" {norm} " in text:
+            return True
+        if any(w in words for w in _WORD.findall(norm)):
+            return True
+    return False
+
+
+def citation_support(answer: str, sources: list[Any]) -> tuple[int, int]:
+    """(citations of the answer, citations whose source supports the sentence citing it)."""
+    by_id = {s.id: s for s in sources}
+    total = ok = 0
+    for sentence, ids in _claims(answer):
+        for i in ids:
+            if i not in by_id:
+                continue  # invented: counted by the answer itself (invented_citations)
+            total += 1
+            ok += supports(by_id[i], sentence)
+    return total, ok
+
+
+def same_language(question: str, answer: str | None) -> bool | None:
+    """The answer is in the question's language (None when either cannot be identified)."""
+    from graphrag_got.common.language import identify
+
+    q, a = identify(question), identify(_BRACKET.sub(" ", answer or ""))
+    if q is None or a is None:
+        return None
+    return q[0] == a[0]
+
+
+def entity_recall(question: dict[str, Any], answer: str | None) -> tuple[int, list[str]]:
+    """Expected entities of a global question named in the answer, and the ones missing."""
+    text = f" {normalize_name(answer or '')} "
+    hits, missing = 0, []
+    for name in question.get("entities") or []:
+        if f" {normalize_name(name)} " in text:
+            hits += 1
+        else:
+            missing.append(name)
+    return hits, missing
+
+
+def _score_form(row: "ModeRow", question: str, res: Any) -> None:
+    row.cited, row.invented = len(res.citations), res.invented_citations
+    total, row.cited_supported = citation_support(res.answer or "", res.sources)
+    row.cited = total
+    row.language_ok = same_language(question, res.answer)
+    row.narrates = bool(NARRATION.search(res.answer or ""))
+    row.llm_calls, row.input_tokens, row.output_tokens = res.llm_calls, res.input_tokens, res.output_tokens
+    row.tokens_estimated, row.answer = res.tokens_estimated, res.answer
+
+
 def run(driver: Any, settings: Settings, questions: list[dict[str, Any]], onto: Ontology, chat: Any,
-        modes: tuple[str, ...] = MODES) -> list[ModeRow]:  # fmt: skip
+        modes: tuple[str, ...] = MODES, progress: Any = None) -> list[ModeRow]:  # fmt: skip
+    """Every question in its modes: local questions in ``modes``, global ones in global mode, held-out
+    routing questions (``kind: held-out``) routed (``auto``). ``progress(row)`` after each answer."""
     from graphrag_got.search.answer import ask
 
     rows = []
     for q in questions:
-        for mode in modes:
-            row = ModeRow(q["id"], mode, len(q.get("facts") or []))
+        kind = q.get("kind") or q["type"]
+        mine = modes if kind == "local" else ("global",) if kind == "global" else ("auto",)
+        for mode in mine:
+            needed = len(q.get("facts") or q.get("entities") or [])
+            row = ModeRow(q["id"], mode, needed, kind=kind)
             t = time.perf_counter()
             try:
                 res = ask(driver, settings, q["question"], mode, chat=chat, ontology=onto)  # type: ignore[arg-type]
             except GraphragGotError as exc:
                 row.error = str(exc)
             else:
-                row.in_context, row.in_answer, row.missing = score(q, res, onto)
-                row.cited, row.invented = len(res.citations), res.invented_citations
-                row.llm_calls, row.input_tokens, row.output_tokens = res.llm_calls, res.input_tokens, res.output_tokens
-                row.tokens_estimated, row.answer = res.tokens_estimated, res.answer
+                if mode == "auto":
+                    row.mode = f"auto->{res.mode}"
+                if kind == "local":
+                    row.in_context, row.in_answer, row.missing = score(q, res, onto)
+                elif kind == "global":
+                    row.in_answer, row.missing = entity_recall(q, res.answer)
+                _score_form(row, q["question"], res)
             row.seconds = round(time.perf_counter() - t, 2)
             rows.append(row)
+            if progress is not None:
+                progress(row)
     return rows
 
 
+def _group(row: ModeRow) -> str:
+    return f"{row.kind}: {row.mode.split('->')[0]}"
+
+
 def totals(rows: list[ModeRow]) -> dict[str, dict[str, Any]]:
+    """Per question kind and mode ("local: drift", "global: global", "held-out: auto")."""
     out: dict[str, dict[str, Any]] = {}
-    for mode in MODES:
-        mine = [r for r in rows if r.mode == mode]
-        if not mine:
-            continue
+    for group in dict.fromkeys(_group(r) for r in rows):
+        mine = [r for r in rows if _group(r) == group]
+        answered = [r for r in mine if r.error is None]
         needed = sum(r.needed for r in mine) or 1
-        out[mode] = {
+        cited = sum(r.cited for r in mine)
+        lang = [r.language_ok for r in answered if r.language_ok is not None]
+        out[group] = {
             "questions": len(mine), "errors": sum(r.error is not None for r in mine),
-            "context_recall": round(sum(r.in_context for r in mine) / needed, 3),
-            "answer_recall": round(sum(r.in_answer for r in mine) / needed, 3),
+            "context_recall": round(sum(r.in_context for r in mine) / needed, 3) if mine[0].kind == "local" else None,
+            "answer_recall": round(sum(r.in_answer for r in mine) / needed, 3) if mine[0].kind != "held-out" else None,
+            "citations": cited, "citation_precision": round(sum(r.cited_supported for r in mine) / cited, 3) if cited else None,
+            "invented_citations": sum(r.invented for r in mine),
+            "in_question_language": f"{sum(lang)}/{len(lang)}", "narrating": sum(r.narrates for r in answered),
             "llm_calls": sum(r.llm_calls for r in mine), "input_tokens": sum(r.input_tokens for r in mine),
             "output_tokens": sum(r.output_tokens for r in mine), "seconds": round(sum(r.seconds for r in mine), 1),
-            "invented_citations": sum(r.invented for r in mine),
         }  # fmt: skip
     return out
 
 
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v:.0%}"
+
+
 def markdown(rows: list[ModeRow], tot: dict[str, dict[str, Any]], meta: dict[str, Any]) -> str:
-    lines = ["# DRIFT vs local vs global (benchmarks/qa/modes.py)", "",
-             f"Model: `{meta['model']}`; extraction `{meta['extraction']}`; {meta['questions']} questions.", "",
-             "| mode | context recall | answer recall | LLM calls | tokens in | tokens out | seconds | invented citations | errors |",
-             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
-    for mode, t in tot.items():
-        lines.append(f"| {mode} | {t['context_recall']:.0%} | {t['answer_recall']:.0%} | {t['llm_calls']} | "
-                     f"{t['input_tokens']} | {t['output_tokens']} | {t['seconds']} | {t['invented_citations']} | "
-                     f"{t['errors']} |")  # fmt: skip
-    lines += ["", "| question | mode | needed | in context | in answer | cited | calls | tokens in/out | error |",
-              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["# Answers per mode, live (benchmarks/qa/modes.py)", "",
+             f"Model: `{meta['model']}`; extraction `{meta['extraction']}`; {meta['questions']} questions; "
+             f"{meta.get('machine', '')}", "",
+             "Recall: local questions, needed facts in the answer's context / stated in the answer (both end names "
+             "named); global questions, expected entities named. Citation precision: cited source about an entity "
+             "the citing sentence names (proxy, no judge).", "",
+             "| kind: mode | questions | context recall | answer recall | citation precision (cited) | invented ids | "
+             "in question's language | narrating | LLM calls | tokens in/out | seconds | errors |",
+             "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]  # fmt: skip
+    for group, t in tot.items():
+        lines.append(f"| {group} | {t['questions']} | {_pct(t['context_recall'])} | {_pct(t['answer_recall'])} | "
+                     f"{_pct(t['citation_precision'])} ({t['citations']}) | {t['invented_citations']} | "
+                     f"{t['in_question_language']} | {t['narrating']} | {t['llm_calls']} | "
+                     f"{t['input_tokens']}/{t['output_tokens']} | {t['seconds']} | {t['errors']} |")  # fmt: skip
+    lines += ["", "| question | mode | needed | in context | in answer | cited (supported) | invented | language | "
+              "narrates | calls | tokens in/out | seconds | error |",
+              "|---|---|--:|--:|--:|--:|--:|---|---|--:|--:|--:|---|"]  # fmt: skip
     for r in rows:
-        lines.append(f"| {r.question_id} | {r.mode} | {r.needed} | {r.in_context} | {r.in_answer} | {r.cited} | "
-                     f"{r.llm_calls} | {r.input_tokens}/{r.output_tokens} | {(r.error or '').replace('|', '/')} |")
+        lines.append(f"| {r.question_id} | {r.mode} | {r.needed} | {r.in_context} | {r.in_answer} | "
+                     f"{r.cited} ({r.cited_supported}) | {r.invented} | {r.language_ok} | {r.narrates} | "
+                     f"{r.llm_calls} | {r.input_tokens}/{r.output_tokens} | {r.seconds} | "
+                     f"{(r.error or '').replace('|', '/')} |")  # fmt: skip
+    lines += ["", "## Answers", ""]
+    for r in rows:
+        text = (r.answer or r.error or "").strip().replace("\n", " ")
+        lines.append(f"- **{r.question_id} / {r.mode}**: {text}")
     return "\n".join(lines) + "\n"
+
+
+def _print_row(row: ModeRow) -> None:
+    print(f"{row.question_id} {row.mode}: {row.seconds} s, {row.llm_calls} calls, in answer {row.in_answer}/"
+          f"{row.needed}, cited {row.cited} ({row.cited_supported} supported)" + (f", error: {row.error}" if row.error else ""),
+          file=sys.stderr, flush=True)  # fmt: skip
 
 
 def main(argv: list[str] | None = None, chat: Any = None) -> int:
@@ -158,6 +315,10 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
     ap.add_argument("--provider", default=None, help="LLM provider (default: GRAPHRAG_LLM_PROVIDER)")
     ap.add_argument("--replay-file", type=Path, default=None, help="recorded answers for --provider replay")
     ap.add_argument("--limit", type=int, default=None, help="only the first N local questions")
+    ap.add_argument("--global-limit", type=int, default=0, help="also the first N global questions (global mode)")
+    ap.add_argument("--held-out", action="store_true",
+                    help="also the GoT held-out questions of the routing benchmark, answered with mode auto")
+    ap.add_argument("--machine", default="", help="a note on the machine for the report (e.g. 'quiet, 2 cores')")
     ap.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of local,global,drift")
     ap.add_argument("--force", action="store_true", help="wipe a database this benchmark did not load")
     ap.add_argument("--out", type=Path, default=RESULTS_MD, help="Markdown report (the JSON goes beside it)")
@@ -171,7 +332,13 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
         if not set(modes) <= set(MODES):
             raise GraphragGotError(f"--modes takes {', '.join(MODES)}, got {args.modes!r}")
         onto = Ontology.from_file(ROOT / "ontology" / "got.json")
-        questions = [q for q in load_questions() if q["type"] == "local"][: args.limit]
+        every = load_questions()
+        questions = [q for q in every if q["type"] == "local"][: args.limit]
+        questions += [q for q in every if q["type"] == "global"][: args.global_limit]
+        if args.held_out:
+            routing = json.loads(ROUTING_QUESTIONS.read_text(encoding="utf-8"))["questions"]
+            questions += [{**q, "kind": "held-out", "type": "held-out"} for q in routing
+                          if q.get("held_out") and q.get("corpus") == "got"]  # fmt: skip
         chat = chat or get_chat_model(settings)
         with connect(settings) as driver:
             prepare_database(driver, settings, force=args.force)
@@ -180,20 +347,25 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
                                           settings.communities.resolution, settings.communities.seed)  # fmt: skip
             write_communities(driver, settings, comms)
             summarize_communities(driver, settings, chat, ontology=onto, export=False)
-            rows = run(driver, settings, questions, onto, chat, modes)
+            rows = run(driver, settings, questions, onto, chat, modes, progress=_print_row)
     except GraphragGotError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     tot = totals(rows)
-    meta = {"model": getattr(chat, "model", None) or type(chat).__name__, "extraction": str(args.extraction),
-            "questions": len(questions)}  # fmt: skip
+    model = getattr(chat, "model", None) or getattr(chat, "model_name", None)
+    if model is None and settings.llm.provider == "llamacpp":
+        model = f"llamacpp:{settings.llm.llamacpp_model}"
+    meta = {"model": model or type(chat).__name__,
+            "extraction": str(args.extraction), "questions": len(questions), "machine": args.machine}  # fmt: skip
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(markdown(rows, tot, meta), encoding="utf-8")
     args.out.with_suffix(".json").write_text(json.dumps({"meta": meta, "totals": tot, "rows": [asdict(r) for r in rows]},
                                                         ensure_ascii=False, indent=2) + "\n", encoding="utf-8")  # fmt: skip
-    for mode, t in tot.items():
-        print(f"{mode:<6} context recall {t['context_recall']:.0%}  answer recall {t['answer_recall']:.0%}  "
-              f"calls {t['llm_calls']}  tokens {t['input_tokens']}/{t['output_tokens']}  {t['seconds']} s")
+    for group, t in tot.items():
+        print(f"{group:<16} context recall {_pct(t['context_recall'])}  answer recall {_pct(t['answer_recall'])}  "
+              f"citation precision {_pct(t['citation_precision'])} of {t['citations']}  language "
+              f"{t['in_question_language']}  narrating {t['narrating']}  calls {t['llm_calls']}  "
+              f"tokens {t['input_tokens']}/{t['output_tokens']}  {t['seconds']} s")
     print(f"wrote {args.out} and {args.out.with_suffix('.json')}")
     return 0
 

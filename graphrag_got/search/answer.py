@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from graphrag_got.search import cypher
 from graphrag_got.config import Settings
+from graphrag_got.common.language import question_language
 from graphrag_got.common.once import warn_once
 from graphrag_got.errors import ModeUnavailable, SearchError
 from graphrag_got.graph.db import read_all
@@ -68,6 +69,7 @@ class AskResult(BaseModel):
     output_tokens: int = 0
     tokens_estimated: bool = False
     invented_citations: int = 0  # ids the model wrote that were not in its context (removed)
+    language: str | None = None  # the answer's language as asked of the model (None: "the question's")
     warnings: list[str] = Field(default_factory=list)
 
     _detail: Any = PrivateAttr(default=None)
@@ -200,7 +202,10 @@ def ask(
     else:
         _check_mode_can_run(driver, settings, mode)
         route = Route(mode=mode, reason=f"{mode} asked explicitly", rule="explicit", decided_by="explicit")
-    out = AskResult(question=question, mode=route.mode, route=route)
+    if language is None and answer:
+        # Named, not "the question's language": small models otherwise drift into English.
+        language = question_language(question)
+    out = AskResult(question=question, mode=route.mode, route=route, language=language)
     _usage(out, route)
     out.warnings.extend(route.warnings)
 
