@@ -124,7 +124,7 @@ def test_proc_stat_counts_the_busy_share_of_the_cores_this_process_may_use(tmp_p
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cores, "usable_cpus", lambda: [0, 1])  # cpu2 is outside our affinity
     stat, slept, sleep = _fake_proc(tmp_path, STAT_AFTER)
-    sample = sample_proc_stat(0.15, stat=stat, sleep=sleep)  # type: ignore[arg-type]
+    sample = sample_proc_stat(0.15, stat=stat, sleep=sleep, own_cpu=lambda: 0.0)  # type: ignore[arg-type]
     assert sample is not None and slept == [0.15]
     assert sample.cores == 2 and sample.busy == pytest.approx(1.0)
     assert sample.source == "/proc/stat over 150 ms"
@@ -139,7 +139,7 @@ def test_a_stale_load_average_no_longer_warns_when_the_cores_are_idle(tmp_path: 
     idle_after = STAT_BEFORE.replace("cpu0 100 0 50 450", "cpu0 100 0 50 465").replace(
         "cpu1 100 0 50 450", "cpu1 100 0 50 465")
     stat, _, sleep = _fake_proc(tmp_path, idle_after)
-    sample = sample_proc_stat(0.15, stat=stat, sleep=sleep)  # type: ignore[arg-type]
+    sample = sample_proc_stat(0.15, stat=stat, sleep=sleep, own_cpu=lambda: 0.0)  # type: ignore[arg-type]
     assert sample is not None and sample.busy == 0.0
     assert choose_threads(sample, 2) == 2
     assert busy_cores_warning(2, sample, wanted=2) is None
@@ -167,3 +167,17 @@ def test_a_real_sample_of_this_machine_is_within_its_cores() -> None:
     assert sample is not None and sample.source.startswith("/proc/stat")
     assert sample.cores == len(os.sched_getaffinity(0))
     assert 0.0 <= sample.busy <= sample.cores
+
+
+def test_the_process_own_threads_are_not_counted_as_busy_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seen in a live benchmark: the model halved its threads because its own process was busy."""
+    monkeypatch.setattr(cores, "usable_cpus", lambda: [0, 1])
+    stat, _, sleep = _fake_proc(tmp_path, STAT_AFTER)  # one of the two cores busy over the interval
+    clock = iter([10.0, 10.15])  # ... and this process spent 0.15 CPU seconds of it: that core was ours
+    sample = sample_proc_stat(0.15, stat=stat, sleep=sleep, own_cpu=lambda: next(clock))  # type: ignore[arg-type]
+    assert sample is not None and sample.busy == pytest.approx(0.0)
+    assert choose_threads(sample, 2) == 2
+    other = iter([10.0, 10.0])  # this process idle: the busy core is someone else's
+    stat, _, sleep = _fake_proc(tmp_path, STAT_AFTER)
+    sample = sample_proc_stat(0.15, stat=stat, sleep=sleep, own_cpu=lambda: next(other))  # type: ignore[arg-type]
+    assert sample is not None and sample.busy == pytest.approx(1.0) and choose_threads(sample, 2) == 1

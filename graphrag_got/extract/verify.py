@@ -18,18 +18,15 @@ ladder's ``+verification`` rung.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
-import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable
 
 from langchain_core.language_models import BaseChatModel
 
 from graphrag_got.extract.extraction import Reason, Rejection, RelationRecord
-from graphrag_got.common.files import write_json_atomic
+from graphrag_got.common.keyed_cache import KeyedJsonCache
 from graphrag_got.llm.calls import LLMOutputError
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.ontology.model import Ontology
@@ -97,26 +94,13 @@ def claims_of(validations: Iterable[ChunkValidation], chunk_texts: dict[str, str
     return out
 
 
-class VerdictCache:
+class VerdictCache(KeyedJsonCache):
     """One small JSON file per claim under ``<cache>/verify/<model>/``."""
 
-    def __init__(self, root: Path, model: str):
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", model)[:60]
-        self.dir = root / "verify" / f"{slug}-{hashlib.sha256(model.encode()).hexdigest()[:10]}"
+    kind = "verify"
 
-    def _path(self, key: str) -> Path:
-        digest = key.split(":", 1)[-1]
-        return self.dir / digest[:2] / f"{digest}.json"
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return data if isinstance(data, dict) and data.get("answer") in ("yes", "no") else None
-
-    def put(self, key: str, record: dict[str, Any]) -> None:
-        write_json_atomic(self._path(key), record)
+    def accepts(self, key: str, data: Any) -> bool:
+        return isinstance(data, dict) and data.get("answer") in ("yes", "no")
 
 
 def verify_claims(claims: list[Claim], cache: VerdictCache, chat: BaseChatModel | None, *, workers: int = 1,

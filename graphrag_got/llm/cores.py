@@ -8,8 +8,10 @@ and lags behind one that just started.
 
 So each call of the embedded model starts with a fresh sample: the CPU time the cores this process
 may run on (``sched_getaffinity``) spent busy over ``interval_s`` (150 ms by default), read from
-``/proc/stat``. The busy share of those cores is a number of busy cores; the rest are free, and the
-model gets at most that many threads (at least one). Where ``/proc/stat`` cannot be read (not Linux)
+``/proc/stat``, minus the CPU time this process itself spent meanwhile (its own threads are not
+competition: llama.cpp's workers still spinning after the previous call, or the embedder, made a
+live benchmark halve its own threads). The busy share of those cores is a number of busy cores; the
+rest are free, and the model gets at most that many threads (at least one). Where ``/proc/stat`` cannot be read (not Linux)
 the sample falls back to the one-minute load average and says so in its ``source``.
 
     sample = sample_cpu()                       # CpuSample(cores=2, busy=1.02, source=...)
@@ -43,7 +45,7 @@ class CpuSample:
     """What a sample saw: the cores this process may use and how many of them were busy."""
 
     cores: int
-    busy: float  # busy cores (0.0 .. cores), other processes and this one together
+    busy: float  # cores kept busy by other processes (0.0 .. cores); this process's own use left out
     source: str  # how it was measured, for messages: "/proc/stat over 150 ms" or "load average (1 min)"
 
     @property
@@ -82,20 +84,27 @@ def _cpu_jiffies(text: str, cpus: set[int]) -> tuple[int, int]:
 
 
 def sample_proc_stat(interval_s: float = SAMPLE_SECONDS, *, stat: Path | None = None,
-                     sleep: Callable[[float], None] = time.sleep) -> CpuSample | None:
-    """Busy cores over the next ``interval_s`` seconds from /proc/stat; None where it cannot be read."""
+                     sleep: Callable[[float], None] = time.sleep,
+                     own_cpu: Callable[[], float] = time.process_time) -> CpuSample | None:
+    """Cores other processes kept busy over the next ``interval_s`` seconds, from /proc/stat; None
+    where it cannot be read. ``own_cpu``: this process's CPU seconds (all threads), left out."""
     stat = stat or PROC_STAT
     cpus = set(usable_cpus())
     try:
+        own0 = own_cpu()
         busy0, total0 = _cpu_jiffies(stat.read_text(), cpus)
         sleep(interval_s)
         busy1, total1 = _cpu_jiffies(stat.read_text(), cpus)
+        own1 = own_cpu()
     except (OSError, ValueError, IndexError):
         return None
     if total1 <= total0:
         return None  # no tick counted (a clock too coarse for the interval): nothing measured
     share = min(1.0, max(0.0, (busy1 - busy0) / (total1 - total0)))
-    return CpuSample(cores=len(cpus), busy=share * len(cpus), source=f"/proc/stat over {interval_s * 1000:.0f} ms")
+    # total jiffies / cores = the interval as the kernel counted it; own CPU seconds over it = own cores
+    own = (own1 - own0) / (interval_s or 1.0) if interval_s > 0 else 0.0
+    busy = min(float(len(cpus)), max(0.0, share * len(cpus) - max(0.0, own)))
+    return CpuSample(cores=len(cpus), busy=busy, source=f"/proc/stat over {interval_s * 1000:.0f} ms")
 
 
 def sample_load_average() -> CpuSample | None:

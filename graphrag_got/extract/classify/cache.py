@@ -9,12 +9,9 @@ the key, so a replay of a recording finds its answers by key (the same key is th
 from __future__ import annotations
 
 import hashlib
-import json
-import re
-from pathlib import Path
 from typing import Any
 
-from graphrag_got.common.files import write_json_atomic
+from graphrag_got.common.keyed_cache import KeyedJsonCache
 from graphrag_got.prompts import CLASSIFY_VERSION
 
 
@@ -24,25 +21,13 @@ def call_key(kind: str, system: str, user: str) -> str:
     return f"classify-{kind}:{digest}"
 
 
-class ClassifyCache:
+class ClassifyCache(KeyedJsonCache):
     """``<cache>/classify/<model>/<aa>/<digest>.json``: ``{"key", "raw", tokens...}`` per call."""
 
-    def __init__(self, root: Path, model: str):
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", model)[:60]
-        self.dir = root / "classify" / f"{slug}-{hashlib.sha256(model.encode()).hexdigest()[:10]}"
+    kind = "classify"
 
-    def _path(self, key: str) -> Path:
-        digest = key.split(":", 1)[-1]
-        return self.dir / digest[:2] / f"{digest}.json"
+    def accepts(self, key: str, data: Any) -> bool:
+        return isinstance(data, dict) and data.get("key") == key and isinstance(data.get("raw"), str)
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        """The stored call, or None (missing, torn or not ours: asked again)."""
-        try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
-            return None
-        ok = isinstance(data, dict) and data.get("key") == key and isinstance(data.get("raw"), str)
-        return data if ok else None
-
-    def put(self, key: str, record: dict[str, Any]) -> None:
-        write_json_atomic(self._path(key), {"key": key, **record})
+    def stored(self, key: str, record: dict[str, Any]) -> dict[str, Any]:
+        return {"key": key, **record}
