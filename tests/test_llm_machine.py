@@ -181,3 +181,17 @@ def test_the_process_own_threads_are_not_counted_as_busy_cores(tmp_path: Path, m
     stat, _, sleep = _fake_proc(tmp_path, STAT_AFTER)
     sample = sample_proc_stat(0.15, stat=stat, sleep=sleep, own_cpu=lambda: next(other))  # type: ignore[arg-type]
     assert sample is not None and sample.busy == pytest.approx(1.0) and choose_threads(sample, 2) == 1
+
+
+def test_a_busy_blip_is_sampled_again_but_steady_load_stays_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server finishing its queries for 150 ms must not halve the threads of a minutes-long call."""
+    seen = iter([CpuSample(2, 1.0, "s"), CpuSample(2, 0.1, "s"), CpuSample(2, 1.0, "s")])
+    monkeypatch.setattr(cores, "sample_proc_stat", lambda interval_s: next(seen))
+    assert cores.sample_cpu() == CpuSample(2, 0.1, "s")  # the blip is gone at the second look
+    steady = iter([CpuSample(2, 1.0, "s"), CpuSample(2, 0.9, "s"), CpuSample(2, 1.1, "s"), CpuSample(2, 0.0, "s")])
+    monkeypatch.setattr(cores, "sample_proc_stat", lambda interval_s: next(steady))
+    sample = cores.sample_cpu()
+    assert sample == CpuSample(2, 0.9, "s") and choose_threads(sample, 2) == 1  # three looks, still busy
+    quiet = iter([CpuSample(2, 0.0, "s")])
+    monkeypatch.setattr(cores, "sample_proc_stat", lambda interval_s: next(quiet))
+    assert cores.sample_cpu() == CpuSample(2, 0.0, "s")  # free at once: one look only

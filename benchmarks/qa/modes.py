@@ -258,7 +258,7 @@ def totals(rows: list[ModeRow]) -> dict[str, dict[str, Any]]:
         lang = [r.language_ok for r in answered if r.language_ok is not None]
         out[group] = {
             "questions": len(mine), "errors": sum(r.error is not None for r in mine),
-            "context_recall": round(sum(r.in_context for r in mine) / needed, 3) if mine[0].kind == "local" else None,
+            "context_recall": round(sum(r.in_context for r in mine) / needed, 3) if mine[0].kind in ("local", "notes") else None,
             "answer_recall": round(sum(r.in_answer for r in mine) / needed, 3) if mine[0].kind != "held-out" else None,
             "citations": cited, "citation_precision": round(sum(r.cited_supported for r in mine) / cited, 3) if cited else None,
             "invented_citations": sum(r.invented for r in mine),
