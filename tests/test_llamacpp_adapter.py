@@ -98,3 +98,11 @@ def test_each_call_takes_the_threads_the_free_cores_allow(chat, caplog) -> None:
     if limit >= 2:
         assert len(warnings) == 1 and "1.0 of 2 cores busy, fake sampler" in warnings[0]
         assert any("free again" in r.getMessage() for r in caplog.records if r.levelname == "INFO")
+
+
+def test_the_window_and_token_counts_come_from_the_model_itself(chat) -> None:  # type: ignore[no-untyped-def]
+    from graphrag_got.search.budget import context_window, count_tokens
+
+    assert context_window(chat) == chat.n_ctx > 0
+    short, long = count_tokens(chat, "Hola"), count_tokens(chat, "Hola, ¿cómo se conocieron? " * 20)
+    assert 0 < short < long < len("Hola, ¿cómo se conocieron? " * 20)  # real tokens, fewer than characters

@@ -14,10 +14,12 @@ the database is emptied first). Per question and mode:
   sentence that cites it. A proxy, computed without a judge model: the cited source is about at
   least one entity the sentence names (a name of the source's entities, or one of their words of 4+
   letters, found in the sentence after ``normalize_name``); a citation of a fact about other
-  entities does not count;
+  entities does not count. A citation that opens a line or sentence belongs to the sentence before
+  it ("... en Rocadragón.\n[F1]"), so ids listed after "the sources are:" count as unsupported;
 * **language**: the answer is in the question's language (both identified with py3langid);
-* **narrates**: the answer talks about its sources ("according to the sources", "the excerpts",
-  "los hechos proporcionados"...) instead of stating the facts;
+* **narrates**: the answer talks about its sources (names "the sources", "the excerpts", "the
+  community reports", "la información proporcionada"... outside its citation brackets) instead of
+  only stating the facts;
 * LLM calls, tokens in/out (``tokens_estimated`` when the provider gives no counts), seconds.
 
 Global questions (``type: global``, ``--global-limit``) run in global mode only, scored by the share
@@ -86,6 +88,7 @@ class ModeRow:
     error: str | None = None
     answer: str | None = None
     missing: list[str] = field(default_factory=list)
+    sources: list[dict[str, Any]] = field(default_factory=list)  # id, entities, text: enough to score again
 
 
 def _in_line(fact: dict[str, str], line: str, symmetric: bool) -> bool:
@@ -117,14 +120,13 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _BRACKET = re.compile(r"\[\s*[FCR]\d{1,4}(?:\s*[,;]\s*[FCR]\d{1,4})*\s*\]")
 _IDS = re.compile(r"[FCR]\d{1,4}")
 _WORD = re.compile(r"[^\W\d_]{4,}")
-#: Phrases of an answer that talks about its sources instead of its subject (English and Spanish:
-#: the languages of the benchmark's questions).
+#: Words of an answer that talks about its sources instead of its subject (English and Spanish: the
+#: languages of the benchmark's questions). A good answer states facts and cites ids; it has no reason
+#: to name "the sources", "the excerpts" or "the draft answer" (the first live run showed "The answer
+#: is based on the information provided in the Community Reports [R1]", "Las fuentes que restan son").
 NARRATION = re.compile(
-    r"\b(according to the (sources?|facts|excerpts?|reports?|context)|the (sources?|excerpts?|facts) "
-    r"(given|provided|show|say|mention|indicate)|(provided|given) (sources?|facts|excerpts?)|"
-    r"seg[uú]n (las? |los )?(fuentes?|hechos|fragmentos?|extractos?|informes?|contexto)|"
-    r"(las|los) (fuentes|fragmentos|extractos|hechos) (proporcionad|dad|mencionad|indican|muestran|dicen)|"
-    r"(fuentes|hechos|fragmentos|extractos) (proporcionad|dad)[oa]s)",
+    r"\b(sources?|fuentes?|excerpts?|fragmentos?|extractos?|community reports?|informes? de (la )?comunidad|"
+    r"draft answer|borrador|information provided|informaci[oó]n proporcionada)\b",
     re.IGNORECASE,
 )
 
@@ -205,7 +207,8 @@ def _score_form(row: "ModeRow", question: str, res: Any) -> None:
     total, row.cited_supported = citation_support(res.answer or "", res.sources)
     row.cited = total
     row.language_ok = same_language(question, res.answer)
-    row.narrates = bool(NARRATION.search(res.answer or ""))
+    row.narrates = bool(NARRATION.search(_BRACKET.sub(" ", res.answer or "")))
+    row.sources = [{"id": c.id, "entities": list(c.entities), "text": c.text[:200]} for c in res.sources]
     row.llm_calls, row.input_tokens, row.output_tokens = res.llm_calls, res.input_tokens, res.output_tokens
     row.tokens_estimated, row.answer = res.tokens_estimated, res.answer
 
@@ -277,6 +280,7 @@ def markdown(rows: list[ModeRow], tot: dict[str, dict[str, Any]], meta: dict[str
     lines = ["# Answers per mode, live (benchmarks/qa/modes.py)", "",
              f"Model: `{meta['model']}`; extraction `{meta['extraction']}`; {meta['questions']} questions; "
              f"{meta.get('machine', '')}", "",
+             *([meta["preface"], ""] if meta.get("preface") else []),
              "Recall: local questions, needed facts in the answer's context / stated in the answer (both end names "
              "named); global questions, expected entities named. Citation precision: cited source about an entity "
              "the citing sentence names (proxy, no judge).", "",
@@ -303,6 +307,33 @@ def markdown(rows: list[ModeRow], tot: dict[str, dict[str, Any]], meta: dict[str
     return "\n".join(lines) + "\n"
 
 
+def rescore(path: Path) -> int:
+    """Score the stored answers of a report's JSON again (language, narration; citations where the
+    sources were stored) and rewrite the report: a proxy can be fixed without paying the model again."""
+    from types import SimpleNamespace
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    rows = [ModeRow(**r) for r in data["rows"]]
+    questions = {q["id"]: q["question"] for q in load_questions()}
+    routing = json.loads(ROUTING_QUESTIONS.read_text(encoding="utf-8"))["questions"]
+    questions.update({q["id"]: q["question"] for q in routing})
+    for row in rows:
+        if row.answer is None:
+            continue
+        if row.question_id in questions:
+            row.language_ok = same_language(questions[row.question_id], row.answer)
+        row.narrates = bool(NARRATION.search(_BRACKET.sub(" ", row.answer)))
+        if row.sources:
+            srcs = [SimpleNamespace(**s) for s in row.sources]
+            row.cited, row.cited_supported = citation_support(row.answer, srcs)
+    tot = totals(rows)
+    path.with_suffix(".md").write_text(markdown(rows, tot, data["meta"]), encoding="utf-8")
+    path.write_text(json.dumps({"meta": data["meta"], "totals": tot, "rows": [asdict(r) for r in rows]},
+                               ensure_ascii=False, indent=2) + "\n", encoding="utf-8")  # fmt: skip
+    print(f"rescored {len(rows)} answers: wrote {path.with_suffix('.md')} and {path}")
+    return 0
+
+
 def _print_row(row: ModeRow) -> None:
     print(f"{row.question_id} {row.mode}: {row.seconds} s, {row.llm_calls} calls, in answer {row.in_answer}/"
           f"{row.needed}, cited {row.cited} ({row.cited_supported} supported)" + (f", error: {row.error}" if row.error else ""),
@@ -322,7 +353,11 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
     ap.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of local,global,drift")
     ap.add_argument("--force", action="store_true", help="wipe a database this benchmark did not load")
     ap.add_argument("--out", type=Path, default=RESULTS_MD, help="Markdown report (the JSON goes beside it)")
+    ap.add_argument("--rescore", type=Path, default=None,
+                    help="no model: score the answers stored in this JSON report again and rewrite it")
     args = ap.parse_args(argv)
+    if args.rescore is not None:
+        return rescore(args.rescore)
     from graphrag_got.graph.db import connect
     from graphrag_got.llm.factory import get_chat_model
 

@@ -101,12 +101,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     tot = totals(rows)
-    model = getattr(chat, "model", None) or getattr(chat, "model_name", None) or type(chat).__name__
+    model = getattr(chat, "model", None) or getattr(chat, "model_name", None)
+    if model is None and Path(getattr(chat, "model_path", "") or "").name:
+        model = f"llamacpp:{Path(chat.model_path).stem}"
+    model = model or type(chat).__name__
     meta = {"model": model, "extraction": "benchmarks/notes_retrieval/answers.json (hand-curated, replayed)",
             "questions": len(questions), "machine": args.machine}  # fmt: skip
-    text = markdown(rows, tot, meta).replace(
-        "Recall: local questions,", "Vault: context = needed notes among the sources given, answer = among the "
-        "sources cited. Recall: local questions,", 1)  # fmt: skip
+    meta["preface"] = ("Vault questions: context recall = needed notes among the sources given, answer recall = "
+                       "needed notes among the sources cited.")  # fmt: skip
+    text = markdown(rows, tot, meta)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     args.out.with_suffix(".json").write_text(json.dumps({"meta": meta, "totals": tot, "rows": [asdict(r) for r in rows]},

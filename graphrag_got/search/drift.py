@@ -54,6 +54,7 @@ from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.prompts import drift_answer_prompt, drift_primer_prompt
 from graphrag_got.search.anchors import STOPWORDS
+from graphrag_got.search.budget import fit_sources
 from graphrag_got.search.citations import Citation, context_block, number_sources, resolve_citations
 from graphrag_got.search.local import local_search, local_sources
 
@@ -378,13 +379,21 @@ def drift_search(
     res.timings["rounds"] = round(time.perf_counter() - t, 4)
 
     t = time.perf_counter()
-    res.sources = ctx.numbered()
     draft = f"\n\nDRAFT ANSWER (from the reports; correct and complete it):\n{res.drafts[-1]}" if res.drafts else ""
-    user = (f"QUESTION: {question}\n\n{context_block(res.sources)}{draft}\n\n"
-            "Answer the question from these sources only, citing their ids.")  # fmt: skip
+    system = drift_answer_prompt(language)
+
+    def prompt(sources: Sequence[Citation]) -> str:
+        return (f"QUESTION: {question}\n\n{context_block(sources)}{draft}\n\n"
+                "Answer the question from these sources only, citing their ids.")  # fmt: skip
+
+    res.sources, dropped = fit_sources(chat, system, prompt, ctx.numbered(), ANSWER_MAX_TOKENS)
+    if dropped:  # the last-ranked sources go first; the ids of the others stay
+        res.warnings.append(f"{dropped} of {dropped + len(res.sources)} sources left out to fit the model's "
+                            "context window")  # fmt: skip
+    user = prompt(res.sources)
     attempt = Attempt()
     try:
-        text = complete_text(chat, drift_answer_prompt(language), user, attempt, max_tokens=ANSWER_MAX_TOKENS)
+        text = complete_text(chat, system, user, attempt, max_tokens=ANSWER_MAX_TOKENS)
     finally:
         res.count(attempt, 1)
     resolved = resolve_citations(text, res.sources)

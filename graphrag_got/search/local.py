@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +69,7 @@ from graphrag_got.prompts import anchor_prompt, local_answer_prompt
 from graphrag_got.search import cypher
 from graphrag_got.search.anchors import (ANCHOR_MAX_TOKENS, ANCHOR_SCHEMA, MAX_ANCHORS, Anchor, AnchorNames, Match,
                                          entity_catalog, find_anchors, normalize_words)
+from graphrag_got.search.budget import fit_sources
 from graphrag_got.search.citations import Citation, context_block, number_sources, resolve_citations
 from graphrag_got.search.facts import PATH_LIMIT, Excerpt, Fact, excerpts_for, retrieve_facts, sentence_excerpt
 from graphrag_got.search.hybrid import (CHUNK_EXCERPT_CHARS, RETRIEVALS, RankedChunk, Retrieval, VectorHits, fuse,
@@ -364,11 +365,22 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
         return res
     chat = chat or get_chat_model(settings)
     attempt = Attempt()
-    user = (f"QUESTION: {question}\n\n{res.context_text()}\n\n"
-            "Answer the question from this context only, citing the ids of the sources after each claim.")
+    system = local_answer_prompt(language)
+
+    def prompt(sources: Sequence[Citation]) -> str:
+        return (f"QUESTION: {question}\n\n{context_block(sources)}\n\n"
+                "Answer the question from this context only, citing the ids of the sources after each claim.")
+
+    kept, dropped = fit_sources(chat, system, prompt, res.sources, ANSWER_MAX_TOKENS)
+    if dropped:  # the lowest-ranked sources (excerpts, then the last facts) go; the ids of the rest stay
+        res.sources = kept
+        ids = {c.id for c in kept}
+        res.facts = [f for i, f in enumerate(res.facts, start=1) if f"F{i}" in ids]
+        res.excerpts = [e for i, e in enumerate(res.excerpts, start=1) if f"C{i}" in ids]
+        res.warnings.append(f"{dropped} of {dropped + len(kept)} sources left out to fit the model's context window")
+    user = prompt(res.sources)
     try:
-        res.raw_answer = complete_text(chat, local_answer_prompt(language), user, attempt,
-                                       max_tokens=ANSWER_MAX_TOKENS)
+        res.raw_answer = complete_text(chat, system, user, attempt, max_tokens=ANSWER_MAX_TOKENS)
     finally:
         res.count(attempt, 1)
         clock.lap("answer")

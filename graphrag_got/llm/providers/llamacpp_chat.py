@@ -114,6 +114,15 @@ class LlamaCppChatModel(BaseChatModel):
             self._llama.close()
             self._llama = None
 
+    @property
+    def context_window(self) -> int:
+        """Tokens one call holds, prompt and answer together (what ``search.budget`` fits contexts to)."""
+        return self.n_ctx
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` under the model's own tokenizer."""
+        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
     def set_cpu_sampler(self, sampler: Sampler) -> None:
         """Where each call's CPU sample comes from (default: :func:`graphrag_got.llm.cores.sample_cpu`)."""
         self._sampler = sampler
