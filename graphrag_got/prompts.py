@@ -313,8 +313,9 @@ __all__ = [
 ROUTE_CLASSIFIER_VERSION = "route-v1"
 DRIFT_PRIMER_VERSION = "drift-primer-v1"
 DRIFT_ANSWER_VERSION = "drift-answer-v2"  # v2: facts first, sources never narrated
+CLAIMS_ANSWER_VERSION = "claims-answer-v1"  # answers as a JSON list of cited claims (search/claims.py)
 VERSIONS.update({"route_classifier": ROUTE_CLASSIFIER_VERSION, "drift_primer": DRIFT_PRIMER_VERSION,
-                 "drift_answer": DRIFT_ANSWER_VERSION})  # fmt: skip
+                 "drift_answer": DRIFT_ANSWER_VERSION, "claims_answer": CLAIMS_ANSWER_VERSION})  # fmt: skip
 
 
 def route_classifier_prompt() -> str:
@@ -358,9 +359,25 @@ def drift_answer_prompt(language: str | None = None) -> str:
     )
 
 
+def claims_answer_prompt(language: str | None = None, max_claims: int = 6) -> str:
+    """System prompt of an answer written as cited claims (the ``claims`` answer format)."""
+    lang = (language or "").strip()
+    in_lang = f"in {lang}" if lang else "in the language of the question"
+    return (
+        "You answer a question about a text corpus using ONLY the numbered sources given (facts [F1], source "
+        "excerpts [C1], community reports [R1]), no outside knowledge. Answer with a JSON object "
+        '{"claims": [{"statement": "...", "sources": ["F1", ...]}, ...]}: at most '
+        f"{max_claims} claims, the direct answer first. Each statement is one short sentence {in_lang} that "
+        "states one fact about the subject of the question (who, what, when, where, why, as asked), with the "
+        "ids of the sources that say it. Write about the subject, never about the sources. If the sources "
+        "do not answer the question, the first statement says that the graph does not contain the answer "
+        "and the next ones state what it does contain."
+    )
+
+
 __all__ += [
-    "DRIFT_ANSWER_VERSION", "DRIFT_PRIMER_VERSION", "ROUTE_CLASSIFIER_VERSION", "drift_answer_prompt",
-    "drift_primer_prompt", "route_classifier_prompt",
+    "CLAIMS_ANSWER_VERSION", "DRIFT_ANSWER_VERSION", "DRIFT_PRIMER_VERSION", "ROUTE_CLASSIFIER_VERSION",
+    "claims_answer_prompt", "drift_answer_prompt", "drift_primer_prompt", "route_classifier_prompt",
 ]  # fmt: skip
 
 

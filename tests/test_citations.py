@@ -33,6 +33,13 @@ def test_resolve_keeps_known_ids_in_first_use_order_and_removes_invented_ones() 
     assert res.answer == "B is part of C [F2]. A uses B [F1]; see [C1, F2] and."
 
 
+def test_id_lists_in_parentheses_are_citations_too() -> None:
+    """The embedded model often writes "(F1, F2)": read like brackets, shown as brackets."""
+    res = resolve_citations("A uses B (F1, C1). B is part of C (F2; F7). An aside (see below) stays.", _sources())
+    assert [c.id for c in res.citations] == ["F1", "C1", "F2"] and res.invented == ["F7"]
+    assert res.answer == "A uses B [F1, C1]. B is part of C [F2]. An aside (see below) stays."
+
+
 def test_an_answer_without_citations_is_unchanged() -> None:
     res = resolve_citations("Nothing cited here.", _sources())
     assert res.answer == "Nothing cited here." and res.citations == [] and res.invented == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import jsonschema
 import pytest
@@ -106,3 +107,19 @@ def test_the_window_and_token_counts_come_from_the_model_itself(chat) -> None:  
     assert context_window(chat) == chat.n_ctx > 0
     short, long = count_tokens(chat, "Hola"), count_tokens(chat, "Hola, ¿cómo se conocieron? " * 20)
     assert 0 < short < long < len("Hola, ¿cómo se conocieron? " * 20)  # real tokens, fewer than characters
+
+
+def test_a_claims_answer_cites_only_the_context_ids(chat) -> None:  # type: ignore[no-untyped-def]
+    """The claims format on the real model: valid JSON under the grammar, ids only from the context."""
+    from graphrag_got.llm.calls import Attempt
+    from graphrag_got.prompts import claims_answer_prompt
+    from graphrag_got.search.claims import complete_claims, use_claims
+
+    assert use_claims(Settings.load().with_overrides(answer_format="auto"), chat)
+    user = ("QUESTION: Who repairs the clock tower?\n\nFACTS:\n[F1] Mara REPAIRS Clock Tower\n"
+            "[F2] Clock Tower LOCATED_IN Old Harbor\n\nAnswer the question from this context only.")
+    attempt = Attempt()
+    text = complete_claims(chat, claims_answer_prompt("English"), user, ["F1", "F2"], attempt, max_tokens=128)
+    assert text and attempt.raw_responses and attempt.output_tokens > 0
+    cited = re.findall(r"\[([^\]]*)\]", text)
+    assert cited and all(i.strip() in {"F1", "F2"} for group in cited for i in group.split(","))

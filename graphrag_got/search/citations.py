@@ -21,8 +21,11 @@ from pydantic import BaseModel, Field
 CitationKind = Literal["fact", "chunk", "report"]
 PREFIX: dict[str, str] = {"fact": "F", "chunk": "C", "report": "R"}
 
-# One bracket may hold one id or several: [F1], [F1, C2], [F1][C2], [F1; F3].
-_BRACKET = re.compile(r"\[\s*([FCR]\d{1,4}(?:\s*[,;]\s*[FCR]\d{1,4})*)\s*\]")
+# One bracket may hold one id or several: [F1], [F1, C2], [F1][C2], [F1; F3]. Parentheses holding
+# only ids, "(F1, C2)", are read the same way: the embedded 1.5B model writes them often (seen in the
+# live answer benchmark) and nothing but an id list fits that pattern.
+_BRACKET = re.compile(r"\[\s*([FCR]\d{1,4}(?:\s*[,;]\s*[FCR]\d{1,4})*)\s*\]"
+                      r"|\(\s*([FCR]\d{1,4}(?:\s*[,;]\s*[FCR]\d{1,4})*)\s*\)")
 _ID = re.compile(r"[FCR]\d{1,4}")
 
 
@@ -98,7 +101,7 @@ def resolve_citations(answer: str, available: Iterable[Citation]) -> ResolvedAns
     invented: list[str] = []
 
     def keep(match: re.Match[str]) -> str:
-        ids = _ID.findall(match.group(1))
+        ids = _ID.findall(match.group(1) or match.group(2))
         good = [i for i in ids if i in known]
         for i in ids:
             if i in known and i not in used:

@@ -45,16 +45,17 @@ from graphrag_got.search import cypher
 from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError, SearchError
 from graphrag_got.graph.db import read_all
-from graphrag_got.llm.calls import Attempt, LLMOutputError, complete_text
+from graphrag_got.llm.calls import Attempt, LLMOutputError
 from graphrag_got.llm.factory import get_chat_model
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.llm.usage import LLMUsage
 from graphrag_got.ontology.loading import load_ontology
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.normalize import normalize_name
-from graphrag_got.prompts import drift_answer_prompt, drift_primer_prompt
+from graphrag_got.prompts import claims_answer_prompt, drift_answer_prompt, drift_primer_prompt
 from graphrag_got.search.anchors import STOPWORDS
 from graphrag_got.search.budget import fit_sources
+from graphrag_got.search.claims import answer_call, use_claims
 from graphrag_got.search.citations import Citation, context_block, number_sources, resolve_citations
 from graphrag_got.search.local import local_search, local_sources
 
@@ -380,7 +381,8 @@ def drift_search(
 
     t = time.perf_counter()
     draft = f"\n\nDRAFT ANSWER (from the reports; correct and complete it):\n{res.drafts[-1]}" if res.drafts else ""
-    system = drift_answer_prompt(language)
+    as_claims = use_claims(settings, chat)  # the embedded model fills cited claims (search/claims.py)
+    system = claims_answer_prompt(language) if as_claims else drift_answer_prompt(language)
 
     def prompt(sources: Sequence[Citation]) -> str:
         return (f"QUESTION: {question}\n\n{context_block(sources)}{draft}\n\n"
@@ -393,9 +395,10 @@ def drift_search(
     user = prompt(res.sources)
     attempt = Attempt()
     try:
-        text = complete_text(chat, system, user, attempt, max_tokens=ANSWER_MAX_TOKENS)
+        text = answer_call(chat, claims=as_claims, system=system, prose_system=drift_answer_prompt(language),
+                           user=user, ids=[c.id for c in res.sources], attempt=attempt, max_tokens=ANSWER_MAX_TOKENS)
     finally:
-        res.count(attempt, 1)
+        res.count(attempt, max(1, len(attempt.raw_responses)))
     resolved = resolve_citations(text, res.sources)
     res.answer, res.citations, res.invented_citations = resolved.answer, resolved.citations, resolved.invented_count
     if resolved.invented:

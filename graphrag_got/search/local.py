@@ -58,18 +58,19 @@ from graphrag_got.common.once import warn_once
 from graphrag_got.config import Settings
 from graphrag_got.errors import LLMError, SearchError
 from graphrag_got.graph.db import read_all
-from graphrag_got.llm.calls import Attempt, LLMOutputError, complete_text
+from graphrag_got.llm.calls import Attempt, LLMOutputError
 from graphrag_got.llm.embeddings import shared_embedder
 from graphrag_got.llm.factory import get_chat_model
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.llm.usage import LLMUsage
 from graphrag_got.ontology.loading import load_ontology
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.prompts import anchor_prompt, local_answer_prompt
+from graphrag_got.prompts import anchor_prompt, claims_answer_prompt, local_answer_prompt
 from graphrag_got.search import cypher
 from graphrag_got.search.anchors import (ANCHOR_MAX_TOKENS, ANCHOR_SCHEMA, MAX_ANCHORS, Anchor, AnchorNames, Match,
                                          entity_catalog, find_anchors, normalize_words)
 from graphrag_got.search.budget import fit_sources
+from graphrag_got.search.claims import answer_call, use_claims
 from graphrag_got.search.citations import Citation, context_block, number_sources, resolve_citations
 from graphrag_got.search.facts import PATH_LIMIT, Excerpt, Fact, excerpts_for, retrieve_facts, sentence_excerpt
 from graphrag_got.search.hybrid import (CHUNK_EXCERPT_CHARS, RETRIEVALS, RankedChunk, Retrieval, VectorHits, fuse,
@@ -365,7 +366,8 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
         return res
     chat = chat or get_chat_model(settings)
     attempt = Attempt()
-    system = local_answer_prompt(language)
+    as_claims = use_claims(settings, chat)  # the embedded model fills cited claims (search/claims.py)
+    system = claims_answer_prompt(language) if as_claims else local_answer_prompt(language)
 
     def prompt(sources: Sequence[Citation]) -> str:
         return (f"QUESTION: {question}\n\n{context_block(sources)}\n\n"
@@ -380,9 +382,11 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
         res.warnings.append(f"{dropped} of {dropped + len(kept)} sources left out to fit the model's context window")
     user = prompt(res.sources)
     try:
-        res.raw_answer = complete_text(chat, system, user, attempt, max_tokens=ANSWER_MAX_TOKENS)
+        res.raw_answer = answer_call(chat, claims=as_claims, system=system, prose_system=local_answer_prompt(language),
+                                     user=user, ids=[c.id for c in res.sources], attempt=attempt,
+                                     max_tokens=ANSWER_MAX_TOKENS)  # fmt: skip
     finally:
-        res.count(attempt, 1)
+        res.count(attempt, max(1, len(attempt.raw_responses)))
         clock.lap("answer")
     resolved = resolve_citations(res.raw_answer, res.sources)
     res.answer = resolved.answer
