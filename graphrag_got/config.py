@@ -287,11 +287,8 @@ class SearchSettings(Section):
         "(vector top-k chunks and entities), `hybrid` (both, fused by reciprocal rank)")
     local_hops: int = _env("GRAPHRAG_LOCAL_HOPS", 2, "local search: neighbourhood depth (1 to 4)", ge=1, le=4)
     local_max_facts: int = _env("GRAPHRAG_LOCAL_MAX_FACTS", 60, "local search: most facts in the context", ge=1)
-    answer_format: Literal["auto", "text", "claims"] = _env(
-        "GRAPHRAG_ANSWER_FORMAT", "auto",
-        "local and DRIFT answers: `text` (free prose citing [F1]), `claims` (the model fills a JSON list of "
-        "one-sentence claims, each with the source ids that support it, under a schema that admits only the "
-        "context's ids; rendered as text by code), `auto` (claims for the embedded model, text otherwise)")
+    answer_format: Literal["auto", "text", "claims"] = _env("GRAPHRAG_ANSWER_FORMAT", "auto", (
+        "local/DRIFT answers: `text` (prose), `claims` (cited claims as JSON, context ids only), `auto` (claims on llama.cpp)"))
     local_top_k: int = _env("GRAPHRAG_LOCAL_TOP_K", 8,
                             "local search: vector hits per index (chunks, entities) in vector/hybrid retrieval",
                             ge=1, le=200)

@@ -67,6 +67,8 @@ OLD_DEFAULTS = {
     # routing, DRIFT, the service (issue 13)
     "service_max_question_chars": 1000, "service_timeout_s": 300.0, "service_max_llm_requests": 2,
     "service_allowed_hosts": [], "service_neo4j_timeout_s": 2.0,
+    # answers as cited claims for the embedded model (issue 27)
+    "answer_format": "auto",
     "route_classifier": False, "drift_depth": 1, "drift_followups": 3, "drift_max_calls": 6, "drift_reports": 5,
 }
 
