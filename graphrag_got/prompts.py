@@ -47,6 +47,12 @@ def language_tag(language: str | None) -> str:
     return "" if language is None else f"|lang={language.strip()}"
 
 
+def _in_language(language: str | None) -> str:
+    """"in Spanish" for a named language, else "in the language of the question"."""
+    lang = (language or "").strip()
+    return f"in {lang}" if lang else "in the language of the question"
+
+
 def _answer_language(language: str | None, follow: str) -> str:
     lang = (language or "").strip()
     return f"Answer in {lang}." if lang else f"Answer in the language of {follow}."
@@ -276,8 +282,7 @@ def local_answer_prompt(language: str | None = None) -> str:
 
 def map_prompt(language: str | None = None) -> str:
     """System prompt of one map call: rate a community report for the question, extract what helps."""
-    lang = (language or "").strip()
-    in_lang = f"in {lang}" if lang else "in the language of the question"
+    in_lang = _in_language(language)
     return (
         "You rate how useful one report on a group of related entities (a community of a knowledge graph: "
         "its summary and key findings) is for answering a question, and extract what helps. Use only the "
@@ -333,8 +338,7 @@ def route_classifier_prompt() -> str:
 
 def drift_primer_prompt(followups: int, language: str | None = None) -> str:
     """System prompt of a DRIFT primer (or refine) step: a draft answer and follow-up questions."""
-    lang = (language or "").strip()
-    in_lang = f"in {lang}" if lang else "in the language of the question"
+    in_lang = _in_language(language)
     return (
         "You start answering a question about a text corpus from reports on groups of related entities "
         "(communities of its knowledge graph) and, when given, facts found so far. Use only what is given, "
@@ -361,8 +365,7 @@ def drift_answer_prompt(language: str | None = None) -> str:
 
 def claims_answer_prompt(language: str | None = None, max_claims: int = 6) -> str:
     """System prompt of an answer written as cited claims (the ``claims`` answer format)."""
-    lang = (language or "").strip()
-    in_lang = f"in {lang}" if lang else "in the language of the question"
+    in_lang = _in_language(language)
     return (
         "You answer a question about a text corpus using ONLY the numbered sources given (facts [F1], source "
         "excerpts [C1], community reports [R1]), no outside knowledge. Answer with a JSON object "

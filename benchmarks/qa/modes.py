@@ -307,6 +307,14 @@ def markdown(rows: list[ModeRow], tot: dict[str, dict[str, Any]], meta: dict[str
     return "\n".join(lines) + "\n"
 
 
+def write_report(out: Path, rows: list[ModeRow], tot: dict[str, dict[str, Any]], meta: dict[str, Any]) -> None:
+    """The Markdown report at ``out`` and the same numbers, with every row, in the JSON beside it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(markdown(rows, tot, meta), encoding="utf-8")
+    out.with_suffix(".json").write_text(json.dumps({"meta": meta, "totals": tot, "rows": [asdict(r) for r in rows]},
+                                                   ensure_ascii=False, indent=2) + "\n", encoding="utf-8")  # fmt: skip
+
+
 def rescore(path: Path) -> int:
     """Score the stored answers of a report's JSON again (language, narration; citations where the
     sources were stored) and rewrite the report: a proxy can be fixed without paying the model again."""
@@ -326,10 +334,7 @@ def rescore(path: Path) -> int:
         if row.sources:
             srcs = [SimpleNamespace(**s) for s in row.sources]
             row.cited, row.cited_supported = citation_support(row.answer, srcs)
-    tot = totals(rows)
-    path.with_suffix(".md").write_text(markdown(rows, tot, data["meta"]), encoding="utf-8")
-    path.write_text(json.dumps({"meta": data["meta"], "totals": tot, "rows": [asdict(r) for r in rows]},
-                               ensure_ascii=False, indent=2) + "\n", encoding="utf-8")  # fmt: skip
+    write_report(path.with_suffix(".md"), rows, totals(rows), data["meta"])
     print(f"rescored {len(rows)} answers: wrote {path.with_suffix('.md')} and {path}")
     return 0
 
@@ -392,10 +397,7 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
         model = f"llamacpp:{settings.llm.llamacpp_model}"
     meta = {"model": model or type(chat).__name__,
             "extraction": str(args.extraction), "questions": len(questions), "machine": args.machine}  # fmt: skip
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(markdown(rows, tot, meta), encoding="utf-8")
-    args.out.with_suffix(".json").write_text(json.dumps({"meta": meta, "totals": tot, "rows": [asdict(r) for r in rows]},
-                                                        ensure_ascii=False, indent=2) + "\n", encoding="utf-8")  # fmt: skip
+    write_report(args.out, rows, tot, meta)
     for group, t in tot.items():
         print(f"{group:<16} context recall {_pct(t['context_recall'])}  answer recall {_pct(t['answer_recall'])}  "
               f"citation precision {_pct(t['citation_precision'])} of {t['citations']}  language "

@@ -26,14 +26,13 @@ import json
 import sys
 import tempfile
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError
 
-from .modes import ROUTING_QUESTIONS, ModeRow, _pct, _print_row, _score_form, markdown, totals
+from .modes import ROUTING_QUESTIONS, ModeRow, _pct, _print_row, _score_form, totals, write_report
 from .run import HERE, ROOT
 
 QUESTIONS = ROOT / "benchmarks" / "notes_retrieval" / "questions.json"
@@ -109,11 +108,7 @@ def main(argv: list[str] | None = None) -> int:
             "questions": len(questions), "machine": args.machine}  # fmt: skip
     meta["preface"] = ("Vault questions: context recall = needed notes among the sources given, answer recall = "
                        "needed notes among the sources cited.")  # fmt: skip
-    text = markdown(rows, tot, meta)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
-    args.out.with_suffix(".json").write_text(json.dumps({"meta": meta, "totals": tot, "rows": [asdict(r) for r in rows]},
-                                                        ensure_ascii=False, indent=2) + "\n", encoding="utf-8")  # fmt: skip
+    write_report(args.out, rows, tot, meta)
     for group, t in tot.items():
         print(f"{group:<16} notes in context {_pct(t['context_recall'])}  notes cited {_pct(t['answer_recall'])}  "
               f"citation precision {_pct(t['citation_precision'])} of {t['citations']}  language "
