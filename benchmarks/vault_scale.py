@@ -31,6 +31,7 @@ database is emptied first: point NEO4J_URI at a scratch server.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
 import random
@@ -178,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-embeddings", action="store_true", help="leave the embeddings step out")
     ap.add_argument("--no-communities", action="store_true", help="leave the communities step out")
     ap.add_argument("--out", type=Path, help="also write the report to this file")
+    ap.add_argument("--profile", type=Path, help="write a cProfile file per step into this folder (slower)")
     args = ap.parse_args(argv)
     from graphrag_got.pipeline.build import run_build
 
@@ -232,10 +234,18 @@ def main(argv: list[str] | None = None) -> int:
             counter.reset()
             load_before = os.getloadavg()[0]
             t0 = time.perf_counter()
+            profiler = cProfile.Profile() if args.profile else None
             with counter.counting():
+                if profiler is not None:
+                    profiler.enable()
                 res = run_build(settings, vault, chat=chat, communities=not args.no_communities,
                                 say=lambda line: None)  # fmt: skip
+                if profiler is not None:
+                    profiler.disable()
             wall = time.perf_counter() - t0
+            if profiler is not None:
+                args.profile.mkdir(parents=True, exist_ok=True)
+                profiler.dump_stats(args.profile / (step.replace(" ", "-") + ".prof"))
             llm = res.total_llm_calls
             rows.append(step)
             notes_now = len(after) if step == "daily update" else args.notes

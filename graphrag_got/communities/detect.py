@@ -29,7 +29,7 @@ from typing import Any, Literal, Mapping
 
 import networkx as nx
 
-from graphrag_got.communities.graph import EntityGraph, Rel, community_content, sha
+from graphrag_got.communities.graph import EntityGraph, community_content, relations_inside, sha
 from graphrag_got.errors import GraphragGotError
 
 logger = logging.getLogger(__name__)
@@ -132,7 +132,7 @@ def _number(eg: EntityGraph, groups: list[tuple[int | None, list[str]]], level: 
             resolution: float, algorithm: str) -> list[Community]:
     """Communities of one level from (parent, sorted members), ordered by parent, size, smallest uid."""
     ordered = sorted(groups, key=lambda g: (-1 if g[0] is None else g[0], -len(g[1]), g[1][0]))
-    inner = _inner_relations(eg, [members for _, members in ordered])
+    inner = relations_inside(eg, [members for _, members in ordered])
     out = []
     for i, (parent, members) in enumerate(ordered):
         _, content_hash = community_content(eg, members, inner[i])
@@ -142,17 +142,6 @@ def _number(eg: EntityGraph, groups: list[tuple[int | None, list[str]]], level: 
             c.title = eg.entities[members[0]]["name"]
         out.append(c)
     return out
-
-
-def _inner_relations(eg: EntityGraph, groups: Sequence[Sequence[str]]) -> list[list[Rel]]:
-    """The relations inside each of ``groups`` (disjoint member lists), in one pass over the relations."""
-    where = {u: i for i, members in enumerate(groups) for u in members}
-    inner: list[list[Rel]] = [[] for _ in groups]
-    for r in eg.relations:
-        i = where.get(r.start)
-        if i is not None and where.get(r.end) == i:
-            inner[i].append(r)
-    return inner
 
 
 def _louvain(g: nx.Graph, resolution: float, seed: int) -> list[set[str]]:

@@ -144,6 +144,25 @@ def sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def relations_inside(eg: EntityGraph, groups: Sequence[Sequence[str]]) -> list[list[Rel]]:
+    """The relations with both ends inside each of ``groups`` (member lists; a member may be in several
+    groups, as in communities of several levels), in one pass over the relations."""
+    where: dict[str, list[int]] = {}
+    for i, members in enumerate(groups):
+        for u in members:
+            where.setdefault(u, []).append(i)
+    inner: list[list[Rel]] = [[] for _ in groups]
+    for r in eg.relations:
+        starts = where.get(r.start)
+        if not starts:
+            continue
+        ends = where.get(r.end, ())
+        for i in starts:
+            if i in ends:
+                inner[i].append(r)
+    return inner
+
+
 def community_content(eg: EntityGraph, members: Sequence[str], inner: Sequence[Rel] | None = None) -> tuple[str, str]:
     """The members and relations part of a report prompt, and its hash (the community's content).
 

@@ -33,7 +33,7 @@ from graphrag_got.common.normalize import normalize_name
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent
 from graphrag_got.communities import cypher
 from graphrag_got.communities.embed import SummarizeResult, embed_reports
-from graphrag_got.communities.graph import community_content, read_entity_graph, sha
+from graphrag_got.communities.graph import EntityGraph, community_content, read_entity_graph, relations_inside, sha
 from graphrag_got.communities.store import batches, export_communities
 from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError, LLMError, Neo4jError
@@ -218,6 +218,7 @@ def summarize_communities(
     language: str | None = None,
     embedder: Embeddings | None = None,
     embed: bool | None = None,
+    graph: EntityGraph | None = None,
 ) -> SummarizeResult:
     """One LLM call per non-singleton community whose report is missing or out of date, then the
     report embeddings.
@@ -228,12 +229,13 @@ def summarize_communities(
     ``language`` forces the reports' language (``"English"``); None writes them in the language of
     each community's content. ``embed`` (default ``settings.embedding.enabled``) embeds the reports with
     ``embedder`` (default ``embeddings.get_embedder(settings)``); an embedding failure is recorded in
-    ``embedding_error``, never fatal (the reports are written).
+    ``embedding_error``, never fatal (the reports are written). ``graph``: the entity graph when the caller
+    has just read it (detection), instead of reading it again.
     """
     from graphrag_got.common.files import write_json_atomic
 
     t0 = time.perf_counter()
-    eg = read_entity_graph(driver, settings, ontology, cooccurrence=False)
+    eg = graph if graph is not None else read_entity_graph(driver, settings, ontology, cooccurrence=False)
     stored = read_all(driver, settings, cypher.communities_with_members())
     if not stored:
         raise GraphragGotError("the graph has no communities: run `graphrag-got communities detect` first")
@@ -254,8 +256,9 @@ def summarize_communities(
         eligible.append((rec, members))
     res.eligible = len(eligible)
     excerpts = _excerpts(driver, settings, [(rec["id"], members) for rec, members in eligible])
-    for rec, members in eligible:
-        content, _ = community_content(eg, members)
+    inner = relations_inside(eg, [members for _, members in eligible])
+    for (rec, members), among in zip(eligible, inner):
+        content, _ = community_content(eg, members, among)
         text = content + ("\n" + excerpts[rec["id"]] if excerpts.get(rec["id"]) else "")
         key = summary_key(sha(text), label, language)
         names = [eg.entities[u]["name"] for u in members]

@@ -57,7 +57,7 @@ def aggregate(validations: Iterable[ChunkValidation],
                     relation=rel.relation,
                     object=entities[o[0]].name if o[0] in entities else o[1], object_key=o[2], object_type=o[3],
                     attributes=dict(rel.attributes), symmetric=rel.symmetric, chunk_ids=list(rel.chunk_ids),
-                    evidence=[e.model_copy() for e in rel.evidence[:MAX_EVIDENCE]],
+                    evidence=list(rel.evidence[:MAX_EVIDENCE]),  # spans are never changed: shared
                     scores={c: sc.model_copy() for c, sc in rel.scores.items()})
             else:
                 for k, v in rel.attributes.items():
@@ -77,7 +77,7 @@ def _add_evidence(target: list[Evidence], more: Iterable[Evidence]) -> None:
             return
         if (ev.chunk_id, ev.start, ev.end) not in seen:
             seen.add((ev.chunk_id, ev.start, ev.end))
-            target.append(ev.model_copy())
+            target.append(ev)
 
 
 def _add_chunks(target: list[str], more: Iterable[str]) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from graphrag_got.common.files import write_text_atomic
+from graphrag_got.extract.aliases import alias_file_path
 
 logger = logging.getLogger(__name__)
 
@@ -85,3 +86,12 @@ def forget(out: Path) -> None:
         sidecar(out).unlink()
     except FileNotFoundError:
         pass
+
+
+def memo_context(settings: Any, onto: Any) -> dict[str, Any]:
+    """What every chunk's validation depends on beyond the chunk itself (the validation memo's context):
+    the package's source, the ontology and its alias file, the extraction and chunking settings."""
+    return {"code": code_version(), "ontology": onto.hash,
+            "aliases": file_digest(alias_file_path(onto)),
+            "settings": {"extract": settings.extract.model_dump(mode="json"),
+                         "chunking": settings.chunking.model_dump(mode="json")}}

@@ -47,7 +47,7 @@ from graphrag_got.extract.extraction import End, Repair, RepairReason
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.extract.validate import Validator, known_entities
 
-__all__ = ["ChunkAnswer", "ClassVotes", "RepairedAnswer", "corpus_entity_names", "repair_answers", "repair_chunk"]
+__all__ = ["ChunkAnswer", "ClassVotes", "RepairedAnswer", "answer_entity_names", "corpus_entity_names", "repair_answers", "repair_chunk"]
 
 _log = logging.getLogger(__name__)
 
@@ -142,13 +142,17 @@ def repair_chunk(validator: Validator, chunk: ChunkAnswer, votes: ClassVotes, *,
 def corpus_entity_names(fixed: Iterable[RepairedAnswer], bound: int | None = None) -> frozenset[str]:
     """Every entity name the (repaired) answers of a corpus list, as written: what the validator hides
     relation cues inside (``Validator.validate(..., corpus_names=...)``)."""
+    return frozenset(n for f in fixed for n in answer_entity_names(f, bound))
+
+
+def answer_entity_names(fixed: RepairedAnswer, bound: int | None = None) -> set[str]:
+    """The entity names one repaired answer lists (its own, then those the repair added), as written."""
     names: set[str] = set()
-    for f in fixed:
-        for item in [*_entities(f.answer, bound), *f.extra_entities]:
-            name, _ = _name_and_type(item)
-            if name is not None:
-                names.add(name)
-    return frozenset(names)
+    for item in [*_entities(fixed.answer, bound), *fixed.extra_entities]:
+        name, _ = _name_and_type(item)
+        if name is not None:
+            names.add(name)
+    return names
 
 
 # ---------------------------------------------------------------------------- one chunk

@@ -340,11 +340,13 @@ def resolve_entities(entities: Sequence[EntityRecord], relations: Sequence[Relat
     for rel in relations:
         s = canonical_of.get(rel.subject_uid)
         o = canonical_of.get(rel.object_uid)
-        new = rel.model_copy(deep=True)
-        if s is not None:
-            new.subject, new.subject_key = s.name, s.key
-        if o is not None:
-            new.object, new.object_key = o.name, o.key
+        # aggregate() below builds new records and never changes these, so an end that stays is not copied
+        moved: dict[str, str] = {}
+        if s is not None and (s.name, s.key) != (rel.subject, rel.subject_key):
+            moved.update(subject=s.name, subject_key=s.key)
+        if o is not None and (o.name, o.key) != (rel.object, rel.object_key):
+            moved.update(object=o.name, object_key=o.key)
+        new = rel.model_copy(update=moved) if moved else rel
         if new.subject_uid == new.object_uid:
             rejections += _self_relation(rel, new, files, onto)
             continue

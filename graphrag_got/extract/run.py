@@ -20,7 +20,6 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from graphrag_got.extract.answer import RawAnswer
 from graphrag_got.extract.cache import CacheRecord, ExtractionCache
 from graphrag_got.ingest.chunking import Chunk, ChunkedDocument, read_corpus
 from graphrag_got.config import Settings
@@ -32,17 +31,15 @@ from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent
 from graphrag_got.extract.extraction import FORMAT as EXTRACTION_FORMAT
-from graphrag_got.extract.extraction import (ChunkRecord, DocumentRecord, Extraction, FailedChunk, FailureReason,
+from graphrag_got.extract.extraction import (ChunkRecord, DocumentRecord, Extraction, FailureReason,
                                              LLMRef, OntologyRef, SkippedFile)
 from graphrag_got.common.walk import SkippedInput
 from graphrag_got.prompts import EXTRACTION_VERSION, extraction_system_prompt, extraction_user_prompt
 from graphrag_got.ontology.schema import extraction_schema
-from graphrag_got.extract.validate import ChunkValidation, Validator
 from graphrag_got.extract.aggregate import aggregate, identity_attributes
-from graphrag_got.extract.evidence import ChunkText, EvidenceRules
-from graphrag_got.extract.extraction import Repair
 from graphrag_got.extract.orphans import drop_orphans
-from graphrag_got.extract.repair import ChunkAnswer, RepairedAnswer, corpus_entity_names, repair_answers
+from graphrag_got.extract.memo import ValidationMemo, memo_path
+from graphrag_got.extract.corpus import make_validator, validate_answers  # noqa: F401 (make_validator: a name of this module)
 from graphrag_got.extract.extraction import Merge, Rejection
 from graphrag_got.extract.resolve import resolve_entities
 from graphrag_got.ingest.notes import notes_of_documents
@@ -53,8 +50,7 @@ from graphrag_got.llm.usage import cost_usd, usage_line
 from graphrag_got.extract.extraction import Usage
 from graphrag_got.extract.classify.backend import backend_for
 from graphrag_got.extract.classify.cache import ClassifyCache
-from graphrag_got.extract.classify.mentions import MAX_MENTIONS
-from graphrag_got.extract.classify.chunk import ClassifyParams, answer_items, classify_chunk
+from graphrag_got.extract.classify.chunk import ClassifyParams, classify_chunk
 from graphrag_got.prompts import CLASSIFY_VERSION
 
 PROMPT_VERSION = EXTRACTION_VERSION
@@ -125,6 +121,7 @@ class ExtractionSummary:
     skipped_files: list[SkippedInput] = field(default_factory=list)  # inputs not read, with why
     retried_failures: int = 0  # cached failures asked again because their cause may be gone
     unchanged: bool = False  # inputs as when the file was written: the file was kept, not rebuilt
+    validations_reused: int = 0  # chunks whose repair and validation came from the last run's memo
 
     def lines(self) -> list[str]:
         out = [
@@ -139,6 +136,9 @@ class ExtractionSummary:
             f"  entities {self.entities} · relations kept {self.relations} · relations refused "
             f"{self.rejected_relations} · entities refused {self.rejected_entities}",
         ]
+        if self.validations_reused:
+            out.append(f"  validation reused for {self.validations_reused} chunk(s) whose answer, text and "
+                       "corpus inputs are unchanged since the last run")
         if self.merges:
             out.append(f"  entity resolution: {self.merges} merge(s) of names within a class (\"merges\" in the "
                        "file; pin or split names in <ontology stem>.aliases.json beside the ontology)")
@@ -331,8 +331,9 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         verifier = Verifier(onto, VerdictCache(settings.cache_dir, label), None if revalidate else chat,
                             workers=workers_for(settings, provider), progress=progress)
     try:
+        memo = ValidationMemo(memo_path(settings.cache_dir, out), fingerprint.memo_context(settings, onto))
         ext = build_extraction(settings, onto, docs, records, provider=provider, model=label, verifier=verifier,
-                               skipped=skipped)
+                               skipped=skipped, memo=memo)
     except LLMError as exc:  # the provider broke during verification: verdicts so far are cached
         raise ExtractionError(f"{exc}\nverification stopped; rerun the same command to resume.") from None
     # this run's calls, and (in the file) the calls behind every stored answer of the corpus
@@ -371,6 +372,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         usage=run_usage,
         replay_path=replay_path, repairs=c.repairs, repairs_by_reason=dict(c.repairs_by_reason),
         failed_by_reason=dict(c.failed_by_reason), skipped_files=skipped, retried_failures=retried,
+        validations_reused=memo.hits,
     )
 
 
@@ -411,14 +413,15 @@ def workers_for(settings: Settings, provider: str) -> int:
 
 def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
                      records: dict[str, CacheRecord], *, provider: str, model: str,
-                     verifier: Verifier | None = None, skipped: list[SkippedInput] | None = None) -> Extraction:
+                     verifier: Verifier | None = None, skipped: list[SkippedInput] | None = None,
+                     memo: ValidationMemo | None = None) -> Extraction:
     """Validate every stored answer against ``onto`` and assemble the :class:`Extraction`.
 
     With ``settings.extract.repair``, the answers first go through the audited repair (two passes over the
     corpus, :mod:`graphrag_got.extract.repair`); with ``settings.extract.evidence``, the validator checks each
     answer against its chunk text. Both work from the stored answers alone (no model call).
     """
-    validations, repairs, failed, repaired = validate_answers(settings, onto, docs, records)
+    validations, repairs, failed, repaired = validate_answers(settings, onto, docs, records, memo)
     if verifier is not None:  # settings.extract.verify: a yes/no check per triple against its evidence
         verifier.run(validations, {c.id: c.text for d in docs for c in d.chunks})
     entities, relations = aggregate(validations, identity_attributes(onto))
@@ -451,54 +454,6 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
     ext.counts.chunks_extracted = len(validations)
     ext.counts.chunks_repaired = repaired
     return ext
-
-
-def make_validator(settings: Settings, onto: Ontology) -> Validator:
-    """The extraction's validator: schema bounds, and the evidence rules when ``evidence`` is on."""
-    bounds = (settings.extract.max_entities, settings.extract.max_relations)
-    if settings.extract.strategy == "classify":  # its answers are bounded by its own limits, not the JSON schema's
-        bounds = (max(bounds[0], MAX_MENTIONS), max(bounds[1], settings.extract.classify_max_pairs))
-    return Validator(onto, max_entities=bounds[0], max_relations=bounds[1],
-                     evidence=EvidenceRules.from_settings(settings) if settings.extract.evidence else None,
-                     min_confidence=settings.extract.min_confidence,
-                     min_probability=settings.extract.min_fact_probability)
-
-
-def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
-                     records: dict[str, CacheRecord]
-                     ) -> tuple[list[ChunkValidation], list[Repair], list[FailedChunk], int]:
-    """Repair (when on) and validate every stored answer, in corpus order.
-
-    Returns the per-chunk validations, the repair records, the failed chunks and the number of
-    answers whose JSON had to be repaired.
-    """
-    validator = make_validator(settings, onto)
-    failed: list[FailedChunk] = []
-    answers: list[ChunkAnswer] = []
-    repaired = 0
-    for d in docs:
-        for ch in d.chunks:
-            rec = records.get(ch.id)
-            if rec is None:
-                continue
-            if not rec.ok:
-                failed.append(FailedChunk(chunk_id=ch.id, document_id=d.document.id, error=rec.error or "",
-                                          reason=rec.failure_reason or FailureReason.UNUSABLE_ANSWER,
-                                          raw_responses=rec.raw_texts()))
-                continue
-            repaired += int(rec.repaired)
-            answers.append(ChunkAnswer(ch.id, d.document.id,
-                                       RawAnswer.read(answer_items(rec.parsed, settings.extract.min_fact_probability)),
-                                       ChunkText(ch.text, offset=ch.start)))
-    if settings.extract.repair:
-        fixed = repair_answers(validator, answers, threshold=settings.extract.mention_threshold)
-    else:
-        fixed = [RepairedAnswer(a.chunk_id, a.document_id, a.answer) for a in answers]
-    names = corpus_entity_names(fixed, validator.max_entities)
-    validations = [validator.validate(f.answer, a.chunk_id, a.document_id, a.text, extra_entities=f.extra_entities,
-                                      corpus_names=names)
-                   for a, f in zip(answers, fixed)]
-    return validations, [r for f in fixed for r in f.repairs], failed, repaired
 
 
 def replay_document(chunks: list[Chunk], records: dict[str, CacheRecord], model: str,

@@ -264,7 +264,7 @@ def communities_step(ctx: StepContext) -> StepOutcome:
     lines = [f"{len(comms)} communities over {len(levels)} level(s) ({settings.communities.algorithm}): "
              + ", ".join(f"level {lv} {sum(1 for c in comms if c.level == lv)}" for lv in levels)]
     sm = summarize_communities(ctx.driver, settings, ctx.chat, ontology=onto, progress=ctx.progress,
-                               embedder=ctx.embedder)  # fmt: skip
+                               embedder=ctx.embedder, graph=eg)  # fmt: skip
     est = " (estimated)" if sm.tokens_estimated else ""
     lines.append(f"reports: {sm.generated} new, {sm.cached + sm.unchanged} reused, {len(sm.failed)} failed; "
                  f"{sm.llm_calls} LLM calls, tokens in/out {sm.input_tokens}/{sm.output_tokens}{est}")
