@@ -131,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                 local_search(driver, settings, q, answer=False, ontology=onto, retrieval=mode, embedder=embedder)
         times: dict[str, list[float]] = {"graph": [], "hybrid": []}
         stages: dict[str, dict[str, list[float]]] = {"graph": {}, "hybrid": {}}
+        slow: dict[str, list[tuple[float, str, dict[str, float]]]] = {"graph": [], "hybrid": []}
         for q in questions:
             for mode in ("graph", "hybrid"):
                 t = time.perf_counter()
@@ -140,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"WARNING: {mode} ran as {res.retrieval}: {res.warnings}")
                 for k, v in res.timings.items():
                     stages[mode].setdefault(k, []).append(v)
+                slow[mode].append((times[mode][-1], q, dict(res.timings)))
         print(f"\n{len(questions)} questions ({half} name an entity, {len(questions) - half} name none), "
               f"answer=False, embedder {embedder.model_id} (question embedded for real; cache hits "
               f"{embedder.stats.hits}, model calls {embedder.stats.model_calls})")
@@ -150,6 +152,10 @@ def main(argv: list[str] | None = None) -> int:
         for mode in ("graph", "hybrid"):
             parts = ", ".join(f"{k} {statistics.median(v) * 1000:.1f}" for k, v in stages[mode].items() if k != "total")
             print(f"  {mode} median ms per stage: {parts}")
+        for mode in ("graph", "hybrid"):  # the tail: where the slowest questions spent their time
+            for secs, q, parts in sorted(slow[mode], key=lambda x: -x[0])[:3]:
+                shown = ", ".join(f"{k} {v * 1000:.1f}" for k, v in parts.items() if k != "total")
+                print(f"  {mode} slow: {secs * 1000:.1f} ms ({shown}): {q[:60]}")
         p50 = percentile([t * 1000 for t in times["hybrid"]], 50)
         print(f"target hybrid p50 < 100 ms: {'met' if p50 < 100 else 'NOT met'} ({p50:.1f} ms); "
               f"load average {os.getloadavg()[0]:.1f}")

@@ -9,6 +9,7 @@ rank fusion (:data:`RRF_K`, :func:`rrf`) into one ranking of facts and chunks (:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -87,6 +88,39 @@ def vector_hits(driver: neo4j.Driver, settings: Settings, vector: list[float], t
         hits.expansion = read_all(driver, settings, cypher.chunk_expansion(), chunk_ids=[c["id"] for c in hits.chunks],
                                   max_mentions=EXPANSION_MAX_MENTIONS, limit=top_k * 2)
     return hits
+
+
+@dataclass
+class VectorSide:
+    """The vector half of a question: its hits, or why there are none (``problem``), with the seconds
+    spent embedding the question and querying the indexes."""
+
+    hits: VectorHits = field(default_factory=lambda: VectorHits())
+    problem: str | None = None
+    embed_s: float | None = None
+    vector_s: float | None = None
+
+
+def vector_side(driver: neo4j.Driver, settings: Settings, embedder: Any, question: str, top_k: int,
+                expand: bool) -> VectorSide:
+    """Embed ``question`` and query the vector indexes (:func:`vector_hits`); a missing index or a model
+    whose dimensions differ from the indexes' is a ``problem``, not an error. Needs nothing of the graph
+    side, so local search runs it beside the name matching."""
+    dims = vector_status(driver, settings)
+    if len(dims) < 2:
+        return VectorSide(problem="the graph has no vector index (embeddings off, or never computed): run "
+                                  "`graphrag-got load` with GRAPHRAG_EMBEDDINGS=1")
+    t = time.perf_counter()
+    vector = embedder.embed_query(question)
+    side = VectorSide(embed_s=round(time.perf_counter() - t, 4))
+    if any(d != len(vector) for d in dims.values()):
+        side.problem = (f"the vector indexes have {sorted(set(dims.values()))} dimensions but the embedding model "
+                        f"gives {len(vector)} (the model changed): run `graphrag-got load` again to re-embed")
+        return side
+    t = time.perf_counter()
+    side.hits = vector_hits(driver, settings, vector, top_k, expand=expand)
+    side.vector_s = round(time.perf_counter() - t, 4)
+    return side
 
 
 def _fact_rank_by(facts: list[Fact], rank_of: dict[str, int], attr: str) -> list[tuple[Any, ...]]:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,9 +75,12 @@ from graphrag_got.search.claims import answer_call, use_claims
 from graphrag_got.search.citations import Citation, context_block, number_sources, resolve_citations
 from graphrag_got.search.facts import PATH_LIMIT, Excerpt, Fact, excerpts_for, retrieve_facts, sentence_excerpt
 from graphrag_got.search.hybrid import (CHUNK_EXCERPT_CHARS, RETRIEVALS, RankedChunk, Retrieval, VectorHits, fuse,
-                                        vector_anchors, vector_hits, vector_status)
+                                        vector_anchors, vector_side)
 
 log = logging.getLogger(__name__)
+
+#: Runs the vector half of hybrid and vector questions beside their name matching (one thread a question).
+_VECTOR_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="local-vector")
 
 ANSWER_MAX_TOKENS = 600
 
@@ -268,35 +272,15 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
             path_limit: int, language: str | None, embedder: Embeddings | None, top_k: int,
             clock: _Clock) -> LocalResult:  # fmt: skip
     question, hops, mode = res.question, res.hops, res.retrieval
+    # the vector half (embed the question, query the indexes) needs nothing of the name matching: it runs
+    # beside it (the embedding model and the server's answers leave the interpreter free), and whether
+    # it found hits decides the mode actually used
+    side = _VECTOR_POOL.submit(vector_side, driver, settings, embedder or shared_embedder(settings), question,
+                               top_k, mode == "hybrid") if mode != "graph" else None
     catalog, index = entity_catalog(driver, settings)
     if not catalog:
         raise SearchError("the graph has no entities: run `graphrag-got load` first")
     clock.lap("catalog")
-
-    # vector hits first: whether they exist decides the mode actually used
-    hits = VectorHits()
-    if mode != "graph":
-        dims = vector_status(driver, settings)
-        problem = None
-        if len(dims) < 2:
-            problem = ("the graph has no vector index (embeddings off, or never computed): run "
-                       "`graphrag-got load` with GRAPHRAG_EMBEDDINGS=1")
-        else:
-            vector = (embedder or shared_embedder(settings)).embed_query(question)
-            clock.lap("embed")
-            if any(d != len(vector) for d in dims.values()):
-                problem = (f"the vector indexes have {sorted(set(dims.values()))} dimensions but the embedding model "
-                           f"gives {len(vector)} (the model changed): run `graphrag-got load` again to re-embed")
-            else:
-                hits = vector_hits(driver, settings, vector, top_k, expand=mode == "hybrid")
-                clock.lap("vector")
-        if problem is not None:
-            if mode == "vector":
-                raise SearchError(f"vector retrieval is not possible: {problem}")
-            warn_once(log, "hybrid retrieval fell back to graph", "hybrid retrieval falls back to graph: %s", problem)
-            res.warnings.append(f"hybrid retrieval fell back to graph: {problem}")
-            res.vector_unavailable = True
-            res.retrieval = mode = "graph"
 
     llm_names: list[str] = []
     if answer and llm_anchors and mode != "vector":
@@ -314,8 +298,24 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
             res.llm_errors.append(f"anchor extraction: {exc}")
     if mode != "vector":
         res.anchors, res.matches = find_anchors(question, catalog, llm_names, index=index)
-    res.anchors += vector_anchors(hits, {a.uid for a in res.anchors})
     clock.lap("anchors")
+    hits = VectorHits()
+    if side is not None:
+        vec = side.result()
+        clock.lap("vector wait")  # what the vector half added to the question's time
+        for name, secs in (("embed", vec.embed_s), ("vector", vec.vector_s)):
+            if secs is not None:
+                res.timings[name] = secs
+        hits = vec.hits
+        if vec.problem is not None:
+            if mode == "vector":
+                raise SearchError(f"vector retrieval is not possible: {vec.problem}")
+            warn_once(log, "hybrid retrieval fell back to graph", "hybrid retrieval falls back to graph: %s",
+                      vec.problem)
+            res.warnings.append(f"hybrid retrieval fell back to graph: {vec.problem}")
+            res.vector_unavailable = True
+            res.retrieval = mode = "graph"
+    res.anchors += vector_anchors(hits, {a.uid for a in res.anchors})
     if not res.anchors and not hits.chunks:
         res.no_anchor = True
         res.answer = NO_ANCHOR_ANSWER
