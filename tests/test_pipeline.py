@@ -81,3 +81,24 @@ def test_a_rebuild_with_nothing_changed_keeps_extraction_and_communities(clean_g
     run_build(settings.with_overrides(community_max_levels=1), vault, chat=_chat(settings, vault), say=other.append)
     assert "kept" not in "\n".join(line for line in other if "communit" in line)
     assert _count(clean_graph, "MATCH (c:Community) WHERE c.level > 0 RETURN count(c)") == 0
+
+
+@pytest.mark.neo4j
+def test_a_rebuild_with_nothing_changed_writes_nothing_in_the_load_step(clean_graph, neo4j_settings,
+                                                                       tmp_path: Path) -> None:
+    """The load step keeps the graph when the extraction file, ontology, settings and the graph's documents
+    are as the last build left them; a document missing from the graph makes it load again."""
+    vault = _vault(tmp_path / "vault")
+    settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", ontology_path=NOTES,
+                                             embeddings=False)
+    first = run_build(settings, vault, chat=_chat(settings, vault), communities=False, say=lambda _line: None)
+    loaded = first.lines["load"][0]
+    assert loaded.startswith("documents +") and "load unchanged" not in loaded
+
+    again = run_build(settings, vault, chat=_chat(settings, vault), communities=False, say=lambda _line: None)
+    assert again.lines["load"][0].startswith("load unchanged") and loaded in again.lines["load"][0]
+
+    # the graph lost a document (another process, a manual delete): the step loads it again
+    clean_graph.execute_query("MATCH (d:Document) WITH d LIMIT 1 DETACH DELETE d")
+    third = run_build(settings, vault, chat=_chat(settings, vault), communities=False, say=lambda _line: None)
+    assert third.lines["load"][0].startswith("documents +1 ")

@@ -201,12 +201,21 @@ def report_step(ctx: StepContext) -> StepOutcome:
 def load_step(ctx: StepContext) -> StepOutcome:
     """MERGE the extraction into Neo4j (incremental per document); embeddings are their own step."""
     from graphrag_got.graph.load import load_extraction
+    from graphrag_got.pipeline import load_inputs
 
-    ls = load_extraction(ctx.driver, ctx.settings, _extraction_path(ctx), ctx.require_ontology(),
-                         progress=ctx.progress, embed=False)  # fmt: skip
-    return StepOutcome(lines=[f"documents +{ls.documents_added} ~{ls.documents_updated} ={ls.documents_unchanged} "
-                              f"-{ls.documents_pruned}; entities written {ls.entities_written}, relationships "
-                              f"written {ls.relations_written}; refused {ls.relations_refused}"])  # fmt: skip
+    path, onto = _extraction_path(ctx), ctx.require_ontology()
+    before = load_inputs.digest(ctx.driver, ctx.settings, path, onto.hash) if path.is_file() else None
+    kept = load_inputs.unchanged(ctx.settings, before) if before is not None else None
+    if kept is not None:
+        return StepOutcome(lines=["load unchanged (same extraction file, ontology, settings and graph as the last "
+                                  f"build): nothing written; last load: {kept}"])
+    load_inputs.forget(ctx.settings)  # whatever this load writes, the last build's digest no longer vouches for it
+    ls = load_extraction(ctx.driver, ctx.settings, path, onto, progress=ctx.progress, embed=False)
+    line = (f"documents +{ls.documents_added} ~{ls.documents_updated} ={ls.documents_unchanged} "
+            f"-{ls.documents_pruned}; entities written {ls.entities_written}, relationships "
+            f"written {ls.relations_written}; refused {ls.relations_refused}")
+    load_inputs.remember(ctx.settings, load_inputs.digest(ctx.driver, ctx.settings, path, onto.hash), line)
+    return StepOutcome(lines=[line])
 
 
 def embeddings_step(ctx: StepContext) -> StepOutcome:
