@@ -50,9 +50,9 @@ def write_json_atomic(path: str | Path, data: Any, indent: int | None = 1) -> Pa
 
 def dumps_json(data: Any, indent: int | None = 1) -> str:
     """``json.dumps(data, ensure_ascii=False, indent=indent)``, the same text (floats may be spelled
-    otherwise: 0.00001 for 1e-05; a None dict key, which no file of ours has, is written "None"). Indented JSON goes through pydantic-core's serializer: the standard
-    library writes indented JSON in pure Python, ~6x slower (2.5 s for a 6,000-note vault's
-    extraction.json, written on every build)."""
+    otherwise: 0.00001 for 1e-05; a None dict key, which no file of ours has, is written "None").
+    Indented JSON goes through pydantic-core's serializer: the standard library writes indented JSON in
+    pure Python, ~6x slower (2.5 s for a 6,000-note vault's extraction.json, written on every build)."""
     if indent is not None:
         try:
             return pydantic_core.to_json(data, indent=indent).decode("utf-8")

@@ -70,8 +70,8 @@ def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
                                           raw_responses=rec.raw_texts()))
                 continue
             repaired += int(rec.repaired)
-            todo.append((ch, d.document.id, RawAnswer.read(answer_items(rec.parsed, settings.extract.min_fact_probability)),
-                         rec.parsed))
+            answer = RawAnswer.read(answer_items(rec.parsed, settings.extract.min_fact_probability))
+            todo.append((ch, d.document.id, answer, rec.parsed))
     votes = ClassVotes((a for _, _, a, _ in todo), onto.classes, validator.max_entities) \
         if settings.extract.repair else None
     hits: dict[str, MemoEntry] = {}
@@ -122,10 +122,11 @@ def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
             repairs.extend(f.repairs)
             if memo is not None:
                 said = quoted.get(ch.id, entry.quoted if entry is not None else [])
-                entry = MemoEntry(key=keys[ch.id], quoted=said, votes_key=votes_key(votes, said), names_key=nkey, answer_entities=f.answer.entities,
-                                  answer_relations=f.answer.relations, names=sorted(answer_entity_names(f, validator.max_entities)),
-                                  repairs=f.repairs, extra_entities=f.extra_entities, entities=v.entities,
-                                  relations=v.relations, rejections=v.rejections)
+                entry = MemoEntry(key=keys[ch.id], quoted=said, votes_key=votes_key(votes, said), names_key=nkey,
+                                  answer_entities=f.answer.entities, answer_relations=f.answer.relations,
+                                  names=sorted(answer_entity_names(f, validator.max_entities)), repairs=f.repairs,
+                                  extra_entities=f.extra_entities, entities=v.entities, relations=v.relations,
+                                  rejections=v.rejections)
         if memo is not None:  # written below, before aggregation and resolution change the records
             entries[ch.id] = entry
         validations.append(v)

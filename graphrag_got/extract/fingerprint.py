@@ -41,11 +41,17 @@ def code_version() -> str:
 
 
 def file_digest(path: Path | None) -> str:
-    """sha256 of a side file's bytes ("absent" when there is none)."""
+    """sha256 of a file's bytes, read in blocks ("absent" when there is none)."""
+    if path is None:
+        return "absent"
+    h = hashlib.sha256()
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else "absent"
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
     except FileNotFoundError:
         return "absent"
+    return h.hexdigest()
 
 
 def inputs_digest(*, settings: dict[str, Any], ontology_hash: str, model: str, form: str,
@@ -88,9 +94,10 @@ def forget(out: Path) -> None:
         pass
 
 
-def memo_context(settings: Any, onto: Any) -> dict[str, Any]:
-    """What every chunk's validation depends on beyond the chunk itself (the validation memo's context):
-    the package's source, the ontology and its alias file, the extraction and chunking settings."""
+def validation_context(settings: Any, onto: Any) -> dict[str, Any]:
+    """What every chunk's validation depends on beyond the chunk itself: the package's source, the ontology
+    and its alias file, the extraction and chunking settings (the validation memo's context, and part of
+    the extraction file's input digest)."""
     return {"code": code_version(), "ontology": onto.hash,
             "aliases": file_digest(alias_file_path(onto)),
             "settings": {"extract": settings.extract.model_dump(mode="json"),

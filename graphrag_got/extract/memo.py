@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -37,9 +36,10 @@ from graphrag_got.common.files import write_text_atomic
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.extract.answer import RawAnswer
 from graphrag_got.extract.extraction import EntityRecord, RelationRecord, Rejection, Repair
-from graphrag_got.extract.repair import ClassVotes
+from graphrag_got.extract.repair import ClassVotes, majority_of
 
-__all__ = ["MEMO_VERSION", "MemoEntry", "QuotingVotes", "ValidationMemo", "answer_names", "chunk_key", "names_key", "votes_key"]
+__all__ = ["MEMO_VERSION", "MemoEntry", "QuotingVotes", "ValidationMemo", "answer_names", "chunk_key", "names_key",
+           "votes_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,8 @@ class _MemoFile(BaseModel):
 
 
 def _digest(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")).hexdigest()
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def answer_names(answer: RawAnswer) -> set[str]:
@@ -94,7 +95,7 @@ def chunk_key(*, chunk_id: str, document_id: str, chunk_hash: str, start: int, p
               votes: ClassVotes | None, names: Iterable[str]) -> str:
     """The key of one chunk's result: the chunk, its stored answer and what the repair decides from the
     class votes of its names (each name's majority class, whether it is strict, whether it has votes)."""
-    decided = {k: _decision(votes.votes.get(k)) for k in sorted(names)} if votes is not None else {}
+    decided = {k: majority_of(votes.votes[k]) for k in sorted(names) if k in votes.votes} if votes is not None else {}
     return _digest([chunk_id, document_id, chunk_hash, start, parsed, decided])
 
 
@@ -116,15 +117,6 @@ class QuotingVotes(ClassVotes):
     def describe(self, name: str) -> str:
         self.quoted.add(normalize_name(name))
         return super().describe(name)
-
-
-def _decision(counts: Counter[str] | None) -> list[Any]:
-    if not counts:
-        return []
-    (top, n), *rest = counts.most_common()
-    if rest and rest[0][1] == n:
-        return [None]
-    return [top, n * 2 > sum(counts.values())]
 
 
 def names_key(names: Iterable[str] | None) -> str:

@@ -47,7 +47,8 @@ from graphrag_got.extract.extraction import End, Repair, RepairReason
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.extract.validate import Validator, known_entities
 
-__all__ = ["ChunkAnswer", "ClassVotes", "RepairedAnswer", "answer_entity_names", "corpus_entity_names", "repair_answers", "repair_chunk"]
+__all__ = ["ChunkAnswer", "ClassVotes", "RepairedAnswer", "answer_entity_names", "majority_of", "repair_answers",
+           "repair_chunk"]
 
 _log = logging.getLogger(__name__)
 
@@ -103,19 +104,24 @@ class ClassVotes:
     def majority(self, name: str) -> tuple[str | None, bool]:
         """(the single most frequent class, whether it has more than half the votes); (None, False)
         when the name has no vote or two classes tie."""
-        counts = self.of(name)
-        if not counts:
-            return None, False
-        (top, n), *rest = counts.most_common()
-        if rest and rest[0][1] == n:
-            return None, False
-        return top, n * 2 > sum(counts.values())
+        return majority_of(self.of(name))
 
     def describe(self, name: str) -> str:
         counts = self.of(name)
         if not counts:
             return "no listing"
         return ", ".join(f"{c} in {n}" for c, n in counts.most_common()) + " chunk answer(s)"
+
+
+def majority_of(counts: Counter[str]) -> tuple[str | None, bool]:
+    """(the single most frequent class of ``counts``, whether it has more than half); (None, False) when
+    there is no vote or two classes tie."""
+    if not counts:
+        return None, False
+    (top, n), *rest = counts.most_common()
+    if rest and rest[0][1] == n:
+        return None, False
+    return top, n * 2 > sum(counts.values())
 
 
 def repair_answers(validator: Validator, answers: Sequence[ChunkAnswer], *,
@@ -137,12 +143,6 @@ def repair_chunk(validator: Validator, chunk: ChunkAnswer, votes: ClassVotes, *,
                  threshold: float = 0.85) -> RepairedAnswer:
     """The repairs of one chunk's answer, given the corpus's class votes."""
     return _ChunkRepair(validator, chunk, votes, threshold).run()
-
-
-def corpus_entity_names(fixed: Iterable[RepairedAnswer], bound: int | None = None) -> frozenset[str]:
-    """Every entity name the (repaired) answers of a corpus list, as written: what the validator hides
-    relation cues inside (``Validator.validate(..., corpus_names=...)``)."""
-    return frozenset(n for f in fixed for n in answer_entity_names(f, bound))
 
 
 def answer_entity_names(fixed: RepairedAnswer, bound: int | None = None) -> set[str]:

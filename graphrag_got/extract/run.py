@@ -45,7 +45,6 @@ from graphrag_got.extract.resolve import resolve_entities
 from graphrag_got.ingest.notes import notes_of_documents
 from graphrag_got.extract.verify import VerdictCache, Verifier
 from graphrag_got.extract import fingerprint
-from graphrag_got.extract.aliases import alias_file_path
 from graphrag_got.llm.usage import cost_usd, usage_line
 from graphrag_got.extract.extraction import Usage
 from graphrag_got.extract.classify.backend import backend_for
@@ -313,12 +312,12 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                 raise ExtractionError(f"interrupted: {len(records)} of {len(chunks)} chunks are cached; "
                                       "rerun the same command to resume.") from None
 
+    context = fingerprint.validation_context(settings, onto)  # what every chunk's validation depends on
     digest = fingerprint.inputs_digest(
-        settings={"extract": settings.extract.model_dump(mode="json"), "chunking": settings.chunking.model_dump(mode="json")},
-        ontology_hash=onto.hash, model=label, form=form,
+        settings=context["settings"], ontology_hash=onto.hash, model=label, form=form,
         chunks=[(ch.id, ch.hash, records[ch.id].created if ch.id in records else None) for ch in chunks],
-        skipped=[json.dumps(s.as_dict(), sort_keys=True) for s in skipped], code_version=fingerprint.code_version(),
-        side_files={"aliases": fingerprint.file_digest(alias_file_path(onto))})
+        skipped=[json.dumps(s.as_dict(), sort_keys=True) for s in skipped], code_version=context["code"],
+        side_files={"aliases": context["aliases"]})
     if not todo and not revalidate and not export_replay and not settings.extract.verify \
             and fingerprint.unchanged(out, digest):
         return _unchanged_summary(out, docs, chunks, label, missing, t0,
@@ -331,7 +330,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         verifier = Verifier(onto, VerdictCache(settings.cache_dir, label), None if revalidate else chat,
                             workers=workers_for(settings, provider), progress=progress)
     try:
-        memo = ValidationMemo(memo_path(settings.cache_dir, out), fingerprint.memo_context(settings, onto))
+        memo = ValidationMemo(memo_path(settings.cache_dir, out), context)
         ext = build_extraction(settings, onto, docs, records, provider=provider, model=label, verifier=verifier,
                                skipped=skipped, memo=memo)
     except LLMError as exc:  # the provider broke during verification: verdicts so far are cached

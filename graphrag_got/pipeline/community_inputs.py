@@ -11,8 +11,6 @@ The ``communities detect`` command always detects again.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 
 import neo4j
@@ -21,7 +19,7 @@ from graphrag_got.common.files import write_text_atomic
 from graphrag_got.communities.cypher import community_count, graph_size
 from graphrag_got.config import Settings
 from graphrag_got.graph.db import read_all
-from graphrag_got.graph.load_cypher import existing_documents
+from graphrag_got.pipeline.inputs import graph_documents_digest
 
 SIDECAR = "communities.inputs"
 VERSION = "communities-inputs/1"
@@ -32,17 +30,12 @@ def sidecar(settings: Settings) -> Path:
 
 
 def graph_digest(driver: neo4j.Driver, settings: Settings, ontology_hash: str) -> str:
-    """sha256 of what detection and the reports depend on (three read queries)."""
-    docs = sorted((r["id"], r["hash"] or "", r["ontology_hash"] or "")
-                  for r in read_all(driver, settings, existing_documents()))
+    """sha256 of what detection and the reports depend on (two read queries)."""
     (size,) = read_all(driver, settings, graph_size())
     head = {"v": VERSION, "ontology": ontology_hash, "size": size,
             "communities": settings.communities.model_dump(mode="json"),
             "llm": settings.llm.model_dump(mode="json"), "embedding": settings.embedding.model_dump(mode="json")}
-    h = hashlib.sha256(json.dumps(head, sort_keys=True, default=str).encode("utf-8"))
-    for doc in docs:
-        h.update("\n".join(("", *doc)).encode("utf-8"))
-    return h.hexdigest()
+    return graph_documents_digest(driver, settings, head)
 
 
 def unchanged(driver: neo4j.Driver, settings: Settings, digest: str) -> int:

@@ -12,8 +12,6 @@ line. When a later build finds the same digest, the step writes nothing and repe
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 
 import neo4j
@@ -21,8 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from graphrag_got.common.files import write_text_atomic
 from graphrag_got.config import Settings
-from graphrag_got.graph.db import read_all
-from graphrag_got.graph.load_cypher import existing_documents
+from graphrag_got.pipeline.inputs import graph_documents_digest
 
 SIDECAR = "load.inputs"
 VERSION = "load-inputs/1"
@@ -39,25 +36,11 @@ def sidecar(settings: Settings) -> Path:
     return settings.files.out_dir / SIDECAR
 
 
-def _file_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def digest(driver: neo4j.Driver, settings: Settings, extraction: Path, ontology_hash: str) -> str:
-    """sha256 of the extraction file, the ontology, the graph settings and the graph's documents."""
-    docs = sorted((r["id"], r["hash"] or "", r["ontology_hash"] or "")
-                  for r in read_all(driver, settings, existing_documents()))
-    head = {"v": VERSION, "file": _file_digest(extraction), "ontology": ontology_hash,
-            "graph": settings.graph.model_dump(mode="json"),
-            "neo4j": [settings.neo4j.uri, settings.neo4j.database]}
-    h = hashlib.sha256(json.dumps(head, sort_keys=True, default=str).encode("utf-8"))
-    for doc in docs:
-        h.update("\n".join(("", *doc)).encode("utf-8"))
-    return h.hexdigest()
+def digest(driver: neo4j.Driver, settings: Settings, file_digest: str, ontology_hash: str) -> str:
+    """sha256 of the extraction file's digest, the ontology, the graph settings and the graph's documents."""
+    head = {"v": VERSION, "file": file_digest, "ontology": ontology_hash,
+            "graph": settings.graph.model_dump(mode="json"), "neo4j": [settings.neo4j.uri, settings.neo4j.database]}
+    return graph_documents_digest(driver, settings, head)
 
 
 def unchanged(settings: Settings, value: str) -> str | None:

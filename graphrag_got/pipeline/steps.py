@@ -200,12 +200,14 @@ def report_step(ctx: StepContext) -> StepOutcome:
 
 def load_step(ctx: StepContext) -> StepOutcome:
     """MERGE the extraction into Neo4j (incremental per document); embeddings are their own step."""
+    from graphrag_got.extract.fingerprint import file_digest
     from graphrag_got.graph.load import load_extraction
     from graphrag_got.pipeline import load_inputs
 
     path, onto = _extraction_path(ctx), ctx.require_ontology()
-    before = load_inputs.digest(ctx.driver, ctx.settings, path, onto.hash) if path.is_file() else None
-    kept = load_inputs.unchanged(ctx.settings, before) if before is not None else None
+    file = file_digest(path)  # "absent": load_extraction says what is wrong
+    kept = load_inputs.unchanged(ctx.settings, load_inputs.digest(ctx.driver, ctx.settings, file, onto.hash)) \
+        if file != "absent" else None
     if kept is not None:
         return StepOutcome(lines=["load unchanged (same extraction file, ontology, settings and graph as the last "
                                   f"build): nothing written; last load: {kept}"])
@@ -214,7 +216,7 @@ def load_step(ctx: StepContext) -> StepOutcome:
     line = (f"documents +{ls.documents_added} ~{ls.documents_updated} ={ls.documents_unchanged} "
             f"-{ls.documents_pruned}; entities written {ls.entities_written}, relationships "
             f"written {ls.relations_written}; refused {ls.relations_refused}")
-    load_inputs.remember(ctx.settings, load_inputs.digest(ctx.driver, ctx.settings, path, onto.hash), line)
+    load_inputs.remember(ctx.settings, load_inputs.digest(ctx.driver, ctx.settings, file, onto.hash), line)
     return StepOutcome(lines=[line])
 
 
