@@ -89,6 +89,27 @@ def vocabulary(n: int, rng: random.Random) -> dict[str, list[str]]:
     return out
 
 
+#: Topical vaults (--topical): the share of a note's names drawn from its topic folder's own pool.
+TOPICAL_SHARE = 0.9
+TOPIC_POOL = 30  # names per class in a topic's pool
+
+
+def topical(vocab: dict[str, list[str]], topics: int = 97, seed: int = 5) -> dict[str, list[str]]:
+    """``vocab`` with a pool of names per topic folder (key ``"<class>@<topic>"``): notes of a topic
+    mostly name the same things, as notes of one subject do; the pools overlap at random."""
+    rng = random.Random(seed)
+    out = dict(vocab)
+    for t in range(topics):
+        for cls, names in vocab.items():
+            out[f"{cls}@{t}"] = rng.sample(names, min(TOPIC_POOL, len(names)))
+    return out
+
+
+def _pick(rng: random.Random, vocab: dict[str, list[str]], cls: str, i: int) -> str:
+    pool = vocab.get(f"{cls}@{i % 97}")
+    return rng.choice(pool if pool is not None and rng.random() < TOPICAL_SHARE else vocab[cls])
+
+
 def note_path(i: int) -> str:
     return f"area-{i % 12:02d}/topic-{i % 97:02d}/note-{i:05d}.md"
 
@@ -108,7 +129,7 @@ def note_text(i: int, n_notes: int, vocab: dict[str, list[str]], version: int = 
                 rel = rng.choice(list(RELATIONS))
                 subj_classes, obj_classes, template = RELATIONS[rel]
                 sc, oc = rng.choice(subj_classes), rng.choice(obj_classes)
-                s, o = rng.choice(vocab[sc]), rng.choice(vocab[oc])
+                s, o = _pick(rng, vocab, sc, i), _pick(rng, vocab, oc, i)
                 if s == o:
                     continue
                 sentences.append(template.format(s=s, o=o))
@@ -170,12 +191,43 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux
 
 
+def compare_fresh(driver, settings: Settings) -> str:  # type: ignore[no-untyped-def]
+    """The stored communities (after the daily update) against a detection from scratch of the same graph
+    (not written): level-0 modularity, and how many reports the fresh detection could reuse."""
+    import networkx as nx
+
+    from graphrag_got.communities.detect import detect_communities
+    from graphrag_got.communities.graph import read_entity_graph
+    from graphrag_got.graph.db import read_all
+
+    eg = read_entity_graph(driver, settings, ONTOLOGY)
+    rows = read_all(driver, settings, "MATCH (e:Entity)-[:IN_COMMUNITY]->(c:Community) WHERE c.level = 0 "
+                                      "RETURN c.id AS id, collect(e.uid) AS members")  # fmt: skip
+    reported = {r["h"] for r in read_all(driver, settings, "MATCH (c:Community) WHERE c.summary IS NOT NULL "
+                                                           "RETURN c.content_hash AS h")}  # fmt: skip
+    cs = settings.communities
+    fresh = detect_communities(eg, cs.resolution, cs.seed, max_size=cs.max_size, max_levels=cs.max_levels)
+    sized = [c for c in fresh if c.size > 1]
+
+    def q(parts: list) -> float:
+        return nx.community.modularity(eg.graph, parts, weight="weight")
+
+    return (f"\n## stored communities vs a detection from scratch of the final graph\n"
+            f"  level-0 modularity: stored {q([set(r['members']) for r in rows]):.4f}, from scratch "
+            f"{q([set(c.members) for c in fresh if c.level == 0]):.4f}\n"
+            f"  from scratch: {len(fresh)} communities, {len(sized)} of 2+ members, of which "
+            f"{sum(1 for c in sized if c.content_hash not in reported)} without a stored report for their content")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--notes", type=int, default=6000)
     ap.add_argument("--daily", type=int, default=80, help="notes touched by the daily update")
     ap.add_argument("--names", type=int, default=0, help="names per class (default: notes / 10, at least 50)")
     ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--topical", action="store_true",
+                    help="notes of a topic folder mostly name the same things (default: names drawn from the whole "
+                         "vocabulary, a graph without community structure)")  # fmt: skip
     ap.add_argument("--no-embeddings", action="store_true", help="leave the embeddings step out")
     ap.add_argument("--no-communities", action="store_true", help="leave the communities step out")
     ap.add_argument("--out", type=Path, help="also write the report to this file")
@@ -185,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
 
     rng = random.Random(args.seed)
     vocab = vocabulary(args.names or max(50, args.notes // 10), rng)
+    if args.topical:
+        vocab = topical(vocab)
     lines = [f"server {os.environ.get('NEO4J_URI', 'default')}, {os.cpu_count()} CPUs, "
              f"load average at start {os.getloadavg()[0]:.1f}"]  # fmt: skip
 
@@ -206,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
         n_chunks = chunk_answers(settings, vault, facts, answers)
         size = sum(p.stat().st_size for p in vault.rglob("*.md"))
         say(f"vault: {args.notes} notes, {size / 1e6:.1f} MB ({size / args.notes / 1000:.1f} KB a note), "
-            f"{n_chunks} chunks, {sum(len(v) for v in vocab.values())} names; generated and answered in "
+            f"{n_chunks} chunks, {sum(len(v) for k, v in vocab.items() if '@' not in k)} names"
+            f"{' (topical)' if args.topical else ''}; generated and answered in "
             f"{time.perf_counter() - t:.1f} s (not counted below)")
 
         # the daily update, prepared now so that its answers are in the replay file from the start
@@ -255,9 +310,11 @@ def main(argv: list[str] | None = None) -> int:
             say(f"  Neo4j writes: {counter.describe()}")
             say(f"  embeddings computed: {res.total_embedding_calls}; LLM calls: {llm} "
                 f"({', '.join(f'{k} {v}' for k, v in res.llm_calls.items()) or 'none'}, replayed: no model time)")
-            for name in ("load", "embeddings"):
+            for name in ("load", "embeddings", "communities"):
                 for line in res.lines.get(name, [])[:3]:
                     say(f"  {name}: {line}")
+        if not args.no_communities:
+            say(compare_fresh(driver, settings))
         driver.close()
     say(f"\nload average at the end {os.getloadavg()[0]:.1f} (the machine is shared: other jobs slow every step)")
     if args.out:

@@ -273,9 +273,8 @@ class CommunitySettings(Section):
     max_levels: int = _env("GRAPHRAG_COMMUNITY_MAX_LEVELS", 3,
                                      "leiden: most levels of the hierarchy (level 0 covers the whole graph)",
                                      ge=1, le=8, flat="community_max_levels")
-    cooccurrence: bool = _env("GRAPHRAG_COMMUNITY_COOCCURRENCE", False,
-                                        "communities are also computed on the `CO_OCCURS` edges (for ontologies "
-                                        "with few relations)", flat="community_cooccurrence")
+    incremental: bool = _env("GRAPHRAG_COMMUNITY_INCREMENTAL", True, "leiden: keep the communities of the last detection whose members and the relations among them did not change (and their reports); cluster only the rest again. 0: detect from scratch", flat="community_incremental")
+    cooccurrence: bool = _env("GRAPHRAG_COMMUNITY_COOCCURRENCE", False, "communities are also computed on the `CO_OCCURS` edges (for ontologies with few relations)", flat="community_cooccurrence")
 
 
 class SearchSettings(Section):

@@ -50,3 +50,25 @@ class CallCounter(BaseCallbackHandler):
     def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
         self.calls += 1
         self.prompts.append("\n".join(str(m.content) for batch in messages for m in batch))
+
+
+def nested_groups(seed: int = 7) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Entity and relation rows (as Neo4j returns them) of 4 groups of 30 entities, each made of 3 dense
+    sub-groups of 10 loosely tied together, the groups tied in a ring: a graph with two levels."""
+    import random
+
+    rng = random.Random(seed)
+
+    def rel(a: str, b: str, support: int) -> dict[str, Any]:
+        return {"start": a, "end": b, "type": "R", "symmetric": False, "support": support, "attributes": []}
+
+    ents: list[dict[str, Any]] = []
+    rels: list[dict[str, Any]] = []
+    for g in range(4):
+        for s in range(3):
+            members = [f"T|g{g}s{s}n{i}" for i in range(10)]
+            ents += [{"uid": u, "name": u[2:], "type": "T", "properties": {}} for u in members]
+            rels += [rel(a, b, 3) for i, a in enumerate(members) for b in members[i + 1:] if rng.random() < 0.8]
+            rels += [rel(f"T|g{g}s{s}n{k}", f"T|g{g}s{(s + 1) % 3}n{k + 1}", 3) for k in range(6)]
+        rels.append(rel(f"T|g{g}s0n5", f"T|g{(g + 1) % 4}s0n6", 1))
+    return ents, rels

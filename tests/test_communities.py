@@ -20,7 +20,7 @@ from graphrag_got.communities import cypher as communities_cypher
 from graphrag_got.graph import vector_cypher
 from graphrag_got.errors import GraphragGotError
 from graphrag_got.ontology.model import Ontology
-from support import CallCounter
+from support import CallCounter, nested_groups
 
 ROOT = Path(__file__).resolve().parent.parent
 ONTO = Ontology.from_file(ROOT / "ontology" / "got.json")
@@ -232,20 +232,7 @@ def planted(blocks: int, size: int, *, seed: int = 1, inside: float = 0.9, acros
 
 def test_leiden_levels_split_big_communities_under_the_size_cap() -> None:
     # 4 groups of 30 entities, each made of 3 dense sub-groups of 10 loosely tied together
-    import random
-
-    rng = random.Random(7)
-    ents, rels = [], []
-    for g in range(4):
-        for s in range(3):
-            members = [f"T|g{g}s{s}n{i}" for i in range(10)]
-            ents += [{"uid": u, "name": u[2:], "type": "T", "properties": {}} for u in members]
-            rels += [{"start": a, "end": b, "type": "R", "symmetric": False, "support": 3, "attributes": []}
-                     for i, a in enumerate(members) for b in members[i + 1:] if rng.random() < 0.8]  # fmt: skip
-            rels += [{"start": f"T|g{g}s{s}n{k}", "end": f"T|g{g}s{(s + 1) % 3}n{k + 1}", "type": "R",
-                      "symmetric": False, "support": 3, "attributes": []} for k in range(6)]  # fmt: skip
-        rels.append({"start": f"T|g{g}s0n5", "end": f"T|g{(g + 1) % 4}s0n6", "type": "R", "symmetric": False,
-                     "support": 1, "attributes": []})  # fmt: skip
+    ents, rels = nested_groups()
     eg = build_entity_graph(ents, rels)
 
     comms = detect_communities(eg, resolution=0.3, seed=3, max_size=10, max_levels=3)

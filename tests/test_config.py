@@ -62,7 +62,7 @@ OLD_DEFAULTS = {
     "local_retrieval": "hybrid", "local_top_k": 8, "local_max_chunks": 8, "local_catalog_cache_s": 0.0,
     # co-occurrence, communities with levels, selective global search (issue 12)
     "cooccurrence": True, "cooccurrence_max_entities": 40, "community_algorithm": "leiden", "community_max_size": 10,
-    "community_max_levels": 3, "community_cooccurrence": False, "global_target_communities": 8,
+    "community_max_levels": 3, "community_incremental": True, "community_cooccurrence": False, "global_target_communities": 8,
     "global_max_communities": 6, "global_min_similarity": 0.75,
     # routing, DRIFT, the service (issue 13)
     "service_max_question_chars": 1000, "service_timeout_s": 300.0, "service_max_llm_requests": 2,

@@ -35,6 +35,9 @@ def register(sub: "argparse._SubParsersAction") -> None:
                         "(default: GRAPHRAG_COMMUNITY_ALGORITHM)")  # fmt: skip
     d.add_argument("--resolution", type=float, default=None,
                    help="higher gives more, smaller communities (default: GRAPHRAG_COMMUNITY_RESOLUTION)")
+    d.add_argument("--fresh", action="store_true",
+                   help="detect from scratch instead of keeping the unchanged communities of the last detection "
+                        "(GRAPHRAG_COMMUNITY_INCREMENTAL)")  # fmt: skip
     _add_graph_options(d)
     d.set_defaults(func=run_detect)
 
@@ -68,20 +71,20 @@ def _graph_settings(args: argparse.Namespace, settings: Settings) -> Settings:
 
 
 def run_detect(args: argparse.Namespace, settings: Settings) -> int:
-    from graphrag_got.pipeline.steps import detect_and_write
+    from graphrag_got.pipeline.steps import detect_and_write, kept_line
 
     settings = _graph_settings(args, settings).with_overrides(community_resolution=args.resolution,
                                                               community_algorithm=args.algorithm)  # fmt: skip
     driver, onto = _connect(settings)
     with driver:
-        eg, comms, counts = detect_and_write(driver, settings, onto)
+        eg, comms, counts = detect_and_write(driver, settings, onto, fresh=args.fresh)
     if not eg.entities:
         print("the graph has no entities: run `graphrag-got load` first")
         return 1
     cooc = f", co-occurrence links: {eg.cooccurrence_links}" if eg.cooccurrence else ""
     print(f"entities: {len(eg.entities)}, links: {eg.graph.number_of_edges()}{cooc} "
           f"({settings.communities.algorithm}, resolution {settings.communities.resolution}, "
-          f"seed {settings.communities.seed})")  # fmt: skip
+          f"seed {settings.communities.seed}){kept_line(comms)}")  # fmt: skip
     levels = sorted({c.level for c in comms})
     for level in levels:
         at = [c for c in comms if c.level == level]

@@ -97,13 +97,14 @@ def clear_entity_communities() -> str:
 
 
 def create_communities() -> str:
-    """Rows ``{id, level, parent, algorithm, resolution, size, members_hash, content_hash, title, summary,
-    findings, rating, rating_explanation, summary_key}`` (``findings`` a JSON string)."""
+    """Rows ``{id, level, parent, algorithm, resolution, seed, size, members_hash, content_hash, inner_hash,
+    title, summary, findings, rating, rating_explanation, summary_key}`` (``findings`` a JSON string)."""
     return (
         "UNWIND $rows AS row\n"
         "CREATE (c:Community {id: row.id, level: row.level, parent: row.parent, algorithm: row.algorithm,\n"
-        "  resolution: row.resolution, size: row.size, members_hash: row.members_hash,\n"
-        "  content_hash: row.content_hash, title: row.title, summary: row.summary, findings: row.findings,\n"
+        "  resolution: row.resolution, seed: row.seed, size: row.size, members_hash: row.members_hash,\n"
+        "  content_hash: row.content_hash, inner_hash: row.inner_hash,\n"
+        "  title: row.title, summary: row.summary, findings: row.findings,\n"
         "  rating: row.rating, rating_explanation: row.rating_explanation, summary_key: row.summary_key})"
     )
 
@@ -119,6 +120,21 @@ def link_community_members() -> str:
         "  SET e.communityId = row.id, e.communityLevel = row.level)\n"
         "MERGE (e)-[m:IN_COMMUNITY]->(c)\n"
         "SET m.communityLevel = row.level"
+    )
+
+
+def previous_communities() -> str:
+    """The communities of the last detection (read): how they were detected, their place in the
+    hierarchy, their content and inner hashes and their member uids (what an incremental detection
+    compares)."""
+    return (
+        "MATCH (c:Community)\n"
+        "OPTIONAL MATCH (e:Entity)-[:IN_COMMUNITY]->(c)\n"
+        "WITH c, e ORDER BY e.uid\n"
+        "RETURN c.id AS id, c.level AS level, c.parent AS parent, c.algorithm AS algorithm,\n"
+        "       c.resolution AS resolution, c.seed AS seed,\n"
+        "       c.content_hash AS content_hash, c.inner_hash AS inner_hash, collect(e.uid) AS members\n"
+        "ORDER BY id"
     )
 
 

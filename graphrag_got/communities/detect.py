@@ -17,10 +17,25 @@
 * Ids are stable and unique across levels: level 0 is numbered first from 0, by size (descending)
   then smallest member uid; each deeper level continues the numbering, ordered by parent id, size,
   smallest uid. Nodes are inserted in uid order, so an algorithm sees the same input for a seed.
+* Incremental (``previous``: the communities of the last detection, Leiden only): a previous
+  community is unchanged when what its report is written from did not change: the same members
+  with the same names, classes and properties, and the same relations among them (with their
+  attributes; ``inner_hash``, over all of them, not only those a report prompt shows), and, below
+  level 0, it lies inside its new parent. Relations to entities outside it and how many chunks
+  support a relation do not count (they would re-cluster nearly every community of a dense graph
+  on any update, and its report would not change). Unchanged communities are kept; the other
+  entities (members of changed communities, new entities) are clustered again, starting from their
+  previous communities, for the modularity of the whole graph (level 0) or of the parent's subgraph
+  (deeper levels): CPM on their subgraph with those degrees as node weights and resolution / 2m is
+  that objective with the kept communities held in place (igraph). An entity this leaves alone
+  although it has links (all into kept communities) may then join one (a second Leiden pass where
+  only such entities move: leidenalg, whose optimiser can hold vertices fixed). A daily update
+  therefore pays reports only for the communities it changed.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Sequence
@@ -29,7 +44,7 @@ from typing import Any, Literal, Mapping
 
 import networkx as nx
 
-from graphrag_got.communities.graph import EntityGraph, community_content, relations_inside, sha
+from graphrag_got.communities.graph import EntityGraph, Rel, community_content, relations_inside, sha
 from graphrag_got.errors import GraphragGotError
 
 logger = logging.getLogger(__name__)
@@ -59,10 +74,69 @@ class Community:
     rating_explanation: str | None = None
     embedding: list[float] | None = None  # carried over from a previous detection, never computed here
     embedding_hash: str | None = None
+    inner_hash: str | None = None  # its members and the relations among them, in full (see inner_hash())
+    kept: bool = False  # level 0: carried over unchanged from the previous detection (incremental)
 
     @property
     def size(self) -> int:
         return len(self.members)
+
+
+@dataclass(frozen=True)
+class PriorCommunity:
+    """A community of the previous detection as stored: what an incremental detection compares."""
+
+    members: tuple[str, ...]
+    content_hash: str | None
+    inner_hash: str | None
+    id: int = -1
+    level: int = 0
+    parent: int | None = None
+
+
+class _Inner:
+    """What :func:`inner_hash` hashes, with each entity's line computed once per detection."""
+
+    def __init__(self, eg: EntityGraph) -> None:
+        self.entities = eg.entities
+        self.lines: dict[str, str] = {}
+
+    def member(self, u: str) -> str:
+        line = self.lines.get(u)
+        if line is None:
+            e = self.entities[u]
+            props = json.dumps(e["properties"], sort_keys=True, ensure_ascii=False, default=str)
+            line = self.lines[u] = f"{u}\t{e['type']}\t{e['name']}\t{props}\n"
+        return line
+
+    def hash(self, members: Sequence[str], inner: Sequence[Rel]) -> str:
+        rels = sorted(f"{r.start}\t{r.type}\t{r.end}\t{r.attributes!r}" for r in inner)
+        return sha("".join(self.member(u) for u in sorted(members)) + "#\n" + "\n".join(rels))
+
+
+def inner_hash(eg: EntityGraph, members: Sequence[str], inner: Sequence[Rel] | None = None) -> str:
+    """The hash of ``members`` (uid, class, name, properties) and of every relation among them (with its
+    attributes, without its support): what decides whether a community's report could change.
+    ``inner``: the relations among them when the caller has them."""
+    if inner is None:
+        inner = relations_inside(eg, [members])[0]
+    return _Inner(eg).hash(members, inner)
+
+
+class _Prior:
+    """The previous detection: which of its communities are unchanged, and where each entity was."""
+
+    def __init__(self, eg: EntityGraph, previous: Sequence[PriorCommunity], hasher: _Inner) -> None:
+        candidates = [p for p in previous if p.members and p.inner_hash and all(u in eg.entities for u in p.members)]
+        inner = relations_inside(eg, [p.members for p in candidates])
+        self.unchanged: dict[int, list[PriorCommunity]] = {}  # level -> its unchanged communities
+        for p, among in zip(candidates, inner):
+            if hasher.hash(p.members, among) == p.inner_hash:
+                self.unchanged.setdefault(p.level, []).append(p)
+        self.where: dict[int, dict[str, int]] = {}  # level -> uid -> its community at that level
+        for i, p in enumerate(previous):
+            for u in p.members:
+                self.where.setdefault(p.level, {})[u] = i
 
 
 def _check_algorithm(algorithm: str, resolution: float, max_size: int, max_levels: int) -> None:
@@ -84,34 +158,80 @@ def detect_communities(
     algorithm: str = "leiden",
     max_size: int = 10,
     max_levels: int = 3,
+    previous: Sequence[PriorCommunity] | None = None,
 ) -> list[Community]:
     """Communities of every level (level 0 first), numbered as the module docstring says.
 
     ``algorithm="leiden"``: hierarchical with ``max_size`` / ``max_levels``; ``"louvain"``: one level.
-    Deterministic for a seed.
+    Deterministic for a seed (and, with ``previous``, for the previous communities). ``previous``
+    (Leiden only; the caller checks they were detected with the same algorithm, resolution and seed)
+    makes the detection incremental: see the module docstring; the kept communities have ``kept``.
     """
     _check_algorithm(algorithm, resolution, max_size, max_levels)
     if algorithm == "louvain":
         parts: list[list[str]] = [sorted(p) for p in _louvain(eg.graph, resolution, seed)]
-        return _number(eg, [(None, p) for p in parts], 0, 0, float(resolution), algorithm)
+        return _number(eg, [(None, p, False) for p in parts], 0, 0, float(resolution), algorithm)
     view = IGraphView.from_networkx(eg.graph)
-    level0 = [sorted(view.names[i] for i in part) for part in view.leiden(None, resolution, seed)]
-    out = _number(eg, [(None, p) for p in level0], 0, 0, float(resolution), algorithm)
+    hasher = _Inner(eg)
+    prior = _Prior(eg, previous, hasher) if previous else None
+    everyone = Community(-1, -1, float(resolution), list(view.names), "", "")  # the whole graph, as a parent
+    level0 = _partition(view, everyone, 0, resolution, seed, prior)
+    if level0 is None:
+        level0 = [(sorted(view.names[i] for i in part), False) for part in view.leiden(None, resolution, seed)]
+    out = _number(eg, [(None, p, k) for p, k in level0], 0, 0, float(resolution), algorithm, hasher)
     frontier = [c for c in out if c.size > max_size]
     for level in range(1, max_levels):
-        children: list[tuple[int | None, list[str]]] = []
+        children: list[tuple[int | None, list[str], bool]] = []
         for parent in frontier:
-            parts = _split(view, parent, resolution, seed)
-            children += [(parent.id, p) for p in parts]
+            parts = _partition(view, parent, level, resolution, seed, prior)
+            if parts is None:
+                parts = [(p, False) for p in _split(view, parent, resolution, seed)]
+            children += [(parent.id, p, k) for p, k in parts]
         if not children:
             break
-        new = _number(eg, children, level, len(out), float(resolution), algorithm)
+        new = _number(eg, children, level, len(out), float(resolution), algorithm, hasher)
         out += new
         frontier = [c for c in new if c.size > max_size]
     for c in frontier:
         logger.info("community %s (level %s, size %s) is over the size cap %s: the level cap (%s) was reached",
                     c.id, c.level, c.size, max_size, max_levels)
+    if prior is not None:
+        logger.info("incremental detection: %s of %s communities kept from the last detection",
+                    sum(1 for c in out if c.kept), len(out))  # fmt: skip
     return out
+
+
+def _partition(view: "IGraphView", parent: Community, level: int, resolution: float, seed: int,
+               prior: _Prior | None) -> list[tuple[list[str], bool]] | None:
+    """The communities at ``level`` inside ``parent`` (the whole graph at level 0) as (members, kept),
+    by the incremental rule of the module docstring; None when the previous detection says nothing
+    about these entities at this level, or when the result would not split ``parent`` (the caller
+    then detects from scratch)."""
+    if prior is None:
+        return None
+    where = prior.where.get(level, {})
+    if not any(u in where for u in parent.members):
+        return None
+    inside = set(parent.members)
+    kept = [sorted(p.members) for p in prior.unchanged.get(level, []) if inside.issuperset(p.members)]
+    taken = {u for members in kept for u in members}
+    within = None if level == 0 else [view.index[u] for u in parent.members]  # parent.members are sorted
+    loose = [view.index[u] for u in parent.members if u not in taken]
+    start = [where.get(view.names[i], ("new", i)) for i in loose]
+    groups = kept + [sorted(view.names[i] for i in part) for part in view.leiden_in(loose, resolution, seed, start, within)]
+    # An entity left alone although it has links in ``parent`` (they all lead into unchanged communities)
+    # may join one: a second pass where only such entities move.
+    alone = [g[0] for g in groups if len(g) == 1 and g[0] not in taken and view.graph.degree(view.index[g[0]]) > 0]
+    if alone:
+        home = {u: i for i, g in enumerate(groups) for u in g}
+        movable = set(alone)
+        parts = view.leiden_fixed(within, resolution, seed, [home[u] for u in parent.members],
+                                  [u not in movable for u in parent.members])  # fmt: skip
+        groups = [sorted(view.names[i] for i in part) for part in parts]
+    if level > 0 and len(groups) < 2:
+        return None
+    same = {tuple(m) for m in kept}
+    return [(m, tuple(m) in same) for m in groups]
 
 
 def _split(view: Any, parent: Community, resolution: float, seed: int) -> list[list[str]]:
@@ -128,16 +248,18 @@ def _split(view: Any, parent: Community, resolution: float, seed: int) -> list[l
     return []
 
 
-def _number(eg: EntityGraph, groups: list[tuple[int | None, list[str]]], level: int, first_id: int,
-            resolution: float, algorithm: str) -> list[Community]:
-    """Communities of one level from (parent, sorted members), ordered by parent, size, smallest uid."""
+def _number(eg: EntityGraph, groups: list[tuple[int | None, list[str], bool]], level: int, first_id: int,
+            resolution: float, algorithm: str, hasher: _Inner | None = None) -> list[Community]:
+    """Communities of one level from (parent, sorted members, kept), ordered by parent, size, smallest uid."""
     ordered = sorted(groups, key=lambda g: (-1 if g[0] is None else g[0], -len(g[1]), g[1][0]))
-    inner = relations_inside(eg, [members for _, members in ordered])
+    inner = relations_inside(eg, [members for _, members, _ in ordered])
     out = []
-    for i, (parent, members) in enumerate(ordered):
+    for i, (parent, members, kept) in enumerate(ordered):
         _, content_hash = community_content(eg, members, inner[i])
         c = Community(first_id + i, level, resolution, members, sha("\n".join(members)), content_hash,
-                      parent=parent, algorithm=algorithm)  # fmt: skip
+                      parent=parent, algorithm=algorithm, kept=kept)  # fmt: skip
+        if hasher is not None:
+            c.inner_hash = hasher.hash(members, inner[i])
         if len(members) == 1:
             c.title = eg.entities[members[0]]["name"]
         out.append(c)
@@ -210,6 +332,71 @@ class IGraphView:
         membership = leiden_membership(g, resolution, seed, backend)
         groups: dict[int, list[int]] = {}
         for v, m in enumerate(membership):
+            groups.setdefault(m, []).append(orig[v])
+        return list(groups.values())
+
+    def leiden_in(self, subset: Sequence[int], resolution: float, seed: int, start: Sequence[Any],
+                  within: Sequence[int] | None = None) -> list[list[int]]:
+        """Leiden communities of the vertices ``subset`` (sorted) that optimise the modularity of the
+        subgraph induced by ``within`` (None: the whole graph) while its other vertices stay where they
+        are and take no one in: CPM on the subgraph of ``subset`` with the weighted degrees in ``within``
+        as node weights and resolution / 2m of ``within`` (the same objective: the edges to the other
+        vertices only add a constant). ``start``: a starting community label per vertex of ``subset``."""
+        if not subset:
+            return []
+        if within is None:
+            strength = self.graph.strength(weights="weight")
+            weight_of = {i: strength[i] for i in subset}
+        else:
+            whole = self.graph.induced_subgraph(list(within))
+            strength = whole.strength(weights="weight")
+            weight_of = dict(zip(whole.vs["i"], strength))
+        total = float(sum(strength))
+        g = self.graph.induced_subgraph(list(subset))
+        orig = g.vs["i"]
+        if g.ecount() == 0 or total <= 0:
+            return [[i] for i in orig]
+        labels: dict[Any, int] = {}
+        initial = [labels.setdefault(label, len(labels)) for label in start]
+        import random
+
+        import igraph
+
+        with _RNG_LOCK:
+            igraph.set_random_number_generator(random.Random(seed))
+            try:
+                clusters = g.community_leiden(objective_function="CPM", weights="weight", resolution=resolution / total,
+                                              node_weights=[weight_of[i] for i in orig], initial_membership=initial,
+                                              n_iterations=LEIDEN_ITERATIONS)  # fmt: skip
+            finally:
+                igraph.set_random_number_generator(random)
+        groups: dict[int, list[int]] = {}
+        for v, m in enumerate(clusters.membership):
+            groups.setdefault(m, []).append(orig[v])
+        return list(groups.values())
+
+    def leiden_fixed(self, within: Sequence[int] | None, resolution: float, seed: int, start: Sequence[Any],
+                     fixed: Sequence[bool]) -> list[list[int]]:
+        """Leiden communities of the subgraph induced by ``within`` (sorted vertex indexes; None: the whole
+        graph), modularity with ``resolution``, starting from ``start`` (a label per vertex) where the
+        vertices with ``fixed`` True stay in their starting community (others may join it).
+
+        leidenalg, not igraph: only its optimiser can hold vertices fixed."""
+        import leidenalg
+
+        g = self.graph if within is None else self.graph.induced_subgraph(list(within))
+        orig = g.vs["i"]
+        labels: dict[Any, int] = {}
+        initial = [labels.setdefault(label, len(labels)) for label in start]
+        if g.ecount() > 0:
+            part = leidenalg.RBConfigurationVertexPartition(g, initial_membership=initial, weights="weight",
+                                                            resolution_parameter=float(resolution))  # fmt: skip
+            optimiser = leidenalg.Optimiser()
+            optimiser.set_rng_seed(int(seed) % (2**31))
+            optimiser.optimise_partition(part, n_iterations=LEIDEN_ITERATIONS, is_membership_fixed=list(fixed))
+            initial = list(part.membership)
+        groups: dict[int, list[int]] = {}
+        for v, m in enumerate(initial):
             groups.setdefault(m, []).append(orig[v])
         return list(groups.values())
 
@@ -287,6 +474,6 @@ def sweep(eg: EntityGraph, resolutions: Sequence[float], seed: int = 42,
 
 
 __all__ = [
-    "ALGORITHMS", "Community", "IGraphView", "SweepRow", "detect_communities", "leiden_membership",
-    "level_view", "sweep"
+    "ALGORITHMS", "Community", "IGraphView", "PriorCommunity", "SweepRow", "detect_communities",
+    "inner_hash", "leiden_membership", "level_view", "sweep"
 ]  # fmt: skip

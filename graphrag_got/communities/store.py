@@ -12,17 +12,20 @@ to a community whose content hash is unchanged. The report's findings are stored
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 from typing import Any
 
 import neo4j
 
 from graphrag_got.communities import cypher
-from graphrag_got.communities.detect import Community
+from graphrag_got.communities.detect import Community, PriorCommunity
 from graphrag_got.config import Settings
 from graphrag_got.errors import Neo4jError
 from graphrag_got.graph.db import read_all, session
 from graphrag_got.prompts import COMMUNITY_SUMMARY_VERSION
+
+logger = logging.getLogger(__name__)
 
 
 def batches(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, Any]]]:
@@ -48,8 +51,9 @@ def write_communities(driver: neo4j.Driver, settings: Settings, communities: lis
                     c.embedding, c.embedding_hash = old.get("embedding"), old.get("embedding_hash")
             comm_rows = [
                 {"id": c.id, "level": c.level, "parent": c.parent, "algorithm": c.algorithm,
-                 "resolution": c.resolution, "size": c.size, "members_hash": c.members_hash,
-                 "content_hash": c.content_hash, "title": c.title, "summary": c.summary, "findings": c.findings,
+                 "resolution": c.resolution, "seed": settings.communities.seed, "size": c.size,
+                 "members_hash": c.members_hash, "content_hash": c.content_hash, "inner_hash": c.inner_hash,
+                 "title": c.title, "summary": c.summary, "findings": c.findings,
                  "rating": c.rating, "rating_explanation": c.rating_explanation, "summary_key": c.summary_key}
                 for c in communities
             ]  # fmt: skip
@@ -72,6 +76,25 @@ def write_communities(driver: neo4j.Driver, settings: Settings, communities: lis
         raise Neo4jError(f"writing communities failed: {exc}") from exc
     return {"communities": len(comm_rows), "members": len(member_rows),
             "summaries_kept": sum(1 for c in communities if c.summary)}  # fmt: skip
+
+
+def previous_communities(driver: neo4j.Driver, settings: Settings) -> list[PriorCommunity]:
+    """The communities an incremental detection may keep: those in the graph when they were
+    detected by Leiden with the resolution and seed of ``settings`` (else none: detect from scratch,
+    and the log says why)."""
+    cs = settings.communities
+    if cs.algorithm != "leiden":
+        return []
+    rows = read_all(driver, settings, cypher.previous_communities())
+    if not rows:
+        return []
+    how = {(r["algorithm"], r["resolution"], r["seed"]) for r in rows}
+    if how != {("leiden", float(cs.resolution), cs.seed)}:
+        logger.info("the communities in the graph were detected with other settings (%s): detecting from scratch",
+                    ", ".join(f"{a} resolution {r} seed {s}" for a, r, s in sorted(how, key=str)))
+        return []
+    return [PriorCommunity(tuple(r["members"]), r["content_hash"], r["inner_hash"], r["id"], r["level"] or 0,
+                           r["parent"]) for r in rows]  # fmt: skip
 
 
 def parse_findings(value: Any) -> list[dict[str, Any]]:
@@ -108,5 +131,6 @@ def stored_communities(driver: neo4j.Driver, settings: Settings) -> list[dict[st
 
 
 __all__ = [
-    "batches", "export_communities", "parse_findings", "stored_communities", "write_communities"
+    "batches", "export_communities", "parse_findings", "previous_communities", "stored_communities",
+    "write_communities"
 ]  # fmt: skip

@@ -233,25 +233,36 @@ def embeddings_step(ctx: StepContext) -> StepOutcome:
     return StepOutcome(lines=[line], embedding_calls={"chunks+entities": es.model_calls})
 
 
-def detect_and_write(driver: "neo4j.Driver", settings: Settings,
-                     ontology: "Ontology") -> tuple["EntityGraph", list["Community"], dict[str, int]]:
+def detect_and_write(driver: "neo4j.Driver", settings: Settings, ontology: "Ontology", *,
+                     fresh: bool = False) -> tuple["EntityGraph", list["Community"], dict[str, int]]:
     """Read the entity graph, detect communities with the configured algorithm, resolution, seed,
     size cap and levels, and write them (replacing earlier ones). With no entity nothing is written
-    and the list is empty. Returns the graph, the communities and the write counts."""
+    and the list is empty. Returns the graph, the communities and the write counts.
+
+    Leiden keeps the unchanged communities of the last detection (``settings.communities.incremental``)
+    unless ``fresh``."""
     from graphrag_got.communities.detect import detect_communities
     from graphrag_got.communities.graph import read_entity_graph
-    from graphrag_got.communities.store import write_communities
+    from graphrag_got.communities.store import previous_communities, write_communities
     from graphrag_got.pipeline.community_inputs import forget
 
     forget(settings)  # whatever this detection writes, the last build's digest no longer vouches for it
     eg = read_entity_graph(driver, settings, ontology)
     if not eg.entities:
         return eg, [], {}
+    incremental = settings.communities.incremental and not fresh
+    previous = previous_communities(driver, settings) if incremental else None
     comms = detect_communities(eg, settings.communities.resolution, settings.communities.seed,
                                algorithm=settings.communities.algorithm, max_size=settings.communities.max_size,
-                               max_levels=settings.communities.max_levels)  # fmt: skip
+                               max_levels=settings.communities.max_levels, previous=previous)  # fmt: skip
     counts = write_communities(driver, settings, comms)
     return eg, comms, counts
+
+
+def kept_line(comms: Sequence["Community"]) -> str:
+    """``; 480 of 495 communities kept from the last detection`` when the detection was incremental."""
+    kept = sum(1 for c in comms if c.kept)
+    return f"; {kept} of {len(comms)} communities kept from the last detection" if kept else ""
 
 
 def communities_step(ctx: StepContext) -> StepOutcome:
@@ -273,7 +284,8 @@ def communities_step(ctx: StepContext) -> StepOutcome:
                            llm_calls={"communities": 0}, embedding_calls={"community reports": 0})  # fmt: skip
     levels = sorted({c.level for c in comms})
     lines = [f"{len(comms)} communities over {len(levels)} level(s) ({settings.communities.algorithm}): "
-             + ", ".join(f"level {lv} {sum(1 for c in comms if c.level == lv)}" for lv in levels)]
+             + ", ".join(f"level {lv} {sum(1 for c in comms if c.level == lv)}" for lv in levels)
+             + kept_line(comms)]
     sm = summarize_communities(ctx.driver, settings, ctx.chat, ontology=onto, progress=ctx.progress,
                                embedder=ctx.embedder, graph=eg)  # fmt: skip
     est = " (estimated)" if sm.tokens_estimated else ""
