@@ -20,7 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
 
 from graphrag_got.errors import ExtractionFileError, format_problems
 from graphrag_got.common.files import write_json_atomic
@@ -214,13 +214,15 @@ class EntityRecord(_Model):
     def confidence(self, chunk_id: str) -> float:
         return self.mentions.get(chunk_id, 1.0)
 
-    @model_validator(mode="before")
+    @field_validator("properties", mode="before")
     @classmethod
-    def _drop_nulls(cls, data: Any) -> Any:
-        """A null property is no value (hand-edited files write them); never stored."""
-        if isinstance(data, dict) and isinstance(data.get("properties"), dict):
-            data = {**data, "properties": {k: v for k, v in data["properties"].items() if v is not None}}
-        return data
+    def _drop_nulls(cls, value: Any) -> Any:
+        """A null property is no value (hand-edited files write them); never stored. A validator of the
+        field, not of the record: a record-level "before" validator makes pydantic build every record as
+        a Python dict first, which tripled the time to read a large file."""
+        if isinstance(value, dict) and None in value.values():
+            return {k: v for k, v in value.items() if v is not None}
+        return value
 
 
 class FactScore(_Model):
@@ -378,15 +380,6 @@ class Extraction(_Model):
     merges: list[Merge] = Field(default_factory=list)
     counts: Counts = Field(default_factory=Counts)
 
-    @model_validator(mode="before")
-    @classmethod
-    def _upgrade(cls, data: Any) -> Any:
-        """Read format /1 files (:mod:`graphrag_got.extract.extraction_legacy`)."""
-        if not isinstance(data, dict) or data.get("format") not in LEGACY_FORMATS:
-            return data
-        from graphrag_got.extract.extraction_legacy import upgrade_v1
-
-        return upgrade_v1(data, FORMAT)
 
     # ------------------------------------------------------------------ views
     @property
@@ -438,6 +431,9 @@ class Extraction(_Model):
             raise ExtractionFileError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
         except OSError as exc:
             raise ExtractionFileError(f"{path}: cannot be read ({exc.strerror}).") from None
+        fast = cls._read_fast(text, str(path))
+        if fast is not None:
+            return fast
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -445,6 +441,26 @@ class Extraction(_Model):
         except RecursionError:
             raise ExtractionFileError(f"{path}: JSON nested too deeply to be an extraction file.") from None
         return cls.from_data(data, str(path))
+
+    @classmethod
+    def _read_fast(cls, text: str, source: str) -> "Extraction | None":
+        """A current-format file parsed straight from its text by pydantic-core (a large file in a third of
+        the time of ``json.loads`` and validating the dicts); None when anything is off (a legacy format,
+        an invalid field, deep nesting), and the caller takes the slow path, whose errors are the
+        detailed ones. Raises for references that do not resolve, as :meth:`from_data` does."""
+        try:
+            ext = cls.model_validate_json(text)
+        except ValidationError:
+            return None
+        if "format" not in ext.model_fields_set:  # the slow path says the format is missing
+            return None
+        free = [r.item for r in ext.rejections] + [x for r in ext.repairs for x in (r.before, r.after)]
+        if max((_depth(v) for v in free + [d.metadata for d in ext.documents]), default=0) + 3 > MAX_FILE_DEPTH:
+            return None
+        problems = ext.consistency_problems()
+        if problems:
+            raise _file_error(source, problems)
+        return ext
 
     @classmethod
     def from_data(cls, data: Any, source: str = "<extraction dict>") -> "Extraction":
@@ -456,6 +472,10 @@ class Extraction(_Model):
                                                     f"got {fmt!r}")])
         if _depth(data) > MAX_FILE_DEPTH:
             raise _file_error(source, [("$", f"nested deeper than {MAX_FILE_DEPTH} levels")])
+        if fmt in LEGACY_FORMATS:  # format /1 (graphrag_got.extract.extraction_legacy)
+            from graphrag_got.extract.extraction_legacy import upgrade_v1
+
+            data = upgrade_v1(data, FORMAT)
         try:
             ext = cls.model_validate(data)
         except ValidationError as exc:

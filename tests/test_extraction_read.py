@@ -1,0 +1,57 @@
+"""Reading extraction.json: the fast path (pydantic-core parses the text) gives what the slow one gives,
+and every file the slow path refuses is still refused with its detailed error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphrag_got.errors import ExtractionFileError
+from graphrag_got.extract.extraction import MAX_FILE_DEPTH, Extraction
+
+GOLD = Path(__file__).resolve().parent / "data" / "got_extraction.json"
+
+
+def _write(tmp_path: Path, data: dict) -> Path:
+    path = tmp_path / "extraction.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_the_fast_path_reads_what_the_slow_path_reads(tmp_path: Path) -> None:
+    data = json.loads(GOLD.read_text(encoding="utf-8"))
+    data["entities"][0]["properties"] = {**data["entities"][0]["properties"], "apodo": None}  # a null: dropped
+    path = _write(tmp_path, data)
+    fast = Extraction._read_fast(path.read_text(encoding="utf-8"), str(path))
+    assert fast is not None
+    assert fast.model_dump() == Extraction.from_data(json.loads(path.read_text(encoding="utf-8"))).model_dump()
+    assert Extraction.read(path).model_dump() == fast.model_dump()
+    assert "apodo" not in fast.entities[0].properties
+
+
+def test_files_the_slow_path_refuses_are_refused(tmp_path: Path) -> None:
+    data = json.loads(GOLD.read_text(encoding="utf-8"))
+    no_format = {k: v for k, v in data.items() if k != "format"}
+    with pytest.raises(ExtractionFileError, match=r"\$\.format"):
+        Extraction.read(_write(tmp_path, no_format))
+    deep: object = "x"
+    for _ in range(MAX_FILE_DEPTH):
+        deep = {"k": deep}
+    def rejection(item: object) -> dict:
+        return {"kind": "relation", "reason": "malformed", "message": "m", "chunk_id": data["chunks"][0]["id"],
+                "item": {"x": item}}
+
+    shallow = {**data, "rejections": data.get("rejections", []) + [rejection("y")]}
+    assert Extraction._read_fast(json.dumps(shallow), "x") is not None  # the record itself is valid
+    with pytest.raises(ExtractionFileError, match="nested deeper"):
+        Extraction.read(_write(tmp_path, {**data, "rejections": data.get("rejections", []) + [rejection(deep)]}))
+    dangling = json.loads(json.dumps(data))
+    dangling["entities"][0]["chunk_ids"] = ["no-such-chunk"]
+    with pytest.raises(ExtractionFileError, match="is not in"):
+        Extraction.read(_write(tmp_path, dangling))
+    bad = json.loads(json.dumps(data))
+    bad["relations"][0]["subject_key"] = ""
+    with pytest.raises(ExtractionFileError, match=r"relations\[0\]\.subject_key"):
+        Extraction.read(_write(tmp_path, bad))
