@@ -38,7 +38,7 @@ def _rows(blocks: int = 24, size: int = 6, seed: int = 5) -> tuple[list[dict], l
 
 
 def _prior(comms: list[Community]) -> list[PriorCommunity]:
-    return [PriorCommunity(tuple(c.members), c.content_hash, c.inner_hash, c.id, c.level, c.parent) for c in comms]
+    return [PriorCommunity(tuple(c.members), c.inner_hash, c.id, c.level, c.parent) for c in comms]
 
 
 def _level0(comms: list[Community]) -> set[tuple[str, ...]]:
@@ -145,7 +145,7 @@ def test_a_deleted_member_or_an_old_graph_without_inner_hash_keeps_nothing_of_it
     inc = detect_communities(eg2, 1.0, 42, previous=_prior(first))
     assert not any(gone in c.members for c in inc)
     assert all(len(set(c.members) & {f"T|b12n{i}" for i in range(6)}) == 0 for c in inc if c.kept)
-    old = [PriorCommunity(p.members, p.content_hash, None) for p in _prior(first)]
+    old = [PriorCommunity(p.members, None) for p in _prior(first)]
     assert not any(c.kept for c in detect_communities(eg, 1.0, 42, previous=old))
 
 

@@ -125,7 +125,7 @@ def link_community_members() -> str:
 
 def previous_communities() -> str:
     """The communities of the last detection (read): how they were detected, their place in the
-    hierarchy, their content and inner hashes and their member uids (what an incremental detection
+    hierarchy, their inner hash and their member uids (what an incremental detection
     compares)."""
     return (
         "MATCH (c:Community)\n"
@@ -133,7 +133,7 @@ def previous_communities() -> str:
         "WITH c, e ORDER BY e.uid\n"
         "RETURN c.id AS id, c.level AS level, c.parent AS parent, c.algorithm AS algorithm,\n"
         "       c.resolution AS resolution, c.seed AS seed,\n"
-        "       c.content_hash AS content_hash, c.inner_hash AS inner_hash, collect(e.uid) AS members\n"
+        "       c.inner_hash AS inner_hash, collect(e.uid) AS members\n"
         "ORDER BY id"
     )
 

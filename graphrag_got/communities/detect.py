@@ -38,7 +38,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 
@@ -75,7 +76,7 @@ class Community:
     embedding: list[float] | None = None  # carried over from a previous detection, never computed here
     embedding_hash: str | None = None
     inner_hash: str | None = None  # its members and the relations among them, in full (see inner_hash())
-    kept: bool = False  # level 0: carried over unchanged from the previous detection (incremental)
+    kept: bool = False  # carried over unchanged from the previous detection (incremental)
 
     @property
     def size(self) -> int:
@@ -87,7 +88,6 @@ class PriorCommunity:
     """A community of the previous detection as stored: what an incremental detection compares."""
 
     members: tuple[str, ...]
-    content_hash: str | None
     inner_hash: str | None
     id: int = -1
     level: int = 0
@@ -174,8 +174,7 @@ def detect_communities(
     view = IGraphView.from_networkx(eg.graph)
     hasher = _Inner(eg)
     prior = _Prior(eg, previous, hasher) if previous else None
-    everyone = Community(-1, -1, float(resolution), list(view.names), "", "")  # the whole graph, as a parent
-    level0 = _partition(view, everyone, 0, resolution, seed, prior)
+    level0 = _partition(view, view.names, 0, resolution, seed, prior)
     if level0 is None:
         level0 = [(sorted(view.names[i] for i in part), False) for part in view.leiden(None, resolution, seed)]
     out = _number(eg, [(None, p, k) for p, k in level0], 0, 0, float(resolution), algorithm, hasher)
@@ -183,7 +182,7 @@ def detect_communities(
     for level in range(1, max_levels):
         children: list[tuple[int | None, list[str], bool]] = []
         for parent in frontier:
-            parts = _partition(view, parent, level, resolution, seed, prior)
+            parts = _partition(view, parent.members, level, resolution, seed, prior)
             if parts is None:
                 parts = [(p, False) for p in _split(view, parent, resolution, seed)]
             children += [(parent.id, p, k) for p, k in parts]
@@ -201,22 +200,22 @@ def detect_communities(
     return out
 
 
-def _partition(view: "IGraphView", parent: Community, level: int, resolution: float, seed: int,
+def _partition(view: "IGraphView", members: Sequence[str], level: int, resolution: float, seed: int,
                prior: _Prior | None) -> list[tuple[list[str], bool]] | None:
-    """The communities at ``level`` inside ``parent`` (the whole graph at level 0) as (members, kept),
-    by the incremental rule of the module docstring; None when the previous detection says nothing
-    about these entities at this level, or when the result would not split ``parent`` (the caller
-    then detects from scratch)."""
+    """The communities at ``level`` inside the parent community of ``members`` (sorted; every entity at
+    level 0) as (members, kept), by the incremental rule of the module docstring; None when the
+    previous detection says nothing about these entities at this level, or when the result would not
+    split the parent (the caller then detects from scratch)."""
     if prior is None:
         return None
     where = prior.where.get(level, {})
-    if not any(u in where for u in parent.members):
+    if not any(u in where for u in members):
         return None
-    inside = set(parent.members)
+    inside = set(members)
     kept = [sorted(p.members) for p in prior.unchanged.get(level, []) if inside.issuperset(p.members)]
     taken = {u for members in kept for u in members}
-    within = None if level == 0 else [view.index[u] for u in parent.members]  # parent.members are sorted
-    loose = [view.index[u] for u in parent.members if u not in taken]
+    within = None if level == 0 else [view.index[u] for u in members]
+    loose = [view.index[u] for u in members if u not in taken]
     start = [where.get(view.names[i], ("new", i)) for i in loose]
     groups = kept + [sorted(view.names[i] for i in part) for part in view.leiden_in(loose, resolution, seed, start, within)]
     # An entity left alone although it has links in ``parent`` (they all lead into unchanged communities)
@@ -225,8 +224,8 @@ def _partition(view: "IGraphView", parent: Community, level: int, resolution: fl
     if alone:
         home = {u: i for i, g in enumerate(groups) for u in g}
         movable = set(alone)
-        parts = view.leiden_fixed(within, resolution, seed, [home[u] for u in parent.members],
-                                  [u not in movable for u in parent.members])  # fmt: skip
+        parts = view.leiden_fixed(within, resolution, seed, [home[u] for u in members],
+                                  [u not in movable for u in members])  # fmt: skip
         groups = [sorted(view.names[i] for i in part) for part in parts]
     if level > 0 and len(groups) < 2:
         return None
@@ -329,11 +328,7 @@ class IGraphView:
         orig = g.vs["i"]
         if g.ecount() == 0:
             return [[i] for i in orig]
-        membership = leiden_membership(g, resolution, seed, backend)
-        groups: dict[int, list[int]] = {}
-        for v, m in enumerate(membership):
-            groups.setdefault(m, []).append(orig[v])
-        return list(groups.values())
+        return _groups(leiden_membership(g, resolution, seed, backend), orig)
 
     def leiden_in(self, subset: Sequence[int], resolution: float, seed: int, start: Sequence[Any],
                   within: Sequence[int] | None = None) -> list[list[int]]:
@@ -356,24 +351,11 @@ class IGraphView:
         orig = g.vs["i"]
         if g.ecount() == 0 or total <= 0:
             return [[i] for i in orig]
-        labels: dict[Any, int] = {}
-        initial = [labels.setdefault(label, len(labels)) for label in start]
-        import random
-
-        import igraph
-
-        with _RNG_LOCK:
-            igraph.set_random_number_generator(random.Random(seed))
-            try:
-                clusters = g.community_leiden(objective_function="CPM", weights="weight", resolution=resolution / total,
-                                              node_weights=[weight_of[i] for i in orig], initial_membership=initial,
-                                              n_iterations=LEIDEN_ITERATIONS)  # fmt: skip
-            finally:
-                igraph.set_random_number_generator(random)
-        groups: dict[int, list[int]] = {}
-        for v, m in enumerate(clusters.membership):
-            groups.setdefault(m, []).append(orig[v])
-        return list(groups.values())
+        with _seeded_igraph(seed):
+            clusters = g.community_leiden(objective_function="CPM", weights="weight", resolution=resolution / total,
+                                          node_weights=[weight_of[i] for i in orig], initial_membership=_dense(start),
+                                          n_iterations=LEIDEN_ITERATIONS)  # fmt: skip
+        return _groups(clusters.membership, orig)
 
     def leiden_fixed(self, within: Sequence[int] | None, resolution: float, seed: int, start: Sequence[Any],
                      fixed: Sequence[bool]) -> list[list[int]]:
@@ -386,8 +368,7 @@ class IGraphView:
 
         g = self.graph if within is None else self.graph.induced_subgraph(list(within))
         orig = g.vs["i"]
-        labels: dict[Any, int] = {}
-        initial = [labels.setdefault(label, len(labels)) for label in start]
+        initial = _dense(start)
         if g.ecount() > 0:
             part = leidenalg.RBConfigurationVertexPartition(g, initial_membership=initial, weights="weight",
                                                             resolution_parameter=float(resolution))  # fmt: skip
@@ -395,10 +376,37 @@ class IGraphView:
             optimiser.set_rng_seed(int(seed) % (2**31))
             optimiser.optimise_partition(part, n_iterations=LEIDEN_ITERATIONS, is_membership_fixed=list(fixed))
             initial = list(part.membership)
-        groups: dict[int, list[int]] = {}
-        for v, m in enumerate(initial):
-            groups.setdefault(m, []).append(orig[v])
-        return list(groups.values())
+        return _groups(initial, orig)
+
+
+def _groups(membership: Sequence[int], orig: Sequence[int]) -> list[list[int]]:
+    """Vertex indexes (``orig``, the whole graph's) grouped by community number."""
+    groups: dict[int, list[int]] = {}
+    for v, m in enumerate(membership):
+        groups.setdefault(m, []).append(orig[v])
+    return list(groups.values())
+
+
+def _dense(labels: Sequence[Any]) -> list[int]:
+    """Community labels of any kind as numbers 0, 1, 2... in order of first appearance (igraph and
+    leidenalg want a membership list)."""
+    numbers: dict[Any, int] = {}
+    return [numbers.setdefault(label, len(numbers)) for label in labels]
+
+
+@contextmanager
+def _seeded_igraph(seed: int) -> Iterator[None]:
+    """igraph's process-global random generator seeded for one call, then back to its default."""
+    import random
+
+    import igraph
+
+    with _RNG_LOCK:
+        igraph.set_random_number_generator(random.Random(seed))
+        try:
+            yield
+        finally:
+            igraph.set_random_number_generator(random)  # igraph's default generator
 
 
 def leiden_membership(g: Any, resolution: float, seed: int, backend: str | None = None) -> list[int]:
@@ -415,17 +423,9 @@ def leiden_membership(g: Any, resolution: float, seed: int, backend: str | None 
         return list(part.membership)
     if backend != "igraph":
         raise GraphragGotError(f"unknown Leiden backend {backend!r}: use igraph or leidenalg")
-    import random
-
-    import igraph
-
-    with _RNG_LOCK:
-        igraph.set_random_number_generator(random.Random(seed))
-        try:
-            clusters = g.community_leiden(objective_function="modularity", weights=weights,
-                                          resolution=float(resolution), n_iterations=LEIDEN_ITERATIONS)
-        finally:
-            igraph.set_random_number_generator(random)  # igraph's default generator
+    with _seeded_igraph(seed):
+        clusters = g.community_leiden(objective_function="modularity", weights=weights,
+                                      resolution=float(resolution), n_iterations=LEIDEN_ITERATIONS)
     return list(clusters.membership)
 
 

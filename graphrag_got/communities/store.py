@@ -93,7 +93,7 @@ def previous_communities(driver: neo4j.Driver, settings: Settings) -> list[Prior
         logger.info("the communities in the graph were detected with other settings (%s): detecting from scratch",
                     ", ".join(f"{a} resolution {r} seed {s}" for a, r, s in sorted(how, key=str)))
         return []
-    return [PriorCommunity(tuple(r["members"]), r["content_hash"], r["inner_hash"], r["id"], r["level"] or 0,
+    return [PriorCommunity(tuple(r["members"]), r["inner_hash"], r["id"], r["level"] or 0,
                            r["parent"]) for r in rows]  # fmt: skip
 
 

@@ -380,7 +380,6 @@ class Extraction(_Model):
     merges: list[Merge] = Field(default_factory=list)
     counts: Counts = Field(default_factory=Counts)
 
-
     # ------------------------------------------------------------------ views
     @property
     def relation_rejections(self) -> list[Rejection]:
