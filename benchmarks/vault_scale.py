@@ -31,6 +31,7 @@ database is emptied first: point NEO4J_URI at a scratch server.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import json
 import os
@@ -232,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-communities", action="store_true", help="leave the communities step out")
     ap.add_argument("--out", type=Path, help="also write the report to this file")
     ap.add_argument("--profile", type=Path, help="write a cProfile file per step into this folder (slower)")
+    ap.add_argument("--workdir", type=Path, help="build the vault, caches and outputs here and keep them (default: a "
+                                                "temporary folder, removed at the end); it must not exist yet")
     args = ap.parse_args(argv)
     from graphrag_got.pipeline.build import run_build
 
@@ -247,8 +250,12 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(line)
 
     say(lines.pop())
-    with tempfile.TemporaryDirectory(prefix="vault-scale-") as tmp:
+    if args.workdir is not None and args.workdir.exists():
+        ap.error(f"--workdir {args.workdir} exists already: give a new folder")
+    with (contextlib.nullcontext(str(args.workdir)) if args.workdir else tempfile.TemporaryDirectory(
+            prefix="vault-scale-")) as tmp:
         work = Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
         vault, replay = work / "vault", work / "answers.json"
         settings = Settings.load().with_overrides(
             home=work / "home", out_dir=work / "out", ontology_path=ONTOLOGY, corpus_path=vault,

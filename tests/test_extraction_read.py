@@ -55,3 +55,34 @@ def test_files_the_slow_path_refuses_are_refused(tmp_path: Path) -> None:
     bad["relations"][0]["subject_key"] = ""
     with pytest.raises(ExtractionFileError, match=r"relations\[0\]\.subject_key"):
         Extraction.read(_write(tmp_path, bad))
+
+
+def test_write_gives_the_text_of_the_general_serializer(tmp_path: Path) -> None:
+    data = json.loads(GOLD.read_text(encoding="utf-8"))
+    data["documents"][0]["metadata"] = {"title": "Ñandú «x»", "n": 3, "ratio": 0.5, "tags": ["a", "b"], "none": None}
+    ext = Extraction.read(data)
+    path = ext.write(tmp_path / "out.json")
+    from graphrag_got.common.files import dumps_json
+
+    assert path.read_text(encoding="utf-8") == dumps_json(ext.to_data()) + "\n"
+    assert Extraction.read(path).model_dump() == ext.model_dump()
+
+
+def test_the_extraction_a_run_hands_on_is_the_file_it_wrote(tmp_path: Path) -> None:
+    """The build's load step uses the extraction the extract step built instead of reading the file back:
+    both must be the same."""
+    from graphrag_got.config import Settings
+    from graphrag_got.extract.run import run_extraction
+    from graphrag_got.ontology.model import Ontology
+
+    root = Path(__file__).resolve().parents[1]
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "got.txt").write_bytes((root / "corpus" / "got.txt").read_bytes())
+    settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay",
+                        replay_file=root / "tests" / "data" / "got_replay_qwen2.5-coder-1.5b.json")
+    summary = run_extraction(settings, Ontology.from_file(root / "ontology" / "got.json"), corpus)
+    assert summary.extraction is not None and summary.extraction.entities
+    assert summary.extraction.model_dump() == Extraction.read(summary.out_path).model_dump()
+    again = run_extraction(settings, Ontology.from_file(root / "ontology" / "got.json"), corpus)
+    assert again.unchanged and again.extraction is None  # the file was kept: the load reads it

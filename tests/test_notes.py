@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -191,3 +192,65 @@ def test_example_vault_tool_notes_never_name_the_field() -> None:
     assert len(notes) >= 6
     for path in notes:
         assert not words.search(path.read_text(encoding="utf-8")), path
+
+
+# ------------------------------------------------------------------------------------ the scan cache
+
+
+def _copy_vault(tmp_path: Path) -> Path:
+    dst = tmp_path / "vault"
+    for path in VAULT.rglob("*.md"):
+        target = dst / path.relative_to(VAULT)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(path.read_bytes())
+    return dst
+
+
+def test_the_scan_cache_reads_only_changed_notes_and_gives_the_same_records(tmp_path, monkeypatch) -> None:
+    from graphrag_got.ingest import notes as notes_module
+
+    vault = _copy_vault(tmp_path)
+    cache_file = tmp_path / "cache" / "scans.json"
+    docs = read_corpus(vault, min_chars=40, max_chars=1500)
+    first = notes_of_documents(docs, notes_module.ScanCache(cache_file))
+    assert first == notes_of_documents(docs) and cache_file.is_file()
+
+    edited = sorted(vault.rglob("*.md"))[3]
+    edited.write_text(edited.read_text(encoding="utf-8") + "\nMore: [[A brand new note]] #newtag\n", encoding="utf-8")
+    docs = read_corpus(vault, min_chars=40, max_chars=1500)
+    read: list[str] = []
+    real_read = notes_module.read_text
+    monkeypatch.setattr(notes_module, "read_text", lambda path, shown: read.append(shown) or real_read(path, shown))
+    cache = notes_module.ScanCache(cache_file)
+    second = notes_of_documents(docs, cache)
+    assert read == [str(edited)]  # only the edited note is read and scanned again
+    assert cache.hits == len(docs) - 1
+    monkeypatch.setattr(notes_module, "read_text", real_read)
+    assert second == notes_of_documents(docs)  # the same records as scanning everything
+    doc_id = next(d.document.id for d in docs if d.document.path == str(edited))
+    assert "newtag" in second[doc_id].tags and second[doc_id] != first[doc_id]
+
+
+def test_a_damaged_or_foreign_scan_cache_is_not_used(tmp_path, caplog) -> None:
+    from graphrag_got.ingest import notes as notes_module
+
+    vault = _copy_vault(tmp_path)
+    docs = read_corpus(vault, min_chars=40, max_chars=1500)
+    expected = notes_of_documents(docs)
+    cache_file = tmp_path / "scans.json"
+    cache_file.write_text("{not json", encoding="utf-8")
+    with caplog.at_level("WARNING"):
+        cache = notes_module.ScanCache(cache_file)
+    assert cache.scans == {} and "unreadable" in caplog.text
+    assert notes_of_documents(docs, cache) == expected
+    data = json.loads(cache_file.read_text(encoding="utf-8"))
+    data["scanner"] = "another version"
+    some = next(iter(data["scans"]))
+    data["scans"][some] = [None, ["wrong"], [], []]
+    cache_file.write_text(json.dumps(data), encoding="utf-8")
+    assert notes_module.ScanCache(cache_file).scans == {}  # made by other code: not used
+    data["scanner"] = notes_module._SCANNER
+    data["scans"][some] = "not a scan"
+    cache_file.write_text(json.dumps(data), encoding="utf-8")
+    cache = notes_module.ScanCache(cache_file)
+    assert notes_of_documents(docs, cache) == expected and cache.hits == len(docs) - 1

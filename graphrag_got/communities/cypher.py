@@ -33,14 +33,17 @@ def community_entities() -> str:
 
 
 def community_relations() -> str:
-    """Entity-to-entity relationships of the ontology types ``$types`` (read), with their support.
+    """Entity-to-entity relationships of the ontology types ``$types`` (read), with their support: one
+    record per start entity holding ``[end, type, attributes, symmetric, support]`` per relationship.
 
-    A symmetric relation is stored in both directions; the caller counts it once.
+    Grouped because the driver decodes a record far slower than a list item (70,000 relationships of a
+    6,000-note vault: 1.5 s as records, 0.5 s grouped). A symmetric relation is stored in both
+    directions; the caller counts it once.
     """
     return (
         "MATCH (a:Entity)-[r]->(b:Entity) WHERE type(r) IN $types\n"
-        "RETURN a.uid AS start, b.uid AS end, type(r) AS type, " + attribute_pairs("r") + ",\n"
-        "       coalesce(r.symmetric, false) AS symmetric, size(coalesce(r.chunk_ids, [])) AS support"
+        "RETURN a.uid AS start, collect([b.uid, type(r), " + attribute_pairs("r", None) + ",\n"
+        "       coalesce(r.symmetric, false), size(coalesce(r.chunk_ids, []))]) AS out"
     )
 
 

@@ -130,8 +130,10 @@ def read_entity_graph(driver: neo4j.Driver, settings: Settings, ontology: Ontolo
     onto = load_ontology(ontology, settings)
     use_cooc = settings.communities.cooccurrence if cooccurrence is None else cooccurrence
     ents = read_all(driver, settings, cypher.community_entities())
-    rels = read_all(driver, settings, cypher.community_relations(), types=relation_types(onto),
-                    attributes=list(onto.relation_attributes))
+    grouped = read_all(driver, settings, cypher.community_relations(), types=relation_types(onto),
+                       attributes=list(onto.relation_attributes))
+    rels = [{"start": g["start"], "end": end, "type": rtype, "attributes": attrs, "symmetric": sym, "support": support}
+            for g in grouped for end, rtype, attrs, sym, support in g["out"]]
     cooc = read_all(driver, settings, cypher.community_cooccurrences()) if use_cooc else None
     if use_cooc and not cooc:
         logger.warning("co-occurrence asked but the graph has no CO_OCCURS edges: load the extraction with "

@@ -33,15 +33,19 @@ def aggregate(validations: Iterable[ChunkValidation],
     """
     entities: dict[str, EntityRecord] = {}
     relations: dict[tuple[Any, ...], RelationRecord] = {}
+    # the chunk ids already in each record's list (a list scan per added id was quadratic in the mentions)
+    entity_chunks: dict[str, set[str]] = {}
+    relation_chunks: dict[tuple[Any, ...], set[str]] = {}
     for val in validations:
         for ent in val.entities:
             rec = entities.get(ent.uid)
             if rec is None:
                 entities[ent.uid] = rec = ent.model_copy(deep=True)
+                entity_chunks[ent.uid] = set(rec.chunk_ids)
             else:
                 for k, v in ent.properties.items():
                     rec.properties.setdefault(k, v)
-                _add_chunks(rec.chunk_ids, ent.chunk_ids)
+                _add_chunks(rec.chunk_ids, ent.chunk_ids, entity_chunks[ent.uid])
                 for cid, conf in ent.mentions.items():  # the most confident mention of a chunk
                     rec.mentions[cid] = max(conf, rec.mentions.get(cid, conf))
         for rel in val.relations:
@@ -59,10 +63,11 @@ def aggregate(validations: Iterable[ChunkValidation],
                     attributes=dict(rel.attributes), symmetric=rel.symmetric, chunk_ids=list(rel.chunk_ids),
                     evidence=list(rel.evidence[:MAX_EVIDENCE]),  # spans are never changed: shared
                     scores={c: sc.model_copy() for c, sc in rel.scores.items()})
+                relation_chunks[key] = set(rel.chunk_ids)
             else:
                 for k, v in rel.attributes.items():
                     rec.attributes.setdefault(k, v)
-                _add_chunks(rec.chunk_ids, rel.chunk_ids)
+                _add_chunks(rec.chunk_ids, rel.chunk_ids, relation_chunks[key])
                 _add_evidence(rec.evidence, rel.evidence)
                 for cid, sc in rel.scores.items():  # the surest choice of a chunk
                     if cid not in rec.scores or sc.probability > rec.scores[cid].probability:
@@ -80,9 +85,11 @@ def _add_evidence(target: list[Evidence], more: Iterable[Evidence]) -> None:
             target.append(ev)
 
 
-def _add_chunks(target: list[str], more: Iterable[str]) -> None:
+def _add_chunks(target: list[str], more: Iterable[str], seen: set[str]) -> None:
+    """Append the ids of ``more`` not in ``target`` yet (``seen``: the ids of ``target``, kept up to date)."""
     for cid in more:
-        if cid not in target:
+        if cid not in seen:
+            seen.add(cid)
             target.append(cid)
 
 

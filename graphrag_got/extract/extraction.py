@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_serializer
+from pydantic_core import PydanticSerializationError
 
 from graphrag_got.errors import ExtractionFileError, format_problems
-from graphrag_got.common.files import write_json_atomic
+from graphrag_got.common.files import write_json_atomic, write_text_atomic
 
 FORMAT = "graphrag_got.extraction/2"
 LEGACY_FORMATS = ("graphrag_got.extraction/1",)
@@ -518,8 +519,15 @@ class Extraction(_Model):
         return self.model_dump(mode="json")
 
     def write(self, path: str | Path) -> Path:
+        """Write the file (atomically). Serialized by pydantic-core straight from the models, the same text
+        as ``dumps_json(self.to_data())`` in half the time (no intermediate dicts)."""
         p = Path(path)
-        write_json_atomic(p, self.to_data())
+        try:
+            text = self.model_dump_json(indent=1)
+        except PydanticSerializationError:  # whatever it cannot write gets the general path's answer or error
+            write_json_atomic(p, self.to_data())
+            return p
+        write_text_atomic(p, text + "\n")
         return p
 
     @classmethod

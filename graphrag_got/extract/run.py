@@ -25,6 +25,7 @@ from graphrag_got.ingest.chunking import Chunk, ChunkedDocument, read_corpus
 from graphrag_got.config import Settings
 from graphrag_got.errors import ExtractionError, LLMError
 from graphrag_got.common.files import write_json_atomic
+from graphrag_got.common.memory import gc_paused
 from graphrag_got.llm.calls import LLMContextError, LLMOutputError
 from graphrag_got.llm.factory import get_chat_model, model_label, resolve_provider
 from graphrag_got.llm.json_answers import complete_json
@@ -42,7 +43,7 @@ from graphrag_got.extract.memo import ValidationMemo, memo_path
 from graphrag_got.extract.corpus import make_validator, validate_answers  # noqa: F401 (make_validator: a name of this module)
 from graphrag_got.extract.extraction import Merge, Rejection
 from graphrag_got.extract.resolve import resolve_entities
-from graphrag_got.ingest.notes import notes_of_documents
+from graphrag_got.ingest.notes import ScanCache, notes_of_documents
 from graphrag_got.extract.verify import VerdictCache, Verifier
 from graphrag_got.extract import fingerprint
 from graphrag_got.llm.usage import cost_usd, usage_line
@@ -121,6 +122,9 @@ class ExtractionSummary:
     retried_failures: int = 0  # cached failures asked again because their cause may be gone
     unchanged: bool = False  # inputs as when the file was written: the file was kept, not rebuilt
     validations_reused: int = 0  # chunks whose repair and validation came from the last run's memo
+    # what was written to out_path, for a step that uses it next in the same process (load): reading
+    # it back costs a second per 6,000 notes. None when the file was kept as it was.
+    extraction: Extraction | None = field(default=None, repr=False, compare=False)
 
     def lines(self) -> list[str]:
         out = [
@@ -243,36 +247,38 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
     corpus = Path(corpus or settings.files.corpus_path)
     out = Path(out_path or settings.files.out_dir / "extraction.json")
     skipped: list[SkippedInput] = []
-    docs: list[ChunkedDocument] = read_corpus(corpus, kind=settings.chunking.chunker, min_chars=settings.chunking.min_chars,
-                                              max_chars=settings.chunking.max_chars, strict=settings.chunking.strict_inputs,
-                                              follow_outside_links=settings.chunking.follow_outside_links, skipped=skipped)
-    chunks = [c for d in docs for c in d.chunks]
-    if chat is not None:
-        provider, label = "custom", f"custom:{type(chat).__name__}"
-    else:
-        provider = resolve_provider(settings)
-        label = model_label(settings, provider)
-    form = settings.extract.answer_form
-    classify = settings.extract.strategy == "classify"
-    if classify:  # the stored answer also depends on what picks the pairs (the calls have their own cache)
-        form = f"classify|{CLASSIFY_VERSION}|{settings.extract.evidence_window}|{settings.extract.classify_max_pairs}"
-    cache = ExtractionCache(settings.cache_dir, label, settings.extract.max_entities, settings.extract.max_relations, form)
-    schema = extraction_schema(onto, settings.extract.max_entities, settings.extract.max_relations, form=form)
-    system = extraction_system_prompt(onto, form)
-
-    setup = setup_key(settings, provider)
-    records: dict[str, CacheRecord] = {}
-    todo: list[Chunk] = []
-    missing = retried = 0
-    for ch in chunks:
-        rec = cache.latest(ch.hash) if revalidate else cache.get(ch.hash, onto.hash)
-        if rec is not None and (revalidate or not should_retry(rec, setup, retry_failed)):
-            records[ch.id] = rec
-        elif revalidate:
-            missing += 1
+    with gc_paused():  # bulk parsing and record building: see common.memory
+        cs = settings.chunking
+        docs: list[ChunkedDocument] = read_corpus(corpus, kind=cs.chunker, min_chars=cs.min_chars, max_chars=cs.max_chars,
+                                                  strict=cs.strict_inputs, follow_outside_links=cs.follow_outside_links,
+                                                  skipped=skipped)
+        chunks = [c for d in docs for c in d.chunks]
+        if chat is not None:
+            provider, label = "custom", f"custom:{type(chat).__name__}"
         else:
-            retried += int(rec is not None and not retry_failed)
-            todo.append(ch)
+            provider = resolve_provider(settings)
+            label = model_label(settings, provider)
+        form = settings.extract.answer_form
+        classify = settings.extract.strategy == "classify"
+        if classify:  # the stored answer also depends on what picks the pairs (the calls have their own cache)
+            form = f"classify|{CLASSIFY_VERSION}|{settings.extract.evidence_window}|{settings.extract.classify_max_pairs}"
+        cache = ExtractionCache(settings.cache_dir, label, settings.extract.max_entities, settings.extract.max_relations, form)
+        schema = extraction_schema(onto, settings.extract.max_entities, settings.extract.max_relations, form=form)
+        system = extraction_system_prompt(onto, form)
+
+        setup = setup_key(settings, provider)
+        records: dict[str, CacheRecord] = {}
+        todo: list[Chunk] = []
+        missing = retried = 0
+        for ch in chunks:
+            rec = cache.latest(ch.hash) if revalidate else cache.get(ch.hash, onto.hash)
+            if rec is not None and (revalidate or not should_retry(rec, setup, retry_failed)):
+                records[ch.id] = rec
+            elif revalidate:
+                missing += 1
+            else:
+                retried += int(rec is not None and not retry_failed)
+                todo.append(ch)
 
     tracker = _Progress(len(chunks), progress)
     for ch in chunks:
@@ -312,45 +318,47 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                 raise ExtractionError(f"interrupted: {len(records)} of {len(chunks)} chunks are cached; "
                                       "rerun the same command to resume.") from None
 
-    context = fingerprint.validation_context(settings, onto)  # what every chunk's validation depends on
-    digest = fingerprint.inputs_digest(
-        settings=context["settings"], ontology_hash=onto.hash, model=label, form=form,
-        chunks=[(ch.id, ch.hash, records[ch.id].created if ch.id in records else None) for ch in chunks],
-        skipped=[json.dumps(s.as_dict(), sort_keys=True) for s in skipped], code_version=context["code"],
-        side_files={"aliases": context["aliases"]})
-    if not todo and not revalidate and not export_replay and not settings.extract.verify \
-            and fingerprint.unchanged(out, digest):
-        return _unchanged_summary(out, docs, chunks, label, missing, t0,
-                                  usage_line(0, 0, 0, cost_usd(settings, provider, 0, 0)))
-    fingerprint.forget(out)  # the file is about to be rewritten: its old digest no longer vouches for it
-    verifier = None
-    if settings.extract.verify:
-        if chat is None and not revalidate:
-            chat = get_chat_model(settings, provider)
-        verifier = Verifier(onto, VerdictCache(settings.cache_dir, label), None if revalidate else chat,
-                            workers=workers_for(settings, provider), progress=progress)
-    try:
-        memo = ValidationMemo(memo_path(settings.cache_dir, out), context)
-        ext = build_extraction(settings, onto, docs, records, provider=provider, model=label, verifier=verifier,
-                               skipped=skipped, memo=memo)
-    except LLMError as exc:  # the provider broke during verification: verdicts so far are cached
-        raise ExtractionError(f"{exc}\nverification stopped; rerun the same command to resume.") from None
-    # this run's calls, and (in the file) the calls behind every stored answer of the corpus
-    fresh = [records[ch.id] for ch in todo if ch.id in records]
-    run_in = sum(r.input_tokens or 0 for r in fresh)
-    run_out = sum(r.output_tokens or 0 for r in fresh)
-    estimated = any(r.tokens_estimated for r in fresh)
-    stored = [records[ch.id] for ch in chunks if ch.id in records]
-    total_in = sum(r.input_tokens or 0 for r in stored)
-    total_out = sum(r.output_tokens or 0 for r in stored)
-    if verifier is not None:
-        calls += verifier.summary.llm_calls
-        run_in += verifier.summary.input_tokens
-        run_out += verifier.summary.output_tokens
-    ext.usage = Usage(calls=sum(r.calls for r in stored), input_tokens=total_in,
-                      output_tokens=total_out, tokens_estimated=any(r.tokens_estimated for r in stored),
-                      cost_usd=cost_usd(settings, provider, total_in, total_out))
-    ext.write(out)
+    with gc_paused():  # bulk parsing and record building: see common.memory
+        context = fingerprint.validation_context(settings, onto)  # what every chunk's validation depends on
+        digest = fingerprint.inputs_digest(
+            settings=context["settings"], ontology_hash=onto.hash, model=label, form=form,
+            chunks=[(ch.id, ch.hash, records[ch.id].created if ch.id in records else None) for ch in chunks],
+            skipped=[json.dumps(s.as_dict(), sort_keys=True) for s in skipped], code_version=context["code"],
+            side_files={"aliases": context["aliases"]})
+        if not todo and not revalidate and not export_replay and not settings.extract.verify \
+                and fingerprint.unchanged(out, digest):
+            return _unchanged_summary(out, docs, chunks, label, missing, t0,
+                                      usage_line(0, 0, 0, cost_usd(settings, provider, 0, 0)))
+        fingerprint.forget(out)  # the file is about to be rewritten: its old digest no longer vouches for it
+        verifier = None
+        if settings.extract.verify:
+            if chat is None and not revalidate:
+                chat = get_chat_model(settings, provider)
+            verifier = Verifier(onto, VerdictCache(settings.cache_dir, label), None if revalidate else chat,
+                                workers=workers_for(settings, provider), progress=progress)
+        try:
+            memo = ValidationMemo(memo_path(settings.cache_dir, out), context)
+            scans = ScanCache(settings.cache_dir / "notes" / memo_path(settings.cache_dir, out).name)
+            ext = build_extraction(settings, onto, docs, records, provider=provider, model=label, verifier=verifier,
+                                   skipped=skipped, memo=memo, scans=scans)
+        except LLMError as exc:  # the provider broke during verification: verdicts so far are cached
+            raise ExtractionError(f"{exc}\nverification stopped; rerun the same command to resume.") from None
+        # this run's calls, and (in the file) the calls behind every stored answer of the corpus
+        fresh = [records[ch.id] for ch in todo if ch.id in records]
+        run_in = sum(r.input_tokens or 0 for r in fresh)
+        run_out = sum(r.output_tokens or 0 for r in fresh)
+        estimated = any(r.tokens_estimated for r in fresh)
+        stored = [records[ch.id] for ch in chunks if ch.id in records]
+        total_in = sum(r.input_tokens or 0 for r in stored)
+        total_out = sum(r.output_tokens or 0 for r in stored)
+        if verifier is not None:
+            calls += verifier.summary.llm_calls
+            run_in += verifier.summary.input_tokens
+            run_out += verifier.summary.output_tokens
+        ext.usage = Usage(calls=sum(r.calls for r in stored), input_tokens=total_in,
+                          output_tokens=total_out, tokens_estimated=any(r.tokens_estimated for r in stored),
+                          cost_usd=cost_usd(settings, provider, total_in, total_out))
+        ext.write(out)
     if not settings.extract.verify and not revalidate:  # verdicts and revalidation have inputs the digest omits
         fingerprint.remember(out, digest)
     run_usage = usage_line(calls, run_in, run_out, cost_usd(settings, provider, run_in, run_out), estimated=estimated)
@@ -371,7 +379,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         usage=run_usage,
         replay_path=replay_path, repairs=c.repairs, repairs_by_reason=dict(c.repairs_by_reason),
         failed_by_reason=dict(c.failed_by_reason), skipped_files=skipped, retried_failures=retried,
-        validations_reused=memo.hits,
+        validations_reused=memo.hits, extraction=ext,
     )
 
 
@@ -413,12 +421,13 @@ def workers_for(settings: Settings, provider: str) -> int:
 def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
                      records: dict[str, CacheRecord], *, provider: str, model: str,
                      verifier: Verifier | None = None, skipped: list[SkippedInput] | None = None,
-                     memo: ValidationMemo | None = None) -> Extraction:
+                     memo: ValidationMemo | None = None, scans: ScanCache | None = None) -> Extraction:
     """Validate every stored answer against ``onto`` and assemble the :class:`Extraction`.
 
     With ``settings.extract.repair``, the answers first go through the audited repair (two passes over the
     corpus, :mod:`graphrag_got.extract.repair`); with ``settings.extract.evidence``, the validator checks each
-    answer against its chunk text. Both work from the stored answers alone (no model call).
+    answer against its chunk text. Both work from the stored answers alone (no model call). ``memo`` and
+    ``scans`` hold the last run's per-chunk validations and note scans (only changed inputs are redone).
     """
     validations, repairs, failed, repaired = validate_answers(settings, onto, docs, records, memo)
     if verifier is not None:  # settings.extract.verify: a yes/no check per triple against its evidence
@@ -431,7 +440,7 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
     orphans: list[Rejection] = []
     if settings.extract.orphan_entities != "keep":
         entities, orphans = drop_orphans(entities, relations, settings.extract.orphan_entities)
-    notes = notes_of_documents(docs)  # vault structure of Markdown notes (title, tags, folders, links)
+    notes = notes_of_documents(docs, scans)  # vault structure of Markdown notes (title, tags, folders, links)
     ext = Extraction(
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         ontology=OntologyRef(path=onto.source, hash=onto.hash),

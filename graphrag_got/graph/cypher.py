@@ -65,7 +65,8 @@ def await_indexes() -> str:
     return "CALL db.awaitIndexes(300)"
 
 
-def attribute_pairs(var: str) -> str:
-    """``[[name, value], ...]`` of the relation attributes ``$attributes`` that ``var`` holds (read)."""
+def attribute_pairs(var: str, alias: str | None = "attributes") -> str:
+    """``[[name, value], ...]`` of the relation attributes ``$attributes`` that ``var`` holds (read),
+    returned as ``alias`` (None: the bare expression, e.g. inside a list)."""
     return (f"[k IN $attributes WHERE {var}[k] IS NOT NULL AND toString({var}[k]) <> '' "
-            f"| [k, toString({var}[k])]] AS attributes")
+            f"| [k, toString({var}[k])]]" + (f" AS {alias}" if alias else ""))

@@ -62,7 +62,8 @@ from graphrag_got.extract.extraction import Extraction
 from graphrag_got.extract.aggregate import identity_attributes
 from graphrag_got.graph import cypher, load_cypher
 from graphrag_got.graph import notes as notes_graph
-from graphrag_got.graph.load_plan import (Group, Plan, Support, build_plan, gc_paused, graph_ontology, group_rows,
+from graphrag_got.common.memory import gc_paused
+from graphrag_got.graph.load_plan import (Group, Plan, Support, build_plan, graph_ontology, group_rows,
                                           plan_groups)
 from graphrag_got.graph.load_write import TxResult, write_group
 from graphrag_got.ontology.model import Ontology
@@ -84,9 +85,12 @@ _WRITE_ERRORS = (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, Valu
                  OverflowError)  # fmt: skip
 
 
-def read_extraction(extraction: Extraction | dict[str, Any] | str | Path) -> tuple[Extraction, str]:
-    """Parse and check an extraction (see :meth:`Extraction.read`); returns it with a source label."""
-    source = "<extraction dict>" if isinstance(extraction, (dict, Extraction)) else str(extraction)
+def read_extraction(extraction: Extraction | dict[str, Any] | str | Path,
+                    source: str | None = None) -> tuple[Extraction, str]:
+    """Parse and check an extraction (see :meth:`Extraction.read`); returns it with a source label
+    (``source``, else the path, else ``<extraction dict>``)."""
+    if source is None:
+        source = "<extraction dict>" if isinstance(extraction, (dict, Extraction)) else str(extraction)
     return Extraction.read(extraction), source
 
 
@@ -287,7 +291,7 @@ def _touched(session: neo4j.Session, doc_ids: list[str]) -> dict[str, tuple[list
     out: dict[str, tuple[list[str], list[str]]] = {d: ([], []) for d in doc_ids}
     for slot, query in ((0, load_cypher.entities_of_documents()), (1, load_cypher.relations_of_documents())):
         for rec in _read(session, query, doc_ids=doc_ids):
-            for d in set(rec["doc_ids"] or []) & wanted:
+            for d in set(rec["doc_ids"]) & wanted:
                 out[d][slot].append(rec["id"])
     return out
 
@@ -312,6 +316,7 @@ def load_extraction(
     progress: ProgressCallback | None = None,
     embed: bool | None = None,
     embedder: Any = None,
+    source: str | None = None,
 ) -> LoadSummary:
     """Load ``extraction`` (an ``Extraction``, a dict or an ``extraction.json`` path) into the graph.
 
@@ -323,9 +328,9 @@ def load_extraction(
     Then, with ``embed`` (default ``settings.embedding.enabled``, and for a code graph
     ``settings.code.embeddings``, off), the chunks and entities whose text changed
     are embedded and the vector indexes created (:func:`graphrag_got.graph.vectors.embed_graph`; its
-    summary is ``LoadSummary.embeddings``).
+    summary is ``LoadSummary.embeddings``). ``source`` names the extraction in messages (default: its path).
     """
-    summary = _load(driver, settings, extraction, ontology, progress=progress)
+    summary = _load(driver, settings, extraction, ontology, progress=progress, source=source)
     if embed is None and summary.code_graph and settings.embedding.enabled and not settings.code.embeddings:
         # A code graph is thousands of small nodes that `ask impact` reads by name: embedding them all
         # with the in-process model takes far longer than the load itself, for no use of the graph's own.
@@ -341,10 +346,11 @@ def load_extraction(
 
 
 def _load(driver: neo4j.Driver, settings: Settings, extraction: Extraction | dict[str, Any] | str | Path,
-          ontology: Ontology | str | Path, *, progress: ProgressCallback | None = None) -> LoadSummary:
+          ontology: Ontology | str | Path, *, progress: ProgressCallback | None = None,
+          source: str | None = None) -> LoadSummary:
     t0 = time.perf_counter()
     with gc_paused():
-        ext, source = read_extraction(extraction)
+        ext, source = read_extraction(extraction, source)
         onto = graph_ontology(ontology)
         cap = settings.graph.cooccurrence_max_entities if settings.graph.cooccurrence else None
         plan = build_plan(ext, onto, cooccurrence_max=cap)

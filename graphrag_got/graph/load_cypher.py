@@ -242,18 +242,20 @@ def chunks_of_documents() -> str:
 
 
 def entities_of_documents() -> str:
-    """Entities supported by any of ``$doc_ids`` (read, a scan): element id and provenance lists."""
+    """Entities supported by any of ``$doc_ids`` (read, a scan): element id and which of ``$doc_ids``
+    support it (only those: an entity of a large vault has thousands of chunk and document ids)."""
     return (
         "MATCH (e:Entity) WHERE any(d IN coalesce(e.doc_ids, []) WHERE d IN $doc_ids)\n"
-        "RETURN elementId(e) AS id, e.chunk_ids AS chunk_ids, e.doc_ids AS doc_ids"
+        "RETURN elementId(e) AS id, [d IN e.doc_ids WHERE d IN $doc_ids] AS doc_ids"
     )
 
 
 def relations_of_documents() -> str:
-    """Entity-to-entity relationships supported by any of ``$doc_ids`` (read, a scan)."""
+    """Entity-to-entity relationships supported by any of ``$doc_ids`` (read, a scan): element id and
+    which of ``$doc_ids`` support it."""
     return (
         "MATCH (:Entity)-[r]->(:Entity) WHERE any(d IN coalesce(r.doc_ids, []) WHERE d IN $doc_ids)\n"
-        "RETURN elementId(r) AS id, r.chunk_ids AS chunk_ids, r.doc_ids AS doc_ids"
+        "RETURN elementId(r) AS id, [d IN r.doc_ids WHERE d IN $doc_ids] AS doc_ids"
     )
 
 

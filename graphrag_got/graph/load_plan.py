@@ -11,11 +11,8 @@ the documents into groups (:class:`Group`) of whole documents (one write transac
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar
@@ -300,19 +297,6 @@ def _cooccurrences(plan: Plan, chunk_doc: dict[str, str], cap: int) -> dict[tupl
     for row in out.values():
         row["doc_ids"] = _docs_of(row["chunk_ids"], chunk_doc)
     return out
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building hundreds of thousands of small objects
-    (none of them cyclic): its repeated full scans made parsing and planning ~4x slower."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ CommonMark parser knows neither wikilinks nor tags.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import logging
 import posixpath
 import re
@@ -39,6 +40,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from graphrag_got.common.files import write_json_atomic
 from graphrag_got.ingest.chunking import ChunkedDocument, read_text, sha256_hex
 from graphrag_got.extract.extraction import NoteLink, NoteRecord
 
@@ -169,12 +171,35 @@ def _blank(text: str, pattern: re.Pattern[str]) -> str:
 class _Scan:
     """What one note's body holds: first H1, inline tags, raw links (in order)."""
 
-    def __init__(self, body: str):
+    def __init__(self, body: str | None = None):
         self.h1: str | None = None
         self.tags: list[str] = []
         self.wikilinks: list[tuple[bool, str]] = []  # (embed, inner text)
         self.md_links: list[tuple[str, str]] = []  # (label, target as written)
+        if body is not None:
+            self._scan(body)
+
+    def as_data(self) -> list[Any]:
+        return [self.h1, self.tags, [list(w) for w in self.wikilinks], [list(m) for m in self.md_links]]
+
+    @classmethod
+    def from_data(cls, data: Any) -> "_Scan | None":
+        """A scan from :meth:`as_data`'s list; None when ``data`` is not one (a damaged cache entry)."""
+        try:
+            h1, tags, wikilinks, md_links = data
+            scan = cls()
+            scan.h1 = h1 if isinstance(h1, str) or h1 is None else str(h1)
+            scan.tags = [str(t) for t in tags]
+            scan.wikilinks = [(bool(embed), str(inner)) for embed, inner in wikilinks]
+            scan.md_links = [(str(label), str(target)) for label, target in md_links]
+        except (TypeError, ValueError):
+            return None
+        return scan
+
+    def _scan(self, body: str) -> None:
         for line in _prose_lines(body.split("\n")):
+            if "#" not in line and "[" not in line:
+                continue  # no heading, tag or link can start here (most prose lines: a quick skip)
             heading = _HEADING.match(line)
             if heading:
                 text = re.sub(r"[ \t]+#+[ \t]*$", "", heading.group(2)).strip()
@@ -269,8 +294,15 @@ def is_note(doc_id: str) -> bool:
     return doc_id.lower().endswith(NOTE_SUFFIX)
 
 
-def note_record(doc_id: str, text: str, metadata: Mapping[str, Any], index: _Index) -> NoteRecord:
-    scan = _Scan("\n".join(_body_lines(text)))
+def scan_note(text: str) -> _Scan:
+    """What the body of a note's full ``text`` holds (front matter left out)."""
+    return _Scan("\n".join(_body_lines(text)))
+
+
+def note_record(doc_id: str, text: str, metadata: Mapping[str, Any], index: _Index,
+                scan: _Scan | None = None) -> NoteRecord:
+    """The record of one note (``scan``: :func:`scan_note` of ``text`` when the caller has it)."""
+    scan = scan if scan is not None else scan_note(text)
     folder = posixpath.dirname(doc_id)
     stem = posixpath.basename(doc_id)[: -len(NOTE_SUFFIX)] if is_note(doc_id) else posixpath.basename(doc_id)
     title = metadata.get("title")
@@ -292,29 +324,86 @@ def note_record(doc_id: str, text: str, metadata: Mapping[str, Any], index: _Ind
     )
 
 
-def note_records(docs: Sequence[tuple[str, str, Mapping[str, Any]]]) -> dict[str, NoteRecord]:
+def note_records(docs: Sequence[tuple[str, str, Mapping[str, Any]]],
+                 scans: Mapping[str, _Scan] | None = None) -> dict[str, NoteRecord]:
     """Vault structure of every Markdown document of a corpus, by document id.
 
     ``docs`` holds ``(document id, full text, front-matter metadata)`` for EVERY document of the
     corpus (links resolve against the whole set); documents that are not ``.md`` get no record.
+    ``scans``: the body scans the caller already has, by document id (their text is then not used).
     """
+    scans = scans or {}
     note_ids = [doc_id for doc_id, _, _ in docs if is_note(doc_id)]
     index = _Index(note_ids)
-    return {doc_id: note_record(doc_id, text, metadata or {}, index)
+    return {doc_id: note_record(doc_id, text, metadata or {}, index, scans.get(doc_id))
             for doc_id, text, metadata in docs if is_note(doc_id)}  # fmt: skip
 
 
-def notes_of_documents(docs: Sequence[ChunkedDocument]) -> dict[str, NoteRecord]:
+#: What a cached scan depends on besides the note's text: this module's code.
+_SCANNER = sha256_hex(Path(__file__).read_text(encoding="utf-8"))
+
+
+class ScanCache:
+    """Note body scans by the note's content hash, in one JSON file of the cache folder, so a build reads
+    and scans only the notes that changed (scanning all 6,000 notes of a vault cost ~2 s of every daily
+    update, ``benchmarks/vault_scale.py``). A scan depends on the text alone (links resolve afterwards,
+    against the whole vault); entries made by another version of this module are not used. A missing or
+    damaged file is an empty cache; :meth:`write` keeps the scans of the current notes only."""
+
+    FORMAT = "graphrag_got.note-scans/1"
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.scans: dict[str, list[Any]] = {}
+        self.hits = 0
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError) as exc:
+            logger.warning("note scan cache %s unreadable (%s): every note is read again", path, exc)
+            return
+        if isinstance(data, dict) and data.get("format") == self.FORMAT and data.get("scanner") == _SCANNER \
+                and isinstance(data.get("scans"), dict):
+            self.scans = data["scans"]
+
+    def get(self, text_hash: str) -> _Scan | None:
+        scan = _Scan.from_data(self.scans[text_hash]) if text_hash in self.scans else None
+        self.hits += scan is not None
+        return scan
+
+    def write(self, scans: Mapping[str, _Scan]) -> None:
+        """Replace the file with ``scans`` (content hash -> scan)."""
+        write_json_atomic(self.path, {"format": self.FORMAT, "scanner": _SCANNER,
+                                      "scans": {h: sc.as_data() for h, sc in sorted(scans.items())}}, indent=None)
+
+
+def notes_of_documents(docs: Sequence[ChunkedDocument], cache: ScanCache | None = None) -> dict[str, NoteRecord]:
     """:func:`note_records` for chunked documents: each ``.md`` file is read again from its
-    ``Document.path`` (a chunked document keeps its chunks, not its full text)."""
+    ``Document.path`` (a chunked document keeps its chunks, not its full text), unless ``cache`` holds
+    the scan of its content hash; ``cache`` is then rewritten with the scans of these documents."""
     triples: list[tuple[str, str, Mapping[str, Any]]] = []
+    scans: dict[str, _Scan] = {}
+    by_hash: dict[str, _Scan] = {}
     for d in docs:
         doc = d.document
         if not is_note(doc.id):
             triples.append((doc.id, "", doc.metadata))
             continue
-        text = read_text(Path(doc.path), doc.path)
-        if sha256_hex(text) != doc.hash:
-            logger.warning("%s changed since it was chunked; its links and tags are read from the new text", doc.path)
+        scan = cache.get(doc.hash) if cache is not None else None
+        if scan is None:
+            text = read_text(Path(doc.path), doc.path)
+            if sha256_hex(text) != doc.hash:
+                logger.warning("%s changed since it was chunked; its links and tags are read from the new text",
+                               doc.path)
+            else:  # only a scan of the text that was chunked is kept under its hash
+                scan = by_hash[doc.hash] = scan_note(text)
+        else:
+            text = ""
+            by_hash[doc.hash] = scan
+        if scan is not None:
+            scans[doc.id] = scan
         triples.append((doc.id, text, doc.metadata))
-    return note_records(triples)
+    if cache is not None:
+        cache.write(by_hash)
+    return note_records(triples, scans)

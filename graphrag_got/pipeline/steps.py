@@ -212,7 +212,9 @@ def load_step(ctx: StepContext) -> StepOutcome:
         return StepOutcome(lines=["load unchanged (same extraction file, ontology, settings and graph as the last "
                                   f"build): nothing written; last load: {kept}"])
     load_inputs.forget(ctx.settings)  # whatever this load writes, the last build's digest no longer vouches for it
-    ls = load_extraction(ctx.driver, ctx.settings, path, onto, progress=ctx.progress, embed=False)
+    built = ctx.extraction.extraction if ctx.extraction is not None else None  # what this run just wrote to path
+    ls = load_extraction(ctx.driver, ctx.settings, built if built is not None else path, onto, progress=ctx.progress,
+                         embed=False, source=str(path))
     line = (f"documents +{ls.documents_added} ~{ls.documents_updated} ={ls.documents_unchanged} "
             f"-{ls.documents_pruned}; entities written {ls.entities_written}, relationships "
             f"written {ls.relations_written}; refused {ls.relations_refused}")
