@@ -39,6 +39,11 @@ def test_close_keys_and_words_equal_difflib_over_the_whole_vocabulary() -> None:
             found += bool(want)
         assert index.close_words(term) == difflib.get_close_matches(term, list(index.by_word), n=1, cutoff=FUZZY_CUTOFF)
     assert found > 100  # the typos mostly find their key: the comparison above is not vacuous
+    # a question's terms scored together give each term's own answer
+    many = index.close_keys_many(terms)
+    assert set(many) == set(terms) and all(many[t] == index.close_keys(t) for t in terms)
+    words = index.close_words_many(terms)
+    assert all(words[t] == index.close_words(t) for t in terms)
 
 
 def test_fuzzy_matching_over_100k_names_is_fast() -> None:

@@ -24,6 +24,7 @@ from importlib import resources
 from typing import Any
 
 import neo4j
+import numpy as np
 from pydantic import BaseModel, Field
 from rapidfuzz import fuzz as rf_fuzz
 from rapidfuzz import process as rf_process
@@ -134,10 +135,17 @@ class MatchIndex:
         self._words_by_len = _by_length(by_word)
 
     def close_keys(self, phrase: str, n: int = 1) -> list[str]:
-        return _close(phrase, self._keys_by_len, n)
+        return _close_many([phrase], self._keys_by_len, n)[phrase]
 
     def close_words(self, word: str) -> list[str]:
-        return _close(word, self._words_by_len)
+        return _close_many([word], self._words_by_len)[word]
+
+    def close_keys_many(self, phrases: Iterable[str]) -> dict[str, list[str]]:
+        """:meth:`close_keys` of each phrase (n=1), compared with the keys in one pass."""
+        return _close_many(phrases, self._keys_by_len)
+
+    def close_words_many(self, words: Iterable[str]) -> dict[str, list[str]]:
+        return _close_many(words, self._words_by_len)
 
 
 def _by_length(items: Iterable[str]) -> dict[int, list[str]]:
@@ -147,27 +155,29 @@ def _by_length(items: Iterable[str]) -> dict[int, list[str]]:
     return out
 
 
-def _close(term: str, by_len: dict[int, list[str]], n: int = 1) -> list[str]:
-    """``difflib.get_close_matches(term, vocabulary, n, cutoff=FUZZY_CUTOFF)``, same answer, fast.
+def _close_many(terms: Iterable[str], by_len: dict[int, list[str]], n: int = 1) -> dict[str, list[str]]:
+    """``difflib.get_close_matches(term, vocabulary, n, cutoff=FUZZY_CUTOFF)`` of each term, same answers, fast.
 
-    difflib compares ``term`` with every string in Python (~400 ms per question over 10^5 keys), so
-    two filters run first: the length bound (ratio <= 2*min(la, lb) / (la + lb)) and rapidfuzz's
-    ``fuzz.ratio`` (C, 2*LCS / (la + lb)), which is never below difflib's ratio because difflib's
-    matching blocks form a common subsequence. Only the few strings that pass both get difflib's
-    ratio, so the matches, their order and the tie-break (larger string first) are difflib's own.
+    difflib compares a term with every string in Python (~400 ms per question over 10^5 keys), so two
+    filters run first: the length bound (ratio <= 2*min(la, lb) / (la + lb)) and rapidfuzz's ``fuzz.ratio``
+    (C, 2*LCS / (la + lb)), which is never below difflib's ratio because difflib's matching blocks form a
+    common subsequence. Only the few strings that pass both get difflib's ratio, so the matches, their
+    order and the tie-break (larger string first) are difflib's own. The terms of one question are scored
+    together, one ``cdist`` per length bucket (a call per term and bucket cost ~50 ms a question over
+    10^5 keys; rapidfuzz scores many queries against a list faster than one query at a time).
     """
-    la = len(term)
-    if not la:
-        return []
-    survivors: list[str] = []
+    wanted = sorted({t for t in terms})
+    survivors: dict[str, list[str]] = {t: [] for t in wanted}
     for lb, xs in by_len.items():
-        if lb and 2 * min(la, lb) / (la + lb) >= FUZZY_CUTOFF:
-            hits = rf_process.extract(term, xs, scorer=rf_fuzz.ratio, score_cutoff=FUZZY_CUTOFF * 100 - 1e-6,
-                                      limit=None)  # fmt: skip
-            survivors.extend(x for x, _, _ in hits)
-    if not survivors:
-        return []
-    return difflib.get_close_matches(term, survivors, n=n, cutoff=FUZZY_CUTOFF)
+        fits = [t for t in wanted if t and lb and 2 * min(len(t), lb) / (len(t) + lb) >= FUZZY_CUTOFF]
+        if not fits:
+            continue
+        scores = rf_process.cdist(fits, xs, scorer=rf_fuzz.ratio, score_cutoff=FUZZY_CUTOFF * 100 - 1e-6,
+                                  dtype=np.float32)  # below the cutoff: 0
+        for t, row in zip(fits, scores):
+            survivors[t].extend(xs[j] for j in np.flatnonzero(row))
+    return {t: difflib.get_close_matches(t, found, n=n, cutoff=FUZZY_CUTOFF) if found else []
+            for t, found in survivors.items()}
 
 
 def match_entities(text: str, catalog: list[dict[str, Any]], source: str = "question",
@@ -226,22 +236,24 @@ def match_entities(text: str, catalog: list[dict[str, Any]], source: str = "ques
             used.add(t)
             add(t, "partial", by_word[t])
 
-    # 3. fuzzy: close spelling of a whole key (two or three words), then of one key word
+    # 3. fuzzy: close spelling of a whole key (two or three words), then of one key word; every phrase and
+    # word this may look up is scored against the keys at once (the order of use below decides, as before)
     rest = [t for t in tokens if t not in used]
-    for n in (3, 2):
-        for i in range(len(rest) - n + 1):
-            window = rest[i : i + n]
-            if any(w in used for w in window):
-                continue
-            phrase = " ".join(window)
-            close = idx.close_keys(phrase)
-            if close:
-                used.update(window)
-                add(phrase, "fuzzy", keys[close[0]], difflib.SequenceMatcher(None, phrase, close[0]).ratio())
+    windows = [rest[i : i + n] for n in (3, 2) for i in range(len(rest) - n + 1)]
+    close_keys = idx.close_keys_many(" ".join(w) for w in windows) if windows else {}
+    close_words = idx.close_words_many(t for t in rest if len(t) >= 5)
+    for window in windows:
+        if any(w in used for w in window):
+            continue
+        phrase = " ".join(window)
+        close = close_keys[phrase]
+        if close:
+            used.update(window)
+            add(phrase, "fuzzy", keys[close[0]], difflib.SequenceMatcher(None, phrase, close[0]).ratio())
     for t in rest:
         if t in used or len(t) < 5:
             continue
-        close = idx.close_words(t)
+        close = close_words[t]
         if close:
             used.add(t)
             add(t, "fuzzy", by_word[close[0]], difflib.SequenceMatcher(None, t, close[0]).ratio())
