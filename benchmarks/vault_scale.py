@@ -90,12 +90,14 @@ def vocabulary(n: int, rng: random.Random) -> dict[str, list[str]]:
     return out
 
 
+#: Topic folders of the vault (note i lies in topic-<i % TOPICS>).
+TOPICS = 97
 #: Topical vaults (--topical): the share of a note's names drawn from its topic folder's own pool.
 TOPICAL_SHARE = 0.9
 TOPIC_POOL = 30  # names per class in a topic's pool
 
 
-def topical(vocab: dict[str, list[str]], topics: int = 97, seed: int = 5) -> dict[str, list[str]]:
+def topical(vocab: dict[str, list[str]], topics: int = TOPICS, seed: int = 5) -> dict[str, list[str]]:
     """``vocab`` with a pool of names per topic folder (key ``"<class>@<topic>"``): notes of a topic
     mostly name the same things, as notes of one subject do; the pools overlap at random."""
     rng = random.Random(seed)
@@ -107,12 +109,12 @@ def topical(vocab: dict[str, list[str]], topics: int = 97, seed: int = 5) -> dic
 
 
 def _pick(rng: random.Random, vocab: dict[str, list[str]], cls: str, i: int) -> str:
-    pool = vocab.get(f"{cls}@{i % 97}")
+    pool = vocab.get(f"{cls}@{i % TOPICS}")
     return rng.choice(pool if pool is not None and rng.random() < TOPICAL_SHARE else vocab[cls])
 
 
 def note_path(i: int) -> str:
-    return f"area-{i % 12:02d}/topic-{i % 97:02d}/note-{i:05d}.md"
+    return f"area-{i % 12:02d}/topic-{i % TOPICS:02d}/note-{i:05d}.md"
 
 
 def note_text(i: int, n_notes: int, vocab: dict[str, list[str]], version: int = 0) -> tuple[str, list[tuple]]:

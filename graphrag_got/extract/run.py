@@ -337,8 +337,9 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
             verifier = Verifier(onto, VerdictCache(settings.cache_dir, label), None if revalidate else chat,
                                 workers=workers_for(settings, provider), progress=progress)
         try:
-            memo = ValidationMemo(memo_path(settings.cache_dir, out), context)
-            scans = ScanCache(settings.cache_dir / "notes" / memo_path(settings.cache_dir, out).name)
+            memo_file = memo_path(settings.cache_dir, out)
+            memo = ValidationMemo(memo_file, context)
+            scans = ScanCache(settings.cache_dir / "notes" / memo_file.name)  # one per output file, like the memo
             ext = build_extraction(settings, onto, docs, records, provider=provider, model=label, verifier=verifier,
                                    skipped=skipped, memo=memo, scans=scans)
         except LLMError as exc:  # the provider broke during verification: verdicts so far are cached

@@ -167,7 +167,7 @@ def _close_many(terms: Iterable[str], by_len: dict[int, list[str]], n: int = 1) 
     together, one ``cdist`` per length bucket (a call per term and bucket cost ~50 ms a question over
     10^5 keys; rapidfuzz scores many queries against a list faster than one query at a time).
     """
-    wanted = sorted({t for t in terms})
+    wanted = sorted(set(terms))
     survivors: dict[str, list[str]] = {t: [] for t in wanted}
     for lb, xs in by_len.items():
         fits = [t for t in wanted if t and lb and 2 * min(len(t), lb) / (len(t) + lb) >= FUZZY_CUTOFF]
