@@ -22,7 +22,11 @@ in the repository):
    from coverage only, their union, and the text-search baseline (every test of a test file that
    mentions the function's name as a word); tokens of the answer against reading the files it names
    (whitespace tokens); in-process latency (p50/p95 over all targets, 3 calls each) and the CLI end
-   to end for the first 5 targets.
+   to end for the first 5 targets;
+6. the 'static bound' and each target's precision ceiling (:mod:`benchmarks.code.bound`): the same
+   closure over the calls the suite really made (traced by :mod:`benchmarks.code.calltrace` in a run
+   of its own, cached beside the coverage file), and the best precision any sound call-graph closure
+   can reach on that run.
 
 "Coverage only" is read from the same recorded run as the ground truth: it measures how faithfully
 the import carries that run into the graph (issue target: recall >= 0.98, precision >= 0.95), not an
@@ -45,6 +49,8 @@ import tarfile
 import time
 from pathlib import Path
 from typing import Any
+
+from benchmarks.code.bound import TakenGraph, ceiling, summarize
 
 REPO = Path(__file__).resolve().parents[2]
 ONTOLOGY = REPO / "ontology" / "code.json"
@@ -90,6 +96,19 @@ def run_tests(root: Path, module: str, data: Path) -> dict[str, Any]:
             "exit_code": proc.returncode}
 
 
+def trace_calls(root: Path, out: Path) -> Path:
+    """The calls the suite makes between functions of the tree (:mod:`benchmarks.code.calltrace`; a
+    run apart from the coverage run, skipped when ``out`` exists)."""
+    if not out.is_file():
+        env = {**os.environ, "PYTHONPATH": str(root / "src")}
+        proc = subprocess.run([sys.executable, str(Path(__file__).with_name("calltrace.py")), str(root), str(out), "-q",
+                               "-p", "no:cacheprovider", "-o", "filterwarnings=ignore", "tests"], cwd=root, env=env,
+                              capture_output=True, text=True, timeout=3600)
+        if not out.is_file():
+            raise SystemExit(f"{root.name}: the call trace wrote nothing:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return out
+
+
 # ----------------------------------------------------------------------------- ground truth
 def _test_id(context: str) -> str:
     base, sep, phase = context.rpartition("|")
@@ -109,19 +128,25 @@ def body_lines(path: Path) -> dict[int, tuple[int, int]]:
     return out
 
 
-def ground_truth(root: Path, data_file: Path, functions: list[dict[str, Any]]) -> dict[str, set[str]]:
-    """Function name -> test ids whose context ran a line of its body (coverage.py's API)."""
+def measured_lines(data_file: Path, root: Path) -> dict[str, dict[int, list[str]]]:
+    """Relative path -> line -> contexts of the coverage data file (coverage.py's API)."""
     import coverage
 
     data = coverage.CoverageData(basename=str(data_file))
     data.read()
-    by_file: dict[str, dict[int, list[str]]] = {}
+    out: dict[str, dict[int, list[str]]] = {}
     for measured in data.measured_files():
         try:
             rel = Path(measured).resolve().relative_to(root.resolve()).as_posix()
         except ValueError:
             continue
-        by_file[rel] = data.contexts_by_lineno(measured)
+        out[rel] = data.contexts_by_lineno(measured)
+    return out
+
+
+def ground_truth(by_file: dict[str, dict[int, list[str]]], root: Path, functions: list[dict[str, Any]]
+                 ) -> dict[str, set[str]]:
+    """Function name -> test ids whose context ran a line of its body (``by_file``: :func:`measured_lines`)."""
     bodies: dict[str, dict[int, tuple[int, int]]] = {}
     out: dict[str, set[str]] = {}
     for f in functions:
@@ -207,8 +232,10 @@ def measure_package(spec: str, work: Path) -> dict[str, Any]:
                  if e.type == "Function" and "path" in e.properties]
     tests = [{"name": e.name, "path": e.properties["path"], "nodeid": e.properties.get("nodeid", e.name)}
              for e in ext.entities if e.type == "Test" and "path" in e.properties]
-    truth = ground_truth(root, data_file, functions)
+    by_file = measured_lines(data_file, root)
+    truth = ground_truth(by_file, root, functions)
     targets, candidates, step = pick_targets(functions, truth, module)
+    taken = TakenGraph(ext, trace_calls(root, work / f"{root.name}.calls.json"), root)
     settings = Settings.load()
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []
@@ -235,6 +262,7 @@ def measure_package(spec: str, work: Path) -> dict[str, Any]:
                 "coverage": {t.nodeid or t.name for t in res.tests if t.evidence in (COVERAGE, BOTH)},
                 "union": {t.nodeid or t.name for t in res.tests},
                 "text": text_baseline(root, tests, f["name"]),
+                "static bound": taken.closure(f["name"]),
             }
             answer = "\n".join(res.lines())
             named = {n.name for n in res.files} | {t.path for t in res.tests if t.path}
@@ -246,9 +274,11 @@ def measure_package(spec: str, work: Path) -> dict[str, Any]:
                 p, r = scores(predicted, true)
                 row[method] = {"predicted": len(predicted), "correct": len(predicted & true), "precision": p,
                                "recall": r}
+            bound = row["static bound"]
+            row["precision_ceiling"] = ceiling(len(true), bound["predicted"], bound["correct"])
             rows.append(row)
     cli = cli_latency([r["target"] for r in rows[:CLI_TARGETS]])
-    methods = ("static", "static resolved", "coverage", "union", "text")
+    methods = ("static", "static resolved", "coverage", "union", "text", "static bound")
     totals = {}
     for m in methods:
         correct = sum(r[m]["correct"] for r in rows)
@@ -271,6 +301,8 @@ def measure_package(spec: str, work: Path) -> dict[str, Any]:
                             "executes": rep.relations},
         "functions_executed": len(truth), "candidates": candidates, "every_nth": step,
         "targets": rows, "totals": totals,
+        "taken_graph": {"calls": taken.calls, "fixture_links": taken.fixture_links},
+        "precision_ceiling": summarize(r["precision_ceiling"] for r in rows),
         "latency_ms": {"p50": round(pct(latencies, 0.5), 1), "p95": round(pct(latencies, 0.95), 1),
                        "samples": len(latencies)},
         "cli_seconds": cli,
@@ -307,7 +339,12 @@ def table(result: dict[str, Any]) -> str:
            "measured against that run. 'static resolved' is the static closure without the paths through a",
            "may-dispatch edge (MAY_CALL, or a call of resolution 'dispatch'). 'union' is what ask impact lists:",
            "coverage, plus the static tests the recorded run did not measure (a static test the run measured",
-           "without it executing the target is overruled and listed apart as 'not run').", ""]
+           "without it executing the target is overruled and listed apart as 'not run').",
+           "'static bound' is not ask impact: the same closure over the calls the suite really made (traced in a",
+           "run of its own, benchmarks/code/bound.py): a perfect call graph, no spurious edge and none missing. The",
+           "precision ceiling of a target, T / (n + T - h), is the best precision of any sound call-graph closure",
+           "(T true tests, n listed by the bound, h of them right): a closure cannot tell which branch a test's",
+           "inputs take.", ""]
     for p in result["packages"]:
         ci = p["coverage_import"]
         out += [f"== {p['package']}: {len(p['targets'])} targets of {p['functions_executed']} executed functions; "
@@ -321,15 +358,22 @@ def table(result: dict[str, Any]) -> str:
         for m, t in p["totals"].items():
             out.append(f"   {m:<16} {t['precision_mean']!s:>7} {t['recall_mean']!s:>7} {t['precision_micro']!s:>8} "
                        f"{t['recall_micro']!s:>8}")
+        tg, ceil = p["taken_graph"], p["precision_ceiling"]
+        out.append(f"   taken call graph: {tg['calls']} calls + {tg['fixture_links']} fixture links; precision ceiling of "
+                   f"any call-graph closure: mean {ceil['mean']}, {ceil['targets_below']} of {ceil['targets']} targets "
+                   f"below {ceil['at']}")
         lat = p["latency_ms"]
         out += [f"   ask impact in process: p50 {lat['p50']} ms, p95 {lat['p95']} ms ({lat['samples']} calls); "
                 f"CLI end to end p50 {p['cli_seconds']['p50']} s (max {p['cli_seconds']['max']} s)",
                 f"   tokens (median per target): answer {p['tokens']['answer_median']}, reading the files it names "
                 f"{p['tokens']['files_median']}",
-                f"   {'target':<52} {'true':>4} {'static P/R':>12} {'cov P/R':>12} {'union P/R':>12} {'text P/R':>12}"]
+                f"   {'target':<52} {'true':>4} {'static P/R':>12} {'cov P/R':>12} {'union P/R':>12} {'text P/R':>12} "
+                f"{'bound P/R':>12} {'ceiling':>7}"]
         for r in p["targets"]:
-            cells = [f"{r[m]['precision']}/{r[m]['recall']}" for m in ("static", "coverage", "union", "text")]
-            out.append(f"   {r['target'][:52]:<52} {r['true_tests']:>4} " + " ".join(f"{c:>12}" for c in cells))
+            cells = [f"{r[m]['precision']}/{r[m]['recall']}" for m in ("static", "coverage", "union", "text",
+                                                                       "static bound")]
+            out.append(f"   {r['target'][:52]:<52} {r['true_tests']:>4} " + " ".join(f"{c:>12}" for c in cells)
+                       + f" {r['precision_ceiling']:>7}")
         out.append("")
     return "\n".join(out) + "\n"
 
