@@ -21,7 +21,10 @@ Configurations:
 - ``compact``: ``examples`` in the compact answer form (short keys, relation ends by position);
 - ``classify``: the classify strategy (``GRAPHRAG_EXTRACTION=classify``) over our adapter: mentions copied
   from the chunk under a grammar, then one scored choice per pair (``--strategy classify`` is a
-  shorthand: ``--strategy generate,classify`` runs ``examples`` then ``classify``).
+  shorthand: ``--strategy generate,classify`` runs ``examples`` then ``classify``);
+- ``classify-gold-mentions``: ``classify`` with the mentions step answered by the gold (each gold
+  entity of the chunk, name and class; no model call): the ceiling of the pair questions, the part
+  of the strategy a better mention step cannot raise. A diagnostic, not a strategy a user can run.
 
 ``--stripped`` gives every configuration the GoT ontology stripped of its examples and cues
 (``benchmarks.quality.stripped``): the ontology a user writes first.
@@ -36,6 +39,7 @@ on a quiet machine. ``--record-dir`` keeps each configuration's answers as a rep
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -58,7 +62,7 @@ from graphrag_got.ontology.model import Ontology  # noqa: E402
 CORPUS = ROOT / "corpus" / "got.txt"
 ONTOLOGY = ROOT / "ontology" / "got.json"
 GOLD = ROOT / "tests" / "data" / "got_extraction.json"
-CONFIGS = ("baseline", "adapter", "guard", "examples", "compact", "classify")
+CONFIGS = ("baseline", "adapter", "guard", "examples", "compact", "classify", "classify-gold-mentions")
 #: --strategy NAME -> the configuration that runs it
 STRATEGY_CONFIGS = {"generate": "examples", "classify": "classify"}
 #: configurations that send the ontology's annotated examples; the others send a format example
@@ -151,7 +155,7 @@ def run_config(config: str, *, model: str, corpus: Path, gold: dict[str, Any], w
                record_dir: Path | None, stripped: bool = False) -> Row:
     onto = _ontology(config, stripped, workdir)
     base = Settings.load()
-    strategy = "classify" if config == "classify" else "generate"
+    strategy = "classify" if config.startswith("classify") else "generate"
     settings = base.with_overrides(home=workdir / config / "home", out_dir=workdir / config / "out",
                                    llm_provider="llamacpp", llamacpp_model=model, corpus_path=corpus,
                                    models_path=base.models_dir, extraction=strategy,
@@ -160,8 +164,9 @@ def run_config(config: str, *, model: str, corpus: Path, gold: dict[str, Any], w
     tag = "-stripped" if stripped else ""
     replay = record_dir / f"got-{model}-{config}{tag}.json" if record_dir else None
     t0 = time.monotonic()
-    summary = run_extraction(settings, onto, corpus, settings.files.out_dir / "extraction.json", chat=chat,
-                             export_replay=replay)
+    with _gold_mentions(gold if config == "classify-gold-mentions" else None):
+        summary = run_extraction(settings, onto, corpus, settings.files.out_dir / "extraction.json", chat=chat,
+                                 export_replay=replay)
     seconds = time.monotonic() - t0
     records = _records(settings)
     stats = getattr(chat, "prefix_stats", None)
@@ -176,6 +181,42 @@ def run_config(config: str, *, model: str, corpus: Path, gold: dict[str, Any], w
                relation_f1_tolerant=q.tolerant.relations.f1, relation_p_tolerant=q.tolerant.relations.precision,
                relation_p_exact=q.exact.relations.precision, relation_r_exact=q.exact.relations.recall,
                relation_r_tolerant=q.tolerant.relations.recall, calls=summary.llm_calls)
+
+
+class _GoldMentionsBackend:
+    """A classify backend whose mentions are the gold entities of the chunk the prompt holds."""
+
+    def __init__(self, inner: Any, gold: dict[str, Any]):
+        self.inner, self.scored = inner, inner.scored
+        self.chunks = [(c["text"], c["id"]) for c in gold.get("chunks", [])]
+        self.gold = gold
+
+    def mentions(self, system: str, user: str, spans: Any, classes: Any, key: str) -> Any:
+        from graphrag_got.extract.classify.backend import Answer
+
+        ids = {cid for text, cid in self.chunks if text.strip() and text.strip() in user}
+        lines = [f"- {e['name']} ({e['type']})" for e in self.gold.get("entities", [])
+                 if ids & set(e.get("chunk_ids", []))]
+        return Answer("\n".join(lines) + "\n" if lines else "", finish="gold")
+
+    def choose(self, system: str, user: str, labels: Any, key: str) -> Any:
+        return self.inner.choose(system, user, labels, key)
+
+
+@contextlib.contextmanager
+def _gold_mentions(gold: dict[str, Any] | None) -> Any:
+    """While active, the extraction's classify backend answers mentions from ``gold`` (if given)."""
+    if gold is None:
+        yield
+        return
+    import graphrag_got.extract.run as run
+
+    original = run.backend_for
+    run.backend_for = lambda chat: _GoldMentionsBackend(original(chat), gold)
+    try:
+        yield
+    finally:
+        run.backend_for = original
 
 
 def _records(settings: Settings) -> list[dict[str, Any]]:
