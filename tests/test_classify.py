@@ -214,3 +214,33 @@ def test_the_recorded_answers_of_the_embedded_model_replay_with_their_scores(tmp
             assert score.probability >= 0.5 and score.runner_up  # the default threshold
             assert rel.subject in texts[chunk_id] or rel.subject in {e.name for e in ext.entities}
     assert all(r.reason.value != "not_in_text" for r in ext.rejections)  # names are spans of their chunk
+
+
+def test_the_gold_mentions_diagnostic_answers_mentions_from_the_gold_and_restores_the_backend() -> None:
+    """benchmarks.extract_speed's classify-gold-mentions: the mentions of the chunk the prompt holds come
+    from the gold, the pair questions still go to the model's backend, and the run's backend factory is
+    the original again afterwards."""
+    import graphrag_got.extract.run as run
+    from benchmarks.extract_speed import _gold_mentions, _GoldMentionsBackend
+
+    class Inner:
+        scored = True
+
+        def choose(self, system: str, user: str, labels: list[str], key: str) -> str:
+            return f"chose among {len(labels)}"
+
+    gold = {"chunks": [{"id": "c1", "text": "Ana vive en Lora."}, {"id": "c2", "text": "Otro texto."}],
+            "entities": [{"name": "Ana", "type": "Persona", "chunk_ids": ["c1"]},
+                         {"name": "Lora", "type": "Lugar", "chunk_ids": ["c1"]},
+                         {"name": "Otro", "type": "Persona", "chunk_ids": ["c2"]}]}
+    backend = _GoldMentionsBackend(Inner(), gold)
+    answer = backend.mentions("sys", 'TEXT:\n"""\nAna vive en Lora.\n"""\n\nList...', [], [], "k")
+    assert read_mentions(answer.raw).mentions == (("Ana", "Persona"), ("Lora", "Lugar"))
+    assert backend.mentions("sys", "a text the gold does not hold", [], [], "k").raw == ""
+    assert backend.choose("sys", "q", ["A", "B"], "k") == "chose among 2" and backend.scored
+    original = run.backend_for
+    with _gold_mentions(gold):
+        assert isinstance(run.backend_for(object()), _GoldMentionsBackend)
+    assert run.backend_for is original
+    with _gold_mentions(None):
+        assert run.backend_for is original
