@@ -90,6 +90,7 @@ def test_traced_calls_give_the_closure_a_perfect_call_graph_lists(tmp_path: Path
     onto = Ontology.from_file(REPO / "ontology" / "code.json")
     summary = run_code_extraction(onto, root, tmp_path / "ext.json")
     graph = TakenGraph(Extraction.read(summary.out_path), calls, root)
+    assert graph.pytest_exit_code == 0 and graph.calls == len(edges) and graph.fixture_links >= 1
     names = {n.rsplit("::", 1)[-1] for n in graph.closure("pkg.mod.helper")}
     # the fixture link stands for pytest's call; test_not_taken never ran helper, but it calls entry,
     # which another test saw calling cached -> helper: the closure cannot tell the branches apart

@@ -61,7 +61,9 @@ class TakenGraph:
                 if e.type == "Test":
                     self.test_of[node] = e.properties.get("nodeid", e.name)
         self.callers: dict[Node, set[Node]] = defaultdict(set)
-        rows = json.loads(calls_file.read_text(encoding="utf-8"))["edges"]
+        trace = json.loads(calls_file.read_text(encoding="utf-8"))
+        rows = trace["edges"]
+        self.pytest_exit_code = trace.get("pytest_exit_code")  # 0: every test of the traced run passed
         for a_path, a_line, a_name, b_path, b_line, b_name in rows:
             self.callers[self._node(b_path, b_line, b_name)].add(self._node(a_path, a_line, a_name))
         self.calls = len(rows)

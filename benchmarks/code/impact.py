@@ -301,7 +301,8 @@ def measure_package(spec: str, work: Path) -> dict[str, Any]:
                             "executes": rep.relations},
         "functions_executed": len(truth), "candidates": candidates, "every_nth": step,
         "targets": rows, "totals": totals,
-        "taken_graph": {"calls": taken.calls, "fixture_links": taken.fixture_links},
+        "taken_graph": {"calls": taken.calls, "fixture_links": taken.fixture_links,
+                        "pytest_exit_code": taken.pytest_exit_code},
         "precision_ceiling": summarize(r["precision_ceiling"] for r in rows),
         "latency_ms": {"p50": round(pct(latencies, 0.5), 1), "p95": round(pct(latencies, 0.95), 1),
                        "samples": len(latencies)},
@@ -359,7 +360,8 @@ def table(result: dict[str, Any]) -> str:
             out.append(f"   {m:<16} {t['precision_mean']!s:>7} {t['recall_mean']!s:>7} {t['precision_micro']!s:>8} "
                        f"{t['recall_micro']!s:>8}")
         tg, ceil = p["taken_graph"], p["precision_ceiling"]
-        out.append(f"   taken call graph: {tg['calls']} calls + {tg['fixture_links']} fixture links; precision ceiling of "
+        out.append(f"   taken call graph: {tg['calls']} calls + {tg['fixture_links']} fixture links (traced run's pytest "
+                   f"exit code {tg.get('pytest_exit_code')}); precision ceiling of "
                    f"any call-graph closure: mean {ceil['mean']}, {ceil['targets_below']} of {ceil['targets']} targets "
                    f"below {ceil['at']}")
         lat = p["latency_ms"]
