@@ -184,7 +184,9 @@ def run_config(config: str, *, model: str, corpus: Path, gold: dict[str, Any], w
 
 
 class _GoldMentionsBackend:
-    """A classify backend whose mentions are the gold entities of the chunk the prompt holds."""
+    """A classify backend whose mentions are the gold entities of the chunk the prompt holds. Its answers
+    are cached under the usual mentions keys, in this configuration's own home (a temporary folder), so
+    they never reach a real run's cache; its replay file is named after the configuration."""
 
     def __init__(self, inner: Any, gold: dict[str, Any]):
         self.inner, self.scored = inner, inner.scored
