@@ -2,7 +2,10 @@
 
 The 100k-entity load benchmark went from 42 s to 310 s end to end when building the plan started
 constructing a pydantic record per entity (~0.6 ms each) and normalizing every name again per
-relation; this guards the plan's cost on 10^4 entities and 3x10^4 relations (~0.8 s; 3.4 s then).
+relation; this guards the plan's cost on 10^4 entities and 3x10^4 relations (~0.8-1.4 s alone; 3.4 s
+then). Late in a full test session (a large heap, a busy server beside it) one build took 3.0 s on a
+2-core machine, so the best of up to three builds is compared: noise slows some runs, the regression
+this guards slows every one.
 """
 
 from __future__ import annotations
@@ -19,9 +22,13 @@ from graphrag_got.ontology.model import Ontology
 def test_plan_of_ten_thousand_entities_is_fast() -> None:
     onto = Ontology.from_file(Settings.load().files.ontology_path)
     ext, _ = read_extraction(synthetic_extraction(onto, 10_000, 30_000, 0.1, 100, 10, 7))
-    t = time.perf_counter()
-    plan = build_plan(ext, graph_ontology(onto))
-    seconds = time.perf_counter() - t
-    assert len(plan.entities) == 10_000 and len(plan.relations) > 25_000
-    assert not plan.relations_refused
-    assert seconds < 2.5, f"build_plan took {seconds:.1f} s for 10^4 entities"
+    times = []
+    for _ in range(3):
+        t = time.perf_counter()
+        plan = build_plan(ext, graph_ontology(onto))
+        times.append(time.perf_counter() - t)
+        assert len(plan.entities) == 10_000 and len(plan.relations) > 25_000
+        assert not plan.relations_refused
+        if times[-1] < 2.5:
+            break
+    assert min(times) < 2.5, f"build_plan took {', '.join(f'{s:.1f}' for s in times)} s for 10^4 entities"
