@@ -25,24 +25,31 @@ import ast
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
+
+from graphrag_got.code import vocabulary as v
+from graphrag_got.code.symbols import FIXTURE
 
 Node = tuple[str, int, str]  # (path under the root, line of the def keyword, function name)
-FIXTURE_LINKS = ("USES_FIXTURE",)
+
+
+def functions(path: Path) -> Iterator[tuple[int, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Each def of a file with its first line as ``co_firstlineno`` gives it (the first decorator's)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield min([node.lineno, *(d.lineno for d in node.decorator_list)]), node
 
 
 def def_lines(path: Path) -> dict[int, int]:
-    """First line of each def as ``co_firstlineno`` gives it (the first decorator) or as written ->
-    the line of the ``def`` keyword."""
+    """First line of each def (the first decorator's) or the line as written -> the ``def`` keyword's
+    (empty for a file that cannot be read or parsed)."""
     out: dict[int, int] = {}
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError, UnicodeDecodeError):
-        return out
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        for first, node in functions(path):
             out[node.lineno] = node.lineno
-            out.setdefault(min([node.lineno, *(d.lineno for d in node.decorator_list)]), node.lineno)
+            out.setdefault(first, node.lineno)
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return {}
     return out
 
 
@@ -55,10 +62,10 @@ class TakenGraph:
         self.node_of: dict[str, Node] = {}  # entity name -> node
         self.test_of: dict[Node, str] = {}  # node of a Test entity -> pytest node id
         for e in ext.entities:
-            if e.type in ("Function", "Test") and "path" in e.properties and "start_line" in e.properties:
+            if e.type in (v.FUNCTION, v.TEST) and "path" in e.properties and "start_line" in e.properties:
                 node = self._node(e.properties["path"], int(e.properties["start_line"]), e.name.rsplit(".", 1)[-1])
                 self.node_of[e.name] = node
-                if e.type == "Test":
+                if e.type == v.TEST:
                     self.test_of[node] = e.properties.get("nodeid", e.name)
         self.callers: dict[Node, set[Node]] = defaultdict(set)
         trace = json.loads(calls_file.read_text(encoding="utf-8"))
@@ -69,7 +76,7 @@ class TakenGraph:
         self.calls = len(rows)
         self.fixture_links = 0
         for r in ext.relations:
-            if r.relation in FIXTURE_LINKS or r.attributes.get("resolution") == "fixture":
+            if r.relation == v.USES_FIXTURE or r.attributes.get(v.RESOLUTION) == FIXTURE:
                 user, fixture = self.node_of.get(r.subject), self.node_of.get(r.object)
                 if user is not None and fixture is not None:
                     self.callers[fixture].add(user)

@@ -37,7 +37,6 @@ independent prediction. The static closure is measured against that run. Results
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import os
 import platform
@@ -50,7 +49,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.code.bound import TakenGraph, ceiling, summarize
+from benchmarks.code.bound import TakenGraph, ceiling, functions, summarize
 
 REPO = Path(__file__).resolve().parents[2]
 ONTOLOGY = REPO / "ontology" / "code.json"
@@ -120,12 +119,7 @@ def _test_id(context: str) -> str:
 
 def body_lines(path: Path) -> dict[int, tuple[int, int]]:
     """First line of each def (decorators included) -> (first body line, last line), by ``ast``."""
-    out: dict[int, tuple[int, int]] = {}
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            out[first] = (node.body[0].lineno, node.end_lineno or node.lineno)
-    return out
+    return {first: (node.body[0].lineno, node.end_lineno or node.lineno) for first, node in functions(path)}
 
 
 def measured_lines(data_file: Path, root: Path) -> dict[str, dict[int, list[str]]]:
