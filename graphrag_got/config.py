@@ -546,7 +546,7 @@ def _explain(exc: ValidationError) -> str:
         name = by_path.get(".".join(str(p) for p in err["loc"][:2]), loc)
         var = ENV.get(name, loc)
         lines.append(f"  {var} = {err.get('input')!r}: {err['msg']}")
-    lines.append("Fix the value in the environment or in .env (see README, 'Configuration').")
+    lines.append("Fix the value in the environment or in .env (see docs/reference/settings.md).")
     return "\n".join(lines)
 
 
@@ -593,7 +593,6 @@ def settings_table_markdown(model: type[BaseModel] = Settings) -> str:
     return "\n".join(rows) + "\n"
 
 
-if __name__ == "__main__":  # pragma: no cover - `python -m graphrag_got.config` prints the table
-    import sys
-
-    sys.stdout.write(settings_table_markdown())
+if __name__ == "__main__":  # pragma: no cover - prints the table; --write/--check PAGE: the settings reference
+    from graphrag_got.common.settings_page import main
+    raise SystemExit(main(None, settings_table_markdown(), {s: m.__doc__ or "" for s, m in SECTIONS.items()}))

@@ -1,4 +1,4 @@
-"""Settings: sources and their precedence, empty values, errors, derived ENV map and README table."""
+"""Settings: sources and their precedence, empty values, errors, derived ENV map and the settings reference page."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ import pytest
 from pydantic import ValidationError
 
 from graphrag_got.config import DEFAULT_HOME, ENV, FLAT, SECTIONS, Settings, settings_table_markdown
+from graphrag_got.common.settings_page import BEGIN, END, render, section_tables
 from graphrag_got.errors import ConfigError, GraphragGotError
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+REPO = Path(__file__).resolve().parent.parent
+SETTINGS_PAGE = REPO / "docs" / "reference" / "settings.md"
 
 
 @pytest.fixture()
@@ -251,7 +253,7 @@ def test_bad_values_name_the_variable_and_the_value(clean_env: Path, monkeypatch
     assert any(re.fullmatch(r"  GRAPHRAG_BATCH_SIZE = 'zero': Input should be a valid integer.*", ln) for ln in lines)
     assert any(ln.startswith("  GRAPHRAG_CHUNKER = 'sentences': Input should be 'auto', 'paragraph' or 'markdown'")
                for ln in lines)
-    assert "README" in lines[-1]
+    assert "docs/reference/settings.md" in lines[-1]
     assert isinstance(info.value, GraphragGotError)
 
 
@@ -260,21 +262,54 @@ def test_unknown_override_is_refused(clean_env: Path):
         Settings.load(no_such_setting=1)
 
 
-# --- the README table ----------------------------------------------------------------------------
+# --- the settings reference page ------------------------------------------------------------------
 
 
-def _readme_table() -> str:
-    text = README.read_text(encoding="utf-8")
-    section = text.split("\n## Configuration\n", 1)[1].split("\n## ", 1)[0]
-    rows = [ln for ln in section.splitlines() if ln.startswith("|")]
-    return "\n".join(rows) + "\n"
+def _sections() -> dict[str, str]:
+    return {name: model.__doc__ or "" for name, model in SECTIONS.items()}
 
 
-def test_readme_table_is_the_generated_one():
-    assert _readme_table() == settings_table_markdown(), (
-        "README.md's configuration table is out of date: replace it with the output of "
-        "`python -m graphrag_got.config`"
+def test_settings_page_is_the_generated_one():
+    page = SETTINGS_PAGE.read_text(encoding="utf-8")
+    assert render(page, section_tables(settings_table_markdown(), _sections())) == page, (
+        "docs/reference/settings.md is out of date: run "
+        "`python -m graphrag_got.config --write docs/reference/settings.md`"
     )
+
+
+def test_settings_page_has_every_row_once_under_its_section():
+    page = SETTINGS_PAGE.read_text(encoding="utf-8")
+    table_rows = settings_table_markdown().splitlines()[2:]
+    page_rows = [ln for ln in page.splitlines() if ln.startswith("| `")]
+    assert sorted(page_rows) == sorted(table_rows)
+    for name in SECTIONS:
+        block = page.split(f"## `settings.{name}`\n", 1)[1].split("\n## ", 1)[0]
+        paths = [r.rsplit("|", 2)[-2].strip() for r in block.splitlines() if r.startswith("| `")]
+        assert paths and all(p.startswith(f"`{name}.") for p in paths), (name, paths)
+
+
+def test_section_tables_refuse_a_row_of_no_section():
+    table = settings_table_markdown() + "| `X_ODD` | `1` | odd | `nowhere.odd` |\n"
+    with pytest.raises(ValueError, match="nowhere.odd"):
+        section_tables(table, _sections())
+
+
+def test_write_and_check_regenerate_only_the_block(tmp_path: Path):
+    page = tmp_path / "settings.md"
+    page.write_text(f"# Settings\n\nprose stays\n\n{BEGIN}\nstale\n{END}\n\nafter\n", encoding="utf-8")
+    module = [sys.executable, "-m", "graphrag_got.config"]
+    check = subprocess.run([*module, "--check", str(page)], capture_output=True, text=True, cwd=REPO, check=False)
+    assert check.returncode == 1 and "out of date" in check.stderr
+    write = subprocess.run([*module, "--write", str(page)], capture_output=True, text=True, cwd=REPO, check=False)
+    assert write.returncode == 0 and f"wrote {page}" in write.stdout
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith("# Settings\n\nprose stays\n") and text.endswith(f"{END}\n\nafter\n")
+    assert "stale" not in text and "## `settings.extract`" in text
+    assert subprocess.run([*module, "--check", str(page)], capture_output=True, cwd=REPO, check=False).returncode == 0
+    page.write_text("# no markers\n", encoding="utf-8")
+    refused = subprocess.run([*module, "--write", str(page)], capture_output=True, text=True, cwd=REPO, check=False)
+    assert refused.returncode == 1 and "markers are missing" in refused.stderr
+    assert page.read_text(encoding="utf-8") == "# no markers\n"
 
 
 def test_table_lists_every_variable_with_its_default():
@@ -304,5 +339,5 @@ def test_table_cells_cannot_break_the_table():
 
 def test_module_prints_the_table():
     out = subprocess.run([sys.executable, "-m", "graphrag_got.config"], capture_output=True, text=True,
-                         check=True, cwd=README.parent).stdout
+                         check=True, cwd=REPO).stdout
     assert out == settings_table_markdown()
