@@ -31,8 +31,8 @@
 #
 # The example corpus and ontology are in Spanish (Game of Thrones); the code is not tied to them.
 #
-# **Before running.** Settings come from the environment and `.env` (see the README's configuration
-# table); `GRAPHRAG_CORPUS` chooses the corpus. The notebook writes only into its scratch folder
+# **Before running.** Settings come from the environment and `.env` (see the settings reference,
+# `docs/reference/settings.md`); `GRAPHRAG_CORPUS` chooses the corpus. The notebook writes only into its scratch folder
 # (`out/notebook/` in the repository, or `GRAPHRAG_NOTEBOOK_DIR`), but step 5 *writes into the Neo4j
 # database at `NEO4J_URI`*: a document with the same id as one already loaded is replaced, and the
 # communities are recomputed. Extraction and summaries call the LLM once per chunk / community; the
