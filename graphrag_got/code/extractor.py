@@ -42,6 +42,7 @@ from graphrag_got.common.walk import SkippedInput, walk_files
 from graphrag_got.extract.extraction import SkippedFile
 from graphrag_got.code.resolve import CallCounts, ResolvedFile, entity_class, resolve, unique_module_names
 from graphrag_got.code.symbols import RESOLUTIONS
+from graphrag_got.code.lines import fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -140,15 +141,29 @@ def python_files(root: Path, *, follow_outside_links: bool = False,
     (:func:`graphrag_got.common.walk.walk_files`) unless ``follow_outside_links``."""
     if root.is_file():
         return [root]
-    found = walk_files(root, wanted=lambda name: name.endswith(".py"),
-                       prune=lambda name: name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info"),
+    found = walk_files(root, wanted=lambda name: name.endswith(".py"), prune=pruned,
                        follow_outside_links=follow_outside_links, skipped=skipped)
     return [path for _, path in found]
 
 
+def pruned(folder: str) -> bool:
+    """A folder name the walk does not enter (hidden, :data:`SKIP_DIRS`, ``*.egg-info``)."""
+    return folder.startswith(".") or folder in SKIP_DIRS or folder.endswith(".egg-info")
+
+
+def in_tree(rel: str) -> bool:
+    """Whether the walk of :func:`python_files` reads the file at ``rel`` (a POSIX path under the root)."""
+    parts = rel.split("/")
+    return rel.endswith(".py") and not any(pruned(p) for p in parts[:-1])
+
+
 def read_source(path: Path) -> tuple[bytes, str]:
     """(UTF-8 bytes, text) of a source file, honouring a PEP 263 coding line; ValueError if unreadable."""
-    blob = path.read_bytes()
+    return decode_source(path.read_bytes())
+
+
+def decode_source(blob: bytes) -> tuple[bytes, str]:
+    """(UTF-8 bytes, text) of a source file's bytes (see :func:`read_source`)."""
     if b"\x00" in blob:
         raise ValueError("binary content (NUL bytes)")
     try:
@@ -219,7 +234,8 @@ def parse_tree(root: Path, progress: ProgressCallback | None = None, *, max_byte
 def _entity_properties(rf: ResolvedFile, d: Definition) -> dict[str, str]:
     f = rf.facts
     props = {"path": f.path, "start_line": str(d.start_line), "end_line": str(d.end_line), "language": LANGUAGE,
-             "signature": d.signature, "docstring": d.docstring}
+             "signature": d.signature, "docstring": d.docstring,
+             "fingerprint": fingerprint(f.text, d.start_line, d.end_line)}
     cls = entity_class(d)
     if cls == v.FUNCTION:
         props["kind"] = d.kind

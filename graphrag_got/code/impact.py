@@ -301,6 +301,24 @@ def _impact(read: _Reader, settings: Settings, target: str, hops: int | None,
             seen[row["uid"]] = node = _node(row, 0, f"inside {target}")
             node.path_kind = EXACT
             result.changed.append(node)
+    seen, tests = closure(read, settings, seen, hops, result)
+    _executed(read, result, seen, tests)
+    _unresolved(read, seen)
+    nodes = [n for n in seen.values() if n.type != v.TEST]
+    result.affected = sorted((n for n in nodes if n.distance > 0 and n.type in (v.FUNCTION, v.CLASS)), key=_rank)
+    result.files = affected_files(nodes)
+    import_tests(read, nodes, tests)
+    _overrule_by_coverage(read, result, tests)
+    result.tests = sorted(tests.values(), key=_rank)
+    return result
+
+
+def closure(read: _Reader, settings: Settings, seen: dict[str, ImpactNode], hops: int | None,
+            result: ImpactResult) -> tuple[dict[str, ImpactNode], dict[str, ImpactNode]]:
+    """The closure over dependents from the seeds ``seen`` (uid -> node at distance 0, ``path_kind``
+    set): every node reached (``seen``, grown in place) and the tests reached (uid -> test), one query
+    per step; ``result.steps`` and ``result.cut`` say how far it went."""
+    max_nodes = settings.code.impact_max_nodes
     seeds = [uid for uid, n in seen.items() if n.type != v.TEST]
     tests: dict[str, ImpactNode] = {uid: n for uid, n in seen.items() if n.type == v.TEST}
     for t in tests.values():
@@ -340,28 +358,31 @@ def _impact(read: _Reader, settings: Settings, target: str, hops: int | None,
         if new:
             result.steps = distance
         frontier = new
-    _executed(read, result, seen, tests)
-    _unresolved(read, seen)
-    nodes = [n for n in seen.values() if n.type != v.TEST]
-    result.affected = sorted((n for n in nodes if n.distance > 0 and n.type in (v.FUNCTION, v.CLASS)), key=_rank)
+    return seen, tests
+
+
+def import_tests(read: _Reader, nodes: list[ImpactNode], tests: dict[str, ImpactNode]) -> None:
+    """Add the tests of the test files among ``nodes`` (a target file and the importers reached)."""
+    file_nodes = {n.uid: n for n in nodes if n.type == v.FILE}
+    if not file_nodes:
+        return
+    for row in read(cypher.code_impact_members(), uids=list(file_nodes), types=[v.DEFINES], classes=[v.TEST]):
+        dist = file_nodes[row["via"]].distance
+        if row["uid"] not in tests or dist < tests[row["uid"]].distance:
+            tests[row["uid"]] = t = _node(row, dist, f"in {row['path']}, which imports an affected file"
+                                          if dist else f"in {row['path']}")
+            t.path_kind, t.evidence = IMPORT, STATIC
+
+
+def affected_files(nodes: list[ImpactNode]) -> list[ImpactNode]:
+    """The files of ``nodes`` (a File node itself, or the file of a definition), nearest first."""
     files: dict[str, ImpactNode] = {}
     for n in nodes:
         path = n.name if n.type == v.FILE else n.path
         if path and (path not in files or n.distance < files[path].distance):
             files[path] = ImpactNode(uid=f"{v.FILE}|{normalize_name(path)}", name=path, type=v.FILE,
                                      distance=n.distance, path=path, via=n.name if n.type != v.FILE else n.via)
-    result.files = sorted(files.values(), key=_rank)
-    file_nodes = {n.uid: n for n in nodes if n.type == v.FILE}  # the target file and its importers
-    if file_nodes:
-        for row in read(cypher.code_impact_members(), uids=list(file_nodes), types=[v.DEFINES], classes=[v.TEST]):
-            dist = file_nodes[row["via"]].distance
-            if row["uid"] not in tests or dist < tests[row["uid"]].distance:
-                tests[row["uid"]] = t = _node(row, dist, f"in {row['path']}, which imports an affected file"
-                                              if dist else f"in {row['path']}")
-                t.path_kind, t.evidence = IMPORT, STATIC
-    _overrule_by_coverage(read, result, tests)
-    result.tests = sorted(tests.values(), key=_rank)
-    return result
+    return sorted(files.values(), key=_rank)
 
 
 def _overrule_by_coverage(read: _Reader, result: ImpactResult, tests: dict[str, ImpactNode]) -> None:
