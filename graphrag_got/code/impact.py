@@ -104,6 +104,7 @@ class ImpactResult:
     steps: int = 0  # closure steps taken (the largest distance reached)
     cut: bool = False  # the closure stopped at max_nodes before its fixed point
     max_nodes: int = 0
+    stale: int = 0  # seeds changed since the recorded coverage run (its tests are not overruled then)
 
     @property
     def unresolved_calls_in_radius(self) -> int:
@@ -124,7 +125,8 @@ class ImpactResult:
             "pytest_args": [t.nodeid for t in self.tests if t.nodeid],
             "counts": {"affected": len(self.affected), "files": len(self.files), "tests": len(self.tests),
                        "tests_by_evidence": self.evidence_counts(), "static_not_run": len(self.not_run),
-                       "unresolved_calls_in_radius": self.unresolved_calls_in_radius},
+                       "unresolved_calls_in_radius": self.unresolved_calls_in_radius,
+                       "stale_seeds": self.stale},
         }
 
     def lines(self) -> list[str]:
@@ -157,6 +159,9 @@ class ImpactResult:
             out.append(f"not listed: {len(self.not_run)} test(s) reach it statically, but the recorded coverage run "
                        "measured them without executing it (re-import a newer coverage file after changing the code): "
                        + ", ".join(n.nodeid or n.name for n in self.not_run[:10]) + (" ..." if len(self.not_run) > 10 else ""))
+        if self.stale:
+            out.append(f"note: {self.stale} of these definitions changed since the recorded coverage run: its tests "
+                       "are kept as recorded and no static test is overruled (run the tests with coverage again)")
         if self.unresolved_calls_in_radius:
             out.append(f"note: {self.unresolved_calls_in_radius} call site(s) in these functions could not be "
                        "resolved statically; callers reached only through them are not listed")
@@ -308,9 +313,29 @@ def _impact(read: _Reader, settings: Settings, target: str, hops: int | None,
     result.affected = sorted((n for n in nodes if n.distance > 0 and n.type in (v.FUNCTION, v.CLASS)), key=_rank)
     result.files = affected_files(nodes)
     import_tests(read, nodes, tests)
-    _overrule_by_coverage(read, result, tests)
+    seeds = [n.uid for n in [*result.matches, *result.changed] if n.type != v.TEST]
+    stale = [uid for uid, row in coverage_state(read, seeds).items() if is_stale(row)]
+    if stale:  # the recorded run saw other code: its evidence says nothing against a static path
+        for t in tests.values():
+            if t.evidence in (COVERAGE, BOTH):
+                t.executed = f"{t.executed} (recorded before it changed)"
+    else:
+        overrule_by_coverage(read, result, tests)
+    result.stale = len(stale)
     result.tests = sorted(tests.values(), key=_rank)
     return result
+
+
+def coverage_state(read: _Reader, uids: list[str]) -> dict[str, dict[str, Any]]:
+    """uid -> ``{fingerprint, recorded}`` of the entities ``uids`` (one query)."""
+    return {row["uid"]: row for row in read(cypher.code_coverage_state(), uids=uids)} if uids else {}
+
+
+def is_stale(row: dict[str, Any]) -> bool:
+    """The recorded coverage run saw another version of this definition (both fingerprints known,
+    different). Without a recorded fingerprint (no coverage, or one imported before fingerprints were
+    recorded) the evidence is taken as recorded on this code."""
+    return bool(row.get("recorded")) and bool(row.get("fingerprint")) and row["recorded"] != row["fingerprint"]
 
 
 def closure(read: _Reader, settings: Settings, seen: dict[str, ImpactNode], hops: int | None,
@@ -385,15 +410,19 @@ def affected_files(nodes: list[ImpactNode]) -> list[ImpactNode]:
     return sorted(files.values(), key=_rank)
 
 
-def _overrule_by_coverage(read: _Reader, result: ImpactResult, tests: dict[str, ImpactNode]) -> None:
+def overrule_by_coverage(read: _Reader, result: ImpactResult, tests: dict[str, ImpactNode],
+                         only: set[str] | None = None) -> None:
     """Where a user has dynamic evidence it is the real answer: a test found only by the static
     closure (a call that may or may not run) that the recorded run measured without it executing the
     target moves to ``not_run`` (one query). Tests the run did not measure (newer tests, or no coverage
-    imported) keep their static evidence."""
-    static_only = [uid for uid, t in tests.items() if t.evidence == STATIC]
+    imported) and tests changed since the run keep their static evidence. ``only``: the tests that may
+    be overruled (default: every static one)."""
+    static_only = [uid for uid, t in tests.items() if t.evidence == STATIC and (only is None or uid in only)]
     if not static_only:
         return
     for row in read(cypher.code_recorded_tests(v.EXECUTES), uids=static_only):
+        if is_stale(row):
+            continue
         t = tests.pop(row["uid"])
         t.evidence = NOT_RUN
         result.not_run.append(t)
