@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from importlib import metadata as importlib_metadata
 from io import BytesIO
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from graphrag_got.errors import CorpusError, OntologyError
 from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, Extraction, LLMRef, OntologyRef
@@ -177,14 +177,24 @@ def decode_source(blob: bytes) -> tuple[bytes, str]:
     return text.encode("utf-8"), text
 
 
+class FactsCache(Protocol):
+    """Parsed files kept from an earlier run (:class:`graphrag_got.code.refresh.ParseCache`)."""
+
+    def get(self, rel: str, module: str, is_package: bool, sha256: str | None) -> FileFacts | None: ...
+
+    def put(self, rel: str, sha256: str, facts: FileFacts) -> None: ...
+
+
 def parse_tree(root: Path, progress: ProgressCallback | None = None, *, max_bytes: int = 2_000_000,
-               max_seconds: float = 20.0, follow_outside_links: bool = False
-               ) -> tuple[list[FileFacts], list[SkippedInput]]:
+               max_seconds: float = 20.0, follow_outside_links: bool = False, cache: FactsCache | None = None,
+               trusted: Callable[[str], bool] | None = None) -> tuple[list[FileFacts], list[SkippedInput]]:
     """Parse every Python file under ``root``; returns the facts and the files skipped (with why).
 
     A file larger than ``max_bytes`` (generated code) is skipped before it is read, and one whose
     parse takes more than ``max_seconds`` is abandoned, each with a record: memory and time per file
-    stay bounded whatever the tree holds."""
+    stay bounded whatever the tree holds. With ``cache``, a file whose bytes (sha256) and module name
+    are those of a cached parse is not parsed again, and one ``trusted`` says is unchanged (git says
+    so) is taken from the cache without being read."""
     if not root.exists():
         raise CorpusError(f"{root}: not found; pass the folder (or .py file) of the code to extract.")
     skipped: list[SkippedInput] = []
@@ -204,6 +214,11 @@ def parse_tree(root: Path, progress: ProgressCallback | None = None, *, max_byte
         skipped.append(SkippedInput(rel, reason, message))
 
     for i, (p, rel) in enumerate(zip(paths, rels), 1):
+        module, is_package = names[rel]
+        kept = cache.get(rel, module, is_package, None) if cache is not None and trusted and trusted(rel) else None
+        if kept is not None:
+            files.append(kept)
+            continue
         try:
             size = p.stat().st_size
             if size > max_bytes:
@@ -214,7 +229,11 @@ def parse_tree(root: Path, progress: ProgressCallback | None = None, *, max_byte
         except (OSError, ValueError) as exc:
             skip(rel, "unreadable", str(exc))
             continue
-        module, is_package = names[rel]
+        digest = hashlib.sha256(source).hexdigest()
+        kept = cache.get(rel, module, is_package, digest) if cache is not None else None
+        if kept is not None:
+            files.append(kept)
+            continue
         try:
             facts = parse_file(rel, module, source, text, is_package=is_package, max_seconds=max_seconds)
         except ParseBudgetExceeded as exc:
@@ -223,6 +242,8 @@ def parse_tree(root: Path, progress: ProgressCallback | None = None, *, max_byte
         if facts.syntax_errors:
             logger.warning("%s: %d syntax error(s): extracted what parses", p, facts.syntax_errors)
         files.append(facts)
+        if cache is not None:
+            cache.put(rel, digest, facts)
         if progress is not None:
             progress(ProgressEvent(step="parse", done=i, total=len(paths), message=rel,
                                    stats={"definitions": sum(len(f.definitions) for f in files)},
