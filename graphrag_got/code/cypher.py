@@ -134,3 +134,32 @@ def code_remove_property(name: str) -> str:
     value the code no longer has (a deleted docstring) that a reload's ``+=`` would keep."""
     return f"UNWIND $uids AS uid MATCH (e:Entity {{uid: uid}}) WHERE e.{escape_name(name)} IS NOT NULL " \
            f"REMOVE e.{escape_name(name)} RETURN count(e) AS removed"
+
+
+# ---------------------------------------------------------------------------------------------
+# Orphan symbols (graphrag_got.code.orphans)
+# ---------------------------------------------------------------------------------------------
+
+
+def code_symbol_uses(uses: Sequence[str], defines: str, executes: str, contains: str) -> str:
+    """Every Function and Class with what points at it: whether a File defines it, how many edges of
+    ``uses`` (calls, tests, subclasses, fixture uses) reach it, whether a recorded run executed it, and
+    for a class, the uids of its methods."""
+    if not uses:
+        raise ValueError("code_symbol_uses needs at least one relationship type")
+    types = "|".join(escape_name(u) for u in uses)
+    return (
+        "MATCH (e:Entity) WHERE e.type IN $types\n"
+        "RETURN e.uid AS uid, e.name AS name, e.type AS type, e.path AS path, e.start_line AS start_line,\n"
+        "       e.kind AS kind, e.doc_ids AS doc_ids,\n"
+        f"       EXISTS {{ (:Entity)-[:{escape_name(defines)}]->(e) }} AS defined,\n"
+        f"       COUNT {{ (:Entity)-[:{types}]->(e) }} AS uses,\n"
+        f"       EXISTS {{ (:Entity)-[:{escape_name(executes)}]->(e) }} AS executed,\n"
+        f"       [(e)-[:{escape_name(contains)}]->(m:Entity) | m.uid] AS members\n"
+        "ORDER BY path, name"
+    )
+
+
+def code_has_relation(relation: str) -> str:
+    """One relationship of type ``relation`` if the graph holds any (is there a recorded run?)."""
+    return f"MATCH ()-[r:{escape_name(relation)}]->() RETURN count(r) > 0 AS found LIMIT 1"

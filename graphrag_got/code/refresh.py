@@ -234,22 +234,19 @@ def _previous(out_path: Path) -> Extraction | None:
     return prev
 
 
-def drop_stale_properties(driver: Any, settings: Any, ext: Extraction, onto: Ontology, doc_ids: Sequence[str]) -> int:
-    """After the load: remove from the entities of the documents ``doc_ids`` the properties their class
-    declares that the extraction no longer gives them (``load`` merges properties with ``+=``, which
-    keeps a value the code lost, such as a deleted docstring; a full load into an empty graph would not
-    have it). Returns how many values were removed."""
+def drop_stale_properties(driver: Any, settings: Any, ext: Extraction, onto: Ontology) -> int:
+    """After the load: remove from the entities of the extraction the properties their class declares
+    that the extraction no longer gives them (``load`` merges properties with ``+=``, which keeps a
+    value the code lost: a deleted docstring, the path of a function deleted since a recorded run
+    that its evidence still names; a full load into an empty graph would not have it). Returns how
+    many values were removed (one query per property name)."""
     import neo4j
 
     from graphrag_got.code.cypher import code_remove_property
 
-    docs = set(doc_ids)
-    chunk_docs = {c.id: c.document_id for c in ext.chunks}
     by_property: dict[str, list[str]] = {}
     for e in ext.entities:
-        if e.type not in onto.classes or not any(chunk_docs.get(c) in docs for c in e.chunk_ids):
-            continue
-        for name in onto.classes[e.type].properties:
+        for name in onto.classes[e.type].properties if e.type in onto.classes else ():
             if name not in e.properties:
                 by_property.setdefault(name, []).append(e.uid)
     removed = 0

@@ -54,8 +54,7 @@ def run_refresh(args: argparse.Namespace, settings: Settings) -> int:
 
             with connect(settings) as driver:
                 summary.load = load_extraction(driver, settings, ext, onto, progress=progress, source=str(out))
-                summary.properties_removed = drop_stale_properties(driver, settings, ext, onto,
-                                                                   summary.documents_changed)
+                summary.properties_removed = drop_stale_properties(driver, settings, ext, onto)
     for line in summary.lines():
         print(line)
     return 0

@@ -37,6 +37,25 @@ def add_parser(asub: "argparse._SubParsersAction") -> None:
     im.add_argument("--json", action="store_true", help="print the result as JSON (for CI: pytest_args lists the tests)")
     im.set_defaults(func=run)
 
+    orph = asub.add_parser("orphans", help="code graph: functions and classes nothing defines, calls or tests, by file "
+                                           "(no LLM)")
+    orph.add_argument("--json", action="store_true", help="print the result as JSON")
+    orph.set_defaults(func=run_orphans)
+
+
+def run_orphans(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag_got.code.orphans import orphans
+    from graphrag_got.graph.db import connect
+
+    with connect(settings) as driver:
+        report = orphans(driver, settings)
+    if args.json:
+        print(json.dumps(report.to_data(), ensure_ascii=False, indent=2))
+    else:
+        for line in report.lines():
+            print(line)
+    return 0
+
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
     from graphrag_got.graph.db import connect
