@@ -87,12 +87,13 @@ def _is_dunder(name: str) -> bool:
     return last.startswith("__") and last.endswith("__")
 
 
-def orphans(driver: neo4j.Driver, settings: Settings) -> OrphanReport:
-    """The orphan functions and classes of the code graph (see the module docstring)."""
+def orphans(driver: neo4j.Driver, settings: Settings, *, use_coverage: bool = True) -> OrphanReport:
+    """The orphan functions and classes of the code graph (see the module docstring); without
+    ``use_coverage``, a recorded run's EXECUTES edges do not count as use (the static view)."""
     with _Reader(driver, settings) as read:
         rows = read(cypher.code_symbol_uses(USES, v.DEFINES, v.EXECUTES, v.CONTAINS), types=[v.FUNCTION, v.CLASS])
-        has_coverage = bool(read(cypher.code_has_relation(v.EXECUTES))[0]["found"])
-    used = {r["uid"] for r in rows if r["uses"] or r["executed"]}
+        has_coverage = use_coverage and bool(read(cypher.code_has_relation(v.EXECUTES))[0]["found"])
+    used = {r["uid"] for r in rows if r["uses"] or (use_coverage and r["executed"])}
     excluded = {"dunder methods": 0, "properties": 0, "test classes": 0}
     out: list[Orphan] = []
     for r in rows:
