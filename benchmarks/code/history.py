@@ -43,13 +43,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.code.impact import _test_id
+
 REPO = Path(__file__).resolve().parents[2]
 ONTOLOGY = REPO / "ontology" / "code.json"
 RESULTS = REPO / "benchmarks" / "results"
 DEFAULT_WORK = Path.home() / ".cache" / "graphrag_got" / "history-bench"
 DEFAULT_SOURCE = Path("/work/.mirror/pallets+click/repo")
 DEFAULT_END = "2c8cd3ac"
-PHASES = ("setup", "run", "teardown")
 VARIANTS = ("answer", "+stale", "+function")
 
 
@@ -90,14 +91,6 @@ def run_coverage(clone: Path, rev: str, data: Path) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------- truth
-def _test_id(context: str) -> str:
-    base, sep, phase = context.rpartition("|")
-    if sep and phase in PHASES:
-        context = base
-    head, sep, tail = context.partition("::")
-    return f"{head}::{tail.split('[', 1)[0]}" if sep else context
-
-
 def statement_lines(text: str, lines: set[int]) -> set[int]:
     """First lines of the statements holding ``lines`` (a compound statement holds its header only)."""
     try:

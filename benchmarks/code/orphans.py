@@ -35,8 +35,8 @@ LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): unused (?P<kind>function|met
                   r"'(?P<name>[^']+)' \((?P<conf>\d+)% confidence")
 
 
-def vulture(root: Path) -> list[dict[str, Any]]:
-    proc = subprocess.run([sys.executable, "-m", "vulture", "src", "tests", "--min-confidence", "0"], cwd=root,
+def vulture(root: Path, *folders: str) -> list[dict[str, Any]]:
+    proc = subprocess.run([sys.executable, "-m", "vulture", *folders, "--min-confidence", "0"], cwd=root,
                           capture_output=True, text=True, timeout=600)
     out = []
     for line in proc.stdout.splitlines():
@@ -84,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     src = lambda o: o.path.startswith("src/") and o.reason == Reason.UNREFERENCED  # noqa: E731
     ours = {o.name for o in with_cov.orphans if src(o)}
     ours_static = {o.name for o in static.orphans if src(o)}
-    found = vulture(root)
+    found = vulture(root, "src", "tests")
+    found_src = vulture(root, "src")
 
     def match(item: dict[str, Any]) -> str | None:
         best = None
@@ -96,11 +97,15 @@ def main(argv: list[str] | None = None) -> int:
                     best = e
         return best.name if best is not None else None
 
-    vul = {}
-    for item in found:
-        name = match(item)
-        if name is not None:
-            vul[name] = item
+    vul, vul_src = {}, {}
+    for items, into in ((found, vul), (found_src, vul_src)):
+        for item in items:
+            name = match(item)
+            if name is not None:
+                into[name] = item
+    import io
+
+    init = (root / "src" / module / "__init__.py").read_text(encoding="utf-8")
     judged = {o.name for o in with_cov.orphans}
     excluded_kinds = {e.name: e.properties.get("kind") for e in entities}
 
@@ -115,7 +120,13 @@ def main(argv: list[str] | None = None) -> int:
         return "the graph has a resolved call or test edge to it (vulture sees no use of its name)"
 
     def why_ours_only(name: str) -> str:
-        return "its name is used somewhere (vulture counts any use of a name; the graph only resolved calls)"
+        last = name.rsplit(".", 1)[-1]
+        if re.search(rf"\b{re.escape(last)}\b", init):
+            return "exported by the package's __init__ (public API: used by the package's users, not its suite)"
+        if any(hasattr(cls, last) for cls in (io.IOBase, io.TextIOWrapper, io.BufferedReader, io.RawIOBase)):
+            return "a method of the io protocol (the standard library calls it through a stream)"
+        return "its name is used somewhere in src or tests (vulture's use), yet no resolved call reaches it and " \
+               "the suite never ran it"
 
     both = sorted(ours & set(vul))
     result = {
@@ -131,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         "ours_only": {n: why_ours_only(n) for n in sorted(ours - set(vul))},
         "vulture_only": {n: {"why": why_vulture_only(n), "confidence": vul[n]["confidence"], "kind": vul[n]["kind"]}
                          for n in sorted(set(vul) - ours)},
+        "vulture_src_only": {"items": len(found_src), "matched": len(vul_src), "both": len(ours & set(vul_src)),
+                             "ours_only": len(ours - set(vul_src)), "vulture_only": len(set(vul_src) - ours),
+                             "vulture_only_names": {n: why_vulture_only(n) for n in sorted(set(vul_src) - ours)}},
         "vulture_by_confidence": {str(c): sum(1 for x in vul.values() if x["confidence"] == c)
                                   for c in sorted({x["confidence"] for x in vul.values()})},
         "judged_names": len(judged),
@@ -158,7 +172,22 @@ def table(r: dict[str, Any]) -> str:
            f"agreement: both {ag['both']}, ask orphans only {ag['ours_only']}, vulture only {ag['vulture_only']}, "
            f"Jaccard {ag['jaccard']} (static graph: both {ag['static_both']})",
            "", "both:"] + [f"  {n}" for n in r["both"]]
-    out += ["", "ask orphans only (vulture counts any use of the name):"] + [f"  {n}" for n in r["ours_only"]]
+    vs = r["vulture_src_only"]
+    out.insert(5, f"vulture on src alone (uses in tests not seen): {vs['items']} items, {vs['matched']} matched; both "
+                  f"{vs['both']}, ask orphans only {vs['ours_only']}, vulture only {vs['vulture_only']}")
+    src_groups: dict[str, list[str]] = {}
+    for n, why in vs["vulture_only_names"].items():
+        src_groups.setdefault(why, []).append(n)
+    for why, names in src_groups.items():
+        out.insert(6, f"   vulture (src alone) only: {why} ({len(names)}): " + ", ".join(names[:8])
+                   + (" ..." if len(names) > 8 else ""))
+    ours_groups: dict[str, list[str]] = {}
+    for n, why in r["ours_only"].items():
+        ours_groups.setdefault(why, []).append(n)
+    out += ["", "ask orphans only, by what likely uses them:"]
+    for why, names in ours_groups.items():
+        out.append(f"  {why} ({len(names)}):")
+        out += [f"    {n}" for n in names]
     out += ["", "vulture only, by why the graph does not list it:"]
     for why, names in groups.items():
         out.append(f"  {why} ({len(names)}): " + ", ".join(names[:15]) + (" ..." if len(names) > 15 else ""))
