@@ -20,6 +20,7 @@ from graphrag_got.cli import main
 from graphrag_got.code import gitdiff
 from graphrag_got.code.changes import read_change
 from graphrag_got.code.diff import diff_impact
+from graphrag_got.code.impact import impact
 from graphrag_got.code.lines import Statements, fingerprint, parse_ranges
 from graphrag_got.code.stale import select
 from graphrag_got.config import Settings
@@ -177,6 +178,9 @@ def test_recorded_coverage_answers_line_by_line_then_goes_stale(covered, neo4j_s
     git(root, "commit", "-qam", "two")
     assert main(["code", "refresh", str(root), "-o", str(out), *ONTO]) == 0
     assert "coverage evidence: kept as recorded" in capsys.readouterr().out
+    one = impact(driver, neo4j_settings, "calc.core.sign")  # one target: its recorded run is older than it
+    assert one.stale == 1 and one.not_run == []
+    assert {t.nodeid for t in one.tests} == {"tests/test_core.py::test_neg", "tests/test_core.py::test_pos"}
     edit(root, "calc/core.py", "        return -2\n", "        return -3\n")
     res = diff_impact(driver, neo4j_settings, root)
     assert [(s.coverage, s.answered_by) for s in res.symbols] == [("stale", "static closure")]
