@@ -94,7 +94,9 @@ def test_changed_lines_map_to_definitions_on_both_sides(tmp_path: Path) -> None:
     assert core["calc.core.sign"].change == "modified" and core["calc.core.sign"].statements == {3}
     assert core["calc.core.triple"].change == "added"
     assert [(s.name, s.change) for s in by["calc/gone.py"].symbols] == [("calc.gone.old", "deleted")]
-    assert by["calc/new.py"].status == "added" and by["calc/new.py"].module_lines == [1]
+    # a new module-level constant nothing reads selects nothing
+    assert by["calc/new.py"].status == "added" and by["calc/new.py"].module_names == ["LIMIT"]
+    assert by["calc/new.py"].module_lines == []
     git(root, "add", "-A")
     git(root, "commit", "-qm", "two")
     ch2, files2 = read_change(root, "HEAD~1..HEAD")
@@ -164,16 +166,16 @@ def test_recorded_coverage_answers_line_by_line_then_goes_stale(covered, neo4j_s
     assert main(["ask", "impact", "--diff", "--root", str(root), "--json", *ONTO]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["format"] == "graphrag_got.impact-diff/1" and data["pytest_args"] == ["tests/test_core.py::test_neg"]
-    # a new test in the change is run itself; a module-level line selects the tests that ran the module
+    # a new test in the change is run itself; a module-level call selects the tests that ran the module
     edit(root, "tests/test_core.py", "def test_double():", "def test_zero():\n    assert sign(0) == 1\n\n\n"
                                                         "def test_double():")
-    edit(root, "calc/core.py", "def sign(x):", "LIMIT = 0\n\n\ndef sign(x):")
+    edit(root, "calc/core.py", "def sign(x):", "print(end='')\n\n\ndef sign(x):")
     res = diff_impact(driver, neo4j_settings, root)
     assert evidence_of(res)["tests/test_core.py::test_zero"] == "changed"
     assert set(evidence_of(res)) == {"tests/test_core.py::test_neg", "tests/test_core.py::test_pos",
                                   "tests/test_core.py::test_double", "tests/test_core.py::test_zero"}
     # commit the change to sign and refresh: the run's evidence is kept, but sign no longer matches it
-    edit(root, "calc/core.py", "LIMIT = 0\n\n\n", "")
+    edit(root, "calc/core.py", "print(end='')\n\n\n", "")
     edit(root, "tests/test_core.py", "def test_zero():\n    assert sign(0) == 1\n\n\n", "")
     git(root, "commit", "-qam", "two")
     assert main(["code", "refresh", str(root), "-o", str(out), *ONTO]) == 0
@@ -199,3 +201,18 @@ def test_diff_cli_needs_one_of_target_or_diff(capsys) -> None:  # type: ignore[n
     assert main(["ask", "impact", *ONTO]) == 1
     assert "either TARGET or --diff" in capsys.readouterr().err
     assert main(["ask", "impact", "f", "--diff", *ONTO]) == 1
+
+
+def test_imports_type_hints_and_constants_select_what_reads_them(tmp_path: Path) -> None:
+    core = ("import os\n\nLIMIT = 3\n\n\ndef small(x: int) -> bool:\n    return x < LIMIT\n\n\n"
+            "def big(x):\n    return x > 10\n")
+    root = repo(tmp_path, {"m/__init__.py": "", "m/core.py": core})
+    edit(root, "m/core.py", "import os\n", "import os\nimport sys\n")  # an import: selects nothing itself
+    edit(root, "m/core.py", "LIMIT = 3", "LIMIT = 4")  # a constant: the functions reading it
+    edit(root, "m/core.py", "def big(x):", "def big(x: float) -> bool:")  # type hints only
+    _, files = read_change(root)
+    f = files[0]
+    assert f.module_imports == [2] and f.module_lines == [] and f.module_names == ["LIMIT"]
+    by = {s.name: s for s in f.symbols}
+    assert by["m.core.small"].header and not by["m.core.small"].annotations_only
+    assert by["m.core.big"].annotations_only and not by["m.core.big"].header

@@ -216,6 +216,12 @@ def walk_anchor(clone: Path, revs: list[str], a: int, max_k: int, work: Path, tr
                                "states": {}}
         for s in res.symbols:
             row["states"][s.coverage] = row["states"].get(s.coverage, 0) + 1
+        row["evidence"] = {}
+        for t in res.tests:  # which part of the answer is right: per evidence label
+            e = row["evidence"].setdefault(t.evidence or "", {"predicted": 0, "correct": 0})
+            e["predicted"] += 1
+            e["correct"] += t.nodeid in true
+        row["module_level_files"] = sum(1 for f in res.files if f.module_lines or f.module_removed)
         for name, predicted in sets.items():
             p, r = scores(predicted, true)
             row[name] = {"predicted": len(predicted), "correct": len(predicted & true), "precision": p, "recall": r}

@@ -7,19 +7,23 @@ not its class; a nested function, not the one around it); lines outside every de
 module-level. A definition is ``modified`` when its name is on both sides, ``added`` or ``deleted``
 when on one only (a rename is both). For each it keeps what the coverage answer reads: the old-side
 statements the change touches (:class:`~graphrag_got.code.lines.Statements`), the places where code was
-inserted, and whether its header (decorators, signature, defaults) changed. Hunks that touch only
-blank lines and comments on both sides change no code and seed nothing.
+inserted, and whether its header (decorators, signature, defaults) changed; a header whose only
+change is its type hints does not count (running the function does not read them). Hunks that touch
+only blank lines and comments on both sides change no code and seed nothing; module-level import
+lines are kept apart (``module_imports``): an import only binds a name, and the code using the name
+differently is a changed line of its own.
 """
 
 from __future__ import annotations
 
+import ast
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphrag_got.code import gitdiff
 from graphrag_got.code.extractor import decode_source, in_tree
-from graphrag_got.code.lines import Statements, fingerprint
+from graphrag_got.code.lines import Statements, assigned_names, fingerprint, readers, same_but_annotations
 from graphrag_got.code.modules import unique_module_names
 from graphrag_got.code.parse import Definition, FileFacts, parse_file
 from graphrag_got.code.resolve import entity_class
@@ -46,6 +50,7 @@ class ChangedSymbol:
     #: code inserted after an old line with no old statement replaced: (old line, indentation of the code)
     insertions: list[tuple[int, int]] = field(default_factory=list)
     header: bool = False  # decorators, signature or defaults changed
+    annotations_only: bool = False  # its header changed, but only in type hints
     lines: list[int] = field(default_factory=list)  # changed lines, new side (old side for a deleted one)
 
 
@@ -60,6 +65,8 @@ class ChangedFile:
     symbols: list[ChangedSymbol] = field(default_factory=list)
     module_lines: list[int] = field(default_factory=list)  # module-level code lines added or changed (new side)
     module_removed: list[int] = field(default_factory=list)  # module-level code lines removed (old side)
+    module_imports: list[int] = field(default_factory=list)  # module-level import lines changed (either side)
+    module_names: list[str] = field(default_factory=list)  # names module-level assignments changed bind
     code_changed: bool = False  # some hunk touches a statement on either side
     note: str | None = None  # why nothing was read (binary, not Python, outside the tree, unreadable)
     old_statements: Statements | None = field(default=None, repr=False)  # the old side's (coverage answer)
@@ -126,7 +133,7 @@ def _hunk(out: dict[str, ChangedSymbol], cf: ChangedFile, old: _Side, new: _Side
     for line in old_code:
         d = old.owner.get(line)
         if d is None:
-            cf.module_removed.append(line)
+            (cf.module_imports if old.statements.is_import(line) else cf.module_removed).append(line)
             continue
         sym = _symbol(out, d, old, new, cf.path)
         stmt = old.statements.statement(line)
@@ -140,7 +147,7 @@ def _hunk(out: dict[str, ChangedSymbol], cf: ChangedFile, old: _Side, new: _Side
     for line in new_code:
         d = new.owner.get(line)
         if d is None:
-            cf.module_lines.append(line)
+            (cf.module_imports if new.statements.is_import(line) else cf.module_lines).append(line)
             continue
         sym = _symbol(out, d, old, new, cf.path)
         sym.lines.append(line)
@@ -150,6 +157,32 @@ def _hunk(out: dict[str, ChangedSymbol], cf: ChangedFile, old: _Side, new: _Side
             place = (a if not count_a else a - 1, indent)
             if place not in sym.insertions:
                 sym.insertions.append(place)
+
+
+def _assignments(out: dict[str, ChangedSymbol], cf: ChangedFile, old: _Side, new: _Side) -> None:
+    """Module-level assignments (a constant, a table) reach what runs through the functions that read
+    the names they bind: those functions of the file count as changed in their header (every test that
+    runs them), and the assignment lines no longer select the module's tests. Other module-level
+    statements (calls, a changed ``if`` header) still do. Readers in other files (``from m import X``)
+    are not followed."""
+    for side, lines, kept in ((new, cf.module_lines, []), (old, cf.module_removed, [])):
+        names: set[str] = set()
+        for line in lines:
+            node = side.statements.nodes.get(side.statements.statement(line) or -1)
+            bound = assigned_names(node)
+            if bound is None and not (isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)):
+                kept.append(line)  # `if TYPE_CHECKING:` is for type checkers: nothing runs differently
+            else:
+                names |= bound
+        lines[:] = kept
+        if not names:
+            continue
+        cf.module_names = sorted(set(cf.module_names) | names)
+        for start in readers(side.statements, names):
+            d = next((x for x in side.facts.definitions if x.start_line == start), None) if side.facts else None
+            if d is not None:
+                sym = _symbol(out, d, old, new, cf.path)
+                sym.header = True
 
 
 def changed_file(fc: gitdiff.FileChange, old_blob: bytes | None, new_blob: bytes | None,
@@ -175,9 +208,16 @@ def changed_file(fc: gitdiff.FileChange, old_blob: bytes | None, new_blob: bytes
         hunks = [(1, old.facts.lines, 0, 0), (0, 0, 1, new.facts.lines)]
     for hunk in hunks:
         _hunk(out, cf, old, new, hunk)
+    for sym in out.values():  # a header whose only change is its type hints changes nothing that runs
+        if sym.header and sym.change == MODIFIED and sym.old_start and sym.new_start and same_but_annotations(
+                old.statements.defs.get(sym.old_start), new.statements.defs.get(sym.new_start)):
+            sym.header = False
+            sym.annotations_only = True
+    _assignments(out, cf, old, new)
     cf.symbols = sorted(out.values(), key=lambda s: (s.change != MODIFIED, s.new_start or s.old_start or 0, s.name))
     cf.module_lines = sorted(set(cf.module_lines))
     cf.module_removed = sorted(set(cf.module_removed))
+    cf.module_imports = sorted(set(cf.module_imports))
     return cf
 
 

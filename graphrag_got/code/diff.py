@@ -83,7 +83,8 @@ class DiffImpact:
 
         files = [{"path": f.path, "status": f.status, "python": f.python, "note": f.note,
                   "code_changed": f.code_changed, "module_level_lines": f.module_lines,
-                  "module_level_removed": f.module_removed, "symbols": len(f.symbols)} for f in self.files]
+                  "module_level_removed": f.module_removed, "module_level_imports": f.module_imports,
+                  "symbols": len(f.symbols)} for f in self.files]
         by: dict[str, int] = {}
         for t in self.tests:
             by[t.evidence or ""] = by.get(t.evidence or "", 0) + 1
@@ -102,6 +103,7 @@ class DiffImpact:
         for f in self.files:
             what = f.note or (f"{len(f.symbols)} definition(s)" + (", module-level code" if f.module_lines
                                                                     or f.module_removed else "")
+                              + (", imports (select no test)" if f.module_imports else "")
                               if f.code_changed else "no code changed (comments, blank lines)")
             out.append(f"  {f.status:<8} {f.path}: {what}")
         if self.symbols:
@@ -196,6 +198,9 @@ def _answer(read: _Reader, settings: Settings, result: DiffImpact, hops: int | N
             if sym.change != DELETED:
                 answer.add(_test_node(sym, f.module, row), CHANGED)
                 report.answered_by, report.tests = "run itself", 1
+            continue
+        if sym.annotations_only and not sym.statements and not sym.insertions:
+            report.answered_by = "nothing (type hints only)"
             continue
         if row is None:
             if sym.change != ADDED:

@@ -72,6 +72,9 @@ class Statements:
         self.text = text
         self.owner: dict[int, int] = {}
         self.headers: dict[int, int] = {}  # first line of a def or class (decorators included) -> last header line
+        self.kinds: dict[int, str] = {}  # first line of a statement -> its ast node type ("Import", "If", ...)
+        self.defs: dict[int, ast.AST] = {}  # first line of a def (decorators included) -> its ast node
+        self.nodes: dict[int, ast.AST] = {}  # first line of a statement -> its ast node
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError):
@@ -103,12 +106,19 @@ class Statements:
         key = first if isinstance(node, (ast.stmt, ast.excepthandler)) else start
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             self.headers[start] = end
+            self.defs[start] = node
+        self.kinds[key] = type(node).__name__
+        self.nodes[key] = node
         for line in range(start, end + 1):
             self.owner[line] = key
 
     def statement(self, line: int) -> int | None:
         """First line of the statement owning ``line`` (None: blank, comment, docstring, outside)."""
         return self.owner.get(line)
+
+    def is_import(self, line: int) -> bool:
+        """Whether ``line`` belongs to an import statement."""
+        return self.kinds.get(self.owner.get(line, -1)) in ("Import", "ImportFrom")
 
     def in_header(self, def_start: int, line: int) -> bool:
         """Whether ``line`` is in the header (decorators, signature) of the def or class starting at
@@ -130,3 +140,44 @@ class Statements:
     def code_lines(self, lines: list[int] | range) -> list[int]:
         """The lines of ``lines`` some statement owns."""
         return [n for n in lines if n in self.owner]
+
+
+def same_but_annotations(old: ast.AST | None, new: ast.AST | None) -> bool:
+    """Whether two function definitions have the same header once their annotations are left out
+    (the same parameters, defaults and decorators): a change of type hints only, which running the
+    function does not see."""
+    if not isinstance(old, (ast.FunctionDef, ast.AsyncFunctionDef)) or type(old) is not type(new):
+        return False
+
+    def header(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+        a = node.args
+        names = [(p.arg, "pos") for p in a.posonlyargs] + [(p.arg, "arg") for p in a.args] + \
+            [(p.arg, "kw") for p in a.kwonlyargs] + [(p.arg, "*") for p in (a.vararg,) if p is not None] + \
+            [(p.arg, "**") for p in (a.kwarg,) if p is not None]
+        values = [*a.defaults, *[d for d in a.kw_defaults if d is not None], *node.decorator_list]
+        return repr(names) + "|" + "|".join(ast.dump(x) for x in values) + "|" + str([d is None for d in a.kw_defaults])
+
+    return header(old) == header(new)  # type: ignore[arg-type]
+
+
+def assigned_names(node: ast.AST | None) -> set[str] | None:
+    """The names a module-level assignment binds (``X = ...``, ``X: T = ...``, ``X += ...``); None for
+    any other statement."""
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        targets = [node.target]
+    else:
+        return None
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def readers(statements: Statements, names: set[str]) -> list[int]:
+    """First lines (decorators included) of the functions whose body reads one of ``names``."""
+    out = []
+    for start, node in statements.defs.items():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names
+                for stmt in node.body for n in ast.walk(stmt)):
+            out.append(start)
+    return out
