@@ -7,9 +7,11 @@
    function the recorded coverage run saw as it is on the old side (*recorded*) is answered by the
    run's lines (:mod:`graphrag_got.code.stale`), plus the tests the run did not measure that the static
    closure reaches; a function changed since the run (*stale*), one it never saw, and a changed class
-   body fall back to the static closure (:func:`graphrag_got.code.impact.closure`); changed
-   module-level code (imports, constants: run at import time) selects the tests that ran code of
-   that module, or without coverage the tests of the test files importing it;
+   body fall back to the static closure (:func:`graphrag_got.code.impact.closure`); a header
+   changed only in its type hints, module-level imports and ``if TYPE_CHECKING:`` select nothing, a
+   module-level assignment the functions of its file that read it (:mod:`graphrag_got.code.changes`),
+   and other module-level code (run at import time) the tests that ran code of that module, or
+   without coverage the tests of the test files importing it;
 3. the answer is the union, each test saying where it comes from; ``pytest_args`` are its node ids.
 """
 
