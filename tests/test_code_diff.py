@@ -216,3 +216,10 @@ def test_imports_type_hints_and_constants_select_what_reads_them(tmp_path: Path)
     by = {s.name: s for s in f.symbols}
     assert by["m.core.small"].header and not by["m.core.small"].annotations_only
     assert by["m.core.big"].annotations_only and not by["m.core.big"].header
+
+
+def test_if_type_checking_selects_nothing(tmp_path: Path) -> None:
+    root = repo(tmp_path, {"m/__init__.py": "", "m/core.py": "import typing\n\nif typing.TYPE_CHECKING:\n    X = 1\n"})
+    edit(root, "m/core.py", "if typing.TYPE_CHECKING:", "if typing.TYPE_CHECKING:  # types\n    Y = 2\nif typing.TYPE_CHECKING:")
+    _, files = read_change(root)
+    assert files[0].module_lines == [] and files[0].module_names == ["Y"]

@@ -172,7 +172,7 @@ def _assignments(out: dict[str, ChangedSymbol], cf: ChangedFile, old: _Side, new
             bound = assigned_names(node)
             if bound is None and not (isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)):
                 kept.append(line)  # `if TYPE_CHECKING:` is for type checkers: nothing runs differently
-            else:
+            elif bound is not None:
                 names |= bound
         lines[:] = kept
         if not names:
