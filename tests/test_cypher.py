@@ -69,12 +69,13 @@ def test_label_and_type_come_from_the_argument() -> None:
     assert re.findall(r"`[^`]*`", r) == ["`LEAL_A`"]
 
 
-def test_entity_merge_accumulates_without_nulls_or_duplicates() -> None:
+def test_entity_merge_sets_the_record_and_unions_provenance() -> None:
     q = load_cypher.merge_entities("Personaje")
     assert "e += row.properties" in q
     # model fields set after the property map, so a property can never overwrite them
     assert q.index("e += row.properties") < q.index("e.key = row.key")
-    assert "coalesce(e.name, row.name)" in q  # first display name kept
+    assert "e.name = row.name" in q and "e.aliases = coalesce(row.aliases, [])" in q  # the file's record
+    assert "NOT k IN $reserved" in q and q.index("SET e[k] = null") < q.index("e += row.properties")
     assert "WHERE NOT x IN coalesce(e.chunk_ids, [])" in q
     assert "WHERE NOT x IN coalesce(e.doc_ids, [])" in q
 

@@ -167,19 +167,31 @@ def test_symmetric_relation_written_both_ways(neo4j_driver, neo4j_settings, clea
 
 
 @pytest.mark.neo4j
-def test_later_document_adds_properties_without_losing_earlier_ones(neo4j_driver, neo4j_settings, clean_graph) -> None:
+def test_the_entity_is_what_its_record_in_the_file_says(neo4j_driver, neo4j_settings, clean_graph) -> None:
+    """An entity is written from its whole record in the file: a later document's properties join it (the
+    file's record has them all), a document whose records did not change is not rewritten, and a property
+    the record loses is removed from the graph (issue 37: the graph equals its extraction)."""
     a, b = chunk_id("a.txt", TEXT_A), chunk_id("b.txt", TEXT_B)
-    first = extraction({"a.txt": TEXT_A}, [ent(*JON, [a], genero="masculino")], [])
+    first = extraction({"a.txt": TEXT_A}, [ent(*JON, [a], genero="masculino"), ent(*YGRITTE, [a])], [])
     load_extraction(neo4j_driver, neo4j_settings, first, ONTO)
-    # a later run sees another document; its entity row lacks `genero` (null) but brings `titulo`
+    # a later run sees another document, which names Ygritte only: a.txt's records are the same
     second = extraction({"a.txt": TEXT_A, "b.txt": TEXT_B},
-                        [ent("Personaje", "JON  SNOW", [b], titulo="Lord Comandante", genero=None)], [])  # fmt: skip
+                        [ent(*JON, [a], genero="masculino"), ent(*YGRITTE, [a, b], titulo="guerrera libre")], [])
     s = load_extraction(neo4j_driver, neo4j_settings, second, ONTO)
-    assert s.documents_added == 1 and s.documents_unchanged == 1
+    # Ygritte's record changed (a property, a chunk), so both documents that hold it are written again
+    assert (s.documents_added, s.documents_updated, s.documents_reloaded_for_records) == (1, 1, 1)
+    third = extraction({"a.txt": TEXT_A, "b.txt": TEXT_B},
+                       [ent("Personaje", "JON  SNOW", [a, b], titulo="Lord Comandante"), ent(*YGRITTE, [a, b])], [])
+    s = load_extraction(neo4j_driver, neo4j_settings, third, ONTO)
+    assert s.documents_updated == 2 and s.documents_reloaded_for_records == 2
     jon = q(neo4j_driver, neo4j_settings, "MATCH (e:Entity {uid: 'Personaje|jon snow'}) RETURN e {.*} AS e")[0]["e"]
-    assert jon["genero"] == "masculino" and jon["titulo"] == "Lord Comandante"
-    assert jon["name"] == "Jon Snow"  # the original display name is kept
+    assert "genero" not in jon and jon["titulo"] == "Lord Comandante"  # the record lost genero: so did the graph
+    assert jon["name"] == "JON  SNOW"  # the record's display name
     assert sorted(jon["doc_ids"]) == ["a.txt", "b.txt"] and sorted(jon["chunk_ids"]) == sorted([a, b])
+    ygritte = q(neo4j_driver, neo4j_settings, "MATCH (e:Entity {uid: 'Personaje|ygritte'}) RETURN e {.*} AS e")
+    assert "titulo" not in ygritte[0]["e"]
+    again = load_extraction(neo4j_driver, neo4j_settings, third, ONTO)
+    assert again.documents_unchanged == 2 and again.batches == 0
 
 
 @pytest.mark.neo4j

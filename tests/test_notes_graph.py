@@ -110,9 +110,9 @@ def test_dangling_link_is_repointed_when_the_note_appears(clean_graph, neo4j_set
     d, s = clean_graph, neo4j_settings
     load_extraction(d, s, build(vault()), ONTO)
     assert names(d, s, "MissingNote") == {"zfs"}
-    # the new note lands in a folder; the linking note is unchanged (not rewritten)
+    # the new note lands in a folder; the linking note's record now resolves the link, so it is written again
     summary = load_extraction(d, s, build(vault(**{"fs/ZFS.md": ["# ZFS\nPools and datasets."]})), ONTO)
-    assert summary.documents_added == 1 and summary.documents_updated == 0
+    assert summary.documents_added == 1 and summary.documents_updated == summary.documents_reloaded_for_records == 1
     assert (LVM, "wikilink", "Document", "fs/ZFS.md") in links(d, s)
     assert names(d, s, "MissingNote") == set()
 

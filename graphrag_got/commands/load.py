@@ -28,7 +28,11 @@ def register(sub: "argparse._SubParsersAction") -> None:
     s = sub.add_parser("stats", help="counts of the loaded graph and its consistency checks against the ontology")
     s.add_argument("--json", action="store_true", help="print the statistics as JSON")
     s.add_argument("--strict", action="store_true",
-                   help="exit 1 when a consistency check finds a problem (default: report it, exit 0)")
+                   help="exit 1 when a consistency check finds a problem or the graph differs from its extraction "
+                        "file (default: report it, exit 0)")
+    s.add_argument("--extraction", metavar="EXTRACTION_JSON", default=None,
+                   help="the extraction file the graph was loaded from, compared with the graph (default: "
+                        "<GRAPHRAG_OUT>/extraction.json when it exists)")
     s.set_defaults(func=run_stats)
 
 
@@ -57,7 +61,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             f"(hash {s.extraction_ontology_hash[:12]}), not the configured {s.ontology_path} "
             f"(hash {s.ontology_hash[:12]}); every record was checked again against the configured one"
         )
-    for_ontology = f" ({s.documents_reloaded_for_ontology} for the ontology)" if s.documents_reloaded_for_ontology else ""
+    why = [f"{n} {reason}" for n, reason in ((s.documents_reloaded_for_ontology, "for the ontology"),
+                                             (s.documents_reloaded_for_records, "for their records")) if n]
+    for_ontology = f" ({', '.join(why)})" if why else ""
     print(
         f"documents: {s.documents_added} added, {s.documents_updated} updated{for_ontology}, "
         f"{s.documents_unchanged} unchanged, {s.documents_pruned} pruned"
@@ -97,13 +103,31 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _file_comparison(args: argparse.Namespace, settings: Settings, driver, ontology) -> dict | None:  # type: ignore[no-untyped-def]
+    """The graph against its extraction file (``--extraction``, else the default one when it exists)."""
+    from graphrag_got.extract.extraction import Extraction
+    from graphrag_got.graph.compare import compare_with_file
+
+    path = Path(args.extraction) if args.extraction else settings.files.out_dir / "extraction.json"
+    if not path.is_file():
+        if args.extraction:
+            raise ExtractionFileError(f"{path}: extraction file not found (stats --extraction)")
+        return {"path": str(path), "compared": False}
+    result = compare_with_file(driver, settings, Extraction.read(path), ontology)
+    return {"path": str(path), "compared": True, "equal": result.equal, "differences": result.total,
+            "by_section": result.by_section, "first": [d.line() for d in result.differences]}
+
+
 def run_stats(args: argparse.Namespace, settings: Settings) -> int:
     from graphrag_got.graph.stats import graph_stats
 
     driver, ontology = _connect_and_ontology(settings)
     with driver:
         st = graph_stats(driver, settings, ontology)
-    problems = st["missing_symmetric"] or st["violations"] or st["entity_violations"]
+        st["extraction"] = _file_comparison(args, settings, driver, ontology)
+    file_check = st["extraction"]
+    differs = bool(file_check and file_check["compared"] and not file_check["equal"])
+    problems = st["missing_symmetric"] or st["violations"] or st["entity_violations"] or differs
     if args.json:
         print(json.dumps(st, indent=2, ensure_ascii=False))
         return 1 if problems and args.strict else 0
@@ -128,4 +152,14 @@ def run_stats(args: argparse.Namespace, settings: Settings) -> int:
     if problems and (st["violations"] or st["entity_violations"]):
         print("note: rows an earlier load made under another ontology stay until their documents are rewritten; "
               "`graphrag-got load` rewrites every document loaded under another ontology and removes them")
+    if not file_check["compared"]:
+        print(f"graph against its extraction file: not compared (no {file_check['path']}; pass --extraction)")
+    elif file_check["equal"]:
+        print(f"graph against {file_check['path']}: equal (what a clean load of it writes)")
+    else:
+        sections = ", ".join(f"{k} {n}" for k, n in sorted(file_check["by_section"].items()))
+        print(f"graph against {file_check['path']}: {file_check['differences']} difference(s) ({sections}); first:")
+        for line in file_check["first"]:
+            print(f"  {line}")
+        print(f"  load it again (`graphrag-got load {file_check['path']}`) to make the graph equal to the file")
     return 1 if problems and args.strict else 0

@@ -13,10 +13,14 @@ The load is idempotent (everything is ``MERGE``d; provenance lists are unioned),
   that group's documents only, so the graph never cites a chunk it does not hold; an entity
   shared by documents of several groups is MERGEd in each (in full the first time, then only its
   provenance);
-* every ``(:Document)`` stores its content hash and the hash of the ontology it was loaded under;
-  a document with both unchanged is skipped (no writes at all when nothing changed); a changed
-  one (its text or the ontology) is rewritten: its chunks and its ids on entities and relations
-  are removed first, in the same transaction;
+* every ``(:Document)`` stores its content hash, the hash of the ontology it was loaded under and
+  the digest of the records written for it (its chunks, the entities, relations, aliases, evidence
+  and co-occurrences it supports, as the file has them: :mod:`graphrag_got.graph.load_digest`); a
+  document with all three unchanged is skipped (no writes at all when nothing changed); a changed
+  one (its text, the ontology, or its records: other answers, an alias edit, entity resolution
+  folding its entity into another name) is rewritten: its chunks and its ids on entities and
+  relations are removed first, in the same transaction, and the entities and relations it supports
+  are set from their records in the file (a property, alias or attribute the record lost is removed);
 * a document missing from the extraction is removed the same way;
 * relations left with no supporting chunk are deleted, and so are entities with no supporting
   chunk and no relation left; the relations and entities of the rewritten documents that the
@@ -63,6 +67,7 @@ from graphrag_got.extract.aggregate import identity_attributes
 from graphrag_got.graph import cypher, load_cypher
 from graphrag_got.graph import notes as notes_graph
 from graphrag_got.common.memory import gc_paused
+from graphrag_got.graph.load_digest import Digests, record_digests
 from graphrag_got.graph.load_plan import (Group, Plan, Support, build_plan, graph_ontology, group_rows,
                                           plan_groups)
 from graphrag_got.graph.load_write import TxResult, write_group
@@ -105,6 +110,7 @@ class LoadSummary:
     documents_added: int = 0
     documents_updated: int = 0
     documents_reloaded_for_ontology: int = 0  # of documents_updated: same text, loaded under another ontology
+    documents_reloaded_for_records: int = 0  # of documents_updated: same text and ontology, other records
     documents_unchanged: int = 0
     documents_pruned: int = 0
     chunks_written: int = 0
@@ -381,19 +387,26 @@ def _load(driver: neo4j.Driver, settings: Settings, extraction: Extraction | dic
     with session:
         ensure_schema(session, sorted(onto.classes))
         ensure_attribute_index(session, onto)
-        stored = {rec["id"]: (rec["hash"], rec["ontology_hash"])
-                  for rec in _read(session, load_cypher.existing_documents())}
+        stored_docs = _read(session, load_cypher.existing_documents())
+        stored = {rec["id"]: (rec["hash"], rec["ontology_hash"], rec["records_hash"]) for rec in stored_docs}
+        with gc_paused():
+            records = record_digests(ext, plan)
+        if any(rec["rootless_hash"] != records.rootless for rec in stored_docs):
+            _remove_stale_rootless(session, ext, plan, identity, summary)
         new_docs = [d for d in ext.documents if d.id not in stored]
-        changed = [d for d in ext.documents if d.id in stored and stored[d.id] != (d.hash, onto.hash)]
+        changed = [d for d in ext.documents
+                   if d.id in stored and stored[d.id] != (d.hash, onto.hash, records.documents[d.id])]
         in_file = {d.id for d in ext.documents}
         missing = sorted(set(stored) - in_file)
         summary.documents_added, summary.documents_updated = len(new_docs), len(changed)
-        summary.documents_reloaded_for_ontology = sum(stored[d.id][0] == d.hash for d in changed)
+        summary.documents_reloaded_for_ontology = sum(stored[d.id][0] == d.hash and stored[d.id][1] != onto.hash
+                                                      for d in changed)  # fmt: skip
+        summary.documents_reloaded_for_records = sum(stored[d.id][:2] == (d.hash, onto.hash) for d in changed)
         summary.documents_unchanged = len(ext.documents) - len(new_docs) - len(changed)
         summary.documents_pruned = len(missing)
-        logger.info("%s: %d new, %d changed (%d for the ontology), %d unchanged, %d removed document(s)", source,
-                    len(new_docs), len(changed), summary.documents_reloaded_for_ontology,
-                    summary.documents_unchanged, len(missing))  # fmt: skip
+        logger.info("%s: %d new, %d changed (%d for the ontology, %d for their records), %d unchanged, %d removed "
+                    "document(s)", source, len(new_docs), len(changed), summary.documents_reloaded_for_ontology,
+                    summary.documents_reloaded_for_records, summary.documents_unchanged, len(missing))  # fmt: skip
 
         to_write_ids = {d.id for d in new_docs} | {d.id for d in changed}
         problems = _unstorable_values(ext, to_write_ids)
@@ -408,14 +421,47 @@ def _load(driver: neo4j.Driver, settings: Settings, extraction: Extraction | dic
             support = Support(ext, plan)
         touched = _touched(session, sorted(changed_ids) + missing) if changed_ids or missing else {}
         groups = plan_groups(to_write, changed_ids, missing, support, touched, GROUP_BATCHES * settings.graph.batch_size)
-        _run_groups(session, groups, plan, support, onto, identity, settings.graph.batch_size, summary, source, progress)
+        _run_groups(session, groups, plan, support, records, onto, identity, settings.graph.batch_size, summary,
+                    source, progress)
 
     summary.seconds = round(time.perf_counter() - t0, 3)
     return summary
 
 
-def _run_groups(session: neo4j.Session, groups: list[Group], plan: Plan, support: Support, onto: Ontology,
-                identity: tuple[str, ...], batch_size: int, summary: LoadSummary, source: str,
+def _remove_stale_rootless(session: neo4j.Session, ext: Extraction, plan: Plan, identity: tuple[str, ...],
+                           summary: LoadSummary) -> None:
+    """Delete the entities and relations no document supports that the extraction does not hold (rows a
+    hand-edited file gave without chunks, in an earlier load). Runs only when their digest changed: the
+    scans read every entity and relationship."""
+
+    def work(tx: neo4j.ManagedTransaction) -> tuple[int, int]:
+        keep = set(plan.entities) if ext.documents else set()
+        keys = set(plan.relations) if ext.documents else set()
+        ents = [{"id": r["id"], "uid": r["uid"]} for r in tx.run(load_cypher.rootless_entities())
+                if r["uid"] not in keep]  # fmt: skip
+        rels = []
+        for r in tx.run(load_cypher.rootless_relations(), identity=list(identity)):
+            ident = tuple(r["identity"])
+            if (r["start"], r["type"], r["end"], ident) not in keys and (r["end"], r["type"], r["start"], ident) not in keys:
+                rels.append({"id": r["id"], "type": r["type"]})
+        removed = tx.run(load_cypher.delete_relations(), rows=rels).consume().counters.relationships_deleted
+        gone = tx.run(load_cypher.delete_entities(), rows=ents).consume().counters.nodes_deleted
+        return removed, gone
+
+    try:
+        removed, gone = session.execute_write(work)
+    except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
+        raise Neo4jError(f"removing the stale rows no document supports failed: {one_line(exc)}. Run the load "
+                         "again to resume.") from exc  # fmt: skip
+    summary.relations_pruned += removed
+    summary.entities_pruned += gone
+    if removed or gone:
+        logger.info("removed %d relation(s) and %d entity(ies) no document supports and the extraction no longer "
+                    "holds", removed, gone)  # fmt: skip
+
+
+def _run_groups(session: neo4j.Session, groups: list[Group], plan: Plan, support: Support, records: Digests,
+                onto: Ontology, identity: tuple[str, ...], batch_size: int, summary: LoadSummary, source: str,
                 progress: ProgressCallback | None) -> None:  # fmt: skip
     """Commit the groups one transaction each; split a failing group into its documents."""
     total = sum(len(g.documents) for g in groups)
@@ -425,7 +471,7 @@ def _run_groups(session: neo4j.Session, groups: list[Group], plan: Plan, support
     queue = deque(groups)
     while queue:
         g = queue.popleft()
-        rows = group_rows(g, plan, support, written, onto.hash)
+        rows = group_rows(g, plan, support, written, onto.hash, records)
         phase = [""]
         try:
             res = session.execute_write(write_group, g, rows, onto, identity, batch_size, phase)

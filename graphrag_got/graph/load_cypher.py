@@ -70,9 +70,11 @@ def drop_relation_attribute_index() -> str:
 
 
 def existing_documents() -> str:
-    """Every loaded document with its content hash and the hash of the ontology it was loaded
-    under (both null while a load of it is unfinished, or from a load older than the field)."""
-    return "MATCH (d:Document) RETURN d.id AS id, d.hash AS hash, d.ontology_hash AS ontology_hash"
+    """Every loaded document with its content hash, the hash of the ontology it was loaded under and
+    the digest of the records written for it (:mod:`graphrag_got.graph.load_digest`); null while a
+    load of it is unfinished, or from a load older than the field."""
+    return ("MATCH (d:Document) RETURN d.id AS id, d.hash AS hash, d.ontology_hash AS ontology_hash,\n"
+            "       d.records_hash AS records_hash, d.rootless_hash AS rootless_hash")
 
 
 def merge_documents() -> str:
@@ -88,11 +90,13 @@ def merge_documents() -> str:
 
 
 def finalize_documents() -> str:
-    """Rows ``{id, hash, ontology_hash}``: mark documents as completely loaded, under that ontology."""
+    """Rows ``{id, hash, ontology_hash, records_hash, rootless_hash}``: mark documents as completely loaded,
+    under that ontology, with those records (and those of the rows no chunk supports)."""
     return (
         "UNWIND $rows AS row\n"
         "MATCH (d:Document {id: row.id})\n"
-        "SET d.hash = row.hash, d.ontology_hash = row.ontology_hash"
+        "SET d.hash = row.hash, d.ontology_hash = row.ontology_hash, d.records_hash = row.records_hash,\n"
+        "    d.rootless_hash = row.rootless_hash"
     )
 
 
@@ -130,25 +134,33 @@ def _union(target: str, field: str) -> str:
     return f"coalesce({target}.{field}, []) + [x IN row.{field} WHERE NOT x IN coalesce({target}.{field}, [])]"
 
 
-def merge_entities(label: str) -> str:
-    """Rows ``{uid, key, name, type, properties, chunk_ids, doc_ids, aliases}`` of one ontology class.
+def _drop_stale(target: str, fields: str) -> str:
+    """Cypher: remove from ``target`` the keys that are neither the toolkit's own (``$reserved``) nor in
+    the row's maps ``fields`` (``keys(row.a) + keys(row.b)``): values an earlier version of its record
+    had. Dynamic property keys (``SET e[k]``, Neo4j 5.26); the keys come from the stored node itself."""
+    return (f"WITH {target}, row, [k IN keys({target}) WHERE NOT k IN $reserved AND NOT k IN {fields}] AS stale\n"
+            f"FOREACH (k IN stale | SET {target}[k] = null)\n")
 
-    ``properties`` holds no nulls (the caller drops them) and is merged with ``+=``, so values
-    from earlier loads stay. The display name is the first one seen. ``key`` and ``type`` are
-    set after ``+=``; the loader also drops model field names from ``properties``. ``aliases``
-    (other names entity resolution merged into the entity) is unioned like the provenance lists.
+
+def merge_entities(label: str) -> str:
+    """Rows ``{uid, key, name, type, properties, chunk_ids, doc_ids, aliases}`` of one ontology class;
+    ``$reserved``: the node fields the toolkit writes (``RESERVED_PROPERTIES``).
+
+    The row is the entity's whole record in the extraction file (every document it appears in sees the
+    same one), so name, aliases and properties are set from it, and a property the record no longer
+    has is removed; ``properties`` holds no nulls (the caller drops them and model field names).
+    ``chunk_ids``/``doc_ids`` are this group's provenance, unioned with what other documents gave.
     """
     lab = escape_name(label)
     return (
         "UNWIND $rows AS row\n"
         "MERGE (e:Entity {uid: row.uid})\n"
-        "ON CREATE SET e.name = row.name, e.chunk_ids = row.chunk_ids, e.doc_ids = row.doc_ids,\n"
-        "    e.aliases = coalesce(row.aliases, [])\n"
-        "ON MATCH SET e.name = coalesce(e.name, row.name),\n"
-        f"    e.chunk_ids = {_union('e', 'chunk_ids')},\n"
-        f"    e.doc_ids = {_union('e', 'doc_ids')},\n"
-        f"    e.aliases = {_union('e', 'aliases')}\n"
-        f"SET e:{lab}, e += row.properties, e.key = row.key, e.type = row.type"
+        "ON CREATE SET e.chunk_ids = row.chunk_ids, e.doc_ids = row.doc_ids\n"
+        f"ON MATCH SET e.chunk_ids = {_union('e', 'chunk_ids')},\n"
+        f"    e.doc_ids = {_union('e', 'doc_ids')}\n"
+        + _drop_stale("e", "keys(row.properties)")
+        + f"SET e:{lab}, e += row.properties, e.name = row.name, e.aliases = coalesce(row.aliases, []),\n"
+        "    e.key = row.key, e.type = row.type"
     )
 
 
@@ -158,7 +170,8 @@ def merge_relations(rel_type: str, identity: Sequence[str] = ()) -> str:
     Both ends are matched by ``Entity.uid`` (unique-constraint seek). The relationship is merged on
     (start, type, end) plus the ontology's identity attributes ``identity`` (relation attribute
     names, validated identifiers), whose values in ``row.identity`` are never null (``""`` when
-    absent); the other attributes in ``row.attributes`` (no nulls) are set with ``+=``.
+    absent); the other attributes in ``row.attributes`` (no nulls) are set from the relation's record
+    and an attribute it no longer has is removed (``$reserved``: ``RESERVED_RELATION_ATTRIBUTES``).
     ``evidence`` (the sentences stating the fact) and ``evidence_chunk_ids`` (the chunk of each,
     aligned) gain the sentences not stored yet, so a document rewrite can drop its own. Returns
     ``written``: rows whose two ends existed.
@@ -175,7 +188,8 @@ def merge_relations(rel_type: str, identity: Sequence[str] = ()) -> str:
         "ON MATCH SET r.symmetric = row.symmetric,\n"
         f"    r.chunk_ids = {_union('r', 'chunk_ids')},\n"
         f"    r.doc_ids = {_union('r', 'doc_ids')}\n"
-        "WITH r, row, [i IN range(0, size(coalesce(row.evidence, [])) - 1)\n"
+        + _drop_stale("r", "keys(row.attributes) + keys(row.identity)")
+        + "WITH r, row, [i IN range(0, size(coalesce(row.evidence, [])) - 1)\n"
         "              WHERE NOT row.evidence[i] IN coalesce(r.evidence, [])] AS fresh\n"
         "SET r += row.attributes,\n"
         "    r.evidence = coalesce(r.evidence, []) + [i IN fresh | row.evidence[i]],\n"
@@ -324,11 +338,14 @@ def delete_documents() -> str:
 
 
 def prune_relations() -> str:
-    """Rows ``{id}``: delete those relationships that no chunk supports any more."""
+    """Rows ``{id}``: delete those relationships that no chunk supports any more; returns the element ids
+    of the ends of each one deleted (an end may have lost its last relation: see :func:`prune_entities`)."""
     return (
         "UNWIND $rows AS row\n"
-        "MATCH ()-[r]->() WHERE elementId(r) = row.id AND size(coalesce(r.chunk_ids, [])) = 0\n"
-        "DELETE r"
+        "MATCH (a)-[r]->(b) WHERE elementId(r) = row.id AND size(coalesce(r.chunk_ids, [])) = 0\n"
+        "WITH r, elementId(a) AS start, elementId(b) AS end\n"
+        "DELETE r\n"
+        "RETURN start, end"
     )
 
 
@@ -342,6 +359,21 @@ def prune_entities() -> str:
         "WITH e, e.uid AS uid\n"
         "DETACH DELETE e\n"
         "RETURN uid"
+    )
+
+
+def rootless_entities() -> str:
+    """Entities no document supports (read, a scan): element id and uid."""
+    return "MATCH (e:Entity) WHERE size(coalesce(e.doc_ids, [])) = 0 RETURN elementId(e) AS id, e.uid AS uid"
+
+
+def rootless_relations() -> str:
+    """Entity-to-entity relationships no document supports (read, a scan; CO_OCCURS always has one):
+    element id, ends, type and the values of the identity attributes ``$identity``."""
+    return (
+        "MATCH (a:Entity)-[r:!CO_OCCURS]->(b:Entity) WHERE size(coalesce(r.doc_ids, [])) = 0\n"
+        "RETURN elementId(r) AS id, a.uid AS start, type(r) AS type, b.uid AS end,\n"
+        "       [k IN $identity | coalesce(r[k], '')] AS identity"
     )
 
 
@@ -428,6 +460,55 @@ def entity_violations() -> str:
 def orphan_entities() -> str:
     """Entities with no relationship to another entity (CO_OCCURS does not count)."""
     return "MATCH (e:Entity) WHERE NOT EXISTS { (e)-[:!CO_OCCURS]-(:Entity) } RETURN count(e) AS count"
+
+
+# ---------------------------------------------------------------------------------------------
+# The stored graph as data (read only; graph.compare: `stats --strict` against the extraction file)
+# ---------------------------------------------------------------------------------------------
+
+
+def _fields(var: str) -> str:
+    """Cypher: ``var``'s properties but those in ``$skip`` (vectors), as ``[[key, value], ...]``."""
+    return f"[k IN keys({var}) WHERE NOT k IN $skip | [k, {var}[k]]]"
+
+
+def view_documents() -> str:
+    return f"MATCH (d:Document) RETURN d.id AS id, {_fields('d')} AS fields"
+
+
+def view_chunks() -> str:
+    """Chunks with the document that holds them (``HAS_CHUNK``; null when none does)."""
+    return (f"MATCH (c:Chunk) OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)\n"
+            f"RETURN c.id AS id, {_fields('c')} AS fields, collect(d.id) AS documents")
+
+
+def view_entities() -> str:
+    return f"MATCH (e:Entity) RETURN e.uid AS uid, labels(e) AS labels, {_fields('e')} AS fields"
+
+
+def view_relations() -> str:
+    """Entity-to-entity relationships (``CO_OCCURS`` too; the caller sorts them out)."""
+    return (f"MATCH (a:Entity)-[r]->(b:Entity)\n"
+            f"RETURN a.uid AS start, type(r) AS type, b.uid AS end, {_fields('r')} AS fields")
+
+
+def view_mentions() -> str:
+    return "MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) RETURN c.id AS chunk, e.uid AS uid, m.weight AS weight"
+
+
+def view_note_structure() -> str:
+    """A note's folder, tags and links: ``(:Document)-[:IN_FOLDER|TAGGED|LINKS_TO]->(x)``, ``x`` named by
+    its id, path or name."""
+    return (
+        "MATCH (d:Document)-[r:IN_FOLDER|TAGGED|LINKS_TO]->(x)\n"
+        "RETURN d.id AS id, type(r) AS type, [l IN labels(x) | l][0] AS label,\n"
+        "       coalesce(x.id, x.path, x.name) AS target, properties(r) AS fields"
+    )
+
+
+def view_folders() -> str:
+    return ("MATCH (f:Folder) OPTIONAL MATCH (f)-[:IN_FOLDER]->(p:Folder)\n"
+            "RETURN f.path AS path, f.name AS name, collect(p.path) AS parents")
 
 
 # ---------------------------------------------------------------------------------------------

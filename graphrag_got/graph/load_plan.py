@@ -15,7 +15,7 @@ import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from graphrag_got.errors import OntologyError
 from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, Extraction, Rejection
@@ -25,6 +25,9 @@ from graphrag_got.graph import cypher
 from graphrag_got.graph import notes as notes_graph
 from graphrag_got.ontology.loading import load_ontology
 from graphrag_got.ontology.model import Ontology
+
+if TYPE_CHECKING:  # load_digest reads the Plan defined here
+    from graphrag_got.graph.load_digest import Digests
 
 # ---------------------------------------------------------------------------------------------
 # The ontology the graph is written under
@@ -107,11 +110,14 @@ class DocumentRow(TypedDict):
 
 
 class FinalizeRow(TypedDict):
-    """A document's hashes, set last (:func:`~graphrag_got.graph.load_cypher.finalize_documents`)."""
+    """A document's hashes, set last (:func:`~graphrag_got.graph.load_cypher.finalize_documents`):
+    its text, the ontology and its records (:func:`~graphrag_got.graph.load_digest.record_digests`)."""
 
     id: str
     hash: str
     ontology_hash: str
+    records_hash: str
+    rootless_hash: str
 
 
 class ProvenanceRow(TypedDict):
@@ -444,9 +450,10 @@ def _restricted(row: _Row, docs: set[str], chunk_doc: dict[str, str]) -> _Row:
     return out
 
 
-def group_rows(g: Group, plan: Plan, support: Support, written: set[str], ontology_hash: str) -> Rows:
+def group_rows(g: Group, plan: Plan, support: Support, written: set[str], ontology_hash: str,
+               records: Digests) -> Rows:
     """What ``g`` writes. ``written`` holds the uids already written by earlier groups: those get
-    only their new provenance."""
+    only their new provenance. ``records``: the extraction's records digests."""
     rows = Rows()
     if not g.write:
         return rows
@@ -455,7 +462,8 @@ def group_rows(g: Group, plan: Plan, support: Support, written: set[str], ontolo
     rows.documents = [{"id": d.id, "path": d.path, "metadata": json.dumps(d.metadata, ensure_ascii=False,
                                                                            sort_keys=True)} for d in g.write]  # fmt: skip
     rows.chunks = [c.model_dump() for d in g.write for c in support.chunks[d.id]]
-    rows.finalize = [{"id": d.id, "hash": d.hash, "ontology_hash": ontology_hash} for d in g.write]
+    rows.finalize = [{"id": d.id, "hash": d.hash, "ontology_hash": ontology_hash,
+                      "records_hash": records.documents[d.id], "rootless_hash": records.rootless} for d in g.write]
 
     rel_keys = list(dict.fromkeys(k for d in g.write for k in support.relations[d.id]))
     if g.first:

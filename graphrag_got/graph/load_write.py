@@ -20,7 +20,11 @@ import neo4j
 from graphrag_got.graph import cypher, load_cypher
 from graphrag_got.graph import notes as notes_graph
 from graphrag_got.graph.load_plan import Group, Rows
-from graphrag_got.ontology.model import Ontology
+from graphrag_got.ontology.model import RESERVED_PROPERTIES, RESERVED_RELATION_ATTRIBUTES, Ontology
+
+#: The fields the toolkit writes on entities and relations (never removed as stale record values).
+_RESERVED_PROPERTIES = sorted(RESERVED_PROPERTIES)
+_RESERVED_ATTRIBUTES = sorted(RESERVED_RELATION_ATTRIBUTES)
 
 # ---------------------------------------------------------------------------------------------
 # Batched writes in one transaction
@@ -54,7 +58,8 @@ class _Tx:
         self.phase = phase  # what is being written: named by the error if the transaction fails
         self.result = TxResult()
 
-    def write(self, query: str, rows: Sequence[Mapping[str, Any]], kind: str) -> list[neo4j.Record]:
+    def write(self, query: str, rows: Sequence[Mapping[str, Any]], kind: str, **params: Any) -> list[neo4j.Record]:
+        """Run ``query`` over ``rows`` in batches (``$rows``), with the same other ``params`` each time."""
         if not rows:
             return []
         self.phase[0] = kind
@@ -62,7 +67,7 @@ class _Tx:
         records: list[neo4j.Record] = []
         res = self.result
         for lo in range(0, len(rows), self.batch_size):
-            result = self.tx.run(query, rows=rows[lo : lo + self.batch_size])
+            result = self.tx.run(query, params, rows=rows[lo : lo + self.batch_size])
             records.extend(result)
             counters = result.consume().counters
             res.batches += 1
@@ -186,19 +191,26 @@ def write_group(tx: neo4j.ManagedTransaction, g: Group, rows: Rows, onto: Ontolo
         t.write(load_cypher.merge_documents(), rows.documents, "documents")
         t.write(load_cypher.merge_chunks(), rows.chunks, "chunks")
         for label, ents in rows.entities.items():
-            t.write(load_cypher.merge_entities(label), ents, "entities")
+            t.write(load_cypher.merge_entities(label), ents, "entities", reserved=_RESERVED_PROPERTIES)
         t.write(load_cypher.add_entity_provenance(), rows.provenance, "entity provenance")
         t.write(load_cypher.merge_mentions(), rows.mentions, "mentions")
         for rtype, rels in rows.relations.items():
-            recs = t.write(load_cypher.merge_relations(rtype, identity), rels, "relations")
+            recs = t.write(load_cypher.merge_relations(rtype, identity), rels, "relations",
+                           reserved=_RESERVED_ATTRIBUTES)
             t.result.relations_written += sum(int(r["written"]) for r in recs)
         recs = t.write(load_cypher.merge_cooccurrences(), rows.cooccurrences, "co-occurrences")
         t.result.cooccurrences_written += sum(int(r["written"]) for r in recs)
         stripped.notes.update(notes_graph.write_notes(t.write, rows.notes))
     notes_graph.prune_notes(t.write, stripped.notes)
-    t.write(load_cypher.prune_relations(), stripped.cooccurrences, "prune co-occurrences")
-    t.write(load_cypher.prune_relations(), stripped.relations, "prune relations")
-    for rec in t.write(load_cypher.prune_entities(), stripped.entities, "prune entities"):
+    # an entity another document kept because of a relation pruned here is checked again too: it may have
+    # no chunk and no relation left (its own document was stripped by an earlier group of this load)
+    ends: set[str] = set()
+    for rec in t.write(load_cypher.prune_relations(), stripped.cooccurrences, "prune co-occurrences"):
+        ends.update((rec["start"], rec["end"]))
+    for rec in t.write(load_cypher.prune_relations(), stripped.relations, "prune relations"):
+        ends.update((rec["start"], rec["end"]))
+    candidates = [*stripped.entities, *({"id": i} for i in sorted(ends - {e["id"] for e in stripped.entities}))]
+    for rec in t.write(load_cypher.prune_entities(), candidates, "prune entities"):
         t.result.deleted_uids.add(rec["uid"])
     t.write(load_cypher.finalize_documents(), rows.finalize, "finalize documents")
     return t.result

@@ -2,7 +2,7 @@
 
 The communities step (:mod:`graphrag_got.pipeline.community_inputs`) and the load step
 (:mod:`graphrag_got.pipeline.load_inputs`) keep a step's result when its inputs are as the last build left
-them; both hash the same list of the graph's documents (id, content hash, ontology hash) after their own
+them; both hash the same list of the graph's documents (id, content, ontology and records hashes) after their own
 head (files, settings, sizes).
 """
 
@@ -21,7 +21,7 @@ from graphrag_got.graph.load_cypher import existing_documents
 
 def graph_documents_digest(driver: neo4j.Driver, settings: Settings, head: dict[str, Any]) -> str:
     """sha256 of ``head`` (JSON) followed by every document of the graph (one read query)."""
-    docs = sorted((r["id"], r["hash"] or "", r["ontology_hash"] or "")
+    docs = sorted((r["id"], r["hash"] or "", r["ontology_hash"] or "", r["records_hash"] or "")
                   for r in read_all(driver, settings, existing_documents()))
     h = hashlib.sha256(json.dumps(head, sort_keys=True, default=str).encode("utf-8"))
     for doc in docs:
