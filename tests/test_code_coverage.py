@@ -205,7 +205,7 @@ def test_impact_unions_static_and_coverage_and_reimport_replaces(clean_graph, ne
 
     # extracted without coverage: the evidence documents leave the graph
     _, loaded = extract_and_load(clean_graph, neo4j_settings, shapes, tmp_path / "e3.json")
-    assert loaded.documents_pruned == 1
+    assert loaded.documents_pruned == 2  # the test file's evidence and the state the run recorded
     assert impact(clean_graph, neo4j_settings, "core.unused").tests == []
 
 
