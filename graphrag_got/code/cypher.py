@@ -129,13 +129,6 @@ def code_module_executors(relation: str) -> str:
     )
 
 
-def code_remove_property(name: str) -> str:
-    """Remove the property ``name`` (an ontology property, escaped) from the entities ``$uids``: a
-    value the code no longer has (a deleted docstring) that a reload's ``+=`` would keep."""
-    return f"UNWIND $uids AS uid MATCH (e:Entity {{uid: uid}}) WHERE e.{escape_name(name)} IS NOT NULL " \
-           f"REMOVE e.{escape_name(name)} RETURN count(e) AS removed"
-
-
 # ---------------------------------------------------------------------------------------------
 # Orphan symbols (graphrag_got.code.orphans)
 # ---------------------------------------------------------------------------------------------

@@ -100,7 +100,6 @@ class RefreshSummary:
     coverage: str = "none"  # kept | replaced | none
     seconds: float = 0.0
     load: Any = None  # LoadSummary, when loaded
-    properties_removed: int = 0  # values the code lost, removed after the load (drop_stale_properties)
 
     def lines(self) -> list[str]:
         how = "full extraction (no previous one)" if self.full else (
@@ -118,8 +117,7 @@ class RefreshSummary:
             s = self.load
             out.append(f"  load: {s.documents_added} added, {s.documents_updated} updated, {s.documents_unchanged} "
                        f"unchanged, {s.documents_pruned} removed; {s.relations_written} relations written, "
-                       f"{s.relations_pruned} pruned, {s.entities_pruned} entities pruned, {self.properties_removed} "
-                       f"lost propert(ies) removed ({s.seconds:.2f} s)")
+                       f"{s.relations_pruned} pruned, {s.entities_pruned} entities pruned ({s.seconds:.2f} s)")
         out.append(f"  {self.seconds:.2f} s")
         return out
 
@@ -232,27 +230,3 @@ def _previous(out_path: Path) -> Extraction | None:
     if any(e.type not in v.CLASSES for e in prev.entities[:100]):
         logger.warning("%s holds entities of classes the code extractor does not write", out_path)
     return prev
-
-
-def drop_stale_properties(driver: Any, settings: Any, ext: Extraction, onto: Ontology) -> int:
-    """After the load: remove from the entities of the extraction the properties their class declares
-    that the extraction no longer gives them (``load`` merges properties with ``+=``, which keeps a
-    value the code lost: a deleted docstring, the path of a function deleted since a recorded run
-    that its evidence still names; a full load into an empty graph would not have it). Returns how
-    many values were removed (one query per property name)."""
-    import neo4j
-
-    from graphrag_got.code.cypher import code_remove_property
-
-    by_property: dict[str, list[str]] = {}
-    for e in ext.entities:
-        for name in onto.classes[e.type].properties if e.type in onto.classes else ():
-            if name not in e.properties:
-                by_property.setdefault(name, []).append(e.uid)
-    removed = 0
-    with driver.session(database=settings.neo4j.database,
-                        notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF) as session:
-        for name, uids in sorted(by_property.items()):
-            rows = session.execute_write(lambda tx, q=code_remove_property(name), u=uids: list(tx.run(q, uids=u)))
-            removed += rows[0]["removed"] if rows else 0
-    return removed

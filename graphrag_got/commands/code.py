@@ -50,11 +50,8 @@ def run_refresh(args: argparse.Namespace, settings: Settings) -> int:
             from graphrag_got.graph.db import connect
             from graphrag_got.graph.load import load_extraction
 
-            from graphrag_got.code.refresh import drop_stale_properties
-
             with connect(settings) as driver:
                 summary.load = load_extraction(driver, settings, ext, onto, progress=progress, source=str(out))
-                summary.properties_removed = drop_stale_properties(driver, settings, ext, onto)
     for line in summary.lines():
         print(line)
     return 0
