@@ -19,7 +19,7 @@ import pytest
 
 from graphrag_got.cli import main
 from graphrag_got.code import vocabulary as v
-from graphrag_got.code.coverage import UNMATCHED_CONTEXT, _test_key
+from graphrag_got.code.coverage import RECORDED_DOCUMENT, UNMATCHED_CONTEXT, _test_key
 from graphrag_got.code.extractor import run_code_extraction
 from graphrag_got.code.impact import impact
 from graphrag_got.config import Settings
@@ -131,7 +131,14 @@ def test_coverage_becomes_executes_facts_one_document_per_test_file(shapes: Path
                           ("test_shapes.test_closure", "shapes.core.outer.inner")}  # outer itself ran at import
     assert facts[("test_shapes.test_direct", "shapes.core.area")] == {"source": "coverage", "lines": "6"}
     docs = [d for d in ext.documents if d.id.startswith("coverage:")]
-    assert [d.id for d in docs] == ["coverage:tests/test_shapes.py"]
+    assert [d.id for d in docs] == ["coverage:tests/test_shapes.py", RECORDED_DOCUMENT]
+    # the state the run measured: every function of the measured file and every test of the run, as they were
+    recorded = {e.name: e.properties for e in ext.entities if "recorded_fingerprint" in e.properties}
+    assert set(recorded) == {"shapes.core.helper", "shapes.core.area", "shapes.core.unused", "shapes.core.outer",
+                             "shapes.core.outer.inner", "test_shapes.test_direct", "test_shapes.test_dynamic",
+                             "test_shapes.test_closure"}  # test_skipped ran no measured line: no context
+    assert all(p["recorded_fingerprint"] == p["fingerprint"] for p in recorded.values())
+    assert recorded["shapes.core.area"]["recorded_start_line"] == "5"
     report = summary.extra["coverage"]
     assert (report.contexts, report.contexts_matched, report.contexts_unmatched) == (3, 3, [])
     assert report.files_matched == report.files_measured and report.relations == 5
@@ -198,7 +205,7 @@ def test_impact_unions_static_and_coverage_and_reimport_replaces(clean_graph, ne
 
     # extracted without coverage: the evidence documents leave the graph
     _, loaded = extract_and_load(clean_graph, neo4j_settings, shapes, tmp_path / "e3.json")
-    assert loaded.documents_pruned == 1
+    assert loaded.documents_pruned == 2  # the test file's evidence and the state the run recorded
     assert impact(clean_graph, neo4j_settings, "core.unused").tests == []
 
 

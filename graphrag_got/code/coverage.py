@@ -38,6 +38,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterable, Sequence
 
 from graphrag_got.code import vocabulary as v
+from graphrag_got.code.lines import fingerprint
 from graphrag_got.code.parse import FileFacts
 from graphrag_got.code.resolve import ResolvedFile, entity_class
 from graphrag_got.errors import ConfigError, CorpusError
@@ -46,6 +47,8 @@ from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, Skipped
 logger = logging.getLogger(__name__)
 
 DOCUMENT_PREFIX = "coverage:"
+#: The document recording the state of the code the run measured (:func:`_recorded`).
+RECORDED_DOCUMENT = DOCUMENT_PREFIX + "<recorded>"
 #: Phases pytest-cov appends to a test's context.
 PHASES = ("setup", "run", "teardown")
 #: Reasons a context or measured file gives no evidence (counted in the report, one record each).
@@ -69,6 +72,7 @@ class Span:
     body_start: int
     end: int
     nodeid: str | None = None
+    fingerprint: str = ""
 
 
 @dataclass
@@ -171,7 +175,8 @@ def spans_of(resolved: Sequence[ResolvedFile], nodeid: Callable[[str, str, str],
                 continue
             body = bodies.get(d.start_line, d.start_line)  # unknown (syntax error): the whole def
             spans.append(Span(f.path, d.qualname, cls, d.start_line, body, d.end_line,
-                              nodeid(f.path, f.module, d.qualname) if cls == v.TEST else None))
+                              nodeid(f.path, f.module, d.qualname) if cls == v.TEST else None,
+                              fingerprint(f.text, d.start_line, d.end_line)))
     return spans
 
 
@@ -323,6 +328,9 @@ def coverage_evidence(root: Path, resolved: Sequence[ResolvedFile], data_files: 
                     executed[(test.name, s.name)].add(line)
     report.lines_outside_functions = len(outside)
     documents = _documents(executed, test_spans, report.sources)
+    recorded = _recorded(spans, set(doc_of.values()), set(test_spans), report.sources)
+    if recorded[1]:
+        documents.append(recorded)
     report.tests = len({t for t, _ in executed})
     report.functions = len({f for _, f in executed})
     report.relations = len(executed)
@@ -338,6 +346,34 @@ def coverage_evidence(root: Path, resolved: Sequence[ResolvedFile], data_files: 
         logger.warning("coverage: %d context(s) and %d file(s) matched nothing (listed under skipped_files)",
                        len(report.contexts_unmatched), len(report.files_unmatched) + len(report.files_ambiguous))
     return CoverageEvidence(documents, records, report)
+
+
+def _recorded(spans: list[Span], measured: set[str], tests: set[str], sources: list[str]) -> EvidenceDocument:
+    """What the run measured, as it was: every function of a measured file and every test the run
+    holds, with the fingerprint and first line it had (``recorded_fingerprint``, ``recorded_start_line``).
+    One chunk per file. Once the code changes (``code refresh``), a function whose fingerprint still
+    equals the recorded one is described by the run's lines (shifted), one that differs is stale, and
+    one the run never saw (no recorded fingerprint) is new to it: :mod:`graphrag_got.code.stale`."""
+    per_file: dict[str, list[Span]] = defaultdict(list)
+    for sp in spans:
+        if (sp.type == v.FUNCTION and sp.path in measured) or (sp.type == v.TEST and sp.name in tests):
+            per_file[sp.path].append(sp)
+    chunks: list[tuple[ChunkRecord, dict[str, Any]]] = []
+    offset = 0
+    for index, (path, ss) in enumerate(sorted(per_file.items())):
+        text = f"{path}: state recorded by the coverage run\n" + "".join(
+            f"  {sp.name} line {sp.start} {sp.fingerprint}\n" for sp in ss)
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        ents = [{"name": sp.name, "type": sp.type, "properties": {"recorded_fingerprint": sp.fingerprint,
+                                                                   "recorded_start_line": str(sp.start)}} for sp in ss]
+        rec = ChunkRecord(id=f"{RECORDED_DOCUMENT}:{digest[:12]}", document_id=RECORDED_DOCUMENT, index=index,
+                          start=offset, end=offset + len(text), hash=digest, text=text, heading=path)
+        offset += len(text)
+        chunks.append((rec, {"entities": ents, "relations": []}))
+    blob = json.dumps([c.hash for c, _ in chunks])
+    doc_hash = hashlib.sha256(f"{RECORDED_DOCUMENT}\n{blob}".encode("utf-8")).hexdigest()
+    return (DocumentRecord(id=RECORDED_DOCUMENT, path=sources[0] if len(sources) == 1 else ", ".join(sources),
+                           hash=doc_hash, metadata={v.SOURCE: v.COVERAGE, "files": len(chunks)}), chunks)
 
 
 def _ranges(lines: Iterable[int]) -> str:

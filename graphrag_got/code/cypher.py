@@ -70,7 +70,8 @@ def code_impact_executors(relation: str) -> str:
     return (
         f"MATCH (t:Entity)-[r:{escape_name(relation)}]->(f:Entity) WHERE f.uid IN $uids\n"
         "RETURN t.uid AS uid, t.name AS name, t.type AS type, t.path AS path, t.start_line AS start_line,\n"
-        "       t.nodeid AS nodeid, f.uid AS via, f.name AS via_name, r.lines AS lines\n"
+        "       t.nodeid AS nodeid, t.fingerprint AS fingerprint, t.recorded_fingerprint AS recorded,\n"
+        "       f.uid AS via, f.name AS via_name, r.lines AS lines\n"
         "ORDER BY uid, via"
     )
 
@@ -80,7 +81,7 @@ def code_recorded_tests(relation: str) -> str:
     measured at all."""
     return (
         f"MATCH (t:Entity) WHERE t.uid IN $uids AND EXISTS {{ (t)-[:{escape_name(relation)}]->() }}\n"
-        "RETURN t.uid AS uid ORDER BY uid"
+        "RETURN t.uid AS uid, t.fingerprint AS fingerprint, t.recorded_fingerprint AS recorded ORDER BY uid"
     )
 
 
@@ -92,3 +93,66 @@ def code_graph_size() -> str:
 def code_impact_unresolved() -> str:
     """``unresolved_calls`` of the entities ``$uids`` (a property the code extractor writes)."""
     return "MATCH (e:Entity) WHERE e.uid IN $uids RETURN e.uid AS uid, e.unresolved_calls AS unresolved"
+
+
+# ---------------------------------------------------------------------------------------------
+# Impact of a diff (graphrag_got.code.diff)
+# ---------------------------------------------------------------------------------------------
+
+
+def code_entities_by_key() -> str:
+    """Entities of the classes ``$types`` whose key is one of ``$keys`` (the definitions a diff names),
+    with their fingerprints (current, and the one a recorded coverage run saw)."""
+    return (
+        "MATCH (e:Entity) WHERE e.key IN $keys AND e.type IN $types\n"
+        "RETURN e.uid AS uid, e.name AS name, e.type AS type, e.path AS path, e.start_line AS start_line,\n"
+        "       e.end_line AS end_line, e.nodeid AS nodeid, e.fingerprint AS fingerprint,\n"
+        "       e.recorded_fingerprint AS recorded, e.recorded_start_line AS recorded_start_line,\n"
+        "       EXISTS { (:Entity)-[:DEFINES]->(e) } AS defined"
+    )
+
+
+def code_coverage_state() -> str:
+    """Fingerprints of the entities ``$uids``: the current one and the one a recorded run saw."""
+    return ("MATCH (e:Entity) WHERE e.uid IN $uids\n"
+            "RETURN e.uid AS uid, e.fingerprint AS fingerprint, e.recorded_fingerprint AS recorded")
+
+
+def code_module_executors(relation: str) -> str:
+    """Tests with a ``relation`` edge (``EXECUTES``) to a function of one of the files ``$paths``: the
+    tests a recorded run saw running code of those modules."""
+    return (
+        f"MATCH (t:Entity)-[r:{escape_name(relation)}]->(f:Entity) WHERE f.path IN $paths\n"
+        "RETURN DISTINCT t.uid AS uid, t.name AS name, t.type AS type, t.path AS path, t.start_line AS start_line,\n"
+        "       t.nodeid AS nodeid, f.path AS via\n"
+        "ORDER BY uid, via"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Orphan symbols (graphrag_got.code.orphans)
+# ---------------------------------------------------------------------------------------------
+
+
+def code_symbol_uses(uses: Sequence[str], defines: str, executes: str, contains: str) -> str:
+    """Every Function and Class with what points at it: whether a File defines it, how many edges of
+    ``uses`` (calls, tests, subclasses, fixture uses) reach it, whether a recorded run executed it, and
+    for a class, the uids of its methods."""
+    if not uses:
+        raise ValueError("code_symbol_uses needs at least one relationship type")
+    types = "|".join(escape_name(u) for u in uses)
+    return (
+        "MATCH (e:Entity) WHERE e.type IN $types\n"
+        "RETURN e.uid AS uid, e.name AS name, e.type AS type, e.path AS path, e.start_line AS start_line,\n"
+        "       e.kind AS kind, e.doc_ids AS doc_ids,\n"
+        f"       EXISTS {{ (:Entity)-[:{escape_name(defines)}]->(e) }} AS defined,\n"
+        f"       COUNT {{ (:Entity)-[:{types}]->(e) }} AS uses,\n"
+        f"       EXISTS {{ (:Entity)-[:{escape_name(executes)}]->(e) }} AS executed,\n"
+        f"       [(e)-[:{escape_name(contains)}]->(m:Entity) | m.uid] AS members\n"
+        "ORDER BY path, name"
+    )
+
+
+def code_has_relation(relation: str) -> str:
+    """One relationship of type ``relation`` if the graph holds any (is there a recorded run?)."""
+    return f"MATCH ()-[r:{escape_name(relation)}]->() RETURN count(r) > 0 AS found LIMIT 1"

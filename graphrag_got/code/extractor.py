@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from importlib import metadata as importlib_metadata
 from io import BytesIO
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from graphrag_got.errors import CorpusError, OntologyError
 from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, Extraction, LLMRef, OntologyRef
@@ -42,6 +42,7 @@ from graphrag_got.common.walk import SkippedInput, walk_files
 from graphrag_got.extract.extraction import SkippedFile
 from graphrag_got.code.resolve import CallCounts, ResolvedFile, entity_class, resolve, unique_module_names
 from graphrag_got.code.symbols import RESOLUTIONS
+from graphrag_got.code.lines import fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -140,15 +141,29 @@ def python_files(root: Path, *, follow_outside_links: bool = False,
     (:func:`graphrag_got.common.walk.walk_files`) unless ``follow_outside_links``."""
     if root.is_file():
         return [root]
-    found = walk_files(root, wanted=lambda name: name.endswith(".py"),
-                       prune=lambda name: name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info"),
+    found = walk_files(root, wanted=lambda name: name.endswith(".py"), prune=pruned,
                        follow_outside_links=follow_outside_links, skipped=skipped)
     return [path for _, path in found]
 
 
+def pruned(folder: str) -> bool:
+    """A folder name the walk does not enter (hidden, :data:`SKIP_DIRS`, ``*.egg-info``)."""
+    return folder.startswith(".") or folder in SKIP_DIRS or folder.endswith(".egg-info")
+
+
+def in_tree(rel: str) -> bool:
+    """Whether the walk of :func:`python_files` reads the file at ``rel`` (a POSIX path under the root)."""
+    parts = rel.split("/")
+    return rel.endswith(".py") and not any(pruned(p) for p in parts[:-1])
+
+
 def read_source(path: Path) -> tuple[bytes, str]:
     """(UTF-8 bytes, text) of a source file, honouring a PEP 263 coding line; ValueError if unreadable."""
-    blob = path.read_bytes()
+    return decode_source(path.read_bytes())
+
+
+def decode_source(blob: bytes) -> tuple[bytes, str]:
+    """(UTF-8 bytes, text) of a source file's bytes (see :func:`read_source`)."""
     if b"\x00" in blob:
         raise ValueError("binary content (NUL bytes)")
     try:
@@ -162,14 +177,24 @@ def read_source(path: Path) -> tuple[bytes, str]:
     return text.encode("utf-8"), text
 
 
+class FactsCache(Protocol):
+    """Parsed files kept from an earlier run (:class:`graphrag_got.code.refresh.ParseCache`)."""
+
+    def get(self, rel: str, module: str, is_package: bool, sha256: str | None) -> FileFacts | None: ...
+
+    def put(self, rel: str, sha256: str, facts: FileFacts) -> None: ...
+
+
 def parse_tree(root: Path, progress: ProgressCallback | None = None, *, max_bytes: int = 2_000_000,
-               max_seconds: float = 20.0, follow_outside_links: bool = False
-               ) -> tuple[list[FileFacts], list[SkippedInput]]:
+               max_seconds: float = 20.0, follow_outside_links: bool = False, cache: FactsCache | None = None,
+               trusted: Callable[[str], bool] | None = None) -> tuple[list[FileFacts], list[SkippedInput]]:
     """Parse every Python file under ``root``; returns the facts and the files skipped (with why).
 
     A file larger than ``max_bytes`` (generated code) is skipped before it is read, and one whose
     parse takes more than ``max_seconds`` is abandoned, each with a record: memory and time per file
-    stay bounded whatever the tree holds."""
+    stay bounded whatever the tree holds. With ``cache``, a file whose bytes (sha256) and module name
+    are those of a cached parse is not parsed again, and one ``trusted`` says is unchanged (git says
+    so) is taken from the cache without being read."""
     if not root.exists():
         raise CorpusError(f"{root}: not found; pass the folder (or .py file) of the code to extract.")
     skipped: list[SkippedInput] = []
@@ -189,6 +214,11 @@ def parse_tree(root: Path, progress: ProgressCallback | None = None, *, max_byte
         skipped.append(SkippedInput(rel, reason, message))
 
     for i, (p, rel) in enumerate(zip(paths, rels), 1):
+        module, is_package = names[rel]
+        kept = cache.get(rel, module, is_package, None) if cache is not None and trusted and trusted(rel) else None
+        if kept is not None:
+            files.append(kept)
+            continue
         try:
             size = p.stat().st_size
             if size > max_bytes:
@@ -199,7 +229,11 @@ def parse_tree(root: Path, progress: ProgressCallback | None = None, *, max_byte
         except (OSError, ValueError) as exc:
             skip(rel, "unreadable", str(exc))
             continue
-        module, is_package = names[rel]
+        digest = hashlib.sha256(source).hexdigest()
+        kept = cache.get(rel, module, is_package, digest) if cache is not None else None
+        if kept is not None:
+            files.append(kept)
+            continue
         try:
             facts = parse_file(rel, module, source, text, is_package=is_package, max_seconds=max_seconds)
         except ParseBudgetExceeded as exc:
@@ -208,6 +242,8 @@ def parse_tree(root: Path, progress: ProgressCallback | None = None, *, max_byte
         if facts.syntax_errors:
             logger.warning("%s: %d syntax error(s): extracted what parses", p, facts.syntax_errors)
         files.append(facts)
+        if cache is not None:
+            cache.put(rel, digest, facts)
         if progress is not None:
             progress(ProgressEvent(step="parse", done=i, total=len(paths), message=rel,
                                    stats={"definitions": sum(len(f.definitions) for f in files)},
@@ -219,7 +255,8 @@ def parse_tree(root: Path, progress: ProgressCallback | None = None, *, max_byte
 def _entity_properties(rf: ResolvedFile, d: Definition) -> dict[str, str]:
     f = rf.facts
     props = {"path": f.path, "start_line": str(d.start_line), "end_line": str(d.end_line), "language": LANGUAGE,
-             "signature": d.signature, "docstring": d.docstring}
+             "signature": d.signature, "docstring": d.docstring,
+             "fingerprint": fingerprint(f.text, d.start_line, d.end_line)}
     cls = entity_class(d)
     if cls == v.FUNCTION:
         props["kind"] = d.kind

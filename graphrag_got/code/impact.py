@@ -104,6 +104,7 @@ class ImpactResult:
     steps: int = 0  # closure steps taken (the largest distance reached)
     cut: bool = False  # the closure stopped at max_nodes before its fixed point
     max_nodes: int = 0
+    stale: int = 0  # seeds changed since the recorded coverage run (its tests are not overruled then)
 
     @property
     def unresolved_calls_in_radius(self) -> int:
@@ -124,7 +125,8 @@ class ImpactResult:
             "pytest_args": [t.nodeid for t in self.tests if t.nodeid],
             "counts": {"affected": len(self.affected), "files": len(self.files), "tests": len(self.tests),
                        "tests_by_evidence": self.evidence_counts(), "static_not_run": len(self.not_run),
-                       "unresolved_calls_in_radius": self.unresolved_calls_in_radius},
+                       "unresolved_calls_in_radius": self.unresolved_calls_in_radius,
+                       "stale_seeds": self.stale},
         }
 
     def lines(self) -> list[str]:
@@ -157,6 +159,9 @@ class ImpactResult:
             out.append(f"not listed: {len(self.not_run)} test(s) reach it statically, but the recorded coverage run "
                        "measured them without executing it (re-import a newer coverage file after changing the code): "
                        + ", ".join(n.nodeid or n.name for n in self.not_run[:10]) + (" ..." if len(self.not_run) > 10 else ""))
+        if self.stale:
+            out.append(f"note: {self.stale} of these definitions changed since the recorded coverage run: its tests "
+                       "are kept as recorded and no static test is overruled (run the tests with coverage again)")
         if self.unresolved_calls_in_radius:
             out.append(f"note: {self.unresolved_calls_in_radius} call site(s) in these functions could not be "
                        "resolved statically; callers reached only through them are not listed")
@@ -301,6 +306,44 @@ def _impact(read: _Reader, settings: Settings, target: str, hops: int | None,
             seen[row["uid"]] = node = _node(row, 0, f"inside {target}")
             node.path_kind = EXACT
             result.changed.append(node)
+    seen, tests = closure(read, settings, seen, hops, result)
+    _executed(read, result, seen, tests)
+    _unresolved(read, seen)
+    nodes = [n for n in seen.values() if n.type != v.TEST]
+    result.affected = sorted((n for n in nodes if n.distance > 0 and n.type in (v.FUNCTION, v.CLASS)), key=_rank)
+    result.files = affected_files(nodes)
+    import_tests(read, nodes, tests)
+    seeds = [n.uid for n in [*result.matches, *result.changed] if n.type != v.TEST]
+    stale = [uid for uid, row in coverage_state(read, seeds).items() if is_stale(row)]
+    if stale:  # the recorded run saw other code: its evidence says nothing against a static path
+        for t in tests.values():
+            if t.evidence in (COVERAGE, BOTH):
+                t.executed = f"{t.executed} (recorded before it changed)"
+    else:
+        overrule_by_coverage(read, result, tests)
+    result.stale = len(stale)
+    result.tests = sorted(tests.values(), key=_rank)
+    return result
+
+
+def coverage_state(read: _Reader, uids: list[str]) -> dict[str, dict[str, Any]]:
+    """uid -> ``{fingerprint, recorded}`` of the entities ``uids`` (one query)."""
+    return {row["uid"]: row for row in read(cypher.code_coverage_state(), uids=uids)} if uids else {}
+
+
+def is_stale(row: dict[str, Any]) -> bool:
+    """The recorded coverage run saw another version of this definition (both fingerprints known,
+    different). Without a recorded fingerprint (no coverage, or one imported before fingerprints were
+    recorded) the evidence is taken as recorded on this code."""
+    return bool(row.get("recorded")) and bool(row.get("fingerprint")) and row["recorded"] != row["fingerprint"]
+
+
+def closure(read: _Reader, settings: Settings, seen: dict[str, ImpactNode], hops: int | None,
+            result: ImpactResult) -> tuple[dict[str, ImpactNode], dict[str, ImpactNode]]:
+    """The closure over dependents from the seeds ``seen`` (uid -> node at distance 0, ``path_kind``
+    set): every node reached (``seen``, grown in place) and the tests reached (uid -> test), one query
+    per step; ``result.steps`` and ``result.cut`` say how far it went."""
+    max_nodes = settings.code.impact_max_nodes
     seeds = [uid for uid, n in seen.items() if n.type != v.TEST]
     tests: dict[str, ImpactNode] = {uid: n for uid, n in seen.items() if n.type == v.TEST}
     for t in tests.values():
@@ -340,39 +383,46 @@ def _impact(read: _Reader, settings: Settings, target: str, hops: int | None,
         if new:
             result.steps = distance
         frontier = new
-    _executed(read, result, seen, tests)
-    _unresolved(read, seen)
-    nodes = [n for n in seen.values() if n.type != v.TEST]
-    result.affected = sorted((n for n in nodes if n.distance > 0 and n.type in (v.FUNCTION, v.CLASS)), key=_rank)
+    return seen, tests
+
+
+def import_tests(read: _Reader, nodes: list[ImpactNode], tests: dict[str, ImpactNode]) -> None:
+    """Add the tests of the test files among ``nodes`` (a target file and the importers reached)."""
+    file_nodes = {n.uid: n for n in nodes if n.type == v.FILE}
+    if not file_nodes:
+        return
+    for row in read(cypher.code_impact_members(), uids=list(file_nodes), types=[v.DEFINES], classes=[v.TEST]):
+        dist = file_nodes[row["via"]].distance
+        if row["uid"] not in tests or dist < tests[row["uid"]].distance:
+            tests[row["uid"]] = t = _node(row, dist, f"in {row['path']}, which imports an affected file"
+                                          if dist else f"in {row['path']}")
+            t.path_kind, t.evidence = IMPORT, STATIC
+
+
+def affected_files(nodes: list[ImpactNode]) -> list[ImpactNode]:
+    """The files of ``nodes`` (a File node itself, or the file of a definition), nearest first."""
     files: dict[str, ImpactNode] = {}
     for n in nodes:
         path = n.name if n.type == v.FILE else n.path
         if path and (path not in files or n.distance < files[path].distance):
             files[path] = ImpactNode(uid=f"{v.FILE}|{normalize_name(path)}", name=path, type=v.FILE,
                                      distance=n.distance, path=path, via=n.name if n.type != v.FILE else n.via)
-    result.files = sorted(files.values(), key=_rank)
-    file_nodes = {n.uid: n for n in nodes if n.type == v.FILE}  # the target file and its importers
-    if file_nodes:
-        for row in read(cypher.code_impact_members(), uids=list(file_nodes), types=[v.DEFINES], classes=[v.TEST]):
-            dist = file_nodes[row["via"]].distance
-            if row["uid"] not in tests or dist < tests[row["uid"]].distance:
-                tests[row["uid"]] = t = _node(row, dist, f"in {row['path']}, which imports an affected file"
-                                              if dist else f"in {row['path']}")
-                t.path_kind, t.evidence = IMPORT, STATIC
-    _overrule_by_coverage(read, result, tests)
-    result.tests = sorted(tests.values(), key=_rank)
-    return result
+    return sorted(files.values(), key=_rank)
 
 
-def _overrule_by_coverage(read: _Reader, result: ImpactResult, tests: dict[str, ImpactNode]) -> None:
+def overrule_by_coverage(read: _Reader, result: ImpactResult, tests: dict[str, ImpactNode],
+                         only: set[str] | None = None) -> None:
     """Where a user has dynamic evidence it is the real answer: a test found only by the static
     closure (a call that may or may not run) that the recorded run measured without it executing the
     target moves to ``not_run`` (one query). Tests the run did not measure (newer tests, or no coverage
-    imported) keep their static evidence."""
-    static_only = [uid for uid, t in tests.items() if t.evidence == STATIC]
+    imported) and tests changed since the run keep their static evidence. ``only``: the tests that may
+    be overruled (default: every static one)."""
+    static_only = [uid for uid, t in tests.items() if t.evidence == STATIC and (only is None or uid in only)]
     if not static_only:
         return
     for row in read(cypher.code_recorded_tests(v.EXECUTES), uids=static_only):
+        if is_stale(row):
+            continue
         t = tests.pop(row["uid"])
         t.evidence = NOT_RUN
         result.not_run.append(t)

@@ -1,7 +1,7 @@
-"""`graphrag-got ask impact TARGET`: the blast radius of a change in a code graph (no LLM).
+"""`graphrag-got ask impact TARGET` and `ask impact --diff [REV]`: what a change affects in a code graph (no LLM).
 
 Registered under the ``ask`` group by :mod:`graphrag_got.commands.ask`; the analysis itself is
-:mod:`graphrag_got.code.impact`.
+:mod:`graphrag_got.code.impact` (one target) and :mod:`graphrag_got.code.diff` (a git change).
 """
 
 from __future__ import annotations
@@ -10,29 +10,75 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from graphrag_got.errors import ConfigError
+
 if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when the parser is built
     from graphrag_got.config import Settings
 
 
-
 def add_parser(asub: "argparse._SubParsersAction") -> None:
-    im = asub.add_parser("impact", help="code graph: what calls, subclasses, imports, tests or (coverage) ran TARGET (no LLM)")
-    im.add_argument("target", metavar="TARGET",
+    im = asub.add_parser("impact", help="code graph: what calls, subclasses, imports, tests or (coverage) ran TARGET, "
+                                        "or what a git change affects (--diff) (no LLM)")
+    im.add_argument("target", metavar="TARGET", nargs="?",
                     help="a file path (pkg/mod.py), a qualified name or its tail (pkg.mod.func, Class.method)")
+    im.add_argument("--diff", nargs="?", const="", default=None, metavar="REV",
+                    help="instead of TARGET, the lines a git change touches: no REV = the working tree against HEAD, "
+                         "REV = the working tree against REV, A..B = commit B against A, A...B = B against the merge "
+                         "base (a pull request)")
+    im.add_argument("--staged", action="store_true",
+                    help="--diff: the index against HEAD (what a pre-commit hook is about to commit)")
+    im.add_argument("--root", default=".", metavar="DIR",
+                    help="--diff: the folder the code graph was extracted from (default: the current one)")
+    im.add_argument("--with-stale", action="store_true",
+                    help="--diff: also run the tests that ran a function before it changed (stale coverage)")
     im.add_argument("--hops", type=int, default=None,
                     help="stop the closure over callers, subclasses and importers after N steps (default: to a fixed "
                          "point, capped by GRAPHRAG_IMPACT_MAX_NODES); tests are not a step")
     im.add_argument("--json", action="store_true", help="print the result as JSON (for CI: pytest_args lists the tests)")
     im.set_defaults(func=run)
 
+    orph = asub.add_parser("orphans", help="code graph: functions and classes nothing defines, calls or tests, by file "
+                                           "(no LLM)")
+    orph.add_argument("--json", action="store_true", help="print the result as JSON")
+    orph.set_defaults(func=run_orphans)
 
-def run(args: argparse.Namespace, settings: Settings) -> int:
-    from graphrag_got.code.impact import impact
+
+def run_orphans(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag_got.code.orphans import orphans
     from graphrag_got.graph.db import connect
 
+    with connect(settings) as driver:
+        report = orphans(driver, settings)
+    if args.json:
+        print(json.dumps(report.to_data(), ensure_ascii=False, indent=2))
+    else:
+        for line in report.lines():
+            print(line)
+    return 0
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag_got.graph.db import connect
+
+    diff = args.diff is not None or args.staged
+    if diff == (args.target is not None):
+        raise ConfigError("give either TARGET or --diff [REV] (`ask impact pkg.mod.func`, `ask impact --diff HEAD~1..HEAD`)")
+    if not diff and (args.with_stale or args.root != "."):
+        raise ConfigError("--root and --with-stale apply to --diff only")
     driver = connect(settings)
     with driver:
-        result = impact(driver, settings, args.target, hops=args.hops)
+        if diff:
+            from graphrag_got.code.diff import diff_impact
+            from graphrag_got.code.impact import MAX_HOPS
+
+            if args.hops is not None and not 1 <= args.hops <= MAX_HOPS:
+                raise ConfigError(f"--hops must be an integer from 1 to {MAX_HOPS}, got {args.hops!r}")
+            result = diff_impact(driver, settings, args.root, args.diff or None, staged=args.staged, hops=args.hops,
+                                 with_stale=args.with_stale)
+        else:
+            from graphrag_got.code.impact import impact
+
+            result = impact(driver, settings, args.target, hops=args.hops)
     if args.json:
         print(json.dumps(result.to_data(), ensure_ascii=False, indent=2))
     else:

@@ -55,51 +55,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     with driver, progress_bar() as progress:
         s = load_extraction(driver, settings, args.extraction, ontology, progress=progress,
                             embed=getattr(args, "embed", None))
-    if s.ontology_mismatch:
-        print(
-            f"warning: {s.source} was extracted with the ontology {s.extraction_ontology_path or '?'} "
-            f"(hash {s.extraction_ontology_hash[:12]}), not the configured {s.ontology_path} "
-            f"(hash {s.ontology_hash[:12]}); every record was checked again against the configured one"
-        )
-    why = [f"{n} {reason}" for n, reason in ((s.documents_reloaded_for_ontology, "for the ontology"),
-                                             (s.documents_reloaded_for_records, "for their records")) if n]
-    for_ontology = f" ({', '.join(why)})" if why else ""
-    print(
-        f"documents: {s.documents_added} added, {s.documents_updated} updated{for_ontology}, "
-        f"{s.documents_unchanged} unchanged, {s.documents_pruned} pruned"
-    )
-    print(
-        f"written: {s.chunks_written} chunks, {s.entities_written} entities, {s.relations_written} relations "
-        f"(directed), {s.mentions_written} mentions, {s.cooccurrences_written} co-occurrences"
-        + (f", {s.notes_written} notes with folders/tags/links" if s.notes_written else "")
-    )
-    print(f"pruned: {s.relations_pruned} relations, {s.entities_pruned} entities")
-    if s.relations_removed_by_ontology or s.entities_removed_by_ontology:
-        print(f"removed (refused by the current ontology, left by earlier loads): {s.relations_removed_by_ontology} "
-              f"relations, {s.entities_removed_by_ontology} entities")  # fmt: skip
-    if s.entities_refused or s.relations_refused:
-        reasons = ", ".join(f"{k}={v}" for k, v in sorted(s.refused_by_reason.items()))
-        print(f"refused (not in the current ontology): {s.entities_refused} entities, {s.relations_refused} relations ({reasons})")
-        for line in s.refused_examples[:5]:
-            print(f"  {line}")
-    if s.evidence_refused:
-        print(f"evidence refused (its text is not the chunk's text at its offsets; not stored): {s.evidence_refused}")
-        for rec in s.evidence_refusals[:5]:
-            print(f"  {rec['where']} ({rec['relation']}), chunk {rec['chunk_id']}: {rec['problem']}")
-    if s.properties_dropped:
-        print(f"properties not declared in the ontology, dropped: {s.properties_dropped}")
-    if s.relations_unmatched:
-        print(f"warning: {s.relations_unmatched} relation rows found no end entity")
-    print(f"{s.batches} batch(es) in {s.transactions} transaction(s), {s.seconds:.2f} s")
-    e = s.embeddings
-    if e and e.get("reason") == "code_graph":
-        print("embeddings: none for a code graph (ask impact needs none; `load --embed` or GRAPHRAG_CODE_EMBEDDINGS=1 "
-              "embeds it for vector retrieval)")
-    if e and not e.get("skipped"):
-        made = ", ".join(e.get("indexes_created") or [])
-        print(f"embeddings ({e.get('model')}): {e.get('chunks_embedded')} chunks, {e.get('entities_embedded')} "
-              f"entities embedded, {e.get('unchanged')} unchanged; {e.get('model_calls')} model call(s), "
-              f"{e.get('seconds')} s" + (f"; vector indexes created: {made}" if made else ""))
+    for line in s.report_lines():
+        print(line)
     return 0
 
 

@@ -13,13 +13,18 @@ import pydantic_core
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write ``text`` to a temp file beside ``path``, then rename it over ``path`` (atomic on POSIX)."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: str | Path, data: bytes) -> Path:
+    """:func:`write_text_atomic` for bytes."""
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     umask = _umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o666 & ~umask)

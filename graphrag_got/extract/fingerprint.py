@@ -16,7 +16,7 @@ import logging
 from pathlib import Path
 from typing import Any, Iterable
 
-from graphrag_got.common.files import write_text_atomic
+from graphrag_got.common.sidecar import Sidecar
 from graphrag_got.extract.aliases import alias_file_path
 
 logger = logging.getLogger(__name__)
@@ -74,24 +74,17 @@ def inputs_digest(*, settings: dict[str, Any], ontology_hash: str, model: str, f
 
 def unchanged(out: Path, digest: str) -> bool:
     """Whether ``out`` exists and was written from inputs with this digest."""
-    side = sidecar(out)
-    try:
-        return out.is_file() and side.read_text(encoding="utf-8").strip() == digest
-    except OSError:
-        return False
+    return out.is_file() and Sidecar(sidecar(out)).kept(digest) is not None
 
 
 def remember(out: Path, digest: str) -> None:
     """Record the digest of the inputs ``out`` was just written from."""
-    write_text_atomic(sidecar(out), digest + "\n")
+    Sidecar(sidecar(out)).remember(digest)
 
 
 def forget(out: Path) -> None:
     """Drop the digest (a run that wrote ``out`` from inputs it cannot vouch for)."""
-    try:
-        sidecar(out).unlink()
-    except FileNotFoundError:
-        pass
+    Sidecar(sidecar(out)).forget()
 
 
 def validation_context(settings: Any, onto: Any) -> dict[str, Any]:

@@ -153,6 +153,57 @@ class LoadSummary:
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def line(self) -> str:
+        """The one line a build prints for its load step."""
+        return (f"documents +{self.documents_added} ~{self.documents_updated} ={self.documents_unchanged} "
+                f"-{self.documents_pruned}; entities written {self.entities_written}, relationships "
+                f"written {self.relations_written}; refused {self.relations_refused}")
+
+    def report_lines(self) -> list[str]:
+        """What ``graphrag-got load`` prints: documents, rows written and pruned, refusals, embeddings."""
+        out: list[str] = []
+        if self.ontology_mismatch:
+            out.append(f"warning: {self.source} was extracted with the ontology {self.extraction_ontology_path or '?'} "
+                       f"(hash {self.extraction_ontology_hash[:12]}), not the configured {self.ontology_path} "
+                       f"(hash {self.ontology_hash[:12]}); every record was checked again against the configured one")
+        why = [f"{n} {reason}" for n, reason in ((self.documents_reloaded_for_ontology, "for the ontology"),
+                                                 (self.documents_reloaded_for_records, "for their records")) if n]
+        out.append(f"documents: {self.documents_added} added, {self.documents_updated} updated"
+                   f"{' (' + ', '.join(why) + ')' if why else ''}, {self.documents_unchanged} unchanged, "
+                   f"{self.documents_pruned} pruned")
+        out.append(f"written: {self.chunks_written} chunks, {self.entities_written} entities, {self.relations_written} "
+                   f"relations (directed), {self.mentions_written} mentions, {self.cooccurrences_written} co-occurrences"
+                   + (f", {self.notes_written} notes with folders/tags/links" if self.notes_written else ""))
+        out.append(f"pruned: {self.relations_pruned} relations, {self.entities_pruned} entities")
+        if self.relations_removed_by_ontology or self.entities_removed_by_ontology:
+            out.append(f"removed (refused by the current ontology, left by earlier loads): "
+                       f"{self.relations_removed_by_ontology} relations, {self.entities_removed_by_ontology} entities")
+        if self.entities_refused or self.relations_refused:
+            reasons = ", ".join(f"{k}={v}" for k, v in sorted(self.refused_by_reason.items()))
+            out.append(f"refused (not in the current ontology): {self.entities_refused} entities, "
+                       f"{self.relations_refused} relations ({reasons})")
+            out += [f"  {line}" for line in self.refused_examples[:5]]
+        if self.evidence_refused:
+            out.append(f"evidence refused (its text is not the chunk's text at its offsets; not stored): "
+                       f"{self.evidence_refused}")
+            out += [f"  {r['where']} ({r['relation']}), chunk {r['chunk_id']}: {r['problem']}"
+                    for r in self.evidence_refusals[:5]]
+        if self.properties_dropped:
+            out.append(f"properties not declared in the ontology, dropped: {self.properties_dropped}")
+        if self.relations_unmatched:
+            out.append(f"warning: {self.relations_unmatched} relation rows found no end entity")
+        out.append(f"{self.batches} batch(es) in {self.transactions} transaction(s), {self.seconds:.2f} s")
+        e = self.embeddings
+        if e and e.get("reason") == "code_graph":
+            out.append("embeddings: none for a code graph (ask impact needs none; `load --embed` or "
+                       "GRAPHRAG_CODE_EMBEDDINGS=1 embeds it for vector retrieval)")
+        if e and not e.get("skipped"):
+            made = ", ".join(e.get("indexes_created") or [])
+            out.append(f"embeddings ({e.get('model')}): {e.get('chunks_embedded')} chunks, {e.get('entities_embedded')} "
+                       f"entities embedded, {e.get('unchanged')} unchanged; {e.get('model_calls')} model call(s), "
+                       f"{e.get('seconds')} s" + (f"; vector indexes created: {made}" if made else ""))
+        return out
+
 
 def _merge(summary: LoadSummary, res: TxResult) -> None:
     summary.batches += res.batches

@@ -11,11 +11,9 @@ The ``communities detect`` command always detects again.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import neo4j
 
-from graphrag_got.common.files import write_text_atomic
+from graphrag_got.common.sidecar import Sidecar
 from graphrag_got.communities.cypher import community_count, graph_size
 from graphrag_got.config import Settings
 from graphrag_got.graph.db import read_all
@@ -25,8 +23,8 @@ SIDECAR = "communities.inputs"
 VERSION = "communities-inputs/1"
 
 
-def sidecar(settings: Settings) -> Path:
-    return settings.files.out_dir / SIDECAR
+def sidecar(settings: Settings) -> Sidecar:
+    return Sidecar(settings.files.out_dir / SIDECAR)
 
 
 def graph_digest(driver: neo4j.Driver, settings: Settings, ontology_hash: str) -> str:
@@ -41,21 +39,15 @@ def graph_digest(driver: neo4j.Driver, settings: Settings, ontology_hash: str) -
 def unchanged(driver: neo4j.Driver, settings: Settings, digest: str) -> int:
     """The number of communities kept when the digest matches the last build's and they are still in
     the graph; 0 otherwise (detect again)."""
-    try:
-        if sidecar(settings).read_text(encoding="utf-8").strip() != digest:
-            return 0
-    except OSError:
+    if sidecar(settings).kept(digest) is None:
         return 0
     (row,) = read_all(driver, settings, community_count())
     return int(row["count"] or 0)
 
 
 def remember(settings: Settings, digest: str) -> None:
-    write_text_atomic(sidecar(settings), digest + "\n")
+    sidecar(settings).remember(digest)
 
 
 def forget(settings: Settings) -> None:
-    try:
-        sidecar(settings).unlink()
-    except FileNotFoundError:
-        pass
+    sidecar(settings).forget()

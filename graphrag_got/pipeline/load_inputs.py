@@ -12,28 +12,18 @@ line. When a later build finds the same digest, the step writes nothing and repe
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import neo4j
-from pydantic import BaseModel, ValidationError
 
-from graphrag_got.common.files import write_text_atomic
+from graphrag_got.common.sidecar import Sidecar
 from graphrag_got.config import Settings
 from graphrag_got.pipeline.inputs import graph_documents_digest
 
 SIDECAR = "load.inputs"
-VERSION = "load-inputs/1"
+VERSION = "load-inputs/2"
 
 
-class LoadInputs(BaseModel):
-    """What ``<out>/load.inputs`` holds: the digest and the line the load printed."""
-
-    digest: str
-    line: str
-
-
-def sidecar(settings: Settings) -> Path:
-    return settings.files.out_dir / SIDECAR
+def sidecar(settings: Settings) -> Sidecar:
+    return Sidecar(settings.files.out_dir / SIDECAR)
 
 
 def digest(driver: neo4j.Driver, settings: Settings, file_digest: str, ontology_hash: str) -> str:
@@ -45,19 +35,13 @@ def digest(driver: neo4j.Driver, settings: Settings, file_digest: str, ontology_
 
 def unchanged(settings: Settings, value: str) -> str | None:
     """The last load's line when its digest is ``value``; None otherwise (load)."""
-    try:
-        kept = LoadInputs.model_validate_json(sidecar(settings).read_text(encoding="utf-8"))
-    except (OSError, ValidationError):
-        return None
-    return kept.line if kept.digest == value else None
+    kept = sidecar(settings).kept(value)
+    return kept.line if kept is not None else None
 
 
 def remember(settings: Settings, value: str, line: str) -> None:
-    write_text_atomic(sidecar(settings), LoadInputs(digest=value, line=line).model_dump_json() + "\n")
+    sidecar(settings).remember(value, line)
 
 
 def forget(settings: Settings) -> None:
-    try:
-        sidecar(settings).unlink()
-    except FileNotFoundError:
-        pass
+    sidecar(settings).forget()

@@ -215,9 +215,7 @@ def load_step(ctx: StepContext) -> StepOutcome:
     built = ctx.extraction.extraction if ctx.extraction is not None else None  # what this run just wrote to path
     ls = load_extraction(ctx.driver, ctx.settings, built if built is not None else path, onto, progress=ctx.progress,
                          embed=False, source=str(path))
-    line = (f"documents +{ls.documents_added} ~{ls.documents_updated} ={ls.documents_unchanged} "
-            f"-{ls.documents_pruned}; entities written {ls.entities_written}, relationships "
-            f"written {ls.relations_written}; refused {ls.relations_refused}")
+    line = ls.line()
     load_inputs.remember(ctx.settings, load_inputs.digest(ctx.driver, ctx.settings, file, onto.hash), line)
     return StepOutcome(lines=[line])
 

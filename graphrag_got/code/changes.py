@@ -1,0 +1,257 @@
+"""A change's lines -> the functions, methods and classes they fall in, on both sides of the diff.
+
+Each side of a changed Python file is parsed as the extractor parses it (:func:`graphrag_got.code.parse.parse_file`,
+with the module name the extractor gives the file in that side's tree), so the names found are the
+names of the code graph. A changed line belongs to the innermost definition holding it (a method,
+not its class; a nested function, not the one around it); lines outside every definition are
+module-level. A definition is ``modified`` when its name is on both sides, ``added`` or ``deleted``
+when on one only (a rename is both). For each it keeps what the coverage answer reads: the old-side
+statements the change touches (:class:`~graphrag_got.code.lines.Statements`), the places where code was
+inserted, and whether its header (decorators, signature, defaults) changed; a header whose only
+change is its type hints does not count (running the function does not read them). Hunks that touch
+only blank lines and comments on both sides change no code and seed nothing; module-level import
+lines are kept apart (``module_imports``): an import only binds a name, and the code using the name
+differently is a changed line of its own.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graphrag_got.code import gitdiff
+from graphrag_got.code.extractor import decode_source, in_tree
+from graphrag_got.code.lines import Statements, assigned_names, fingerprint, readers, same_but_annotations
+from graphrag_got.code.modules import unique_module_names
+from graphrag_got.code.parse import Definition, FileFacts, parse_file
+from graphrag_got.code.resolve import entity_class
+
+logger = logging.getLogger(__name__)
+
+MODIFIED, ADDED, DELETED = "modified", "added", "deleted"
+
+
+@dataclass
+class ChangedSymbol:
+    """A definition the change touches (``name``: its qualified name, ``type``: Function, Class or Test)."""
+
+    name: str
+    type: str
+    path: str
+    change: str  # modified | added | deleted
+    old_start: int | None = None  # first line (decorators included) on each side
+    new_start: int | None = None
+    old_end: int | None = None
+    old_fingerprint: str | None = None
+    new_fingerprint: str | None = None
+    statements: set[int] = field(default_factory=set)  # old-side statements touched (their first lines)
+    #: code inserted after an old line with no old statement replaced: (old line, indentation of the code)
+    insertions: list[tuple[int, int]] = field(default_factory=list)
+    header: bool = False  # decorators, signature or defaults changed
+    annotations_only: bool = False  # its header changed, but only in type hints
+    lines: list[int] = field(default_factory=list)  # changed lines, new side (old side for a deleted one)
+
+
+@dataclass
+class ChangedFile:
+    """One file of the change: its symbols and its module-level lines (run at import)."""
+
+    path: str
+    status: str
+    python: bool
+    module: str | None = None
+    symbols: list[ChangedSymbol] = field(default_factory=list)
+    module_lines: list[int] = field(default_factory=list)  # module-level code lines added or changed (new side)
+    module_removed: list[int] = field(default_factory=list)  # module-level code lines removed (old side)
+    module_imports: list[int] = field(default_factory=list)  # module-level import lines changed (either side)
+    module_names: list[str] = field(default_factory=list)  # names module-level assignments changed bind
+    code_changed: bool = False  # some hunk touches a statement on either side
+    note: str | None = None  # why nothing was read (binary, not Python, outside the tree, unreadable)
+    old_statements: Statements | None = field(default=None, repr=False)  # the old side's (coverage answer)
+
+
+def _innermost(defs: list[Definition]) -> dict[int, Definition]:
+    """Line -> the innermost definition holding it."""
+    out: dict[int, Definition] = {}
+    for d in sorted(defs, key=lambda d: (d.start_line, -d.end_line)):  # outer first: inner ones paint over
+        for line in range(d.start_line, d.end_line + 1):
+            out[line] = d
+    return out
+
+
+class _Side:
+    """One side of a file: its text, definitions and statements (empty when the side has no file)."""
+
+    def __init__(self, path: str | None, blob: bytes | None, module: tuple[str, bool] | None) -> None:
+        self.facts: FileFacts | None = None
+        self.statements = Statements("")
+        self.defs: dict[str, Definition] = {}
+        self.owner: dict[int, Definition] = {}
+        if path is None or blob is None or module is None:
+            return
+        try:
+            source, text = decode_source(blob)
+        except ValueError as exc:
+            logger.warning("%s: not read (%s)", path, exc)
+            return
+        self.facts = parse_file(path, module[0], source, text, is_package=module[1])
+        self.statements = Statements(text)
+        for d in self.facts.definitions:
+            self.defs.setdefault(d.qualname, d)
+        self.owner = _innermost(self.facts.definitions)
+
+    def fingerprint(self, d: Definition) -> str:
+        assert self.facts is not None
+        return fingerprint(self.facts.text, d.start_line, d.end_line)
+
+
+def _symbol(out: dict[str, ChangedSymbol], d: Definition, old: _Side, new: _Side, path: str) -> ChangedSymbol:
+    sym = out.get(d.qualname)
+    if sym is None:
+        o, n = old.defs.get(d.qualname), new.defs.get(d.qualname)
+        change = MODIFIED if o is not None and n is not None else ADDED if n is not None else DELETED
+        sym = out[d.qualname] = ChangedSymbol(
+            name=d.qualname, type=entity_class(d), path=path, change=change,
+            old_start=o.start_line if o is not None else None, new_start=n.start_line if n is not None else None,
+            old_end=o.end_line if o is not None else None,
+            old_fingerprint=old.fingerprint(o) if o is not None else None,
+            new_fingerprint=new.fingerprint(n) if n is not None else None)
+    return sym
+
+
+def _hunk(out: dict[str, ChangedSymbol], cf: ChangedFile, old: _Side, new: _Side,
+          hunk: tuple[int, int, int, int]) -> None:
+    a, count_a, b, count_b = hunk
+    removed, added = list(range(a, a + count_a)), list(range(b, b + count_b))
+    old_code = old.statements.code_lines(removed) if old.statements.parsed else removed
+    new_code = new.statements.code_lines(added) if new.statements.parsed else added
+    if not old_code and not new_code:
+        return  # blank lines and comments only
+    cf.code_changed = True
+    for line in old_code:
+        d = old.owner.get(line)
+        if d is None:
+            (cf.module_imports if old.statements.is_import(line) else cf.module_removed).append(line)
+            continue
+        sym = _symbol(out, d, old, new, cf.path)
+        stmt = old.statements.statement(line)
+        if old.statements.in_header(d.start_line, line):
+            sym.header = True
+        elif stmt is not None:
+            sym.statements.add(stmt)
+        if sym.change == DELETED:
+            sym.lines.append(line)
+    indent = new.statements.indent(new_code[0]) if new_code else -1
+    for line in new_code:
+        d = new.owner.get(line)
+        if d is None:
+            (cf.module_imports if new.statements.is_import(line) else cf.module_lines).append(line)
+            continue
+        sym = _symbol(out, d, old, new, cf.path)
+        sym.lines.append(line)
+        if new.statements.in_header(d.start_line, line):
+            sym.header = True
+        elif not old_code and sym.change == MODIFIED:  # code inserted after old line `place`
+            place = (a if not count_a else a - 1, indent)
+            if place not in sym.insertions:
+                sym.insertions.append(place)
+
+
+def _assignments(out: dict[str, ChangedSymbol], cf: ChangedFile, old: _Side, new: _Side) -> None:
+    """Module-level assignments (a constant, a table) reach what runs through the functions that read
+    the names they bind: those functions of the file count as changed in their header (every test that
+    runs them), and the assignment lines no longer select the module's tests. Other module-level
+    statements (calls, a changed ``if`` header) still do. Readers in other files (``from m import X``)
+    are not followed."""
+    for side, lines, kept in ((new, cf.module_lines, []), (old, cf.module_removed, [])):
+        names: set[str] = set()
+        for line in lines:
+            node = side.statements.nodes.get(side.statements.statement(line) or -1)
+            bound = assigned_names(node)
+            if bound is None and not (isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)):
+                kept.append(line)  # `if TYPE_CHECKING:` is for type checkers: nothing runs differently
+            elif bound is not None:
+                names |= bound
+        lines[:] = kept
+        if not names:
+            continue
+        cf.module_names = sorted(set(cf.module_names) | names)
+        for start in readers(side.statements, names):
+            d = next((x for x in side.facts.definitions if x.start_line == start), None) if side.facts else None
+            if d is not None:
+                sym = _symbol(out, d, old, new, cf.path)
+                sym.header = True
+
+
+def changed_file(fc: gitdiff.FileChange, old_blob: bytes | None, new_blob: bytes | None,
+                 old_module: tuple[str, bool] | None, new_module: tuple[str, bool] | None) -> ChangedFile:
+    """The symbols and module-level lines one file's hunks touch."""
+    cf = ChangedFile(path=fc.path, status=fc.status, python=fc.is_python)
+    if not fc.is_python:
+        cf.note = "not Python"
+        return cf
+    if fc.binary:
+        cf.note = "binary"
+        return cf
+    old, new = _Side(fc.old_path, old_blob, old_module), _Side(fc.new_path, new_blob, new_module)
+    if old.facts is None and new.facts is None:
+        cf.note = "outside the analysed tree" if old_module is None and new_module is None else "unreadable"
+        return cf
+    cf.module = (new.facts or old.facts).module  # type: ignore[union-attr]
+    cf.old_statements = old.statements
+    out: dict[str, ChangedSymbol] = {}
+    hunks = fc.hunks
+    if old.facts is not None and new.facts is not None and old.facts.module != new.facts.module:
+        # a moved file: every definition has a new name (deleted under the old one, added under the new)
+        hunks = [(1, old.facts.lines, 0, 0), (0, 0, 1, new.facts.lines)]
+    for hunk in hunks:
+        _hunk(out, cf, old, new, hunk)
+    for sym in out.values():  # a header whose only change is its type hints changes nothing that runs
+        if sym.header and sym.change == MODIFIED and sym.old_start and sym.new_start and same_but_annotations(
+                old.statements.defs.get(sym.old_start), new.statements.defs.get(sym.new_start)):
+            sym.header = False
+            sym.annotations_only = True
+    _assignments(out, cf, old, new)
+    cf.symbols = sorted(out.values(), key=lambda s: (s.change != MODIFIED, s.new_start or s.old_start or 0, s.name))
+    cf.module_lines = sorted(set(cf.module_lines))
+    cf.module_removed = sorted(set(cf.module_removed))
+    cf.module_imports = sorted(set(cf.module_imports))
+    return cf
+
+
+def module_names(paths: list[str], root: Path) -> dict[str, tuple[str, bool]]:
+    """The extractor's module names of the Python files among ``paths`` (one side's tree)."""
+    return unique_module_names([p for p in paths if in_tree(p)], root.resolve().name)
+
+
+def read_change(root: Path, spec: str | None = None, *, staged: bool = False) -> tuple[gitdiff.Change,
+                                                                                    list[ChangedFile]]:
+    """The change ``spec`` (see :mod:`graphrag_got.code.gitdiff`) and its files, read and mapped."""
+    ch = gitdiff.change(root, spec, staged=staged)
+    py = [f for f in ch.files if f.is_python and not f.binary]
+    old_names = module_names(gitdiff.tree_files(root, ch.old), root) if py else {}
+    if ch.new is None:
+        from graphrag_got.code.extractor import python_files
+
+        new_paths = [p.relative_to(root).as_posix() for p in python_files(root)] if py else []
+    else:
+        new_paths = gitdiff.tree_files(root, ch.new) if py else []
+    new_names = module_names(new_paths, root) if py else {}
+    old_blobs = gitdiff.blobs(root, ch.old, [f.old_path for f in py if f.old_path])
+    if ch.new is None:
+        new_blobs = {}
+        for f in py:
+            if f.new_path:
+                try:
+                    new_blobs[f.new_path] = (root / f.new_path).read_bytes()
+                except OSError:
+                    new_blobs[f.new_path] = None
+    else:
+        new_blobs = gitdiff.blobs(root, ch.new, [f.new_path for f in py if f.new_path])
+    files = [changed_file(f, old_blobs.get(f.old_path) if f.old_path else None,
+                          new_blobs.get(f.new_path) if f.new_path else None,
+                          old_names.get(f.old_path) if f.old_path else None,
+                          new_names.get(f.new_path) if f.new_path else None) for f in ch.files]
+    return ch, files

@@ -1,0 +1,225 @@
+"""`ask impact --diff`: git's changed lines -> definitions -> tests, with a real recorded coverage run.
+
+The package is written here, so which test runs which line is known by construction: ``test_neg``
+takes the branch ``x < 0`` of ``calc.core.sign``, ``test_pos`` does not, ``test_double`` never calls
+``sign``. Its suite runs once under pytest-cov with per-test contexts; the graph holds that run.
+Then changes are made in the working tree, committed, refreshed (`code refresh` keeps the recorded
+evidence) and asked about: a line only ``test_neg`` runs selects ``test_neg`` alone; once ``sign``
+has changed since the run, its coverage is stale and the static closure answers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphrag_got.cli import main
+from graphrag_got.code import gitdiff
+from graphrag_got.code.changes import read_change
+from graphrag_got.code.diff import diff_impact
+from graphrag_got.code.impact import impact
+from graphrag_got.code.lines import Statements, fingerprint, parse_ranges
+from graphrag_got.code.stale import select
+from graphrag_got.config import Settings
+
+REPO = Path(__file__).resolve().parents[1]
+ONTO = ["--ontology", str(REPO / "ontology" / "code.json")]
+
+CORE = ("def sign(x):\n"
+        "    if x < 0:\n"
+        "        return -1\n"
+        "    return 1\n"
+        "\n"
+        "\n"
+        "def double(x):\n"
+        "    return x * 2\n")
+TESTS = ("from calc.core import double, sign\n"
+         "\n"
+         "\n"
+         "def test_neg():\n"
+         "    assert sign(-5) == -1\n"
+         "\n"
+         "\n"
+         "def test_pos():\n"
+         "    assert sign(3) == 1\n"
+         "\n"
+         "\n"
+         "def test_double():\n"
+         "    assert double(2) == 4\n")
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
+
+
+def repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    root = tmp_path / "repo"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    git(root, "init", "-q")
+    git(root, "config", "user.email", "t@example.org")
+    git(root, "config", "user.name", "t")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "one")
+    return root
+
+
+def edit(root: Path, rel: str, old: str, new: str) -> None:
+    p = root / rel
+    text = p.read_text(encoding="utf-8")
+    assert old in text
+    p.write_text(text.replace(old, new), encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------ without Neo4j
+def test_changed_lines_map_to_definitions_on_both_sides(tmp_path: Path) -> None:
+    root = repo(tmp_path, {"calc/__init__.py": "", "calc/core.py": CORE, "calc/gone.py": "def old():\n    return 0\n",
+                           "tests/test_core.py": TESTS, "README.md": "calc\n"})
+    edit(root, "calc/core.py", "        return -1\n", "        return -2\n")
+    edit(root, "calc/core.py", "def double(x):\n    return x * 2\n",
+         "def double(x):\n    # twice\n    return x * 2\n\n\ndef triple(x):\n    return x * 3\n")
+    edit(root, "README.md", "calc", "calc!")
+    (root / "calc" / "gone.py").unlink()
+    (root / "calc" / "new.py").write_text("LIMIT = 3\n", encoding="utf-8")  # untracked: part of the working tree
+    ch, files = read_change(root)
+    assert ch.label == "working tree vs HEAD" and ch.new is None
+    by = {f.path: f for f in files}
+    assert by["README.md"].note == "not Python"
+    core = {s.name: s for s in by["calc/core.py"].symbols}
+    assert set(core) == {"calc.core.sign", "calc.core.triple"}  # the comment in double changes no code
+    assert core["calc.core.sign"].change == "modified" and core["calc.core.sign"].statements == {3}
+    assert core["calc.core.triple"].change == "added"
+    assert [(s.name, s.change) for s in by["calc/gone.py"].symbols] == [("calc.gone.old", "deleted")]
+    # a new module-level constant nothing reads selects nothing
+    assert by["calc/new.py"].status == "added" and by["calc/new.py"].module_names == ["LIMIT"]
+    assert by["calc/new.py"].module_lines == []
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "two")
+    ch2, files2 = read_change(root, "HEAD~1..HEAD")
+    assert ch2.new == gitdiff.commit(root, "HEAD") and {f.path for f in files2} == set(by)
+    edit(root, "tests/test_core.py", "sign(3) == 1", "sign(4) == 1")
+    git(root, "add", "tests/test_core.py")
+    _, staged = read_change(root, staged=True)
+    assert [(s.name, s.type) for f in staged for s in f.symbols] == [("test_core.test_pos", "Test")]
+    git(root, "mv", "calc/core.py", "calc/main.py")
+    _, moved = read_change(root, staged=True)
+    names = {(s.name, s.change) for f in moved for s in f.symbols}
+    assert ("calc.core.sign", "deleted") in names and ("calc.main.sign", "added") in names  # a move renames all
+    with pytest.raises(gitdiff.GitError, match="names no commit"):
+        read_change(root, "no-such-branch..HEAD")
+
+
+def test_statements_and_the_lines_an_insertion_selects() -> None:
+    text = ("def f(x):\n"          # 1
+            "    # note\n"         # 2
+            "    if x:\n"          # 3
+            "        a = g(1,\n"   # 4
+            "              2)\n"   # 5
+            "        b = 2\n"      # 6
+            "    return 3\n")      # 7
+    st = Statements(text)
+    assert st.statement(5) == 4 and st.statement(2) is None and st.in_header(1, 1) and not st.in_header(1, 2)
+    assert parse_ranges("3-5, 8") == {3, 4, 5, 8} and fingerprint(text, 3, 4) != fingerprint(text, 3, 5)
+    from graphrag_got.code.changes import ChangedSymbol
+
+    rows = [{"uid": "inside", "lines": "3-4, 6-7"}, {"uid": "outside", "lines": "3, 7"}]
+    top = ChangedSymbol("m.f", "Function", "m.py", "modified", old_start=1, insertions=[(3, 8)])
+    assert set(select(top, st, 7, 1, rows).hit) == {"inside"}  # top of the if block: its first statement
+    end = ChangedSymbol("m.f", "Function", "m.py", "modified", old_start=1, insertions=[(6, 4)])
+    assert set(select(end, st, 7, 1, rows).hit) == {"inside", "outside"}  # after the block, at its level
+    moved = ChangedSymbol("m.f", "Function", "m.py", "modified", old_start=11, statements={16})
+    sel = select(moved, st, 17, 1, rows)  # the function moved 10 lines down since the run
+    assert set(sel.hit) == {"inside"} and sel.ran_function_only == {"outside"}
+
+
+# ------------------------------------------------------------------------------ with Neo4j
+@pytest.fixture()
+def covered(tmp_path: Path, clean_graph, neo4j_settings: Settings):  # type: ignore[no-untyped-def]
+    root = repo(tmp_path, {"calc/__init__.py": "", "calc/core.py": CORE, "tests/test_core.py": TESTS})
+    data = tmp_path / "run.coverage"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--cov=calc",
+                           "--cov-context=test", "--cov-report=", "tests"], cwd=root, capture_output=True, text=True,
+                          timeout=300, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "COVERAGE_FILE": str(data)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = tmp_path / "code.json"
+    assert main(["code", "refresh", str(root), "-o", str(out), "--coverage", str(data), *ONTO]) == 0
+    return root, out, clean_graph
+
+
+def evidence_of(res) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    return {t.nodeid: t.evidence for t in res.tests}
+
+
+def test_recorded_coverage_answers_line_by_line_then_goes_stale(covered, neo4j_settings: Settings, capsys) -> None:  # type: ignore[no-untyped-def]
+    root, out, driver = covered
+    edit(root, "calc/core.py", "        return -1\n", "        return -2\n")
+    res = diff_impact(driver, neo4j_settings, root)
+    assert evidence_of(res) == {"tests/test_core.py::test_neg": "coverage"}
+    assert [t.nodeid for t in res.ran_function_only] == ["tests/test_core.py::test_pos"]
+    assert [(s.name, s.coverage, s.answered_by) for s in res.symbols] == [("calc.core.sign", "recorded", "coverage")]
+    # the static closure names test_pos too, but the run measured it not running the line
+    assert "tests/test_core.py::test_pos" in {t.nodeid for t in res.not_run}
+    assert main(["ask", "impact", "--diff", "--root", str(root), "--json", *ONTO]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["format"] == "graphrag_got.impact-diff/1" and data["pytest_args"] == ["tests/test_core.py::test_neg"]
+    # a new test in the change is run itself; a module-level call selects the tests that ran the module
+    edit(root, "tests/test_core.py", "def test_double():", "def test_zero():\n    assert sign(0) == 1\n\n\n"
+                                                        "def test_double():")
+    edit(root, "calc/core.py", "def sign(x):", "print(end='')\n\n\ndef sign(x):")
+    res = diff_impact(driver, neo4j_settings, root)
+    assert evidence_of(res)["tests/test_core.py::test_zero"] == "changed"
+    assert set(evidence_of(res)) == {"tests/test_core.py::test_neg", "tests/test_core.py::test_pos",
+                                  "tests/test_core.py::test_double", "tests/test_core.py::test_zero"}
+    # commit the change to sign and refresh: the run's evidence is kept, but sign no longer matches it
+    edit(root, "calc/core.py", "print(end='')\n\n\n", "")
+    edit(root, "tests/test_core.py", "def test_zero():\n    assert sign(0) == 1\n\n\n", "")
+    git(root, "commit", "-qam", "two")
+    assert main(["code", "refresh", str(root), "-o", str(out), *ONTO]) == 0
+    assert "coverage evidence: kept as recorded" in capsys.readouterr().out
+    one = impact(driver, neo4j_settings, "calc.core.sign")  # one target: its recorded run is older than it
+    assert one.stale == 1 and one.not_run == []
+    assert {t.nodeid for t in one.tests} == {"tests/test_core.py::test_neg", "tests/test_core.py::test_pos"}
+    edit(root, "calc/core.py", "        return -2\n", "        return -3\n")
+    res = diff_impact(driver, neo4j_settings, root)
+    assert [(s.coverage, s.answered_by) for s in res.symbols] == [("stale", "static closure")]
+    assert set(evidence_of(res)) == {"tests/test_core.py::test_neg", "tests/test_core.py::test_pos"}
+    assert set(evidence_of(res).values()) == {"static exact"}
+    # double is unchanged since the run: still answered by it
+    edit(root, "calc/core.py", "def sign(x):", "# a comment line\ndef sign(x):")
+    edit(root, "calc/core.py", "    return x * 2\n", "    return x + x\n")
+    res = diff_impact(driver, neo4j_settings, root)
+    by = {s.name: (s.coverage, s.answered_by) for s in res.symbols}
+    assert by["calc.core.double"] == ("recorded", "coverage")
+    assert evidence_of(res)["tests/test_core.py::test_double"] == "coverage"
+
+
+def test_diff_cli_needs_one_of_target_or_diff(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["ask", "impact", *ONTO]) == 1
+    assert "either TARGET or --diff" in capsys.readouterr().err
+    assert main(["ask", "impact", "f", "--diff", *ONTO]) == 1
+
+
+def test_imports_type_hints_and_constants_select_what_reads_them(tmp_path: Path) -> None:
+    core = ("import os\n\nLIMIT = 3\n\n\ndef small(x: int) -> bool:\n    return x < LIMIT\n\n\n"
+            "def big(x):\n    return x > 10\n")
+    root = repo(tmp_path, {"m/__init__.py": "", "m/core.py": core})
+    edit(root, "m/core.py", "import os\n", "import os\nimport sys\n")  # an import: selects nothing itself
+    edit(root, "m/core.py", "LIMIT = 3", "LIMIT = 4")  # a constant: the functions reading it
+    edit(root, "m/core.py", "def big(x):", "def big(x: float) -> bool:")  # type hints only
+    _, files = read_change(root)
+    f = files[0]
+    assert f.module_imports == [2] and f.module_lines == [] and f.module_names == ["LIMIT"]
+    by = {s.name: s for s in f.symbols}
+    assert by["m.core.small"].header and not by["m.core.small"].annotations_only
+    assert by["m.core.big"].annotations_only and not by["m.core.big"].header
+
+
+def test_if_type_checking_selects_nothing(tmp_path: Path) -> None:
+    root = repo(tmp_path, {"m/__init__.py": "", "m/core.py": "import typing\n\nif typing.TYPE_CHECKING:\n    X = 1\n"})
+    edit(root, "m/core.py", "if typing.TYPE_CHECKING:", "if typing.TYPE_CHECKING:  # types\n    Y = 2\nif typing.TYPE_CHECKING:")
+    _, files = read_change(root)
+    assert files[0].module_lines == [] and files[0].module_names == ["Y"]
