@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     import os
 
     from graphrag_got.config import Settings
-    from graphrag_got.llm.cores import sample_cpu
+    from graphrag_got.llm.cpu_threads import sample_cpu
     from graphrag_got.llm.factory import llamacpp_thread_limit
     from graphrag_got.llm.model_store import resolve_model_path
     from graphrag_got.llm.providers.llamacpp_chat import LlamaCppChatModel

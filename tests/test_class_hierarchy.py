@@ -114,7 +114,8 @@ def test_replay_typing_prefers_the_general_class_on_a_tie_with_its_own_subclasse
 
 
 def test_repair_infers_the_stated_class_of_a_range_with_subclasses():
-    from graphrag_got.extract.evidence import ChunkText, EvidenceRules
+    from graphrag_got.common.text_match import ChunkText
+    from graphrag_got.extract.evidence import EvidenceRules
     from graphrag_got.extract.repair import ChunkAnswer, repair_answers
 
     onto = _onto(Ciudad={"subclase_de": "Lugar"})

@@ -22,7 +22,7 @@ from graphrag_got.extract.classify.backend import read_choice
 from graphrag_got.extract.classify.chunk import answer_items
 from graphrag_got.extract.classify.mentions import candidate_spans, mention_grammar, read_mentions
 from graphrag_got.extract.classify.pairs import candidate_pairs, options_for
-from graphrag_got.extract.evidence import ChunkText
+from graphrag_got.common.text_match import ChunkText
 from graphrag_got.extract.extraction import Extraction
 from graphrag_got.extract.run import run_extraction
 from graphrag_got.ontology.model import Ontology

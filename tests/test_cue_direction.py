@@ -13,7 +13,8 @@ import pytest
 from graphrag_got.ingest.chunking import read_corpus
 from graphrag_got.config import Settings
 from graphrag_got.errors import OntologyError
-from graphrag_got.extract.evidence import ChunkText, EvidenceRules
+from graphrag_got.common.text_match import ChunkText
+from graphrag_got.extract.evidence import EvidenceRules
 from graphrag_got.extract.run import run_extraction
 from graphrag_got.extract.extraction import RepairReason
 from graphrag_got.ontology.model import Ontology

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_got.extract.evidence import ChunkText, EvidenceRules, fold, name_words
+from graphrag_got.common.text_match import ChunkText, fold, name_words
+from graphrag_got.extract.evidence import EvidenceRules
 from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, EntityRecord, Evidence, Extraction, Reason
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.extract.validate import Validator

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from graphrag_got.extract.evidence import ChunkText, _same_word, name_words
+from graphrag_got.common.text_match import ChunkText, _same_word, name_words
 
 WORDS = ["log", "logs", "loges", "tool", "tools", "bus", "buses", "as", "a", "es", "ses", "cache", "caches",
          "net", "nets", "box", "boxes", "kit"]  # fmt: skip
@@ -33,7 +33,7 @@ def test_indexed_exact_mentions_equal_the_full_scan() -> None:
 
 
 def test_fold_of_ascii_text_is_the_per_character_rule() -> None:
-    from graphrag_got.extract.evidence import _fold_char, fold
+    from graphrag_got.common.text_match import _fold_char, fold
 
     text = "".join(chr(i) for i in range(128)) * 2
     assert fold(text) == "".join(_fold_char.__wrapped__(ch) for ch in text)

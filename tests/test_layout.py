@@ -70,3 +70,25 @@ def test_the_only_call_time_cycles_are_the_ontology_constructors() -> None:
     module depends one way, also through the imports its functions make."""
     cycles = list(nx.simple_cycles(_import_graph(inside_functions=True)))
     assert all(all(m.startswith("graphrag_got.ontology.") for m in c) for c in cycles), cycles
+
+
+#: The pipeline's order. A stage may import the stages before it, never one after it (also not from inside a
+#: function): the foundation (errors, common, config) imports no stage; ontology and ingest come before the
+#: model and extraction; the graph before what reads it; the entry points last. ``code`` (the code graph)
+#: writes an extraction file and reads the graph it loads (impact, orphans): after the graph stage.
+PIPELINE = (("errors", "common", "config"), ("ontology",), ("ingest",), ("llm",), ("prompts",), ("extract",),
+            ("graph",), ("code",), ("communities",), ("search",), ("report",), ("pipeline",), ("service",),
+            ("commands",), ("cli", "__main__"))
+
+
+def _stage(module: str) -> str:
+    return module.split(".")[1] if "." in module else ""
+
+
+def test_no_stage_imports_a_later_one() -> None:
+    rank = {stage: i for i, group in enumerate(PIPELINE) for stage in group}
+    graph = _import_graph(inside_functions=True)
+    assert set(map(_stage, graph.nodes)) - {""} <= set(rank), "a new stage: place it in PIPELINE"
+    backwards = sorted(f"{a} -> {b}" for a, b in graph.edges
+                       if _stage(a) in rank and _stage(b) in rank and rank[_stage(b)] > rank[_stage(a)])
+    assert backwards == []

@@ -79,7 +79,7 @@ def test_each_call_takes_the_threads_the_free_cores_allow(chat, caplog) -> None:
     import llama_cpp
     from langchain_core.messages import HumanMessage
 
-    from graphrag_got.llm.cores import CpuSample, sample_cpu
+    from graphrag_got.llm.cpu_threads import CpuSample, sample_cpu
 
     busy_per_call = iter([0.0, 1.0, 1.0, 0.0])
     chat.set_cpu_sampler(lambda: CpuSample(cores=2, busy=next(busy_per_call), source="fake sampler"))

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphrag_got.config import Settings
-from graphrag_got.llm import cores
-from graphrag_got.llm.cores import CpuSample, busy_cores_warning, choose_threads, free_cores, sample_proc_stat
+from graphrag_got.llm import cpu_threads
+from graphrag_got.llm.cpu_threads import CpuSample, busy_cores_warning, choose_threads, free_cores, sample_proc_stat
 from graphrag_got.llm.factory import llamacpp_thread_limit, llamacpp_threads
 
 
@@ -53,7 +53,7 @@ def test_never_more_threads_than_free_cores_nor_the_limit_and_at_least_one(cores
 
 
 def test_settings_give_the_ceiling_and_can_turn_adaptation_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cores, "usable_cpus", lambda: list(range(6)))
+    monkeypatch.setattr(cpu_threads, "usable_cpus", lambda: list(range(6)))
     assert llamacpp_thread_limit(Settings()) == 6
     assert llamacpp_thread_limit(Settings().with_overrides(llamacpp_threads=3)) == 3
     busy = _sample(4.0, cores_=6)
@@ -122,7 +122,7 @@ def _fake_proc(tmp_path: Path, after: str) -> tuple[Path, list[float], object]:
 
 def test_proc_stat_counts_the_busy_share_of_the_cores_this_process_may_use(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cores, "usable_cpus", lambda: [0, 1])  # cpu2 is outside our affinity
+    monkeypatch.setattr(cpu_threads, "usable_cpus", lambda: [0, 1])  # cpu2 is outside our affinity
     stat, slept, sleep = _fake_proc(tmp_path, STAT_AFTER)
     sample = sample_proc_stat(0.15, stat=stat, sleep=sleep, own_cpu=lambda: 0.0)  # type: ignore[arg-type]
     assert sample is not None and slept == [0.15]
@@ -135,7 +135,7 @@ def test_a_stale_load_average_no_longer_warns_when_the_cores_are_idle(tmp_path: 
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The bug of issue 26: the warning fired from the one-minute average right after a job ended."""
     monkeypatch.setattr(os, "getloadavg", lambda: (3.5, 2.0, 1.0))  # the job that just ended
-    monkeypatch.setattr(cores, "usable_cpus", lambda: [0, 1])
+    monkeypatch.setattr(cpu_threads, "usable_cpus", lambda: [0, 1])
     idle_after = STAT_BEFORE.replace("cpu0 100 0 50 450", "cpu0 100 0 50 465").replace(
         "cpu1 100 0 50 450", "cpu1 100 0 50 465")
     stat, _, sleep = _fake_proc(tmp_path, idle_after)
@@ -148,22 +148,22 @@ def test_a_stale_load_average_no_longer_warns_when_the_cores_are_idle(tmp_path: 
 def test_without_proc_stat_the_load_average_is_the_fallback_and_says_so(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     assert sample_proc_stat(0.0, stat=tmp_path / "missing") is None
-    monkeypatch.setattr(cores, "PROC_STAT", tmp_path / "missing")
-    monkeypatch.setattr(cores, "usable_cpus", lambda: [0, 1])
+    monkeypatch.setattr(cpu_threads, "PROC_STAT", tmp_path / "missing")
+    monkeypatch.setattr(cpu_threads, "usable_cpus", lambda: [0, 1])
     monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))
-    sample = cores.sample_cpu(0.0)
+    sample = cpu_threads.sample_cpu(0.0)
     assert sample == CpuSample(cores=2, busy=1.0, source="load average (1 min)")
 
     def unsupported() -> tuple[float, float, float]:
         raise OSError("no load average here")
 
     monkeypatch.setattr(os, "getloadavg", unsupported)
-    assert cores.sample_cpu(0.0) is None
+    assert cpu_threads.sample_cpu(0.0) is None
 
 
 @pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="needs Linux /proc/stat")
 def test_a_real_sample_of_this_machine_is_within_its_cores() -> None:
-    sample = cores.sample_cpu()
+    sample = cpu_threads.sample_cpu()
     assert sample is not None and sample.source.startswith("/proc/stat")
     assert sample.cores == len(os.sched_getaffinity(0))
     assert 0.0 <= sample.busy <= sample.cores
@@ -171,7 +171,7 @@ def test_a_real_sample_of_this_machine_is_within_its_cores() -> None:
 
 def test_the_process_own_threads_are_not_counted_as_busy_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Seen in a live benchmark: the model halved its threads because its own process was busy."""
-    monkeypatch.setattr(cores, "usable_cpus", lambda: [0, 1])
+    monkeypatch.setattr(cpu_threads, "usable_cpus", lambda: [0, 1])
     stat, _, sleep = _fake_proc(tmp_path, STAT_AFTER)  # one of the two cores busy over the interval
     clock = iter([10.0, 10.15])  # ... and this process spent 0.15 CPU seconds of it: that core was ours
     sample = sample_proc_stat(0.15, stat=stat, sleep=sleep, own_cpu=lambda: next(clock))  # type: ignore[arg-type]
@@ -186,12 +186,12 @@ def test_the_process_own_threads_are_not_counted_as_busy_cores(tmp_path: Path, m
 def test_a_busy_blip_is_sampled_again_but_steady_load_stays_busy(monkeypatch: pytest.MonkeyPatch) -> None:
     """A server finishing its queries for 150 ms must not halve the threads of a minutes-long call."""
     seen = iter([CpuSample(2, 1.0, "s"), CpuSample(2, 0.1, "s"), CpuSample(2, 1.0, "s")])
-    monkeypatch.setattr(cores, "sample_proc_stat", lambda interval_s: next(seen))
-    assert cores.sample_cpu() == CpuSample(2, 0.1, "s")  # the blip is gone at the second look
+    monkeypatch.setattr(cpu_threads, "sample_proc_stat", lambda interval_s: next(seen))
+    assert cpu_threads.sample_cpu() == CpuSample(2, 0.1, "s")  # the blip is gone at the second look
     steady = iter([CpuSample(2, 1.0, "s"), CpuSample(2, 0.9, "s"), CpuSample(2, 1.1, "s"), CpuSample(2, 0.0, "s")])
-    monkeypatch.setattr(cores, "sample_proc_stat", lambda interval_s: next(steady))
-    sample = cores.sample_cpu()
+    monkeypatch.setattr(cpu_threads, "sample_proc_stat", lambda interval_s: next(steady))
+    sample = cpu_threads.sample_cpu()
     assert sample == CpuSample(2, 0.9, "s") and choose_threads(sample, 2) == 1  # three looks, still busy
     quiet = iter([CpuSample(2, 0.0, "s")])
-    monkeypatch.setattr(cores, "sample_proc_stat", lambda interval_s: next(quiet))
-    assert cores.sample_cpu() == CpuSample(2, 0.0, "s")  # free at once: one look only
+    monkeypatch.setattr(cpu_threads, "sample_proc_stat", lambda interval_s: next(quiet))
+    assert cpu_threads.sample_cpu() == CpuSample(2, 0.0, "s")  # free at once: one look only

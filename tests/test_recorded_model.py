@@ -72,7 +72,7 @@ def test_refusals_are_real_and_reproducible(replayed, recording):
     """Each refused triple is refused again when its chunk's answer is repaired and validated alone
     against the chunk text (the default evidence and repair settings), and so is every repair; the
     only other refusals are the self-relations entity resolution makes when it merges two ends."""
-    from graphrag_got.extract.evidence import ChunkText
+    from graphrag_got.common.text_match import ChunkText
     from graphrag_got.extract.run import make_validator
     from graphrag_got.llm.json_answers import parse_json_text
     from graphrag_got.extract.repair import ChunkAnswer, repair_answers

@@ -9,7 +9,8 @@ import pytest
 
 from graphrag_got.config import Settings
 from graphrag_got.errors import OntologyError
-from graphrag_got.extract.evidence import ChunkText, EvidenceRules
+from graphrag_got.common.text_match import ChunkText
+from graphrag_got.extract.evidence import EvidenceRules
 from graphrag_got.extract.extraction import Reason
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.report.discarded_build import build_report

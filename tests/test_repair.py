@@ -12,7 +12,8 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from graphrag_got.cli import main
 from graphrag_got.config import Settings
-from graphrag_got.extract.evidence import ChunkText, EvidenceRules
+from graphrag_got.common.text_match import ChunkText
+from graphrag_got.extract.evidence import EvidenceRules
 from graphrag_got.extract.run import run_extraction
 from graphrag_got.extract.extraction import Extraction, Reason, RepairReason
 from graphrag_got.ontology.model import Ontology

@@ -21,7 +21,7 @@ from graphrag_got.extract.extraction import EntityRecord, Extraction, Reason, Re
 from graphrag_got.graph.load_plan import build_plan
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.extract.aliases import AliasFile, AliasFileError, alias_file_path
+from graphrag_got.extract.alias_file import AliasFile, AliasFileError, alias_file_path
 from graphrag_got.extract.names import class_words, merge_key, name_similarity
 from graphrag_got.extract.resolve import resolve_entities
 from graphrag_got.search.anchors import find_anchors

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from graphrag_got.ingest.chunking import read_corpus  # noqa: E402
 from graphrag_got.config import Settings  # noqa: E402
-from graphrag_got.extract.evidence import ChunkText  # noqa: E402
+from graphrag_got.common.text_match import ChunkText  # noqa: E402
 
 VAULT = ROOT / "corpus" / "notes"
 OUT = Path(__file__).resolve().parent / "answers.json"

@@ -51,7 +51,7 @@ if not __package__:  # run as a file: the sibling modules are importable only th
 from graphrag_got.ingest.chunking import Chunk  # noqa: E402
 from graphrag_got.config import Settings  # noqa: E402
 from graphrag_got.errors import GraphragGotError  # noqa: E402
-from graphrag_got.extract.evidence import ChunkText  # noqa: E402
+from graphrag_got.common.text_match import ChunkText  # noqa: E402
 from graphrag_got.extract.cache import ExtractionCache  # noqa: E402
 from graphrag_got.extract.run import PROMPT_VERSION, extract_chunk, make_validator, system_prompt  # noqa: E402
 from graphrag_got.extract.classify.backend import backend_for  # noqa: E402

@@ -61,7 +61,8 @@ from graphrag_got.common.files import write_text_atomic  # noqa: E402
 from graphrag_got.ontology.text2kgbench import import_text2kgbench  # noqa: E402
 from graphrag_got.common.normalize import normalize_name  # noqa: E402
 from graphrag_got.ontology.model import Ontology  # noqa: E402
-from graphrag_got.extract.evidence import ChunkText, EvidenceRules  # noqa: E402
+from graphrag_got.common.text_match import ChunkText  # noqa: E402
+from graphrag_got.extract.evidence import EvidenceRules  # noqa: E402
 from graphrag_got.extract.repair import ChunkAnswer, repair_answers  # noqa: E402
 from graphrag_got.extract.validate import Validator  # noqa: E402
 

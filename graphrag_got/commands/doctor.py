@@ -53,7 +53,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if importlib.util.find_spec("llama_cpp") is None:
             _line(False, "llama-cpp-python", "not installed: pip install -e '.[llamacpp]'")
             failures += 1
-        from graphrag_got.llm.cores import sample_cpu
+        from graphrag_got.llm.cpu_threads import sample_cpu
         from graphrag_got.llm.factory import busy_cores_warning, llamacpp_thread_limit, llamacpp_threads
 
         try:

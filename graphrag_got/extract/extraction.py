@@ -25,6 +25,7 @@ from pydantic_core import PydanticSerializationError
 
 from graphrag_got.errors import ExtractionFileError, format_problems
 from graphrag_got.common.files import write_json_atomic, write_text_atomic
+from graphrag_got.ingest.note_record import NoteLink, NoteRecord  # noqa: F401 (the file contract, made by ingest)
 
 FORMAT = "graphrag_got.extraction/2"
 LEGACY_FORMATS = ("graphrag_got.extraction/1",)
@@ -146,37 +147,6 @@ class Evidence(_Model):
     text: str
     document_start: int | None = None
     document_end: int | None = None
-
-
-class NoteLink(_Model):
-    """One link of a note (:mod:`graphrag_got.ingest.notes`).
-
-    ``target`` is the link's key: lower case, POSIX, without ``.md`` (``[[Dir/Note]]`` ->
-    ``dir/note``; a Markdown link's path resolved from the corpus root). ``resolved`` is the id of
-    the document it points to, or None for a dangling link (a note that does not exist yet; the
-    graph keeps it as a ``MissingNote`` named ``target``).
-    """
-
-    target: str = Field(min_length=1)
-    kind: Literal["wikilink", "embed", "markdown"]
-    text: str = ""  # the alias or link text as written, else the target as written
-    heading: str | None = None  # the ``#Heading`` part, if any
-    resolved: str | None = None
-
-
-class NoteRecord(_Model):
-    """Vault structure of one Markdown note: title, date, tags, folder and links.
-
-    ``tags`` come from the front matter and inline ``#tags`` (lower case, no ``#``, nested
-    ``a/b`` kept); ``folder_tags`` are the folder names on the note's path, kept apart.
-    """
-
-    title: str = ""
-    date: str | None = None
-    tags: list[str] = Field(default_factory=list)
-    folder: str = ""  # POSIX parent path of the document id, "" at the corpus root
-    folder_tags: list[str] = Field(default_factory=list)
-    links: list[NoteLink] = Field(default_factory=list)
 
 
 class DocumentRecord(_Model):

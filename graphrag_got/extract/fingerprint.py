@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from graphrag_got.common.sidecar import Sidecar
-from graphrag_got.extract.aliases import alias_file_path
+from graphrag_got.extract.alias_file import alias_file_path
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Names as entity resolution compares them: the words of a class name, merge keys, similarity.
 
 Used by the resolver (:mod:`graphrag_got.extract.resolve`) and the alias file
-(:mod:`graphrag_got.extract.aliases`).
+(:mod:`graphrag_got.extract.alias_file`).
 """
 
 from __future__ import annotations

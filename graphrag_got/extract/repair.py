@@ -42,7 +42,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from pydantic import JsonValue
 
 from graphrag_got.extract.answer import ENTITY_KEYS, RawAnswer
-from graphrag_got.extract.evidence import ChunkText
+from graphrag_got.common.text_match import ChunkText
 from graphrag_got.extract.extraction import End, Repair, RepairReason
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.extract.validate import Validator, known_entities

@@ -44,7 +44,7 @@ from graphrag_got.extract.aggregate import aggregate, identity_attributes
 
 from graphrag_got.extract.names import (FUZZY_THRESHOLD, class_words, content_tokens, merge_key,
                                       name_similarity, pairs, tokens)
-from graphrag_got.extract.aliases import AliasFile, alias_file_path, load_alias_file
+from graphrag_got.extract.alias_file import AliasFile, alias_file_path, load_alias_file
 
 __all__ = ["Resolution", "resolve_entities"]
 

@@ -40,7 +40,7 @@ from graphrag_got.ontology.schema import extraction_schema
 from graphrag_got.extract.aggregate import aggregate, identity_attributes
 from graphrag_got.extract.orphans import drop_orphans
 from graphrag_got.extract.memo import ValidationMemo, memo_path
-from graphrag_got.extract.corpus import make_validator, validate_answers  # noqa: F401 (make_validator: a name of this module)
+from graphrag_got.extract.stored_answers import make_validator, validate_answers  # noqa: F401 (make_validator: a name of this module)
 from graphrag_got.extract.extraction import Merge, Rejection
 from graphrag_got.extract.resolve import resolve_entities
 from graphrag_got.ingest.notes import ScanCache, notes_of_documents

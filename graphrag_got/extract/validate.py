@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, Collection, Iterable, Mapping, Sequence
 
 from graphrag_got.extract.answer import ENTITY_KEYS, RELATION_KEYS, RawAnswer, summarize
-from graphrag_got.extract.evidence import ChunkText, EvidenceRules
+from graphrag_got.common.text_match import ChunkText
+from graphrag_got.extract.evidence import EvidenceRules
 from graphrag_got.extract.extraction import End, EntityRecord, Evidence, FactScore, Kind, Reason, Rejection, RelationRecord
 from graphrag_got.common.normalize import entity_uid, normalize_name
 from graphrag_got.ontology.model import Ontology, PropertySpec

@@ -42,7 +42,7 @@ from urllib.parse import unquote
 
 from graphrag_got.common.files import write_json_atomic
 from graphrag_got.ingest.chunking import ChunkedDocument, read_text, sha256_hex
-from graphrag_got.extract.extraction import NoteLink, NoteRecord
+from graphrag_got.ingest.note_record import NoteLink, NoteRecord
 
 logger = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from graphrag_got.llm.calls import LLAMA_LOCK
 from graphrag_got.llm.replay import ReplayChatModel
 
 if TYPE_CHECKING:
-    from graphrag_got.llm.cores import CpuSample
+    from graphrag_got.llm.cpu_threads import CpuSample
     from graphrag_got.llm.providers.retry import RetryPolicy
 
 logger = logging.getLogger(__name__)
@@ -195,15 +195,15 @@ def _ollama(settings: Settings) -> BaseChatModel:
 def llamacpp_thread_limit(settings: Settings) -> int:
     """The most threads llama.cpp gets: GRAPHRAG_LLAMACPP_THREADS, else one per usable core (measured
     best on 2 cores)."""
-    from graphrag_got.llm.cores import usable_cpus
+    from graphrag_got.llm.cpu_threads import usable_cpus
 
     return settings.llm.llamacpp_threads or max(1, len(usable_cpus()))
 
 
 def llamacpp_threads(settings: Settings, sample: CpuSample | None = None) -> int:
     """Threads for the next llama.cpp call: the limit, and with adaptive threads (the default) no more
-    than the cores free in ``sample`` (see :mod:`graphrag_got.llm.cores`)."""
-    from graphrag_got.llm.cores import choose_threads
+    than the cores free in ``sample`` (see :mod:`graphrag_got.llm.cpu_threads`)."""
+    from graphrag_got.llm.cpu_threads import choose_threads
 
     limit = llamacpp_thread_limit(settings)
     return choose_threads(sample, limit) if settings.llm.llamacpp_adaptive_threads else limit
@@ -212,7 +212,7 @@ def llamacpp_threads(settings: Settings, sample: CpuSample | None = None) -> int
 def busy_cores_warning(threads: int, sample: CpuSample | None, wanted: int | None = None) -> str | None:
     """A warning when other work takes cores the model would use, read from ``sample`` (the same fresh
     sample the threads were chosen from); None when nothing is measured or the cores are free."""
-    from graphrag_got.llm.cores import busy_cores_warning as warning
+    from graphrag_got.llm.cpu_threads import busy_cores_warning as warning
 
     return warning(threads, sample, wanted)
 

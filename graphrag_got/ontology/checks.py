@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from graphrag_got.extract.evidence import ChunkText, cue_words
+from graphrag_got.common.text_match import ChunkText, cue_words
 from graphrag_got.ontology.model import (
     IDENTIFIER,
     RESERVED_CLASSES,

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from graphrag_got.common.sanitize import cap_text
 from graphrag_got.errors import OntologyError
-from graphrag_got.ontology.aliases import (
+from graphrag_got.ontology.keys import (
     CLASS_ALIASES,
     EXAMPLE_ALIASES,
     EXAMPLE_ENTITY_ALIASES,

@@ -8,7 +8,7 @@ as ``$.relaciones[3].rango[1]``, and its value):
    (:mod:`graphrag_got.ontology.reading`);
 2. the file schema ``ontology.schema.json`` and Spanish/English key pairs given twice, then the
    keys made canonical and the property specs parsed (:mod:`graphrag_got.ontology.loading`,
-   :mod:`graphrag_got.ontology.aliases`, :mod:`graphrag_got.ontology.spec`);
+   :mod:`graphrag_got.ontology.keys`, :mod:`graphrag_got.ontology.spec`);
 3. semantic checks in the model validator (:mod:`graphrag_got.ontology.checks`): domain/range
    name declared classes, duplicates, reserved names, the class hierarchy, annotated examples.
 
@@ -153,9 +153,9 @@ class Relation(BaseModel):
     comment: str = ""
     declared_domain: tuple[str, ...] = ()
     declared_range: tuple[str, ...] = ()
-    cues: tuple[str, ...] = ()  # `indicios`: words that state the relation (see evidence.ChunkText.has_cue)
+    cues: tuple[str, ...] = ()  # `indicios`: words that state the relation (see common.text_match.ChunkText.has_cue)
     # `indicios_inversos`: words that state it object first ("trained under", a passive "betrayed by"); they
-    # count as cues, and tell the wording's direction the other way (see evidence.ChunkText.stated_order)
+    # count as cues, and tell the wording's direction the other way (see common.text_match.ChunkText.stated_order)
     reverse_cues: tuple[str, ...] = ()
 
     @property

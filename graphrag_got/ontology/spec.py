@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any, Literal
 
-from graphrag_got.ontology.aliases import SPEC_ALIASES, apply_aliases, given_twice
+from graphrag_got.ontology.keys import SPEC_ALIASES, apply_aliases, given_twice
 
 _SPEC_KEYS = frozenset({"tipo", "valores", "obligatorio", "comment", "identidad"})
 

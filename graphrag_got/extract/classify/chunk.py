@@ -25,7 +25,7 @@ from graphrag_got.extract.classify.backend import Answer, ChatBackend, LlamaBack
 from graphrag_got.extract.classify.cache import ClassifyCache, call_key
 from graphrag_got.extract.classify.mentions import candidate_spans, read_mentions
 from graphrag_got.extract.classify.pairs import Pair, candidate_pairs
-from graphrag_got.extract.evidence import ChunkText
+from graphrag_got.common.text_match import ChunkText
 from graphrag_got.extract.extraction import FailureReason
 from graphrag_got.ingest.chunking import Chunk
 from graphrag_got.llm.calls import LLMContextError

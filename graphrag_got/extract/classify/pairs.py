@@ -2,7 +2,7 @@
 answered.
 
 A pair is two mentions whose two names meet within the evidence
-window (:meth:`graphrag_got.extract.evidence.ChunkText.evidence`) and whose classes admit at least one
+window (:meth:`graphrag_got.common.text_match.ChunkText.evidence`) and whose classes admit at least one
 relation in one direction or the other. Its options are every admissible (relation, direction):
 ``A REL B`` and ``B REL A`` for a relation that accepts both orders, once for a symmetric one, and
 last "none of these". Two mentions of one class whose names differ only by leading articles are
@@ -17,7 +17,7 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
-from graphrag_got.extract.evidence import LEADING_ARTICLES, ChunkText, name_words
+from graphrag_got.common.text_match import LEADING_ARTICLES, ChunkText, name_words
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.prompts import NO_RELATION
 

@@ -20,7 +20,7 @@ filled with copies up to its ``maxItems``; ``response_metadata["loop_closed"]`` 
 closed in a call.
 
 Threads: ``n_threads`` is the most the model uses. With ``adaptive_threads`` (the default) every
-call first samples the cores free at that moment (:mod:`graphrag_got.llm.cores`, ~150 ms) and runs
+call first samples the cores free at that moment (:mod:`graphrag_got.llm.cpu_threads`, ~150 ms) and runs
 with no more threads than free cores, at least one; the busy-cores warning is read from the same
 sample and logged when the choice changes, not at every call. ``response_metadata["threads"]`` and
 ``["cores_busy"]`` say what a call used and saw.
@@ -40,7 +40,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
-from graphrag_got.llm.cores import CpuSample, Sampler, busy_cores_warning, choose_threads, sample_cpu
+from graphrag_got.llm.cpu_threads import CpuSample, Sampler, busy_cores_warning, choose_threads, sample_cpu
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +124,7 @@ class LlamaCppChatModel(BaseChatModel):
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def set_cpu_sampler(self, sampler: Sampler) -> None:
-        """Where each call's CPU sample comes from (default: :func:`graphrag_got.llm.cores.sample_cpu`)."""
+        """Where each call's CPU sample comes from (default: :func:`graphrag_got.llm.cpu_threads.sample_cpu`)."""
         self._sampler = sampler
 
     def _threads_for_call(self) -> tuple[int, CpuSample | None]:

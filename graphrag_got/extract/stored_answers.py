@@ -18,7 +18,8 @@ from graphrag_got.extract.answer import RawAnswer
 from graphrag_got.extract.cache import CacheRecord
 from graphrag_got.extract.classify.chunk import answer_items
 from graphrag_got.extract.classify.mentions import MAX_MENTIONS
-from graphrag_got.extract.evidence import ChunkText, EvidenceRules
+from graphrag_got.common.text_match import ChunkText
+from graphrag_got.extract.evidence import EvidenceRules
 from graphrag_got.extract.extraction import FailedChunk, FailureReason, Repair
 from graphrag_got.extract.memo import (MemoEntry, QuotingVotes, ValidationMemo, answer_names, chunk_key, names_key,
                                        votes_key)
