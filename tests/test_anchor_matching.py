@@ -51,10 +51,11 @@ def test_fuzzy_matching_over_100k_names_is_fast() -> None:
     index = MatchIndex(catalog)
     typo = catalog[12345]["key"][:-1] + "x"
     match_entities(f"what happened to {typo} after the battle by the river", catalog, index=index)  # warm-up
-    t = time.perf_counter()
+    t = time.process_time()
     for _ in range(5):
         matches = match_entities(f"what happened to {typo} after the battle by the river", catalog, index=index)
-    per_question = (time.perf_counter() - t) / 5
+    per_question = (time.process_time() - t) / 5
     assert any("u12345" in m.uids for m in matches)
-    # difflib alone took ~400 ms here; the prefilter ~10 ms. 150 ms leaves room for a busy machine.
+    # difflib alone took ~400 ms here; the prefilter ~10 ms. CPU time of this process (another process on the
+    # cores does not count); 150 ms leaves room for a slow machine.
     assert per_question < 0.15, f"{per_question * 1000:.0f} ms per question"

@@ -3,9 +3,9 @@
 The 100k-entity load benchmark went from 42 s to 310 s end to end when building the plan started
 constructing a pydantic record per entity (~0.6 ms each) and normalizing every name again per
 relation; this guards the plan's cost on 10^4 entities and 3x10^4 relations (~0.8-1.4 s alone; 3.4 s
-then). Late in a full test session (a large heap, a busy server beside it) one build took 3.0 s on a
-2-core machine, so the best of up to three builds is compared: noise slows some runs, the regression
-this guards slows every one.
+then). The guard counts this process's CPU time, not wall time: on a shared 2-core machine other
+work stretched one build to 4.6 s of wall time for 1.1-1.5 s of CPU. The best of up to three builds
+is compared: noise slows some runs, the regression this guards slows every one.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ def test_plan_of_ten_thousand_entities_is_fast() -> None:
     ext, _ = read_extraction(synthetic_extraction(onto, 10_000, 30_000, 0.1, 100, 10, 7))
     times = []
     for _ in range(3):
-        t = time.perf_counter()
+        t = time.process_time()
         plan = build_plan(ext, graph_ontology(onto))
-        times.append(time.perf_counter() - t)
+        times.append(time.process_time() - t)
         assert len(plan.entities) == 10_000 and len(plan.relations) > 25_000
         assert not plan.relations_refused
         if times[-1] < 2.5:
             break
-    assert min(times) < 2.5, f"build_plan took {', '.join(f'{s:.1f}' for s in times)} s for 10^4 entities"
+    assert min(times) < 2.5, f"build_plan took {', '.join(f'{s:.1f}' for s in times)} CPU s for 10^4 entities"

@@ -186,7 +186,7 @@ def wipe(driver: Any, settings: Any) -> None:
 def walk_anchor(clone: Path, revs: list[str], a: int, max_k: int, work: Path, truths: dict[int, dict[str, Any]],
                 driver: Any, settings: Any, onto: Any, compare: bool) -> dict[str, Any]:
     from graphrag_got.code.diff import diff_impact
-    from graphrag_got.code.refresh import drop_stale_properties, refresh
+    from graphrag_got.code.refresh import refresh
     from graphrag_got.graph.load import load_extraction
 
     out_path = work / "graphs" / f"anchor-{a}.json"
@@ -233,7 +233,6 @@ def walk_anchor(clone: Path, revs: list[str], a: int, max_k: int, work: Path, tr
         t2 = time.perf_counter()
         ext, summary = refresh(onto, clone, out_path, since=revs[i - 1])
         load = load_extraction(driver, settings, ext, onto)
-        drop_stale_properties(driver, settings, ext, onto)
         refreshes.append({"commit": revs[i][:10], "touched": len(summary.touched), "parsed": summary.parsed,
                           "documents_changed": len(summary.documents_changed),
                           "documents_removed": len(summary.documents_removed), "load_updated": load.documents_updated,
