@@ -227,6 +227,11 @@ class Neo4jSettings(Section):
     password: str = _env("NEO4J_PASSWORD", "graphrag-got", "Neo4j password (at least 8 characters)", flat="neo4j_password")
     database: str = _env("NEO4J_DATABASE", "neo4j", "Neo4j database", flat="neo4j_database")
     version: str = _env("GRAPHRAG_NEO4J_VERSION", "5.26.30", "version of the embedded Neo4j jars (a 5.26.x)", flat="neo4j_version")
+    timeout_s: float = _env("GRAPHRAG_NEO4J_TIMEOUT", 5.0,
+                            "commands: seconds Neo4j has to accept a connection (TCP, Bolt handshake) or to answer the "
+                            "check of a pooled one, and for retries of a failed transaction; a stopped or hung server "
+                            "fails the command within about this (the service has its own, "
+                            "`GRAPHRAG_SERVICE_NEO4J_TIMEOUT`)", gt=0, flat="neo4j_timeout_s")
 
 
 class GraphSettings(Section):
