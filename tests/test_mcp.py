@@ -13,7 +13,10 @@ import anyio
 from mcp import StdioServerParameters
 from mcp.client import Client
 
-from test_service import MEETING, ROOT, service_graph  # noqa: F401 (the fixture is used by name)
+import test_service
+from test_service import MEETING, ROOT
+
+service_graph = test_service.service_graph  # the module's fixture, used by name
 
 TOOLS = {"ask", "neighbourhood", "communities", "ontology"}
 
