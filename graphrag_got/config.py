@@ -88,6 +88,9 @@ class ChunkingSettings(Section):
         "GRAPHRAG_FOLLOW_OUTSIDE_LINKS", False,
         "follow links (symlinks) in a corpus, vault or code folder that lead outside it (off: such links are "
         "refused, listed and warned about, so nothing outside the folder given is read)")
+    max_document_bytes: int = _env("GRAPHRAG_MAX_DOCUMENT_BYTES", 5_000_000, "a corpus file or vault note larger than "
+                                   "this is skipped with a `too_large` record, not cut into thousands of LLM calls "
+                                   "(0: no limit)", ge=0)
     strict_inputs: bool = _env(
         "GRAPHRAG_STRICT_INPUTS", False,
         "stop at the first corpus file that cannot be read (not UTF-8, binary, malformed front matter) instead of "
@@ -178,6 +181,8 @@ class ExtractSettings(Section):
                              ge=1)
     max_relations: int = _env("GRAPHRAG_MAX_RELATIONS", 12,
                               "maxItems of the relation array in the extraction schema", ge=1)
+    announce_chunks: int = _env("GRAPHRAG_ANNOUNCE_CHUNKS", 200, "a run that will ask the model about more chunks than "
+                                "this says first how many and about how long it will take (0: always)", ge=0)
     strategy: Literal["generate", "classify"] = _env(
         "GRAPHRAG_EXTRACTION", "generate", "extraction strategy: generate (the model writes the JSON answer) or "
         "classify (mentions copied from the chunk, then one scored choice per pair of mentions)", flat="extraction")
@@ -227,6 +232,9 @@ class Neo4jSettings(Section):
     password: str = _env("NEO4J_PASSWORD", "graphrag-got", "Neo4j password (at least 8 characters)", flat="neo4j_password")
     database: str = _env("NEO4J_DATABASE", "neo4j", "Neo4j database", flat="neo4j_database")
     version: str = _env("GRAPHRAG_NEO4J_VERSION", "5.26.30", "version of the embedded Neo4j jars (a 5.26.x)", flat="neo4j_version")
+    timeout_s: float = _env("GRAPHRAG_NEO4J_TIMEOUT", 5.0, "commands: seconds Neo4j has to open or hand out a checked "
+                            "connection, and to retry a failed transaction: a stopped or hung server fails a command "
+                            "in about this (the service: `GRAPHRAG_SERVICE_NEO4J_TIMEOUT`)", gt=0, flat="neo4j_timeout_s")
 
 
 class GraphSettings(Section):
@@ -402,12 +410,8 @@ class Settings(BaseSettings):
     """All settings, one section per stage. Built from flat names (``Settings(max_entities=3)``),
     environment variable names, or sections (``Settings(extract={...})``)."""
 
-    model_config = SettingsConfigDict(
-        extra="forbid",
-        validate_assignment=True,
-        case_sensitive=True,
-        env_ignore_empty=True,
-    )
+    model_config = SettingsConfigDict(extra="forbid", validate_assignment=True, case_sensitive=True,
+                                      env_ignore_empty=True)
 
     files: FilesSettings = Field(default_factory=FilesSettings)
     chunking: ChunkingSettings = Field(default_factory=ChunkingSettings)
@@ -445,14 +449,10 @@ class Settings(BaseSettings):
         return out
 
     @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:  # fmt: skip
         """Only the keyword arguments: the environment is read by :meth:`load`, never implicitly."""
         return (init_settings,)
 

@@ -7,6 +7,7 @@ run; ``pytest tests/test_fuzz_input.py --hypothesis-profile=thorough``: 2,000 ex
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from typing import Any
 
@@ -146,15 +147,21 @@ def test_any_model_answer_gives_safe_json_or_an_output_error(answer: str, second
 # --- strings at the boundary and the merge key --------------------------------------------------
 
 INVISIBLE = {chr(c) for c in [*range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x206A), 0xFEFF]}
+JOINERS = {"\u200c", "\u200d"}  # kept inside words (ZWNJ, ZWJ)
 
 
-@given(text=st.text(ANY_CHAR))
+@given(text=st.text(st.one_of(ANY_CHAR, st.sampled_from(["\u200c", "\u200d", " ", "\n", "\u094d", "\u200b", "a"]))))
 def test_clean_text_is_safe_and_idempotent(text: str) -> None:
     cleaned = clean_text(text)
     cleaned.encode("utf-8")
     assert unicodedata.is_normalized("NFC", cleaned)
     assert not any(unicodedata.category(ch) == "Cc" and ch not in "\n\t" for ch in cleaned)
-    assert not INVISIBLE & set(cleaned)
+    assert not (INVISIBLE - JOINERS) & set(cleaned)
+    for run in re.finditer("[\u200c\u200d]+", cleaned):  # kept joiners follow a virama or join two characters
+        start, end = run.span()
+        if not (start and unicodedata.combining(cleaned[start - 1]) == 9):
+            assert 0 < start and end < len(cleaned), cleaned
+            assert not cleaned[start - 1].isspace() and not cleaned[end].isspace(), cleaned
     assert clean_text(cleaned) == cleaned
 
 

@@ -241,6 +241,33 @@ def test_clean_text_removes_invisible_and_control_characters() -> None:
     assert unicodedata.is_normalized("NFC", clean_text("e\u0301"))
 
 
+JOINED = [
+    "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",  # Persian "mi-khaham": ZWNJ keeps the prefix apart
+    "\u0915\u094d\u200d\u0937",  # Devanagari ka + virama + ZWJ + ssa: the half form of ka
+    "\u0d28\u0d4d\u200d",  # Malayalam chillu written with ZWJ at the end of a word
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467",  # family: man ZWJ woman ZWJ girl
+    "\U0001f3f3\ufe0f\u200d\U0001f308",  # rainbow flag: white flag, VS16, ZWJ, rainbow
+]
+
+
+@pytest.mark.parametrize("word", JOINED)
+def test_joiners_inside_words_are_kept(word: str) -> None:
+    """ZWNJ/ZWJ between two characters are part of the spelling (Persian, Indic scripts, emoji
+    sequences): a name keeps them, in a sentence too; only the merge key ignores them."""
+    assert clean_text(word) == word
+    assert clean_text(f"Ver {word}, otra vez.") == f"Ver {word}, otra vez."
+    value, _ = complete_json(ReplayChatModel(fallback=[json.dumps({"name": word})]), "s", "u")
+    assert value == {"name": word}
+    assert normalize_name(word) == normalize_name(word.replace("\u200c", "").replace("\u200d", ""))
+
+
+def test_joiners_that_join_nothing_are_padding_and_removed() -> None:
+    assert clean_text("\u200dJon Snow\u200c") == "Jon Snow"
+    assert clean_text("Jon\u200d Snow") == clean_text("Jon \u200cSnow") == "Jon Snow"
+    assert clean_text("\u200c\u200d") == clean_text("\u200d \u200c").strip() == ""
+    assert clean_text("a\u200b\u200cb") == "a\u200cb"  # a zero-width space is still removed
+
+
 def test_clean_json_cleans_keys_and_values_and_bounds_depth() -> None:
     value = {"na\u200bme": ["Jon\x00", {"k\ud800": "v\u202e"}], "n": 1, "f": float("nan"), "t": True}
     assert clean_json(value) == {"name": ["Jon", {"k\ufffd": "v"}], "n": 1, "f": None, "t": True}

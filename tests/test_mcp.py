@@ -13,7 +13,10 @@ import anyio
 from mcp import StdioServerParameters
 from mcp.client import Client
 
-from test_service import MEETING, ROOT, service_graph  # noqa: F401 (the fixture is used by name)
+import test_service
+from test_service import MEETING, ROOT
+
+service_graph = test_service.service_graph  # the module's fixture, used by name
 
 TOOLS = {"ask", "neighbourhood", "communities", "ontology"}
 
@@ -92,3 +95,84 @@ def test_mcp_stdio_lists_and_calls_the_read_only_tools(service_graph, tmp_path: 
     onto = out["ontology"]
     assert "Personaje" in onto["classes"] and any(r["name"] == "SE_ENCUENTRA_CON" for r in onto["relations"])
     assert onto["text"].startswith("ONTOLOGY:")
+
+
+class _RawStdio:
+    """`graphrag-got mcp` as a subprocess spoken to line by line, bytes as they are (the SDK's client
+    would refuse to send what these tests send); each reply is awaited at most ``wait`` seconds."""
+
+    def __init__(self, env: dict[str, str], wait: float = 30.0):
+        import queue
+        import subprocess
+        import threading
+
+        self.wait = wait
+        self.proc = subprocess.Popen([sys.executable, "-m", "graphrag_got.cli", "mcp"], cwd=ROOT, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.lines: "queue.Queue[bytes]" = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+
+    def send(self, raw: bytes) -> dict[str, Any]:
+        """Write one line; return the one reply it gets (the test fails on a hang)."""
+        import queue
+
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(raw + b"\n")
+        self.proc.stdin.flush()
+        try:
+            line = self.lines.get(timeout=self.wait)
+        except queue.Empty:
+            raise AssertionError(f"no reply within {self.wait} s to {raw[:120]!r}") from None
+        line.decode("utf-8")  # strict: the server writes valid UTF-8
+        return json.loads(line)
+
+    def close(self) -> str:
+        assert self.proc.stdin is not None and self.proc.stderr is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+        return self.proc.stderr.read().decode("utf-8", "replace")
+
+
+def test_mcp_stdio_answers_every_line_with_a_json_rpc_error_for_what_it_cannot_parse(tmp_path: Path) -> None:
+    """Malformed JSON, invalid UTF-8, a lone surrogate, a message that is not JSON-RPC: each line gets
+    a JSON-RPC error (with the request's id when it has one), and the server keeps serving (issue 37:
+    the SDK's reader dropped such lines and the client waited forever)."""
+    import os
+
+    env = {**os.environ, "GRAPHRAG_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT),
+           "GRAPHRAG_ONTOLOGY": str(ROOT / "ontology" / "got.json"), "GRAPHRAG_LLM_PROVIDER": "replay",
+           "GRAPHRAG_REPLAY_FILE": str(tmp_path / "none.json")}
+    server = _RawStdio(env)
+    try:
+        init = server.send(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}).encode())
+        assert init["id"] == 0 and "result" in init, init
+        server.proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')  # type: ignore[union-attr]
+
+        cases = [
+            (b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"', None, -32700, "not JSON"),
+            (b'\xff\xfe{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}', None, -32700, "not valid UTF-8"),
+            (b'{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "ask", '
+             b'"arguments": {"question": "who? \\ud800", "answer": false}}}', 3, -32600, "surrogate"),
+            (b'{"jsonrpc": "2.0", "id": "four", "method": 42}', "four", -32600, "not a JSON-RPC message"),
+            (b'[1, 2, 3]', None, -32600, "not a JSON-RPC message"),
+            (b'"\\udc80"', None, -32600, "surrogate"),
+        ]
+        for raw, id_, code, words in cases:
+            reply = server.send(raw)
+            assert reply.get("id") == id_ and reply["error"]["code"] == code, (raw, reply)
+            assert words in reply["error"]["message"], (raw, reply)
+        listed = server.send(b'{"jsonrpc": "2.0", "id": 5, "method": "tools/list"}')
+        assert listed["id"] == 5 and {t["name"] for t in listed["result"]["tools"]} == TOOLS
+    finally:
+        stderr = server.close()
+    assert "Traceback" not in stderr, stderr

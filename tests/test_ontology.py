@@ -537,3 +537,86 @@ def test_regression_property_and_attribute_names_must_be_identifiers(name):
 def test_spec_problems_and_semantic_problems_are_reported_together():
     paths = dict(_dict_problems(_minimal(clases={"A": {"propiedades": {"p": "enum: a, b", "evidence": "string"}}})))
     assert set(paths) == {"$.clases.A.propiedades.p", "$.clases.A.propiedades.evidence"}
+
+
+# ------------------------------------------------------------------ issue 37: messages a hostile file gets
+def _from_file_within(path: Path, seconds: float = 10.0) -> OntologyError:
+    """The OntologyError reading ``path`` raises, failing the test if the read blocks (a FIFO)."""
+    import threading
+
+    out: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            Ontology.from_file(path)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            out.append(exc)
+
+    worker = threading.Thread(target=read, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), f"reading {path} blocked for {seconds} s"
+    assert out and isinstance(out[0], OntologyError), out
+    return out[0]
+
+
+def test_a_fifo_is_not_a_regular_file_and_is_never_read(tmp_path):
+    import os
+
+    fifo = tmp_path / "onto.json"
+    os.mkfifo(fifo)
+    message = str(_from_file_within(fifo))
+    assert "not a regular file" in message and "not found" not in message, message
+    assert str(fifo) in message and "GRAPHRAG_ONTOLOGY" in message
+
+
+def test_a_link_to_a_device_is_not_a_regular_file(tmp_path):
+    link = tmp_path / "onto.json"
+    link.symlink_to("/dev/zero")
+    message = str(_from_file_within(link))
+    assert "not a regular file" in message and "/dev/zero" in message and "not found" not in message, message
+    broken = tmp_path / "broken.json"
+    broken.symlink_to(tmp_path / "nowhere.json")
+    message = str(_from_file_within(broken))
+    assert "not found" in message and "nowhere.json" in message, message  # a link to nothing is still "not found"
+
+
+def test_a_huge_integer_is_a_located_problem_not_the_int_limit_text(tmp_path):
+    digits = "7" * 100_000
+    path = _write(tmp_path, '{"clases": {"A": {}},\n "relaciones": [{"nombre": "R", "dominio": "A", "rango": "A",\n'
+                            f'   "simetrica": {digits}}}]}}')
+    error = _from_file_within(path)
+    message = str(error)
+    assert "int_max_str_digits" not in message and "4300" not in message, message
+    assert "$.relaciones[0].simetrica" in message and "line 3" in message and "100,000 digits" in message, message
+    assert len(message) < 1000
+    assert error.problems and error.problems[0][0] == "$.relaciones[0].simetrica"
+
+
+def test_a_relation_without_a_name_is_one_problem_not_also_no_relation():
+    problems = _dict_problems({"clases": {"A": {}}, "relaciones": [{"dominio": "A", "rango": "A"}]})
+    assert problems == [("$.relaciones[0]", "relation is missing 'nombre'")], problems
+    problems = _dict_problems({"classes": {"A": {}}, "relations": [{"domain": "A"}]})
+    assert len(problems) == 1 and "missing" in problems[0][1] and "at least one relation" not in problems[0][1]
+
+
+@pytest.mark.parametrize("where", [("relaciones", 0, "dominio"), ("relaciones", 0, "rango"),
+                                   ("relaciones", 0, "simetrica"), ("relaciones", 0), ("clases", "A"),
+                                   ("clases", "A", "propiedades", "p"), ("atributos_de_relacion", "m"),
+                                   ("nombre",), ("relaciones", 0, "indicios")])
+@pytest.mark.parametrize("value", [None, [{"x": 1}], {"x": None}, True, [None], 1.5])
+def test_values_in_messages_are_json_never_python_reprs(where, value):
+    data = _minimal(atributos_de_relacion={"m": "string"})
+    data["clases"]["A"] = {"propiedades": {"p": "string"}}
+    node = data
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = value
+    try:
+        Ontology.from_dict(data)
+    except OntologyError as exc:
+        message = str(exc)
+    else:
+        return  # a value the ontology takes (e.g. a float where any JSON is allowed)
+    for python in ("None", "True", "{'", "['", "'x'", "dict does", "list does"):
+        assert python not in message, (python, message)

@@ -341,6 +341,85 @@ def test_extract_records_skipped_notes_and_the_cli_strict_flag_exits_non_zero(tm
     assert "image.md" in err and "--strict" in err
 
 
+def _big_vault(root: Path) -> Path:
+    root.mkdir()
+    (root / "small.md").write_text("# Small\n\nA short note about Prometheus that is read as usual.\n", encoding="utf-8")
+    (root / "huge.md").write_text("# Huge\n\n" + "Una frase que se repite sin fin en la nota. " * 500,
+                                  encoding="utf-8")  # about 22 kB
+    return root
+
+
+def test_documents_over_the_size_cap_are_skipped_with_a_record(tmp_path: Path) -> None:
+    """A note (or corpus file) over GRAPHRAG_MAX_DOCUMENT_BYTES is skipped with a `too_large` record
+    saying its size, the cap and the setting, before it is read; a single file over it is an error;
+    0 means no cap (issue 37: a 50 MB note became 32,890 LLM calls without a word)."""
+    vault = _big_vault(tmp_path / "vault")
+    skipped: list = []
+    docs = read_corpus(vault, min_chars=10, max_chars=1500, max_bytes=10_000, skipped=skipped)
+    assert [d.document.id for d in docs] == ["small.md"]
+    assert [(s.path, s.reason) for s in skipped] == [("huge.md", "too_large")]
+    message, size = skipped[0].message, (vault / "huge.md").stat().st_size
+    assert f"{size:,} bytes" in message and "10,000" in message and "GRAPHRAG_MAX_DOCUMENT_BYTES" in message, message
+    assert "about 15 chunks" in message, message  # what reading it would cost, at max_chars per chunk
+    with pytest.raises(CorpusError, match="GRAPHRAG_MAX_DOCUMENT_BYTES"):
+        read_corpus(vault / "huge.md", min_chars=10, max_chars=1500, max_bytes=10_000)
+    with pytest.raises(CorpusError, match="huge.md.*GRAPHRAG_MAX_DOCUMENT_BYTES"):
+        read_corpus(vault, min_chars=10, max_chars=1500, max_bytes=10_000, strict=True)
+    assert len(read_corpus(vault, min_chars=10, max_chars=1500, max_bytes=0)) == 2  # no cap
+
+    settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", chunk_min_chars=10, max_document_bytes=10_000)
+    chat = _Chat()
+    summary = run_extraction(settings, Ontology.from_file(NOTES), vault, chat=chat)
+    assert chat.calls == 1 and summary.documents == 1
+    assert any(line.startswith("  files skipped: 1") and "too_large" in line for line in summary.lines())
+    [record] = Extraction.read(summary.out_path).skipped_files
+    assert (record.path, record.reason) == ("huge.md", "too_large")
+
+
+def test_a_long_run_says_first_how_many_chunks_and_how_long(tmp_path: Path, caplog, capsys, monkeypatch) -> None:
+    """Before asking the model about more than GRAPHRAG_ANNOUNCE_CHUNKS chunks, the run says how many
+    and the time it expects: from this model's measured seconds per chunk once a run measured them
+    (the CLI prints it: a warning on stderr)."""
+    import logging
+
+    def corpus(name: str, words: str) -> Path:
+        folder = tmp_path / name
+        folder.mkdir(exist_ok=True)
+        (folder / "doc.txt").write_text("\n\n".join(f"Párrafo {i} {words}, con bastante texto." for i in range(3)),
+                                        encoding="utf-8")
+        return folder
+
+    settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", chunk_min_chars=10, announce_chunks=2)
+    onto = Ontology.from_file(GOT)
+    caplog.set_level(logging.WARNING, logger="graphrag_got")
+
+    def announced() -> list[str]:
+        lines = [r.getMessage() for r in caplog.records if "chunks to ask the model" in r.getMessage()]
+        caplog.clear()
+        return lines
+
+    run_extraction(settings, onto, corpus("a", "sobre el norte"), chat=_Chat())
+    [first] = announced()
+    assert first.startswith("3 chunks to ask the model") and "no measured time for" in first, first
+    run_extraction(settings, onto, corpus("b", "sobre el sur"), chat=_Chat())
+    [second] = announced()
+    assert second.startswith("3 chunks to ask the model") and "measured" in second and "per chunk" in second, second
+    run_extraction(settings.with_overrides(announce_chunks=3), onto, corpus("c", "sobre el este"), chat=_Chat())
+    assert announced() == []  # not more than the setting: nothing to announce
+    run_extraction(settings, onto, corpus("a", "sobre el norte"), chat=_Chat())
+    assert announced() == []  # all cached: no call to announce
+
+    replay = tmp_path / "replay.json"
+    docs = read_corpus(corpus("d", "sobre el oeste"), min_chars=10, max_chars=1500)
+    replay.write_text(json.dumps({"responses": [{"chunk_hash": c.hash, "responses": [EMPTY_ANSWER]}
+                                                for d in docs for c in d.chunks]}), encoding="utf-8")
+    monkeypatch.setenv("GRAPHRAG_ANNOUNCE_CHUNKS", "2")
+    code = main(["--ontology", str(GOT), "--home", str(tmp_path / "home"), "--out", str(tmp_path / "out3"),
+                 "--provider", "replay", "--replay-file", str(replay), "extract", str(tmp_path / "d")])
+    assert code == 0
+    assert "3 chunks to ask the model" in " ".join(capsys.readouterr().err.split())
+
+
 @FAST
 @given(blobs=st.lists(st.binary(max_size=60), min_size=1, max_size=6))
 def test_property_every_file_is_read_or_recorded_never_an_error(tmp_path_factory, blobs: list[bytes]) -> None:

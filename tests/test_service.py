@@ -451,6 +451,29 @@ def test_ask_modes_and_types_are_validated(served) -> None:  # type: ignore[no-u
     assert chat.calls == 0
 
 
+def test_lone_surrogates_in_a_question_are_cleaned_not_a_500(served) -> None:  # type: ignore[no-untyped-def]
+    """A question holding a lone UTF-16 surrogate (valid JSON escape, not a character) is answered:
+    the surrogate becomes U+FFFD in what the service uses and echoes, the response is valid UTF-8
+    (issue 37: it was HTTP 500, the echoed question could not be encoded)."""
+    client, chat = served
+    for answer in ("false", "true"):
+        body = ('{"question": "\\u00bfC\\u00f3mo se conocieron Jon Snow y Daenerys Targaryen\\ud800?", '
+                f'"mode": "local", "answer": {answer}}}').encode()
+        res = client.post("/ask", content=body, headers={"content-type": "application/json"})
+        assert res.status_code == 200, res.text
+        res.content.decode("utf-8")  # strict: no surrogate escaped into the bytes
+        r = res.json()
+        assert r["question"] == "¿Cómo se conocieron Jon Snow y Daenerys Targaryen\ufffd?"
+        assert {"Jon Snow", "Daenerys Targaryen"} <= set(r["anchors"])
+    only = client.post("/ask", content=b'{"question": "\\udc80\\ud800", "answer": false}',
+                       headers={"content-type": "application/json"})
+    assert only.status_code in (200, 422), only.text  # two replacement characters: a question without words
+    only.content.decode("utf-8")
+    res = client.get("/entities/Jon%ED%A0%80Snow")  # the UTF-8 bytes of a surrogate, percent-encoded
+    assert res.status_code in (200, 404), res.text
+    res.content.decode("utf-8")
+
+
 def test_ask_refuses_long_questions_and_bodies_with_413(served, service_graph) -> None:  # type: ignore[no-untyped-def]
     client, chat = served
     limit = service_graph["settings"].service.max_question_chars

@@ -15,7 +15,10 @@ import pytest
 
 from graphrag_got.service import create_app
 from graphrag_got.service.background import serve_in_thread
-from test_service import MEETING, ScriptedChat, service_graph  # noqa: F401 (the fixture is used by name)
+import test_service
+from test_service import MEETING, ScriptedChat
+
+service_graph = test_service.service_graph  # the module's fixture, used by name
 
 CHROMIUM = Path(os.environ.get("GRAPHRAG_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -80,7 +83,7 @@ def test_page_asks_cites_shows_evidence_and_draws_the_graph(page, service_graph)
                            "e.textContent.includes('Jon Snow') && e.textContent.includes('Daenerys'))"
                            ".map(e => e.querySelector('.cite').dataset.id)")
         assert fact_ids
-        pg.click(f"#answer .cite[data-id='F1']")
+        pg.click("#answer .cite[data-id='F1']")
         assert "[F1]" in pg.text_content("#evidence")
         pg.click(f"#sources .cite[data-id='{fact_ids[0]}']")
         pg.wait_for_selector("#evidence .evidence-sentence")

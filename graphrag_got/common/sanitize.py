@@ -19,10 +19,17 @@ from typing import Any
 #: than a handful of levels; a deeper one is a model looping on brackets).
 MAX_JSON_DEPTH = 32
 
-# C0 controls except \t and \n, DEL, C1 controls, zero-width characters and marks (U+200B-U+200F),
-# bidi embeddings/overrides (U+202A-U+202E), word joiner and invisible operators, bidi isolates
-# (U+2060-U+2069), and the byte order mark / zero-width no-break space (U+FEFF).
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+# C0 controls except \t and \n, DEL, C1 controls, the zero-width space and the bidi marks
+# (U+200B, U+200E-U+200F), bidi embeddings/overrides (U+202A-U+202E), word joiner and invisible
+# operators, bidi isolates (U+2060-U+2069), and the byte order mark / zero-width no-break space
+# (U+FEFF). The joiners U+200C/U+200D are not here: see _drop_padding_joiners.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+# ZERO WIDTH NON-JOINER / JOINER (U+200C/U+200D) are spelling between two characters: Persian
+# keeps a prefix apart with ZWNJ (می‌خواهم), Indic scripts choose a half form with ZWJ, emoji
+# sequences are joined by ZWJ (👨‍👩‍👧); after a virama (canonical combining class 9) one is spelling
+# even at the end of a word (a Malayalam chillu written ന്‍). See _drop_padding_joiners.
+_JOINER_RUN = re.compile("[\u200c\u200d]+")
+_VIRAMA = 9
 
 
 #: Most characters of a value (a name, a JSON fragment, a file's content) an error message echoes.
@@ -52,14 +59,35 @@ def replace_surrogates(text: str) -> str:
     return text
 
 
+def _drop_padding_joiners(text: str) -> str:
+    """``text`` without the runs of U+200C/U+200D that join nothing: at either end of the text or
+    next to white space, unless right after a virama."""
+    if "\u200c" not in text and "\u200d" not in text:
+        return text
+
+    def padding(m: re.Match[str]) -> str:
+        before = text[m.start() - 1] if m.start() else ""
+        after = text[m.end()] if m.end() < len(text) else ""
+        if before and unicodedata.combining(before) == _VIRAMA:
+            return m.group()
+        return "" if not before or not after or before.isspace() or after.isspace() else m.group()
+
+    return _JOINER_RUN.sub(padding, text)
+
+
 def clean_text(text: str) -> str:
     """One string from a model answer made safe.
 
     Lone surrogates become U+FFFD; C0/C1 control characters other than ``\\n`` and ``\\t`` are
-    removed (so is ``\\r``: answers use ``\\n``); zero-width and bidi control characters
-    (U+200B-U+200F, U+202A-U+202E, U+2060-U+2069, U+FEFF) are removed; the result is NFC.
+    removed (so is ``\\r``: answers use ``\\n``); the zero-width space, bidi control characters
+    (U+200B, U+200E-U+200F, U+202A-U+202E, U+2060-U+2069) and U+FEFF are removed; the result is
+    NFC. The zero-width non-joiner and joiner (U+200C, U+200D) are kept between two characters
+    and after a virama, where they are part of a spelling (Persian, Indic scripts, emoji
+    sequences), and removed where they join nothing: at either end of the text or next to white
+    space. (The merge key, :func:`graphrag_got.common.normalize.normalize_name`, ignores them
+    either way, so a name spelt with and without them is one entity.)
     """
-    return unicodedata.normalize("NFC", _UNSAFE.sub("", replace_surrogates(text)))
+    return unicodedata.normalize("NFC", _drop_padding_joiners(_UNSAFE.sub("", replace_surrogates(text))))
 
 
 def clean_json(value: Any, max_depth: int = MAX_JSON_DEPTH) -> Any:

@@ -29,6 +29,7 @@ BROKEN_LINK = "broken_link"
 LINKED_FOLDER_SEEN = "linked_folder_seen"
 NOT_A_FILE = "not_a_regular_file"
 UNREADABLE = "unreadable"
+TOO_LARGE = "too_large"  # over a size cap (a corpus document, a code file)
 
 
 @dataclass(frozen=True)

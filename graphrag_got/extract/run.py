@@ -46,6 +46,7 @@ from graphrag_got.extract.resolve import resolve_entities
 from graphrag_got.ingest.notes import ScanCache, notes_of_documents
 from graphrag_got.extract.verify import VerdictCache, Verifier
 from graphrag_got.extract import fingerprint
+from graphrag_got.extract.estimate import announcement, remember_timing
 from graphrag_got.llm.usage import cost_usd, usage_line
 from graphrag_got.extract.extraction import Usage
 from graphrag_got.extract.classify.backend import backend_for
@@ -219,6 +220,15 @@ def should_retry(rec: CacheRecord, setup: str, retry_failed: bool) -> bool:
     return reason is FailureReason.CONTEXT_OVERFLOW and rec.setup != setup
 
 
+def _timed(work: Any, *args: Any) -> CacheRecord:
+    """``work(*args)`` (a chunk's record) with its wall time in ``seconds`` when it set none."""
+    start = time.monotonic()
+    rec: CacheRecord = work(*args)
+    if rec.seconds is None:
+        rec.seconds = round(time.monotonic() - start, 3)
+    return rec
+
+
 def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dict[str, Any],
                   system: str, setup: str | None = None) -> CacheRecord:
     """One LLM call (plus at most one retry) for one chunk; never raises for a bad answer or a prompt
@@ -251,7 +261,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         cs = settings.chunking
         docs: list[ChunkedDocument] = read_corpus(corpus, kind=cs.chunker, min_chars=cs.min_chars, max_chars=cs.max_chars,
                                                   strict=cs.strict_inputs, follow_outside_links=cs.follow_outside_links,
-                                                  skipped=skipped)
+                                                  skipped=skipped, max_bytes=cs.max_document_bytes)
         chunks = [c for d in docs for c in d.chunks]
         if chat is not None:
             provider, label = "custom", f"custom:{type(chat).__name__}"
@@ -285,7 +295,11 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         if ch.id in records:
             tracker.step(cached=True, failed=not records[ch.id].ok, calls=0, chunk_id=ch.id)
     calls = 0
+    timings: list[float] = []  # seconds of each chunk asked in this run (the next run's estimate)
     if todo:
+        line = announcement(settings, label, provider, chunks=len(todo), workers=workers_for(settings, provider))
+        if line:
+            logger.warning(line)
         if chat is None:
             chat = get_chat_model(settings, provider)
         # llama.cpp in-process runs one call at a time; a pool of OpenAI-compatible servers gets at
@@ -294,8 +308,8 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
             backend, ccache, params = backend_for(chat), ClassifyCache(settings.cache_dir, label), ClassifyParams(
                 settings.extract.evidence_window, settings.extract.mention_threshold, settings.extract.classify_max_pairs)
         with ThreadPoolExecutor(max_workers=workers_for(settings, provider)) as pool:
-            futures = {(pool.submit(classify_chunk, backend, onto, ch, ccache, params, setup) if classify else
-                        pool.submit(extract_chunk, chat, onto, ch, schema, system, setup)): ch for ch in todo}
+            futures = {(pool.submit(_timed, classify_chunk, backend, onto, ch, ccache, params, setup) if classify else
+                        pool.submit(_timed, extract_chunk, chat, onto, ch, schema, system, setup)): ch for ch in todo}
             try:
                 for fut in as_completed(futures):
                     ch = futures[fut]
@@ -308,6 +322,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                         raise ExtractionError(f"provider down: {exc}\n{len(records)} of {len(chunks)} chunks are "
                                               "cached; rerun the same command to resume.") from None
                     rec.model = label
+                    timings.append(rec.seconds or 0.0)
                     cache.put(ch.hash, onto.hash, rec)
                     records[ch.id] = rec
                     calls += rec.calls
@@ -317,6 +332,8 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                     f.cancel()
                 raise ExtractionError(f"interrupted: {len(records)} of {len(chunks)} chunks are cached; "
                                       "rerun the same command to resume.") from None
+            finally:
+                remember_timing(settings, label, timings)
 
     with gc_paused():  # bulk parsing and record building: see common.memory
         context = fingerprint.validation_context(settings, onto)  # what every chunk's validation depends on

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+import weakref
+from dataclasses import dataclass
 from typing import Any, Iterator, LiteralString, cast
 from urllib.parse import urlsplit
 
@@ -26,19 +28,91 @@ START_HINT = (
     "Start one with `graphrag-got neo4j start` (embedded, no Docker needed) or `docker compose up -d neo4j`, "
     "or set NEO4J_URI to a running server."
 )
+#: The driver errors that mean the server did not answer or went away (not a refused query).
+CONNECTION_ERRORS = (nx.ServiceUnavailable, nx.SessionExpired, nx.ConnectionPoolError)
 
 
-def connect(settings: Settings, timeout_s: float = 10.0, *, retry_s: float | None = None) -> neo4j.Driver:
+@dataclass(frozen=True)
+class Limits:
+    """The time limits a driver was made with (see :func:`connect`), for messages and queries."""
+
+    timeout_s: float
+    setting: str  # the variable that sets timeout_s, named in messages
+    query_timeout_s: float | None = None  # server-side limit of each read transaction
+
+
+#: Limits of the drivers :func:`connect` made (a driver made elsewhere has none: no query limit).
+_LIMITS: "weakref.WeakKeyDictionary[neo4j.Driver, Limits]" = weakref.WeakKeyDictionary()
+
+
+def timed_out(exc: BaseException) -> bool:
+    """True when a driver error means "no answer in time" (a stopped, hung or overloaded server)
+    rather than "refused" (nothing listens) or a query error."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # the driver chains a socket timeout under its own error
+        if seen is None:
+            return False
+        if isinstance(seen, (TimeoutError, nx.ConnectionAcquisitionTimeoutError)):
+            return True
+        text = str(seen).lower()
+        if "timed out" in text or "deadline" in text or "timeout" in text:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def hang_hint(exc: BaseException) -> str:
+    """A sentence to add to a message about a failed Neo4j call that timed out, else ``""``."""
+    if not timed_out(exc):
+        return ""
+    return (". Neo4j did not answer in time: the server is stopped, hung or overloaded; check it with "
+            "`graphrag-got neo4j status`")
+
+
+def hang_message(uri: str, limits: Limits) -> str:
+    """What to say when Neo4j at ``uri`` did not answer within ``limits.timeout_s``."""
+    return (f"Neo4j at {uri} did not answer within {limits.timeout_s:g} s ({limits.setting}): the server is "
+            "stopped, hung or overloaded. Check it with `graphrag-got neo4j status` (the embedded one restarts "
+            "with `graphrag-got neo4j stop` then `graphrag-got neo4j start`); for a slow remote server raise "
+            f"{limits.setting}.")
+
+
+def connection_error(exc: BaseException, driver: neo4j.Driver | None, settings: Settings, doing: str) -> Neo4jError:
+    """One clear Neo4jError for a driver error while ``doing`` something (``"reading the graph"``)."""
+    uri = settings.neo4j.uri
+    if timed_out(exc):
+        limits = _LIMITS.get(driver) if driver is not None else None
+        return Neo4jError(f"{doing} failed: " + hang_message(uri, limits or Limits(settings.neo4j.timeout_s,
+                                                                                     "GRAPHRAG_NEO4J_TIMEOUT")))
+    reason = " ".join(str(exc).split())[:400]
+    return Neo4jError(f"{doing} failed: lost the connection to Neo4j at {uri} ({reason}). {START_HINT}")
+
+
+def connect(settings: Settings, timeout_s: float | None = None, *, retry_s: float | None = None,
+            setting: str = "GRAPHRAG_NEO4J_TIMEOUT", query_timeout_s: float | None = None) -> neo4j.Driver:
     """A driver for settings.neo4j.uri whose connection, credentials and database were checked.
 
-    ``timeout_s`` bounds opening a connection and taking one from the pool; ``retry_s`` (default
-    ``timeout_s``) is how long a failed read or write transaction is retried, the first retry
-    after a fifth of it at most (the service passes a short one so a Neo4j that went away is
-    answered with 503 within about ``timeout_s``).
+    ``timeout_s`` (default ``settings.neo4j.timeout_s``, named ``setting`` in messages) bounds
+    opening a connection (TCP connect, TLS, Bolt handshake) and taking one from the pool, which
+    includes checking that a pooled connection still answers (a liveness check on every use);
+    ``retry_s`` (default ``timeout_s``) is how long a failed read or write transaction is retried,
+    the first retry after a fifth of it at most (the service passes a short one so a Neo4j that
+    went away is answered with 503 within about ``timeout_s``). ``query_timeout_s``: the server
+    ends a read transaction of :func:`read_query` / :func:`read_all` that runs longer (the service
+    passes its request budget, so a query whose client got 504 stops on the server too).
+
+    Why a liveness check on every use: a read on a pooled connection waits for the server's
+    ``connection.recv_timeout_seconds`` hint (Neo4j's keep-alive times its probes, 120 s by
+    default), so a server that stopped (SIGSTOP, a frozen VM) while the connection sat in the pool
+    held the first request for 121 s; the check is one RESET round trip bounded by ``timeout_s``.
+    A query already running when the server hangs still waits for that hint: the driver has no
+    read timeout of its own, and one shorter than the server's keep-alive would cut long queries.
 
     Raises Neo4jError with one message saying what is wrong and what to do; the driver's own
     exception is not chained, so no deep traceback reaches the user.
     """
+    timeout_s = settings.neo4j.timeout_s if timeout_s is None else timeout_s
+    limits = Limits(timeout_s, setting, query_timeout_s)
     uri = settings.neo4j.uri
     scheme = urlsplit(uri).scheme
     if scheme not in {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}:
@@ -58,6 +132,7 @@ def connect(settings: Settings, timeout_s: float = 10.0, *, retry_s: float | Non
                 auth=(settings.neo4j.username, settings.neo4j.password),
                 connection_timeout=timeout_s,
                 connection_acquisition_timeout=timeout_s,
+                liveness_check_timeout=0,  # every pooled connection is checked before use (docstring)
                 max_transaction_retry_time=timeout_s if retry_s is None else retry_s,
                 **({} if retry_s is None else {"initial_retry_delay": min(1.0, retry_s / 5)}),
             )
@@ -78,9 +153,12 @@ def connect(settings: Settings, timeout_s: float = 10.0, *, retry_s: float | Non
             "or .env) to the server's credentials; the embedded server and the docker compose service use "
             "NEO4J_PASSWORD, default 'graphrag-got'. Note: after 3 failed attempts Neo4j locks the user for 5 s."
         )
-    except (nx.ServiceUnavailable, nx.SessionExpired, OSError, ValueError) as exc:
-        reason = str(exc).replace("\n", " ")
-        problem = f"no Neo4j server answers at {uri} ({reason}). {START_HINT}"
+    except (*CONNECTION_ERRORS, OSError, ValueError) as exc:
+        if timed_out(exc):
+            problem = hang_message(uri, limits)
+        else:
+            reason = str(exc).replace("\n", " ")
+            problem = f"no Neo4j server answers at {uri} ({reason}). {START_HINT}"
     except nx.ClientError as exc:
         if exc.code and "DatabaseNotFound" in exc.code:
             problem = (
@@ -94,20 +172,23 @@ def connect(settings: Settings, timeout_s: float = 10.0, *, retry_s: float | Non
     if problem is not None:
         driver.close()
         raise Neo4jError(problem)
+    _LIMITS[driver] = limits
     return driver
 
 
 def _run(driver: neo4j.Driver, settings: Settings, query: str, params: dict[str, Any] | None,
          routing: neo4j.RoutingControl, **kwargs: Any) -> neo4j.EagerResult:
+    what = "write" if routing == neo4j.RoutingControl.WRITE else "read"
+    limits = _LIMITS.get(driver)
+    text: Any = cast(LiteralString, query)
+    if what == "read" and limits is not None and limits.query_timeout_s:
+        text = neo4j.Query(text, timeout=limits.query_timeout_s)
     try:
-        return driver.execute_query(
-            cast(LiteralString, query), parameters_=params or {}, routing_=routing,
-            database_=settings.neo4j.database, **kwargs,
-        )
-    except (nx.ServiceUnavailable, nx.SessionExpired) as exc:
-        raise Neo4jError(f"lost the connection to Neo4j at {settings.neo4j.uri}: {exc}. {START_HINT}") from exc
+        return driver.execute_query(text, parameters_=params or {}, routing_=routing,
+                                    database_=settings.neo4j.database, **kwargs)
+    except CONNECTION_ERRORS as exc:
+        raise connection_error(exc, driver, settings, f"a Neo4j {what}") from exc
     except nx.Neo4jError as exc:
-        what = "write" if routing == neo4j.RoutingControl.WRITE else "read"
         raise Neo4jError(f"Neo4j {what} failed: {exc.code}: {exc.message}") from exc
 
 
@@ -136,8 +217,8 @@ def session(driver: neo4j.Driver, settings: Settings, *, write: bool = False) ->
         with driver.session(database=settings.neo4j.database, default_access_mode=mode,
                             notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF) as s:
             yield s
-    except (nx.ServiceUnavailable, nx.SessionExpired) as exc:
-        raise Neo4jError(f"lost the connection to Neo4j at {settings.neo4j.uri}: {exc}. {START_HINT}") from exc
+    except CONNECTION_ERRORS as exc:
+        raise connection_error(exc, driver, settings, f"a Neo4j {'write' if write else 'read'}") from exc
     except nx.Neo4jError as exc:
         raise Neo4jError(f"Neo4j {'write' if write else 'read'} failed: {exc.code}: {exc.message}") from exc
 
@@ -153,6 +234,14 @@ def write_session(driver: neo4j.Driver, settings: Settings) -> contextlib.Abstra
 
 
 def read_all(driver: neo4j.Driver, settings: Settings, query: str, **params: Any) -> list[dict[str, Any]]:
-    """Records of one read query as dicts, run as a read transaction in a read-only session."""
+    """Records of one read query as dicts, run as a read transaction in a read-only session (ended
+    by the server after the driver's query limit, when :func:`connect` was given one)."""
+    limits = _LIMITS.get(driver)
+
+    def work(tx: neo4j.ManagedTransaction) -> list[dict[str, Any]]:
+        return [r.data() for r in tx.run(cast(LiteralString, query), **params)]
+
+    if limits is not None and limits.query_timeout_s:
+        work = neo4j.unit_of_work(timeout=limits.query_timeout_s)(work)
     with session(driver, settings) as s:
-        return s.execute_read(lambda tx: [r.data() for r in tx.run(query, **params)])
+        return s.execute_read(work)

@@ -66,6 +66,7 @@ from graphrag_got.extract.extraction import Extraction
 from graphrag_got.extract.aggregate import identity_attributes
 from graphrag_got.graph import cypher, load_cypher
 from graphrag_got.graph import notes as notes_graph
+from graphrag_got.graph.db import CONNECTION_ERRORS, hang_hint
 from graphrag_got.common.memory import gc_paused
 from graphrag_got.graph.load_digest import Digests, record_digests
 from graphrag_got.graph.load_plan import (Group, Plan, Support, build_plan, graph_ontology, group_rows,
@@ -83,7 +84,7 @@ GROUP_BATCHES = 4
 #: Integers Neo4j stores (64-bit signed).
 _INT64 = (-(2**63), 2**63 - 1)
 #: Driver errors meaning the server is gone: stop at once, no per-document retry.
-_CONNECTION_ERRORS = (neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.SessionExpired)
+_CONNECTION_ERRORS = CONNECTION_ERRORS
 #: Errors one group's writes can raise: the server refusing a write, or the driver refusing to
 #: send a value (packing), which surfaces as one of the built-in errors.
 _WRITE_ERRORS = (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError, ValueError, TypeError,
@@ -305,7 +306,7 @@ def _read(session: neo4j.Session, query: str, **params: Any) -> list[neo4j.Recor
     try:
         return session.execute_read(lambda tx: list(tx.run(query, **params)))
     except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
-        raise Neo4jError(f"reading the graph failed: {one_line(exc)}") from exc
+        raise Neo4jError(f"reading the graph failed: {one_line(exc)}{hang_hint(exc)}") from exc
 
 
 def ensure_schema(session: neo4j.Session, class_labels: Iterable[str]) -> None:
@@ -529,8 +530,8 @@ def _run_groups(session: neo4j.Session, groups: list[Group], plan: Plan, support
         except _CONNECTION_ERRORS as exc:
             raise Neo4jError(
                 f"{source}: lost the connection to Neo4j while writing document(s) {', '.join(map(_shown, g.documents[:3]))}"
-                f"{' ...' if len(g.documents) > 3 else ''} ({one_line(exc)}). Documents before them are loaded; "
-                "start the server again and run the load again to resume."
+                f"{' ...' if len(g.documents) > 3 else ''} ({one_line(exc)}){hang_hint(exc)}. Documents before them "
+                "are loaded; start the server again and run the load again to resume."
             ) from exc
         except _WRITE_ERRORS as exc:
             if len(g.documents) > 1:

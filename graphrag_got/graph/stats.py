@@ -17,6 +17,7 @@ from graphrag_got.config import Settings
 from graphrag_got.errors import Neo4jError
 from graphrag_got.extract.aggregate import identity_attributes
 from graphrag_got.graph import cypher, load_cypher
+from graphrag_got.graph.db import hang_hint
 from graphrag_got.graph.load import one_line
 from graphrag_got.graph.load_plan import graph_ontology
 from graphrag_got.ontology.model import Ontology
@@ -45,7 +46,7 @@ def graph_stats(driver: neo4j.Driver, settings: Settings, ontology: Ontology | s
             ) as s:
                 return s.execute_read(lambda tx: list(tx.run(query, **params)))
         except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
-            raise Neo4jError(f"reading graph statistics failed: {one_line(exc)}") from exc
+            raise Neo4jError(f"reading graph statistics failed: {one_line(exc)}{hang_hint(exc)}") from exc
 
     nodes = {r["label"]: r["count"] for r in read(load_cypher.count_nodes_by_label())}
     rels = {r["type"]: r["count"] for r in read(load_cypher.count_relations_by_type())}

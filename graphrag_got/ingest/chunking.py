@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from graphrag_got.common.walk import SkippedInput, walk_files
+from graphrag_got.common.walk import TOO_LARGE, SkippedInput, walk_files
 from graphrag_got.errors import ConfigError, CorpusError
 from graphrag_got.ingest.front_matter import front_matter as _front_matter
 
@@ -432,17 +432,34 @@ def corpus_files(path: str | Path, *, follow_outside_links: bool = False,
     return found
 
 
+def check_size(path: Path, name: str, max_bytes: int, max_chars: int) -> None:
+    """Raise :class:`CorpusError` (reason ``too_large``) when the file at ``path`` is over ``max_bytes``
+    (0: no cap), saying what reading it would cost, before a byte of it is read."""
+    if not max_bytes:
+        return
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return  # read_text names the problem
+    if size > max_bytes:
+        raise CorpusError(f"{name}: the file is {size:,} bytes, over the {max_bytes:,} a document may have "
+                          f"(GRAPHRAG_MAX_DOCUMENT_BYTES); it would be about {-(-size // max_chars):,} chunks, one LLM "
+                          "call each. Split it, or raise GRAPHRAG_MAX_DOCUMENT_BYTES (0: no limit) to read it",
+                          TOO_LARGE)
+
+
 def read_corpus(
     path: str | Path, *, kind: str = "auto", min_chars: int, max_chars: int, strict: bool = False,
-    follow_outside_links: bool = False, skipped: list[SkippedInput] | None = None,
+    follow_outside_links: bool = False, skipped: list[SkippedInput] | None = None, max_bytes: int = 0,
 ) -> list[ChunkedDocument]:
     """Read and chunk a corpus file or folder. ``kind`` auto = markdown for .md, paragraph otherwise.
 
-    A file that cannot be read as text (not UTF-8, UTF-16, binary, malformed YAML front matter) or
-    that the walk refuses (outside the folder, see :func:`corpus_files`) is skipped: appended to
-    ``skipped`` with its reason and logged as a warning, and the other files are read. With
-    ``strict`` the first such file raises :class:`CorpusError` instead. A corpus named as a single
-    file is always read strictly (there is nothing else to go on with)."""
+    A file that cannot be read as text (not UTF-8, UTF-16, binary, malformed YAML front matter),
+    that is over ``max_bytes`` (0: no cap; :func:`check_size`) or that the walk refuses (outside
+    the folder, see :func:`corpus_files`) is skipped: appended to ``skipped`` with its reason and
+    logged as a warning, and the other files are read. With ``strict`` the first such file raises
+    :class:`CorpusError` instead. A corpus named as a single file is always read strictly (there is
+    nothing else to go on with)."""
     _check_sizes(min_chars, max_chars)
     records: list[SkippedInput] = skipped if skipped is not None else []
     first = len(records)
@@ -456,6 +473,7 @@ def read_corpus(
     for doc_id, file in files:
         shown = file.as_posix()
         try:
+            check_size(file, shown, max_bytes, max_chars)
             out.append(
                 chunk_text(
                     doc_id,

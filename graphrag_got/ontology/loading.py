@@ -32,7 +32,7 @@ from graphrag_got.ontology.keys import (
     apply_aliases,
 )
 from graphrag_got.ontology.checks import NO_RELATION
-from graphrag_got.ontology.model import PROBLEM_SEP, Ontology, PropertySpec, json_path
+from graphrag_got.ontology.model import PROBLEM_SEP, Ontology, PropertySpec, json_path, shown_value
 from graphrag_got.ontology.reading import ontology_error
 
 if TYPE_CHECKING:
@@ -63,7 +63,11 @@ def build_ontology(cls: type[Ontology], data: Any, source: str = "<dict>") -> On
         try:
             onto = cls(**canon, source=source, raw=data)
         except ValidationError as exc:  # reported together with the spec problems, if any
-            problems += _pydantic_problems(exc, canon)
+            found = _pydantic_problems(exc, canon)
+            if len(canon["relations"]) < len(apply_aliases(data, TOP_ALIASES).get("relaciones") or ()):
+                # relations were declared but refused above (a missing name): "none" would be untrue
+                found = [p for p in found if p[1] != NO_RELATION]
+            problems += found
         if problems or onto is None:
             raise ontology_error(source, problems or [("$", "invalid ontology")])
         return onto
@@ -100,8 +104,7 @@ def _schema_message(err: jsonschema.ValidationError) -> str:
 
 def _schema_message_text(err: jsonschema.ValidationError) -> str:
     inst = err.instance
-    shown = cap_text(json.dumps(inst, ensure_ascii=False), 120) if not isinstance(inst, (dict, list)) \
-        else type(inst).__name__
+    shown = shown_value(inst, 120)
     if err.validator == "type":  # jsonschema's own message quotes the whole value (a 4 MB file)
         expected = err.validator_value if isinstance(err.validator_value, str) else " or ".join(err.validator_value)
         article = "an" if str(expected)[:1] in "aeiou" else "a"
@@ -114,21 +117,40 @@ def _schema_message_text(err: jsonschema.ValidationError) -> str:
     if err.validator == "oneOf" and isinstance(inst, str):  # a class reference (dominio/rango)
         return f"{shown} is not valid here: class names must be identifiers (letters, digits, _; not starting " \
                "with a digit)"
-    if err.validator == "oneOf":
-        return f"{shown} does not match any allowed form ({err.message})"
-    if err.validator == "additionalProperties":
-        return err.message.replace("Additional properties are not allowed", "unknown key(s)")
+    if err.validator == "oneOf":  # the only oneOf of the schema: a class reference (dominio/rango)
+        return f"{shown} is not valid here: write a class name or a list of class names"
+    if err.validator == "additionalProperties" and isinstance(inst, dict):
+        known = set(err.schema.get("properties", {})) if isinstance(err.schema, dict) else set()
+        unknown = [k for k in inst if k not in known]
+        return (f"unknown key(s): {', '.join(shown_value(k, 80) for k in unknown[:10])}"
+                + (f" and {len(unknown) - 10} more" if len(unknown) > 10 else "")
+                + (f" (allowed: {', '.join(sorted(known))})" if known else ""))
     if err.validator == "anyOf" and err.validator_value and "required" in err.validator_value[0]:
         if err.validator_value[0]["required"] == ["relaciones"]:
             return "missing 'relaciones' (or 'relations'): " + NO_RELATION
-        return "missing 'clases' (or 'classes'): an ontology needs at least one class"
+        if err.validator_value[0]["required"] == ["clases"]:
+            return "missing 'clases' (or 'classes'): an ontology needs at least one class"
+        keys = [k for alt in err.validator_value if isinstance(alt, dict) for k in alt.get("required", ())]
+        return "missing " + " (or ".join(repr(k) for k in keys) + ")" * (len(keys) - 1)
     if err.validator == "minItems" and err.absolute_path and err.absolute_path[-1] in {"relaciones", "relations"}:
         return NO_RELATION
     if err.validator == "minProperties" and err.absolute_path and err.absolute_path[-1] in {"clases", "classes"}:
         return "an ontology needs at least one class: add one under 'clases'"
     if err.validator == "propertyNames":
         return f"name {shown} is not a valid identifier (letters, digits, _; not starting with a digit)"
-    return f"{err.message}"
+    if err.validator == "required":
+        missing = [k for k in err.validator_value if isinstance(inst, dict) and k not in inst]
+        return f"missing key(s): {', '.join(shown_value(k) for k in missing) or shown_value(err.validator_value)}"
+    if err.validator in ("minLength", "minItems", "minProperties") and not inst:
+        return "must not be empty"
+    if err.validator == "maxLength":
+        return f"is longer than {err.validator_value} characters"
+    # anything else: jsonschema's words, with the value written as JSON (never a Python repr)
+    try:
+        text = err.message.replace(repr(inst), shown)
+    except ValueError:  # repr of an integer too long to print
+        text = err.message
+    return text
 
 
 # -------------------------------------------------------------------- canonical form
@@ -222,6 +244,6 @@ def _pydantic_problems(exc: ValidationError, canon: dict[str, Any]) -> list[tupl
                 if m:
                     problems.append((m.group(1), m.group(2)))
         else:
-            problems.append((json_path(tuple(err["loc"])), f"{msg} (value: {err.get('input')!r})"))
+            problems.append((json_path(tuple(err["loc"])), f"{msg} (value: {shown_value(err.get('input'))})"))
     return problems
 

@@ -66,6 +66,16 @@ def json_path(loc: Any) -> str:
     return out
 
 
+def shown_value(value: Any, limit: int = 300) -> str:
+    """A value of the file as a message shows it: its JSON text (``null``, ``[{"x": 1}]``, never a
+    Python repr), at most ``limit`` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (ValueError, TypeError, RecursionError):  # an integer too long to print, a cycle, nesting
+        text = f"a {type(value).__name__} value"
+    return cap_text(text, limit)
+
+
 # -------------------------------------------------------------------- property specs
 class PropertySpec(BaseModel):
     """One property of a class, or one relation attribute.

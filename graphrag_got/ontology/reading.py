@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import json.decoder
 import json.scanner
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +26,46 @@ def read_ontology_json(path: Path) -> Any:
     return _load_json(path, _read_text(path))
 
 
+#: What a path that is not a regular file is, by its ``stat`` mode.
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _not_found(p: Path) -> OntologyError:
+    link = f" (a link to {os.readlink(p)}, which does not exist)" if p.is_symlink() else ""
+    return OntologyError(f"{p}: ontology file not found{link}. Pass a path with --ontology or set GRAPHRAG_ONTOLOGY.",
+                         path=str(p))
+
+
 def _read_text(p: Path) -> str:
-    """The file's text, or one clear :class:`OntologyError` (folder, missing, unreadable, binary, not UTF-8)."""
+    """The file's text, or one clear :class:`OntologyError` (folder, missing, not a regular file,
+    unreadable, binary, not UTF-8).
+
+    The file is opened without blocking and judged by what was opened (``fstat``), so a FIFO, a
+    device such as ``/dev/zero`` or a link to one is refused at once, never read (a FIFO with no
+    writer would block forever, ``/dev/zero`` never ends), even if the path changes under us.
+    """
     if p.is_dir():
         raise OntologyError(f"{p}: is a folder, not an ontology file. Pass the JSON file itself "
                             "(e.g. ontology/got.json) with --ontology or GRAPHRAG_ONTOLOGY.", path=str(p))
-    if not p.is_file():
-        raise OntologyError(
-            f"{p}: ontology file not found. Pass a path with --ontology or set GRAPHRAG_ONTOLOGY.",
-            path=str(p),
-        )
     try:
-        blob = p.read_bytes()
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise _not_found(p) from None
     except OSError as exc:
         raise OntologyError(f"{p}: cannot read the ontology file: {exc.strerror or exc}", path=str(p)) from None
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+            link = f" (through a link to {os.path.realpath(p)})" if p.is_symlink() else ""
+            raise OntologyError(f"{p}: not a regular file: it is {kind}{link}. An ontology is a JSON file; pass "
+                                "the file itself with --ontology or GRAPHRAG_ONTOLOGY.",
+                                problems=[("file", f"not a regular file ({kind})")], path=str(p))
+        try:
+            blob = handle.read()
+        except OSError as exc:
+            raise OntologyError(f"{p}: cannot read the ontology file: {exc.strerror or exc}", path=str(p)) from None
     if b"\x00" in blob:
         raise OntologyError(f"{p}: not a text file (it contains NUL bytes): an ontology is a JSON text file "
                             "saved as UTF-8", problems=[("file", "binary content")], path=str(p))
@@ -52,6 +80,18 @@ def _read_text(p: Path) -> str:
         ) from None
 
 
+class HugeInt(str):
+    """An integer literal too long for Python's ``int`` (over ``sys.get_int_max_str_digits()``
+    digits), kept as its text so the load can say where it is instead of failing mid-parse."""
+
+
+def _parse_int(text: str) -> int | HugeInt:
+    try:
+        return int(text)
+    except ValueError:
+        return HugeInt(text)
+
+
 class _DuplicateKeyDecoder(json.JSONDecoder):
     """A JSON decoder that records duplicate keys with the line of each repeat.
 
@@ -59,7 +99,7 @@ class _DuplicateKeyDecoder(json.JSONDecoder):
     """
 
     def __init__(self) -> None:
-        super().__init__(object_pairs_hook=self._pairs)
+        super().__init__(object_pairs_hook=self._pairs, parse_int=_parse_int)
         self.parse_object = self._parse_object
         self.scan_once = json.scanner.py_make_scanner(self)
         #: (object, [(key, position of the repeat, position of the first)]) for objects with repeated keys
@@ -139,6 +179,12 @@ def _load_json(p: Path, text: str) -> Any:
                             "file's brackets", problems=[("$", "nested too deeply")], path=str(p)) from None
     except ValueError as exc:  # e.g. an integer literal with thousands of digits
         raise OntologyError(f"{p}: not valid JSON: {exc}", problems=[("$", str(exc))], path=str(p)) from None
+    huge = [(loc, value) for loc, value in _leaves(data) if isinstance(value, HugeInt)]
+    if huge:
+        raise ontology_error(str(p), [
+            (json_path(loc), f"an integer of {len(value.lstrip('-')):,} digits at {_position(text, text.find(value))}: "
+                             "no value of an ontology is a number this long; write the value this key takes")
+            for loc, value in huge])
     if decoder.duplicates:
         paths = _object_paths(data, decoder.dropped)
         problems = []
@@ -149,6 +195,21 @@ def _load_json(p: Path, text: str) -> Any:
                                                            "JSON keeps only the last one; keep one of them"))
         raise ontology_error(str(p), problems)
     return data
+
+
+def _leaves(data: Any) -> list[tuple[tuple[Any, ...], Any]]:
+    """(location, value) of every value in ``data`` that is not an object or an array (iterative)."""
+    out: list[tuple[tuple[Any, ...], Any]] = []
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    while stack:
+        node, loc = stack.pop()
+        if isinstance(node, dict):
+            stack += [(v, (*loc, k)) for k, v in node.items()]
+        elif isinstance(node, list):
+            stack += [(v, (*loc, i)) for i, v in enumerate(node)]
+        else:
+            out.append((loc, node))
+    return out
 
 
 def _object_paths(data: Any, dropped: dict[int, list[tuple[str, Any]]]) -> dict[int, tuple[Any, ...]]:

@@ -11,6 +11,7 @@ reach Neo4j only as query parameters, in READ-mode sessions. Errors are JSON
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from contextlib import asynccontextmanager
@@ -28,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphrag_got import __version__
 from graphrag_got.common.once import log_warning_counts
+from graphrag_got.common.sanitize import replace_surrogates
 from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError, LLMError, ModeUnavailable, Neo4jError, OntologyError, SearchError
 from graphrag_got.service.graph_reads import MAX_COMMUNITIES, MAX_MEMBERS, MAX_RELATIONS, BadLookup, EntityNotFound
@@ -51,9 +53,19 @@ SECURITY_HEADERS = {
 BODY_OVERHEAD = 4096  # bytes a request body may hold beyond the question (keys, mode, JSON escapes)
 
 
+class SafeJSONResponse(JSONResponse):
+    """Starlette's JSON response whose text is always valid UTF-8: a lone surrogate that reached a
+    value (input echoed in a message or a result) becomes U+FFFD instead of failing the response
+    with HTTP 500."""
+
+    def render(self, content: Any) -> bytes:
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":"))
+        return replace_surrogates(text).encode("utf-8")
+
+
 def error_response(status: int, code: str, message: str, **detail: Any) -> JSONResponse:
     body = {"error": {"code": code, "message": message, "detail": detail}}
-    return JSONResponse(body, status_code=status)
+    return SafeJSONResponse(body, status_code=status)
 
 
 def _status_of(exc: GraphragGotError) -> tuple[int, str, dict[str, Any]]:
@@ -181,7 +193,7 @@ def create_app(settings: Settings, *, chat: BaseChatModel | None = None,
         runtime.close()
         log_warning_counts(logger)
 
-    app = FastAPI(title="graphrag-got", version=__version__, lifespan=lifespan,
+    app = FastAPI(title="graphrag-got", version=__version__, lifespan=lifespan, default_response_class=SafeJSONResponse,
                   description="Read-only questions over an ontology-constrained knowledge graph.",
                   docs_url=None, redoc_url=None)  # the interactive docs load scripts from a CDN
     app.state.runtime = runtime
@@ -241,7 +253,7 @@ def create_app(settings: Settings, *, chat: BaseChatModel | None = None,
     async def ask(req: AskRequest) -> JSONResponse:
         runtime.check_question(req.question)
         result = await runtime.run(lambda: runtime.ask(req), llm=req.answer)
-        return JSONResponse(result)
+        return SafeJSONResponse(result)
 
     @app.get("/entities/{name:path}", response_model=Neighbourhood, responses=errors,
              summary="An entity (by name or alias) and its relations, with attributes and evidence")
@@ -260,7 +272,7 @@ def create_app(settings: Settings, *, chat: BaseChatModel | None = None,
     @app.get("/health", response_model=Health, summary="Is Neo4j reachable, how big is the graph, which model")
     async def health() -> JSONResponse:
         report = await runtime.run(runtime.health, llm=False)
-        return JSONResponse(report.model_dump(mode="json"), status_code=200 if report.neo4j else 503)
+        return SafeJSONResponse(report.model_dump(mode="json"), status_code=200 if report.neo4j else 503)
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:

@@ -10,7 +10,8 @@ Tools (all read-only; annotated so clients know they change nothing):
 
 They share :class:`graphrag_got.service.runtime.ServiceRuntime` with the HTTP service: the same
 limits (question length, timeout, LLM slots) and the same READ-mode Neo4j sessions. Errors reach
-the client as tool errors carrying our message (what is wrong, what to do). stdout is the protocol
+the client as tool errors carrying our message (what is wrong, what to do); a line the server
+cannot parse gets a JSON-RPC error (:mod:`graphrag_got.service.mcp_stdio`). stdout is the protocol
 channel: nothing here prints, logs go to stderr.
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable, Literal, TypeVar
 
+import anyio
 import neo4j
 from langchain_core.language_models import BaseChatModel
 from mcp.server.mcpserver import MCPServer
@@ -28,6 +30,7 @@ from pydantic import ValidationError
 from graphrag_got import __version__
 from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError
+from graphrag_got.service.mcp_stdio import answering_stdio
 from graphrag_got.service.models import AskRequest
 from graphrag_got.service.runtime import ServiceRuntime
 
@@ -79,6 +82,14 @@ class GraphServer(MCPServer):
                 raise ToolError(f"invalid arguments for tool {name}: {_arguments_problem(exc.__cause__)}") from None
             raise
 
+    async def run_answering_stdio(self) -> None:
+        """Serve over stdin/stdout like the SDK's ``run("stdio")``, through our transport, which
+        answers a line it cannot parse with a JSON-RPC error instead of dropping it
+        (:mod:`graphrag_got.service.mcp_stdio`)."""
+        server = self._lowlevel_server
+        async with answering_stdio() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
 
 def ontology_summary(runtime: ServiceRuntime) -> dict[str, Any]:
     onto = runtime.ontology()
@@ -96,11 +107,10 @@ def ontology_summary(runtime: ServiceRuntime) -> dict[str, Any]:
 
 
 def build_server(settings: Settings, *, chat: BaseChatModel | None = None,
-                 driver: neo4j.Driver | None = None) -> MCPServer:
+                 driver: neo4j.Driver | None = None) -> GraphServer:
     """The MCP server for ``settings`` (``chat``/``driver`` as in :func:`graphrag_got.service.create_app`)."""
     runtime = ServiceRuntime(settings, chat=chat, driver=driver)
-    server: MCPServer = GraphServer(name="graphrag-got", version=__version__, instructions=INSTRUCTIONS,
-                                  log_level="WARNING")
+    server = GraphServer(name="graphrag-got", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool(annotations=READ_ONLY)
     async def ask(question: str, mode: Literal["auto", "local", "global", "drift"] = "auto", answer: bool = True,
@@ -151,4 +161,4 @@ def build_server(settings: Settings, *, chat: BaseChatModel | None = None,
 
 def serve_stdio(settings: Settings) -> None:
     """Run the server on stdin/stdout until the client closes the connection."""
-    build_server(settings).run("stdio")
+    anyio.run(build_server(settings).run_answering_stdio)

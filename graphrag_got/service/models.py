@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from graphrag_got.common.sanitize import replace_surrogates
 
 AskMode = Literal["auto", "local", "global", "drift"]
 Retrieval = Literal["graph", "vector", "hybrid"]
@@ -20,6 +22,13 @@ class AskRequest(BaseModel):
     mode: AskMode = Field("auto", description="auto routes by the question; or force local, global, drift")
     retrieval: Retrieval | None = Field(None, description="local retrieval (default: GRAPHRAG_LOCAL_RETRIEVAL)")
     answer: bool = Field(True, description="false: retrieval only, no LLM call")
+
+    @field_validator("question")
+    @classmethod
+    def _valid_unicode(cls, value: str) -> str:
+        """A lone UTF-16 surrogate (a valid JSON escape such as ``\\ud800``, but no character) becomes
+        U+FFFD: what the search matches, sends to Neo4j and echoes is always encodable."""
+        return replace_surrogates(value)
 
 
 class ErrorBody(BaseModel):

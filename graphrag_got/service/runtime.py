@@ -24,8 +24,9 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 #: What a client is told when Neo4j fails (the URI and the driver's words go to the server log only).
-NEO4J_DOWN = ("Neo4j is not reachable or refused the request: start it with `graphrag-got neo4j start` (or check "
-              "NEO4J_URI / NEO4J_PASSWORD where the service runs); the server log has the details")
+NEO4J_DOWN = ("Neo4j is not reachable, did not answer in time or refused the request: check it with "
+              "`graphrag-got neo4j status` and start it with `graphrag-got neo4j start` (or check NEO4J_URI / "
+              "NEO4J_PASSWORD where the service runs); the server log has the details")
 WORKER_THREADS = 32  # blocking requests served at once (Neo4j reads are short; LLM ones are gated)
 
 
@@ -55,9 +56,12 @@ class ServiceRuntime:
             if self._driver is None:
                 from graphrag_got.graph.db import connect
 
-                # the budget covers a failed attempt and the one retry the driver always makes
+                # the budget covers a failed attempt and the one retry the driver always makes; a
+                # read still running when its request got 504 is ended by the server too
                 wait = self.settings.service.neo4j_timeout_s
-                self._driver = connect(self.settings, timeout_s=wait / 2, retry_s=wait / 10)
+                self._driver = connect(self.settings, timeout_s=wait / 2, retry_s=wait / 10,
+                                       setting="GRAPHRAG_SERVICE_NEO4J_TIMEOUT",
+                                       query_timeout_s=self.settings.service.timeout_s)
             return self._driver
 
     def ontology(self) -> Ontology:
