@@ -71,6 +71,8 @@ OLD_DEFAULTS = {
     "service_allowed_hosts": [], "service_neo4j_timeout_s": 2.0,
     # answers as cited claims for the embedded model (issue 27)
     "answer_format": "auto",
+    "claim_max_sources": 3,
+    "answer_language_retry": True,
     "route_classifier": False, "drift_depth": 1, "drift_followups": 3, "drift_max_calls": 6, "drift_reports": 5,
 }
 
