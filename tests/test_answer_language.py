@@ -43,7 +43,7 @@ def test_a_citation_supports_a_sentence_that_names_its_entities() -> None:
 
 
 def test_stored_answers_are_scored_again_without_the_model(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    row = {"question_id": "L03", "mode": "local", "needed": 2, "answer": "Sansa Stark married Jon Snow [F1].",
+    row = {"question_id": "L03", "mode": "local", "needed": 2, "answer": "Sansa Stark married Jon Snow when the long war was over [F1].",
            "sources": [{"id": "F1", "entities": ["Sansa Stark", "Casa Stark"], "text": "Sansa Stark PERTENECE_A Casa Stark"}]}
     path = tmp_path / "modes.json"
     path.write_text(json.dumps({"meta": {"model": "m", "extraction": "e", "questions": 1}, "rows": [row]}))
@@ -57,6 +57,7 @@ def test_stored_answers_are_scored_again_without_the_model(tmp_path) -> None:  #
 def test_language_narration_and_entity_recall_proxies() -> None:
     assert same_language("¿Quién traicionó a Robb Stark?", "Roose Bolton traicionó a Robb Stark en la boda [F1].")
     assert same_language("¿Quién traicionó a Robb Stark?", "Roose Bolton is the one who betrayed Robb Stark [F1].") is False
+    assert same_language("¿Quién traicionó a Robb Stark?", "Roose Bolton betrayed Robb Stark [F1].") is None  # too short
     assert NARRATION.search("Según las fuentes, Roose Bolton lo traicionó.")
     assert NARRATION.search("The answer is based on the information provided in the Community Reports [R1].")
     assert NARRATION.search("Las fuentes que restan son [F1], [F2].")

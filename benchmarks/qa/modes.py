@@ -27,7 +27,8 @@ the database is emptied first). Per question and mode:
 * **claims kept / left out**: the claims of a claims answer that its support check kept and left out
   (``AskResult.claims`` / ``left_out``), with the reasons; for a prose answer (or a version without the
   check) the answer's sentences count as kept and "left out" is not known (``-``);
-* **language**: the answer is in the question's language (both identified with py3langid); *retries*:
+* **language**: the answer is in the question's language (both identified with py3langid; an answer of
+  fewer than 4 words besides its names is not judged); *retries*:
   answers asked again because the first came in another language;
 * **narrates**: the answer talks about its sources (names "the sources", "the excerpts", "the
   community reports", "la información proporcionada"... outside its citation brackets) instead of
@@ -258,12 +259,20 @@ def strict_support(answer: str, sources: list[Any], index: Any) -> tuple[int, in
     return cited, supported, unchecked
 
 
+#: An answer with fewer words than this besides its names is too short to tell its language (not judged).
+MIN_LANGUAGE_WORDS = 4
+
+
 def same_language(question: str, answer: str | None) -> bool | None:
-    """The answer is in the question's language (None when either cannot be identified)."""
+    """The answer is in the question's language (None when either cannot be identified, or the answer
+    has fewer than ``MIN_LANGUAGE_WORDS`` words besides its names: a short claim about two names says
+    little of its language, and a wrong guess on it would count as a wrong language)."""
     from graphrag_got.common.language import identify
 
-    q, a = identify(question), identify(_BRACKET.sub(" ", answer or ""))
-    if q is None or a is None:
+    bare = _BRACKET.sub(" ", answer or "")
+    words = [w for k, w in enumerate(bare.split()) if (k == 0 or not w[:1].isupper()) and any(c.isalpha() for c in w)]
+    q, a = identify(question), identify(bare)
+    if q is None or a is None or len(words) < MIN_LANGUAGE_WORDS:
         return None
     return q[0] == a[0]
 

@@ -16,10 +16,11 @@ Steps of :func:`drift_search` (after Microsoft GraphRAG's DRIFT, simplified and 
    one LLM call per follow-up (3 more calls by default, each ~a minute on a CPU model) and would
    only paraphrase facts that the final answer reads directly, with their citations; retrieval
    costs none. So one round is exactly one primer call (plus its one retry when the JSON is bad).
-5. **Final answer** (one ``complete_text`` call): reports [R..], facts [F..] and excerpts [C..] of
-   every sub-search, numbered once with :func:`citations.number_sources` (sources only ever
-   appended, so the ids the draft used stay valid), and the draft; citations resolved and invented
-   ones removed and counted.
+5. **Final answer** (one call, :func:`graphrag_got.search.claims.checked_answer`): reports [R..],
+   facts [F..] and excerpts [C..] of every sub-search, numbered once with
+   :func:`citations.number_sources` (sources only ever appended, so the ids the draft used stay
+   valid), and the draft; claims (the embedded model) checked against the sources they cite, the
+   language checked (asked again once), citations resolved and invented ones removed and counted.
 
 Bounds: ``depth`` rounds, ``followups`` per round, ``max_calls`` LLM calls in all (retries
 included; a round starts only when it and the final answer still fit). All are in the result.

@@ -16,10 +16,14 @@
   call passes ``replay_key="community:<id>"`` so recorded answers stay matched to their community.
 * keep map ratings >= threshold, sorted by relevance (descending) then community id; these reports
   become the answer's sources ``[R1]``, ``[R2]``... (:mod:`graphrag_got.search.citations`).
-* reduce: one ``complete_text`` call that answers from the kept extracts, citing their ids; ids the
-  model invents are removed from the answer and counted. Nothing kept: a fixed answer, no reduce.
+* reduce: one call that answers from the kept extracts and the reports' key findings, citing their
+  ids, through :func:`graphrag_got.search.claims.checked_answer`: claims (the embedded model; every
+  claim must cite a report and is checked against the reports it cites, summary and findings) or
+  prose; the answer's language checked, asked again once when it is not the question's. Ids the
+  model invents are removed and counted. Nothing kept: a fixed answer, no reduce.
 
-LLM calls: at most the kept communities + 1 (plus one retry per invalid map answer).
+LLM calls: at most the kept communities + 1 (plus one retry per invalid map answer, and one more
+reduce when the answer came in another language).
 Singleton communities have no report (see :mod:`graphrag_got.communities.detect`) and are never candidates.
 """
 

@@ -18,8 +18,11 @@ Steps of :func:`local_search`:
    A symmetric relation (stored both ways) appears once. Ranking: nearest first, then facts
    joining two anchors, then attribute hits, then most supported (number of chunks).
 3. Context: one line per fact, plus short excerpts of the chunks behind the best facts.
-4. Answer (``complete_text``) from that context only. No anchor, or no fact: a fixed answer
-   saying so, and the LLM is not asked.
+4. Answer from that context only, through :func:`graphrag_got.search.claims.checked_answer`: claims
+   (the embedded model) or prose; the answer's language checked (asked again once when it is not
+   the question's); every claim checked against the sources it cites and left out, with its reason,
+   when they do not back it (:mod:`graphrag_got.search.support`). No anchor, or no fact: a fixed
+   answer saying so, and the LLM is not asked.
 
 That is ``retrieval="graph"``. ``"hybrid"`` (the default, ``GRAPHRAG_LOCAL_RETRIEVAL``) adds the
 question's vector (:mod:`graphrag_got.llm.embeddings`) against the ``chunk_embedding`` and
