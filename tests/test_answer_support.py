@@ -311,3 +311,24 @@ def test_ask_carries_the_left_out_claims_and_the_language_retry(demo_graph) -> N
                chat=_global_chat(ids, _community_ids(driver, settings)))  # fmt: skip
     assert glob.mode == "global" and len(glob.claims) == 3 and len(glob.left_out) == 3
     assert not any("English" in w for w in glob.warnings)
+
+
+def test_a_drift_answer_is_claims_checked_against_reports_and_facts(demo_graph) -> None:  # type: ignore[no-untyped-def]
+    from graphrag_got.llm.replay import ReplayChatModel
+    from graphrag_got.search.drift import drift_search
+
+    driver, settings, ids, onto = demo_graph
+    question = "¿Qué relación hay entre la Casa Stark y la Casa Lannister?"
+    probe = drift_search(driver, settings, question, answer=False, ontology=onto)  # the ids the answer will see
+    report = next(c.id for c in probe.sources if c.kind == "report" and c.community_id == str(ids["Casa Stark"]))
+    fact = next(c.id for c in probe.sources if c.kind == "fact" and "EN_GUERRA_CON" in c.text
+                and set(c.entities) == {"Casa Stark", "Casa Lannister"})  # fmt: skip
+    answer = json.dumps({"claims": [
+        {"statement": "La Casa Lannister está en guerra con la Casa Stark.", "sources": [fact, report]},
+        {"statement": "La Casa Greyjoy está en guerra con la Casa Stark.", "sources": [fact]}]})  # fmt: skip
+    chat = ReplayChatModel(fallback=[json.dumps({"answer": "Borrador.", "follow_ups": []}), answer])
+    res = drift_search(driver, settings, question, chat=chat, ontology=onto)
+    assert res.answer == f"La Casa Lannister está en guerra con la Casa Stark [{fact}, {report}]."
+    assert res.answer_format == "claims" and res.llm_calls == 2
+    assert [(c.reason.value, c.detail) for c in res.support.left_out] == [
+        ("entity_not_in_sources", f"Casa Greyjoy is in none of its sources ({fact})")]

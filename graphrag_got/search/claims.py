@@ -211,12 +211,15 @@ class AnswerChecks:
 
 def checked_answer(chat: BaseChatModel, settings: Settings, *, claims: bool, system: str, prose_system: str,
                    user: str, sources: list[Citation], attempt: Attempt, max_tokens: int, question: str,
-                   language: str | None, index: MatchIndex,
+                   language: str | None, index: MatchIndex | None,
                    required_kind: CitationKind | None = None) -> CheckedAnswer:  # fmt: skip
     """Ask, check the language (asking again once), check every claim's support, render and resolve
     citations (see the module docstring). ``language``: the language asked for (None: the
-    question's, identified here); ``index``: the graph's match index (entity names and aliases);
+    question's, identified here); ``index``: the graph's match index (entity names and aliases;
+    needed for claims, None for prose);
     ``required_kind``: a kind of source every claim must cite (``"report"`` for global answers)."""
+    if claims and index is None:
+        raise ValueError("a claims answer is checked against the graph: pass its match index")
     max_ids = settings.search.claim_max_sources
     ids = [c.id for c in sources]
     expected = language or question_language(question)
@@ -247,7 +250,7 @@ def checked_answer(chat: BaseChatModel, settings: Settings, *, claims: bool, sys
         else:
             out.warnings.append(f"the answer is in {first}, not in {expected} like the question")
     text = draft.text
-    if draft.claims is not None:
+    if draft.claims is not None and index is not None:
         out.support = check_claims(draft.claims, sources, index, max_ids=max_ids, required_kind=required_kind)
         text = render_statements([(c.statement, c.sources) for c in out.support.kept]) or NO_SUPPORTED_CLAIM
         out.invented = list(out.support.invented)

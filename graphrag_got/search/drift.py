@@ -401,7 +401,7 @@ def drift_search(
     if dropped:  # the last-ranked sources go first; the ids of the others stay
         res.warnings.append(f"{dropped} of {dropped + len(res.sources)} sources left out to fit the model's "
                             "context window")  # fmt: skip
-    _, index = entity_catalog(driver, settings)
+    index = entity_catalog(driver, settings)[1] if as_claims else None  # the names claims are checked by
     attempt = Attempt()
     try:
         checked = checked_answer(chat, settings, claims=as_claims, system=system,

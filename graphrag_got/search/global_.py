@@ -387,7 +387,7 @@ def global_search(
             + "\n\nAnswer from these extracts only, citing their ids.")  # fmt: skip
     as_claims = use_claims(settings, chat)  # the embedded model fills cited claims (search/claims.py)
     system = claims_answer_prompt(language, max_ids=settings.search.claim_max_sources) if as_claims else reduce_system
-    _, index = entity_catalog(driver, settings)
+    index = entity_catalog(driver, settings)[1] if as_claims else None  # the names claims are checked by
     attempt = Attempt()
     try:
         checked = checked_answer(chat, settings, claims=as_claims, system=system, prose_system=reduce_system, user=user,
