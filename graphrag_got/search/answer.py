@@ -4,6 +4,7 @@
     res = ask(driver, settings, "How does Ada Lovelace relate to the Analytical Engine?")
     res.route.mode, res.route.reason      # "drift", "connective question (rule connective.en ...)"
     res.answer, res.citations             # the answer and the sources it cites ([F1], [C2], [R1])
+    res.claims, res.left_out              # claims format: the claims kept, and those left out with their reason
     res.model_dump(mode="json")           # the CLI's --json output and the service's response body
 
 ``mode="auto"`` asks :mod:`graphrag_got.search.route` (rules first, then the optional LLM
