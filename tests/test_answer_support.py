@@ -64,6 +64,13 @@ def test_a_claim_its_sources_state_is_kept_with_what_backs_it() -> None:
     assert report.summary() == "4 claims kept, none left out"
 
 
+def test_a_word_written_in_lower_case_is_a_common_noun_not_a_name() -> None:
+    # "engine" is a distinctive word of "Analytical Engine": written in lower case it names nothing
+    report = _check(("Ada Lovelace wrote about an engine.", ["F1"]), ("Ada Lovelace wrote about the Engine.", ["F1"]))
+    assert [c.entities for c in report.kept] == [["Ada Lovelace"]]
+    assert report.left_out[0].detail == "Analytical Engine is in none of its sources (F1)"
+
+
 def test_each_unsupported_claim_is_left_out_with_its_reason() -> None:
     report = _check(("Ada Lovelace met Mary Somerville.", ["F1"]),  # Somerville is in none of its sources
                     ("Mary Somerville designed the Analytical Engine.", ["C1", "F2"]),  # never in one place together

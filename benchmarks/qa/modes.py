@@ -202,13 +202,20 @@ def citation_support(answer: str, sources: list[Any]) -> tuple[int, int]:
 
 
 def _entities(text: str, index: Any) -> list[frozenset[str]]:
-    """The graph entities ``text`` names (each as its candidate uids), by the anchor matcher."""
-    from graphrag_got.search.anchors import match_entities
+    """The graph entities ``text`` names (each as its candidate uids), by the anchor matcher; a word or
+    close spelling matched only where ``text`` writes it in lower case is a common noun ("en guerra"),
+    not a name."""
+    from graphrag_got.search.anchors import match_entities, normalize_words
 
+    written: dict[str, list[str]] = {}
+    for w in re.findall(r"\w+", text):
+        written.setdefault(normalize_words(w), []).append(w)
     out: list[frozenset[str]] = []
     for m in match_entities(text, [], index=index):
         uids = frozenset(m.uids)
-        if m.how in {"exact", "partial", "fuzzy"} and uids and uids not in out:
+        seen = [w for t in m.term.split() for w in written.get(t, [])]
+        common = m.how != "exact" and bool(seen) and all(w[:1].islower() for w in seen)
+        if m.how in {"exact", "partial", "fuzzy"} and uids and uids not in out and not common:
             out.append(uids)
     return out
 

@@ -11,7 +11,9 @@ cited sources, in code, and leaves out the ones that are not backed:
    report (``required_kind="report"``).
 2. **Entities.** The entities a claim names are found with the matcher that anchors questions
    (:func:`graphrag_got.search.anchors.match_entities`: keys and aliases of the graph, distinctive
-   words, close spellings; ambiguous words are not entities). Each must occur in at least one cited
+   words, close spellings; ambiguous words are not entities; a distinctive word or close spelling the
+   claim writes only in lower case is a common noun, not a name: "en guerra" names no event whose
+   name starts with "Guerra"). Each must occur in at least one cited
    source, else the claim is left out (:attr:`SupportReason.ENTITY_NOT_IN_SOURCES`). An entity occurs
    in a source when the source is about it (a fact's two ends, a report's members, a finding's
    members) or the same matcher finds it in the source's text (the fact line with its attributes,
@@ -241,10 +243,23 @@ class _Candidate:
     strength: int  # most of its entities one cited fact holds as its ends
 
 
+def _common_word(m: Match, words: dict[str, list[str]]) -> bool:
+    """Whether a partial or fuzzy match stands only on words the statement writes in lower case: a
+    common noun that happens to open a name ("war" of "War of the Five Kings"), not the name. Scripts
+    without letter case are never judged so. Exact keys and aliases always name their entity."""
+    if m.how == "exact":
+        return False
+    written = [w for term in m.term.split() for w in words.get(term, [])]
+    return bool(written) and all(w[:1].islower() for w in written)
+
+
 def _named(statement: str, index: MatchIndex) -> list[_Named]:
     """The entities ``statement`` names, in the order it names them."""
     out: list[_Named] = []
     text = f" {normalize_words(statement)} "
+    words: dict[str, list[str]] = {}
+    for w in re.findall(r"\w+", statement):
+        words.setdefault(normalize_words(w), []).append(w)
 
     def where(m: Match) -> int:
         at = text.find(f" {m.term} ")
@@ -252,7 +267,7 @@ def _named(statement: str, index: MatchIndex) -> list[_Named]:
 
     for m in sorted(match_entities(statement, [], index=index), key=where):
         uids = frozenset(m.uids)
-        if m.how not in _MATCHED or not uids or any(n.uids == uids for n in out):
+        if m.how not in _MATCHED or not uids or any(n.uids == uids for n in out) or _common_word(m, words):
             continue
         label = m.names[0] if len(m.names) == 1 else f"{m.term} ({' / '.join(m.names)})"
         out.append(_Named(label, uids, m.term))
