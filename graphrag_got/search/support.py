@@ -12,8 +12,8 @@ cited sources, in code, and leaves out the ones that are not backed:
 2. **Entities.** The entities a claim names are found with the matcher that anchors questions
    (:func:`graphrag_got.search.anchors.match_entities`: keys and aliases of the graph, distinctive
    words, close spellings; ambiguous words are not entities; a distinctive word or close spelling the
-   claim writes only in lower case is a common noun, not a name: "en guerra" names no event whose
-   name starts with "Guerra"). Each must occur in at least one cited
+   claim writes only in lower case is a common noun, not a name: "at war" names no event whose
+   name starts with "War"). Each must occur in at least one cited
    source, else the claim is left out (:attr:`SupportReason.ENTITY_NOT_IN_SOURCES`). An entity occurs
    in a source when the source is about it (a fact's two ends, a report's members, a finding's
    members) or the same matcher finds it in the source's text (the fact line with its attributes,
@@ -245,7 +245,7 @@ class _Candidate:
 
 def _common_word(m: Match, words: dict[str, list[str]]) -> bool:
     """Whether a partial or fuzzy match stands only on words the statement writes in lower case: a
-    common noun that happens to open a name ("war" of "War of the Five Kings"), not the name. Scripts
+    common noun that happens to open a name ("war" of "War of 1812"), not the name. Scripts
     without letter case are never judged so. Exact keys and aliases always name their entity."""
     if m.how == "exact":
         return False
