@@ -294,8 +294,9 @@ class SearchSettings(Section):
         "(vector top-k chunks and entities), `hybrid` (both, fused by reciprocal rank)")
     local_hops: int = _env("GRAPHRAG_LOCAL_HOPS", 2, "local search: neighbourhood depth (1 to 4)", ge=1, le=4)
     local_max_facts: int = _env("GRAPHRAG_LOCAL_MAX_FACTS", 60, "local search: most facts in the context", ge=1)
-    answer_format: Literal["auto", "text", "claims"] = _env("GRAPHRAG_ANSWER_FORMAT", "auto", (
-        "local/DRIFT answers: `text` (prose), `claims` (cited claims as JSON, context ids only), `auto` (claims on llama.cpp)"))
+    answer_format: Literal["auto", "text", "claims"] = _env("GRAPHRAG_ANSWER_FORMAT", "auto", "local, global and DRIFT answers: `text` (prose, not checked), `claims` (cited claims as JSON, context ids only; a claim its sources do not support is left out, with its reason), `auto` (claims on llama.cpp)")
+    claim_max_sources: int = _env("GRAPHRAG_CLAIM_MAX_SOURCES", 3, "claims answers: most source ids one claim may cite and keeps (those holding its names first; the others are removed and listed)", ge=1, le=10)
+    answer_language_retry: bool = _env("GRAPHRAG_ANSWER_LANGUAGE_RETRY", True, "answers: when an answer's language is not the question's, ask again once with the language named last in the prompt (a warning says when it still differs; 0: only the warning)")
     local_top_k: int = _env("GRAPHRAG_LOCAL_TOP_K", 8,
                             "local search: vector hits per index (chunks, entities) in vector/hybrid retrieval",
                             ge=1, le=200)

@@ -318,9 +318,11 @@ __all__ = [
 ROUTE_CLASSIFIER_VERSION = "route-v1"
 DRIFT_PRIMER_VERSION = "drift-primer-v1"
 DRIFT_ANSWER_VERSION = "drift-answer-v2"  # v2: facts first, sources never narrated
-CLAIMS_ANSWER_VERSION = "claims-answer-v1"  # answers as a JSON list of cited claims (search/claims.py)
+CLAIMS_ANSWER_VERSION = "claims-answer-v2"  # v2: at most N ids a claim, no repeats with other names, names as written
+LANGUAGE_REMINDER_VERSION = "language-reminder-v1"  # the last line of an answer asked again for its language
 VERSIONS.update({"route_classifier": ROUTE_CLASSIFIER_VERSION, "drift_primer": DRIFT_PRIMER_VERSION,
-                 "drift_answer": DRIFT_ANSWER_VERSION, "claims_answer": CLAIMS_ANSWER_VERSION})  # fmt: skip
+                 "drift_answer": DRIFT_ANSWER_VERSION, "claims_answer": CLAIMS_ANSWER_VERSION,
+                 "language_reminder": LANGUAGE_REMINDER_VERSION})  # fmt: skip
 
 
 def route_classifier_prompt() -> str:
@@ -363,7 +365,7 @@ def drift_answer_prompt(language: str | None = None) -> str:
     )
 
 
-def claims_answer_prompt(language: str | None = None, max_claims: int = 6) -> str:
+def claims_answer_prompt(language: str | None = None, max_claims: int = 6, max_ids: int = 3) -> str:
     """System prompt of an answer written as cited claims (the ``claims`` answer format)."""
     in_lang = _in_language(language)
     return (
@@ -372,15 +374,24 @@ def claims_answer_prompt(language: str | None = None, max_claims: int = 6) -> st
         '{"claims": [{"statement": "...", "sources": ["F1", ...]}, ...]}: at most '
         f"{max_claims} claims, the direct answer first. Each statement is one short sentence {in_lang} that "
         "states one fact about the subject of the question (who, what, when, where, why, as asked), with the "
-        "ids of the sources that say it. Write about the subject, never about the sources. If the sources "
+        f"ids of the sources that say it (at most {max_ids}). Every name in a statement must appear in the "
+        "sources it cites, written as they write it. Never repeat a statement with other names: each claim "
+        "states a different fact. Write about the subject, never about the sources. If the sources "
         "do not answer the question, the first statement says that the graph does not contain the answer "
         "and the next ones state what it does contain."
     )
 
 
+def language_reminder(language: str) -> str:
+    """The last line of an answer asked again because it came in another language than ``language``."""
+    lang = language.strip()
+    return f"Write the whole answer in {lang}, the language of the question: every sentence in {lang}."
+
+
 __all__ += [
-    "CLAIMS_ANSWER_VERSION", "DRIFT_ANSWER_VERSION", "DRIFT_PRIMER_VERSION", "ROUTE_CLASSIFIER_VERSION",
-    "claims_answer_prompt", "drift_answer_prompt", "drift_primer_prompt", "route_classifier_prompt",
+    "CLAIMS_ANSWER_VERSION", "DRIFT_ANSWER_VERSION", "DRIFT_PRIMER_VERSION", "LANGUAGE_REMINDER_VERSION",
+    "ROUTE_CLASSIFIER_VERSION", "claims_answer_prompt", "drift_answer_prompt", "drift_primer_prompt",
+    "language_reminder", "route_classifier_prompt",
 ]  # fmt: skip
 
 

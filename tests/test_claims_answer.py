@@ -44,17 +44,21 @@ def test_auto_asks_claims_of_the_embedded_model_only() -> None:
 def test_a_local_answer_as_claims_and_its_fallback_to_prose(gold_graph, neo4j_settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
     settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", local_retrieval="graph",
                                              answer_format="claims")  # fmt: skip
+    # F1 is the meeting (after the battle), C1 the sentence placing it on the island: both back the claim
     claims = json.dumps({"claims": [{"statement": "Jon Snow y Daenerys se conocieron en Rocadragón.",
-                                     "sources": ["F1"]}]})  # fmt: skip
+                                     "sources": ["F1", "C1"]}]})  # fmt: skip
     counter = CallCounter()
     chat = FakeListChatModel(responses=[ANCHORS, claims], callbacks=[counter])
     res = local_search(gold_graph, settings, MEETING, chat=chat, ontology=ONTO)
-    assert res.answer == "Jon Snow y Daenerys se conocieron en Rocadragón [F1]."
-    assert [c.id for c in res.citations] == ["F1"] and counter.calls == res.llm_calls == 2
+    assert res.answer == "Jon Snow y Daenerys se conocieron en Rocadragón [F1, C1]."
+    assert [c.id for c in res.citations] == ["F1", "C1"] and counter.calls == res.llm_calls == 2
+    assert res.answer_format == "claims" and res.support is not None and res.support.left_out == []
     assert "JSON" in counter.prompts[-1] or "claims" in counter.prompts[-1]
-    # an answer that is not the JSON, twice: one prose call instead, counted
+    # an answer that is not the JSON, twice: one prose call instead, counted, its sentences checked as claims
     counter = CallCounter()
-    chat = FakeListChatModel(responses=[ANCHORS, "no json", "still none", "Se conocieron en Rocadragón [F1]."],
-                             callbacks=[counter])  # fmt: skip
+    prose = "Se conocieron tras la Batalla de los Bastardos [F1]. Se casaron en Invernalia [F1]."
+    chat = FakeListChatModel(responses=[ANCHORS, "no json", "still none", prose], callbacks=[counter])  # fmt: skip
     res = local_search(gold_graph, settings, MEETING, chat=chat, ontology=ONTO)
-    assert res.answer == "Se conocieron en Rocadragón [F1]." and counter.calls == res.llm_calls == 4
+    assert res.answer == "Se conocieron tras la Batalla de los Bastardos [F1]." and counter.calls == res.llm_calls == 4
+    assert res.support is not None and [c.reason.value for c in res.support.left_out] == ["entity_not_in_sources"]
+    assert any("prose fallback was checked" in w for w in res.warnings)

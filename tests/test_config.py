@@ -71,6 +71,8 @@ OLD_DEFAULTS = {
     "service_allowed_hosts": [], "service_neo4j_timeout_s": 2.0,
     # answers as cited claims for the embedded model (issue 27)
     "answer_format": "auto",
+    "claim_max_sources": 3,
+    "answer_language_retry": True,
     "route_classifier": False, "drift_depth": 1, "drift_followups": 3, "drift_max_calls": 6, "drift_reports": 5,
     # a hung Neo4j fails a command in seconds; a size cap per document; long runs announced (issue 37)
     "neo4j_timeout_s": 5.0, "max_document_bytes": 5_000_000, "announce_chunks": 200,

@@ -297,11 +297,11 @@ def test_other_model_dimension_degrades_with_a_reason(graph, settings: Settings,
 def test_cited_answer_keeps_known_ids_and_drops_invented_ones(graph, settings: Settings, onto: Ontology) -> None:  # type: ignore[no-untyped-def]
     driver, _ = graph
     counter = CallCounter()
-    answer = ("Zabbix raises an alert when a host stops answering [C1][F1]. Nagios e-mails the admin [F1, F99]. "
-              "It also pages by radio [X7] [C42].")
+    answer = ("Zabbix avisa cuando una máquina deja de responder [C1][F1]. Nagios envía un correo al administrador "
+              "[F1, F99]. También avisa por radio [X7] [C42].")
     chat = FakeListChatModel(responses=['{"entities": []}', answer], callbacks=[counter])
     res = local_search(driver, settings, NO_NAME_QUESTION, chat=chat, ontology=onto, retrieval="hybrid")
-    assert counter.calls == res.llm_calls == 2
+    assert counter.calls == res.llm_calls == 2 and res.answer_language == "Spanish" and not res.language_retry
     prompt = counter.prompts[-1]
     assert "[F1] " in prompt and "[C1] " in prompt and "cite only ids" in prompt.lower()
     assert res.raw_answer == answer

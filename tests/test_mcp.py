@@ -21,13 +21,13 @@ service_graph = test_service.service_graph  # the module's fixture, used by name
 TOOLS = {"ask", "neighbourhood", "communities", "ontology"}
 
 
-def _server(settings: Any, replay: Path) -> StdioServerParameters:
+def _server(settings: Any, replay: Path, **extra: str) -> StdioServerParameters:
     env = {
         "NEO4J_URI": settings.neo4j.uri, "NEO4J_USERNAME": settings.neo4j.username,
         "NEO4J_PASSWORD": settings.neo4j.password, "NEO4J_DATABASE": settings.neo4j.database,
         "GRAPHRAG_HOME": str(settings.files.home), "GRAPHRAG_ONTOLOGY": str(ROOT / "ontology" / "got.json"),
         "GRAPHRAG_EMBEDDINGS": "0", "GRAPHRAG_LOCAL_RETRIEVAL": "graph",
-        "GRAPHRAG_LLM_PROVIDER": "replay", "GRAPHRAG_REPLAY_FILE": str(replay),
+        "GRAPHRAG_LLM_PROVIDER": "replay", "GRAPHRAG_REPLAY_FILE": str(replay), **extra,
     }
     return StdioServerParameters(command=sys.executable, args=["-m", "graphrag_got.cli", "mcp"], env=env, cwd=ROOT)
 
@@ -40,7 +40,7 @@ def _payload(result: Any) -> dict[str, Any]:
     return json.loads(result.content[0].text)
 
 
-def test_mcp_stdio_lists_and_calls_the_read_only_tools(service_graph, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_mcp_stdio_lists_and_calls_the_read_only_tools(service_graph, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811 (the imported fixture)
     replay = tmp_path / "replay.json"
     # local search with an answer: the anchor-name call, then the answer call
     replay.write_text(json.dumps({"responses": [], "fallback": ['{"entities": []}', "Se encuentran en Rocadragón [F1]."]}),
@@ -176,3 +176,25 @@ def test_mcp_stdio_answers_every_line_with_a_json_rpc_error_for_what_it_cannot_p
     finally:
         stderr = server.close()
     assert "Traceback" not in stderr, stderr
+
+
+def test_mcp_ask_lists_the_claims_left_out_and_why(service_graph, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811 (the imported fixture)
+    claims = json.dumps({"claims": [
+        {"statement": "Jon Snow se encuentra con Daenerys Targaryen en Rocadragón.", "sources": ["F1"]},
+        {"statement": "Daenerys Targaryen se encuentra con Jon Snow en Rocadragón.", "sources": ["F1"]},
+        {"statement": "Jon Snow se encuentra con Cersei Lannister.", "sources": ["F1"]}]})  # fmt: skip
+    replay = tmp_path / "replay.json"
+    replay.write_text(json.dumps({"responses": [], "fallback": ['{"entities": []}', claims]}), encoding="utf-8")
+    server = _server(service_graph["settings"], replay, GRAPHRAG_ANSWER_FORMAT="claims")
+
+    async def session() -> dict[str, Any]:
+        with anyio.fail_after(90):
+            async with Client(server) as client:
+                return _payload(await client.call_tool("ask", {"question": MEETING, "mode": "local"}))
+
+    answer = anyio.run(session)
+    assert answer["answer"] == "Jon Snow se encuentra con Daenerys Targaryen en Rocadragón [F1]."
+    assert answer["answer_format"] == "claims" and len(answer["claims"]) == 1
+    assert [(c["reason"], c["detail"]) for c in answer["left_out"]] == [
+        ("repeat", "repeats claim 1 with the same names"),
+        ("entity_not_in_sources", "Cersei Lannister is in none of its sources (F1)")]  # fmt: skip

@@ -439,6 +439,30 @@ def test_ask_answer_has_resolved_citations(served) -> None:  # type: ignore[no-u
     assert all(c["text"] == by_id[c["id"]]["text"] for c in r["citations"])
 
 
+def test_ask_claims_answer_lists_the_claims_left_out_in_a_typed_response(service_graph) -> None:  # type: ignore[no-untyped-def]
+    claims = json.dumps({"claims": [
+        {"statement": "Jon Snow se encuentra con Daenerys Targaryen en Rocadragón.", "sources": ["F1"]},
+        {"statement": "Jon Snow se encuentra con Cersei Lannister.", "sources": ["F1"]}]})  # fmt: skip
+    settings = service_graph["settings"].with_overrides(answer_format="claims")
+    app = create_app(settings, chat=ScriptedChat(answer=claims), driver=service_graph["driver"])
+    with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=30) as client:
+        res = client.post("/ask", json={"question": MEETING, "mode": "local"})
+        schema = client.get("/openapi.json").json()
+    assert res.status_code == 200, res.text
+    r = res.json()
+    # F1's evidence sentence places the meeting on the island: the first claim stands
+    assert r["answer"] == "Jon Snow se encuentra con Daenerys Targaryen en Rocadragón [F1]." and r["answer_format"] == "claims"
+    assert [c["basis"] for c in r["claims"]] == ["relation"]
+    assert r["left_out"] == [{"statement": "Jon Snow se encuentra con Cersei Lannister.", "sources": ["F1"],
+                              "reason": "entity_not_in_sources", "entities": ["Jon Snow", "Cersei Lannister"],
+                              "detail": "Cersei Lannister is in none of its sources (F1)"}]  # fmt: skip
+    body = schema["paths"]["/ask"]["post"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/AskResult"}
+    typed = schema["components"]["schemas"]["AskResult"]["properties"]
+    assert {"claims", "left_out", "answer_language", "language_retry"} <= set(typed)
+    assert "LeftOutClaim" in json.dumps(typed["left_out"]) and "SupportReason" in schema["components"]["schemas"]
+
+
 def test_ask_modes_and_types_are_validated(served) -> None:  # type: ignore[no-untyped-def]
     client, chat = served
     for body in ({"question": MEETING, "mode": "everything"}, {"question": 42}, {"mode": "local"},
@@ -592,6 +616,7 @@ def test_page_clears_the_previous_result_on_a_new_request() -> None:
     assert run.returncode == 0, run.stderr
     states = json.loads(run.stdout)
     assert "OLD-ROUTE" in states["first"]["route"] and "OLD-SOURCE" in states["first"]["sources"]
+    assert "OLD-LEFT-OUT [F1] — OLD-WHY" in states["first"]["left_out"] and "1 kept, 1 left out" in states["first"]["left_out"]
     second = states["second"]
     assert second["status"] == "NEW-ERROR" and second["result_hidden"] is True
-    assert second["route"] == second["answer"] == second["warnings"] == second["sources"] == ""
+    assert second["route"] == second["answer"] == second["warnings"] == second["sources"] == second["left_out"] == ""

@@ -60,7 +60,7 @@ def page(tmp_path: Path):  # type: ignore[no-untyped-def]
             context.close()
 
 
-def test_page_asks_cites_shows_evidence_and_draws_the_graph(page, service_graph) -> None:  # type: ignore[no-untyped-def]
+def test_page_asks_cites_shows_evidence_and_draws_the_graph(page, service_graph) -> None:  # type: ignore[no-untyped-def]  # noqa: F811 (the imported fixture)
     pg, errors = page
     app = create_app(service_graph["settings"], chat=ScriptedChat(), driver=service_graph["driver"])
     with serve_in_thread(app) as url:
@@ -98,7 +98,29 @@ def test_page_asks_cites_shows_evidence_and_draws_the_graph(page, service_graph)
     assert not errors, errors
 
 
-def test_page_shows_a_refused_question_as_an_error(page, service_graph) -> None:  # type: ignore[no-untyped-def]
+def test_page_lists_the_claims_left_out_and_why(page, service_graph) -> None:  # type: ignore[no-untyped-def]  # noqa: F811 (the imported fixture)
+    import json
+
+    pg, errors = page
+    claims = json.dumps({"claims": [
+        {"statement": "Jon Snow se encuentra con Daenerys Targaryen en Rocadragón.", "sources": ["F1"]},
+        {"statement": "Jon Snow se encuentra con Cersei Lannister.", "sources": ["F1"]}]})  # fmt: skip
+    settings = service_graph["settings"].with_overrides(answer_format="claims")
+    app = create_app(settings, chat=ScriptedChat(answer=claims), driver=service_graph["driver"])
+    with serve_in_thread(app) as url:
+        pg.goto(url + "/")
+        pg.fill("#question", MEETING)
+        pg.click("#ask")
+        pg.wait_for_selector("#left-out li", timeout=30_000)
+        assert "Cersei" not in pg.text_content("#answer") and "Rocadragón" in pg.text_content("#answer")
+        assert pg.text_content("#claims-summary") == "claims: 1 kept, 1 left out"
+        assert "Left out (not supported by its sources)" in pg.text_content("#left-out")
+        item = pg.text_content("#left-out li")
+        assert item == "Jon Snow se encuentra con Cersei Lannister. [F1] — Cersei Lannister is in none of its sources (F1)"
+    assert not errors, errors
+
+
+def test_page_shows_a_refused_question_as_an_error(page, service_graph) -> None:  # type: ignore[no-untyped-def]  # noqa: F811 (the imported fixture)
     pg, errors = page
     app = create_app(service_graph["settings"], chat=ScriptedChat(), driver=service_graph["driver"])
     with serve_in_thread(app) as url:

@@ -16,7 +16,20 @@ the database is emptied first). Per question and mode:
   letters, found in the sentence after ``normalize_name``); a citation of a fact about other
   entities does not count. A citation that opens a line or sentence belongs to the sentence before
   it ("... en Rocadragón.\n[F1]"), so ids listed after "the sources are:" count as unsupported;
-* **language**: the answer is in the question's language (both identified with py3langid);
+* **strict citation precision** (issue 42): the same, with a stricter proxy - the claim's *relation* must be
+  in the cited source. Entities are found in the citing sentence with the graph's own matcher
+  (:func:`graphrag_got.search.anchors.match_entities`: names, aliases, distinctive words, close
+  spellings). A sentence naming two or more of them is supported by a cited source only when one
+  place of that source (a fact with its attributes, its evidence sentence, one sentence of an excerpt or
+  report, one report finding) names two of them together; a sentence naming one, when the source names
+  it. Citations of sentences naming no entity cannot be judged this way and are counted apart
+  (*unchecked*), not as supported. Computed from the answer text, so it scores answers of any version;
+* **claims kept / left out**: the claims of a claims answer that its support check kept and left out
+  (``AskResult.claims`` / ``left_out``), with the reasons; for a prose answer (or a version without the
+  check) the answer's sentences count as kept and "left out" is not known (``-``);
+* **language**: the answer is in the question's language (both identified with py3langid; an answer of
+  fewer than 4 words besides its names is not judged); *retries*:
+  answers asked again because the first came in another language;
 * **narrates**: the answer talks about its sources (names "the sources", "the excerpts", "the
   community reports", "la información proporcionada"... outside its citation brackets) instead of
   only stating the facts;
@@ -89,6 +102,14 @@ class ModeRow:
     answer: str | None = None
     missing: list[str] = field(default_factory=list)
     sources: list[dict[str, Any]] = field(default_factory=list)  # id, entities, text: enough to score again
+    claims_kept: int | None = None  # claims shown (a prose answer: its sentences)
+    claims_left_out: int | None = None  # claims its check left out (None: no check in this version or format)
+    left_out_reasons: dict[str, int] = field(default_factory=dict)
+    left_out: list[str] = field(default_factory=list)  # the claims left out, with why
+    strict_cited: int = 0  # citations of sentences naming an entity of the graph
+    strict_supported: int = 0  # of those, citations whose source holds the sentence's relation
+    strict_unchecked: int = 0  # citations of sentences naming no entity (not judged)
+    language_retry: bool = False
 
 
 def _in_line(fact: dict[str, str], line: str, symmetric: bool) -> bool:
@@ -180,12 +201,85 @@ def citation_support(answer: str, sources: list[Any]) -> tuple[int, int]:
     return total, ok
 
 
+def _entities(text: str, index: Any) -> list[frozenset[str]]:
+    """The graph entities ``text`` names (each as its candidate uids), by the anchor matcher; a word or
+    close spelling matched only where ``text`` writes it in lower case is a common noun ("en guerra"),
+    not a name."""
+    from graphrag_got.search.anchors import match_entities, normalize_words
+
+    written: dict[str, list[str]] = {}
+    for w in re.findall(r"\w+", text):
+        written.setdefault(normalize_words(w), []).append(w)
+    out: list[frozenset[str]] = []
+    for m in match_entities(text, [], index=index):
+        uids = frozenset(m.uids)
+        seen = [w for t in m.term.split() for w in written.get(t, [])]
+        common = m.how != "exact" and bool(seen) and all(w[:1].islower() for w in seen)
+        if m.how in {"exact", "partial", "fuzzy"} and uids and uids not in out and not common:
+            out.append(uids)
+    return out
+
+
+def _places(source: Any, index: Any) -> list[set[str]]:
+    """The entity sets one place of ``source`` names together: a fact (its ends, its line, its evidence
+    sentence), each sentence of its text, each report finding."""
+    from graphrag_got.search.anchors import normalize_words
+
+    def uids(text: str) -> set[str]:
+        return {u for e in _entities(text, index) for u in e}
+
+    def named(names: Any) -> set[str]:  # entity names as such: by key or alias, else as the matcher reads them
+        out: set[str] = set()
+        for name in names or []:
+            out |= {e["uid"] for e in index.keys.get(normalize_words(name), [])} or uids(name)
+        return out
+
+    ends, text = named(getattr(source, "entities", None)), getattr(source, "text", "") or ""
+    if getattr(source, "kind", "") == "fact":
+        evidence = getattr(source, "evidence", None)
+        return [ends | uids(text)] + ([ends | uids(evidence)] if evidence else [])
+    places = [uids(s) for s in _SENTENCE.split(text) if s.strip()]
+    places += [uids(getattr(f, "statement", "")) | named(getattr(f, "members", None))
+               for f in getattr(source, "findings", None) or []]
+    return places + ([ends] if ends else [])
+
+
+def strict_support(answer: str, sources: list[Any], index: Any) -> tuple[int, int, int]:
+    """(citations of sentences naming an entity, those whose source holds the sentence's relation, citations
+    of sentences naming none): the stricter proxy of the module docstring."""
+    by_id = {s.id: s for s in sources}
+    cited = supported = unchecked = 0
+    places: dict[str, list[set[str]]] = {}
+    for sentence, ids in _claims(answer):
+        named = _entities(sentence, index)
+        for i in ids:
+            if i not in by_id:
+                continue
+            if not named:
+                unchecked += 1
+                continue
+            cited += 1
+            if i not in places:
+                places[i] = _places(by_id[i], index)
+            need = 2 if len(named) >= 2 else 1
+            supported += any(sum(1 for e in named if e & place) >= need for place in places[i])
+    return cited, supported, unchecked
+
+
+#: An answer with fewer words than this besides its names is too short to tell its language (not judged).
+MIN_LANGUAGE_WORDS = 4
+
+
 def same_language(question: str, answer: str | None) -> bool | None:
-    """The answer is in the question's language (None when either cannot be identified)."""
+    """The answer is in the question's language (None when either cannot be identified, or the answer
+    has fewer than ``MIN_LANGUAGE_WORDS`` words besides its names: a short claim about two names says
+    little of its language, and a wrong guess on it would count as a wrong language)."""
     from graphrag_got.common.language import identify
 
-    q, a = identify(question), identify(_BRACKET.sub(" ", answer or ""))
-    if q is None or a is None:
+    bare = _BRACKET.sub(" ", answer or "")
+    words = [w for k, w in enumerate(bare.split()) if (k == 0 or not w[:1].isupper()) and any(c.isalpha() for c in w)]
+    q, a = identify(question), identify(bare)
+    if q is None or a is None or len(words) < MIN_LANGUAGE_WORDS:
         return None
     return q[0] == a[0]
 
@@ -202,10 +296,22 @@ def entity_recall(question: dict[str, Any], answer: str | None) -> tuple[int, li
     return hits, missing
 
 
-def _score_form(row: "ModeRow", question: str, res: Any) -> None:
+def _score_form(row: "ModeRow", question: str, res: Any, index: Any = None) -> None:
     row.cited, row.invented = len(res.citations), res.invented_citations
     total, row.cited_supported = citation_support(res.answer or "", res.sources)
     row.cited = total
+    if index is not None and res.answer:
+        row.strict_cited, row.strict_supported, row.strict_unchecked = strict_support(res.answer, res.sources, index)
+    left_out = getattr(res, "left_out", None)
+    if getattr(res, "answer_format", None) == "claims" and left_out is not None:  # the check of issue 42
+        row.claims_kept, row.claims_left_out = len(res.claims), len(left_out)
+        for c in left_out:
+            reason = getattr(c.reason, "value", str(c.reason))
+            row.left_out_reasons[reason] = row.left_out_reasons.get(reason, 0) + 1
+        row.left_out = [c.line() for c in left_out]
+    elif res.answer:
+        row.claims_kept = sum(1 for _ in _claims(res.answer))
+    row.language_retry = bool(getattr(res, "language_retry", False))
     row.language_ok = same_language(question, res.answer)
     row.narrates = bool(NARRATION.search(_BRACKET.sub(" ", res.answer or "")))
     row.sources = [{"id": c.id, "entities": list(c.entities), "text": c.text[:200]} for c in res.sources]
@@ -217,8 +323,10 @@ def run(driver: Any, settings: Settings, questions: list[dict[str, Any]], onto: 
         modes: tuple[str, ...] = MODES, progress: Any = None) -> list[ModeRow]:  # fmt: skip
     """Every question in its modes: local questions in ``modes``, global ones in global mode, held-out
     routing questions (``kind: held-out``) routed (``auto``). ``progress(row)`` after each answer."""
+    from graphrag_got.search.anchors import entity_catalog
     from graphrag_got.search.answer import ask
 
+    index = entity_catalog(driver, settings)[1]  # the graph does not change during the run
     rows = []
     for q in questions:
         kind = q.get("kind") or q["type"]
@@ -238,7 +346,7 @@ def run(driver: Any, settings: Settings, questions: list[dict[str, Any]], onto: 
                     row.in_context, row.in_answer, row.missing = score(q, res, onto)
                 elif kind == "global":
                     row.in_answer, row.missing = entity_recall(q, res.answer)
-                _score_form(row, q["question"], res)
+                _score_form(row, q["question"], res, index)
             row.seconds = round(time.perf_counter() - t, 2)
             rows.append(row)
             if progress is not None:
@@ -265,11 +373,30 @@ def totals(rows: list[ModeRow]) -> dict[str, dict[str, Any]]:
             "answer_recall": round(sum(r.in_answer for r in mine) / needed, 3) if mine[0].kind != "held-out" else None,
             "citations": cited, "citation_precision": round(sum(r.cited_supported for r in mine) / cited, 3) if cited else None,
             "invented_citations": sum(r.invented for r in mine),
+            "strict_citations": sum(r.strict_cited for r in mine), "strict_unchecked": sum(r.strict_unchecked for r in mine),
+            "strict_precision": round(sum(r.strict_supported for r in mine) / max(1, sum(r.strict_cited for r in mine)), 3)
+            if sum(r.strict_cited for r in mine) else None,
+            "claims_kept": sum(r.claims_kept or 0 for r in mine),
+            "claims_left_out": sum(r.claims_left_out or 0 for r in mine)
+            if any(r.claims_left_out is not None for r in mine) else None,
+            "left_out_reasons": _sum_reasons(mine), "language_retries": sum(r.language_retry for r in mine),
             "in_question_language": f"{sum(lang)}/{len(lang)}", "narrating": sum(r.narrates for r in answered),
             "llm_calls": sum(r.llm_calls for r in mine), "input_tokens": sum(r.input_tokens for r in mine),
             "output_tokens": sum(r.output_tokens for r in mine), "seconds": round(sum(r.seconds for r in mine), 1),
         }  # fmt: skip
     return out
+
+
+def _sum_reasons(rows: list[ModeRow]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in rows:
+        for k, v in r.left_out_reasons.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+def _left(kept: int | None, left: int | None) -> str:
+    return f"{kept if kept is not None else '-'} / {left if left is not None else '-'}"
 
 
 def _pct(v: float | None) -> str:
@@ -283,27 +410,39 @@ def markdown(rows: list[ModeRow], tot: dict[str, dict[str, Any]], meta: dict[str
              *([meta["preface"], ""] if meta.get("preface") else []),
              "Recall: local questions, needed facts in the answer's context / stated in the answer (both end names "
              "named); global questions, expected entities named. Citation precision: cited source about an entity "
-             "the citing sentence names (proxy, no judge).", "",
-             "| kind: mode | questions | context recall | answer recall | citation precision (cited) | invented ids | "
-             "in question's language | narrating | LLM calls | tokens in/out | seconds | errors |",
-             "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]  # fmt: skip
+             "the citing sentence names (proxy, no judge). Strict: the cited source names two of the sentence's "
+             "entities together (its relation; one entity: names it); [unchecked]: citations of sentences naming "
+             "no entity. Claims kept / left out by the answer's support check (`-`: not checked).", "",
+             "| kind: mode | questions | context recall | answer recall | citation precision (cited) | strict precision "
+             "(cited) [unchecked] | claims kept / left out | invented ids | in question's language | language retries | "
+             "narrating | LLM calls | tokens in/out | seconds | errors |",
+             "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]  # fmt: skip
     for group, t in tot.items():
         lines.append(f"| {group} | {t['questions']} | {_pct(t['context_recall'])} | {_pct(t['answer_recall'])} | "
-                     f"{_pct(t['citation_precision'])} ({t['citations']}) | {t['invented_citations']} | "
-                     f"{t['in_question_language']} | {t['narrating']} | {t['llm_calls']} | "
+                     f"{_pct(t['citation_precision'])} ({t['citations']}) | {_pct(t['strict_precision'])} "
+                     f"({t['strict_citations']}) [{t['strict_unchecked']}] | "
+                     f"{_left(t['claims_kept'], t['claims_left_out'])} | {t['invented_citations']} | "
+                     f"{t['in_question_language']} | {t['language_retries']} | {t['narrating']} | {t['llm_calls']} | "
                      f"{t['input_tokens']}/{t['output_tokens']} | {t['seconds']} | {t['errors']} |")  # fmt: skip
-    lines += ["", "| question | mode | needed | in context | in answer | cited (supported) | invented | language | "
-              "narrates | calls | tokens in/out | seconds | error |",
-              "|---|---|--:|--:|--:|--:|--:|---|---|--:|--:|--:|---|"]  # fmt: skip
+    reasons = {g: t["left_out_reasons"] for g, t in tot.items() if t["left_out_reasons"]}
+    if reasons:
+        lines += ["", "Left out, by reason: " + "; ".join(
+            f"{g}: " + ", ".join(f"{k} {v}" for k, v in r.items()) for g, r in reasons.items())]  # fmt: skip
+    lines += ["", "| question | mode | needed | in context | in answer | cited (supported) | strict cited (supported) "
+              "[unchecked] | claims kept / left out | invented | language | retried | narrates | calls | "
+              "tokens in/out | seconds | error |",
+              "|---|---|--:|--:|--:|--:|--:|--:|--:|---|---|---|--:|--:|--:|---|"]  # fmt: skip
     for r in rows:
         lines.append(f"| {r.question_id} | {r.mode} | {r.needed} | {r.in_context} | {r.in_answer} | "
-                     f"{r.cited} ({r.cited_supported}) | {r.invented} | {r.language_ok} | {r.narrates} | "
-                     f"{r.llm_calls} | {r.input_tokens}/{r.output_tokens} | {r.seconds} | "
+                     f"{r.cited} ({r.cited_supported}) | {r.strict_cited} ({r.strict_supported}) [{r.strict_unchecked}] | "
+                     f"{_left(r.claims_kept, r.claims_left_out)} | {r.invented} | {r.language_ok} | {r.language_retry} | "
+                     f"{r.narrates} | {r.llm_calls} | {r.input_tokens}/{r.output_tokens} | {r.seconds} | "
                      f"{(r.error or '').replace('|', '/')} |")  # fmt: skip
     lines += ["", "## Answers", ""]
     for r in rows:
         text = (r.answer or r.error or "").strip().replace("\n", " ")
         lines.append(f"- **{r.question_id} / {r.mode}**: {text}")
+        lines += [f"    - left out: {line}" for line in r.left_out]
     return "\n".join(lines) + "\n"
 
 
@@ -341,8 +480,10 @@ def rescore(path: Path) -> int:
 
 def _print_row(row: ModeRow) -> None:
     print(f"{row.question_id} {row.mode}: {row.seconds} s, {row.llm_calls} calls, in answer {row.in_answer}/"
-          f"{row.needed}, cited {row.cited} ({row.cited_supported} supported)" + (f", error: {row.error}" if row.error else ""),
-          file=sys.stderr, flush=True)  # fmt: skip
+          f"{row.needed}, cited {row.cited} ({row.cited_supported} supported, {row.strict_supported} of "
+          f"{row.strict_cited} strictly), claims kept / left out {_left(row.claims_kept, row.claims_left_out)}, "
+          f"language ok {row.language_ok}" + (" (retried)" if row.language_retry else "")
+          + (f", error: {row.error}" if row.error else ""), file=sys.stderr, flush=True)  # fmt: skip
 
 
 def main(argv: list[str] | None = None, chat: Any = None) -> int:
@@ -400,9 +541,11 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
     write_report(args.out, rows, tot, meta)
     for group, t in tot.items():
         print(f"{group:<16} context recall {_pct(t['context_recall'])}  answer recall {_pct(t['answer_recall'])}  "
-              f"citation precision {_pct(t['citation_precision'])} of {t['citations']}  language "
-              f"{t['in_question_language']}  narrating {t['narrating']}  calls {t['llm_calls']}  "
-              f"tokens {t['input_tokens']}/{t['output_tokens']}  {t['seconds']} s")
+              f"citation precision {_pct(t['citation_precision'])} of {t['citations']}  strict "
+              f"{_pct(t['strict_precision'])} of {t['strict_citations']} [{t['strict_unchecked']} unchecked]  claims "
+              f"kept / left out {_left(t['claims_kept'], t['claims_left_out'])}  language "
+              f"{t['in_question_language']} ({t['language_retries']} retried)  narrating {t['narrating']}  "
+              f"calls {t['llm_calls']}  tokens {t['input_tokens']}/{t['output_tokens']}  {t['seconds']} s")
     print(f"wrote {args.out} and {args.out.with_suffix('.json')}")
     return 0
 

@@ -11,7 +11,8 @@ nothing to read here). Per question:
 
 * **context**: needed notes that own one of the sources the answer was given;
 * **cited**: needed notes that own one of the sources the answer cites;
-* citation precision, language, narration, calls, tokens and time as in ``modes.py``.
+* citation precision (and the strict one), claims kept / left out, language (and retries), narration,
+  calls, tokens and time as in ``modes.py``.
 
 The database is emptied first: point NEO4J_URI at a scratch server.
 
@@ -44,8 +45,10 @@ def _documents(sources: list[Any]) -> set[str]:
 
 
 def run(driver: Any, settings: Settings, questions: list[dict[str, Any]], chat: Any, onto: Any) -> list[ModeRow]:
+    from graphrag_got.search.anchors import entity_catalog
     from graphrag_got.search.answer import ask
 
+    index = entity_catalog(driver, settings)[1]
     rows = []
     for q in questions:
         needs = list(q.get("needs") or [])
@@ -60,7 +63,7 @@ def run(driver: Any, settings: Settings, questions: list[dict[str, Any]], chat: 
             row.in_context = sum(n in given for n in needs)
             row.in_answer = sum(n in cited for n in needs)
             row.missing = [n for n in needs if n not in cited]
-            _score_form(row, q["question"], res)
+            _score_form(row, q["question"], res, index)
         row.seconds = round(time.perf_counter() - t, 2)
         rows.append(row)
         _print_row(row)
@@ -111,8 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     write_report(args.out, rows, tot, meta)
     for group, t in tot.items():
         print(f"{group:<16} notes in context {_pct(t['context_recall'])}  notes cited {_pct(t['answer_recall'])}  "
-              f"citation precision {_pct(t['citation_precision'])} of {t['citations']}  language "
-              f"{t['in_question_language']}  narrating {t['narrating']}  calls {t['llm_calls']}  {t['seconds']} s")
+              f"citation precision {_pct(t['citation_precision'])} of {t['citations']}  strict "
+              f"{_pct(t['strict_precision'])} of {t['strict_citations']}  claims kept / left out "
+              f"{t['claims_kept']} / {t['claims_left_out'] if t['claims_left_out'] is not None else '-'}  language "
+              f"{t['in_question_language']} ({t['language_retries']} retried)  narrating {t['narrating']}  "
+              f"calls {t['llm_calls']}  {t['seconds']} s")
     print(f"wrote {args.out} and {args.out.with_suffix('.json')}")
     return 0
 

@@ -178,7 +178,18 @@ def _print_answer(res: Any) -> None:
             print("References: none (the answer cites no source)")
         if res.invented_citations:
             print(f"({res.invented_citations} citation(s) not in the context were removed)")
+        for line in check_lines(res):
+            print(line)
     print(_tokens(res))
+
+
+def check_lines(res: Any) -> list[str]:
+    """What the answer's checks found (:func:`graphrag_got.search.support.check_lines`), after a blank line."""
+    from graphrag_got.search.support import check_lines as lines
+
+    found = lines(res.answer_format, len(res.claims), res.left_out, language_retry=res.language_retry,
+                  language=res.language)  # fmt: skip
+    return ["", *found] if found else []
 
 
 def _print_drift_context(res: Any) -> None:

@@ -6,11 +6,17 @@ works much better, so :func:`question_language` identifies it with py3langid (a 
 langid.py: a small naive Bayes model over byte n-grams, numpy only, ~1 ms per question) and returns
 its English name. When the identification is not confident (very short or mixed text) it returns
 None and the prompts keep asking for "the language of the question".
+
+:func:`text_language` names the language of an answer the same way, so the search modes can check
+that an answer is in the question's language (and ask again once when it is not): bracketed ids
+(``[F1, C2]``) are left out, and an answer with fewer than ``MIN_ANSWER_WORDS`` words besides its
+names is too short to tell (None).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -19,6 +25,9 @@ log = logging.getLogger(__name__)
 #: Below this probability (normalized over the languages of LANGUAGE_NAMES) the question's language
 #: is left to the model. Chosen on the routing benchmark's tuned questions, not its held-out ones.
 MIN_CONFIDENCE = 0.5
+
+#: Fewer words than this (names and bracketed ids left out) and an answer's language is not told.
+MIN_ANSWER_WORDS = 4
 
 #: ISO 639-1 codes py3langid returns -> the English name a prompt uses. Codes not listed here are
 #: left to the model (None), never guessed.
@@ -73,4 +82,17 @@ def question_language(text: str, min_confidence: float = MIN_CONFIDENCE) -> str 
     return name
 
 
-__all__ = ["LANGUAGE_NAMES", "MIN_CONFIDENCE", "identify", "question_language"]
+_BRACKETS = re.compile(r"\[[^\]]*\]")
+
+
+def text_language(text: str, min_confidence: float = MIN_CONFIDENCE, min_words: int = MIN_ANSWER_WORDS) -> str | None:
+    """English name of the language an answer (or any longer text) is written in, or None when
+    unsure: too few words besides names and bracketed ids, or a language not named confidently."""
+    bare = _BRACKETS.sub(" ", text or "")
+    words = [w for w in _without_names(bare).split() if any(ch.isalpha() for ch in w)]
+    if len(words) < min_words:
+        return None
+    return question_language(bare, min_confidence)
+
+
+__all__ = ["LANGUAGE_NAMES", "MIN_ANSWER_WORDS", "MIN_CONFIDENCE", "identify", "question_language", "text_language"]

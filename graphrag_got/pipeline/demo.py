@@ -73,6 +73,18 @@ def _answer_cache(settings: Settings) -> Callable[[], int]:
     return stored
 
 
+def answer_check_lines(res: Any) -> list[str]:
+    """The lines the demo prints after an answer: claims kept, left out and why (each left-out claim
+    with its reason), a language retry, and the answer's warnings (a language that still differs)."""
+    from graphrag_got.search.support import check_lines
+
+    support = getattr(res, "support", None)
+    kept, left = (len(support.kept), support.left_out) if support is not None else (0, [])
+    lines = check_lines(getattr(res, "answer_format", None), kept, left,
+                        language_retry=bool(getattr(res, "language_retry", False)))  # fmt: skip
+    return lines + [f"warning: {w}" for w in getattr(res, "warnings", None) or []]
+
+
 def run_demo(settings: Settings, *, local_question: str | None = None, global_question: str | None = None,
              say: Callable[[str], None] | None = None, progress: ProgressCallback | None = None,
              chat: Any = None, embedder: Any = None) -> DemoResult:
@@ -111,6 +123,7 @@ def run_demo(settings: Settings, *, local_question: str | None = None, global_qu
                  f"anchors: {', '.join(a.name for a in lr.anchors) or 'none'}; facts in context: {len(lr.facts)}"]
         lines += [f"  - {line}" for line in lr.context_lines[:8]]
         lines.append(f"A: {lr.answer}")
+        lines += answer_check_lines(lr)
         return StepOutcome(lines=lines, llm_calls={"ask local": lr.llm_calls})
 
     def ask_global(ctx: StepContext) -> StepOutcome:
@@ -120,7 +133,8 @@ def run_demo(settings: Settings, *, local_question: str | None = None, global_qu
         res.answers["global"] = gr.answer or ""
         return StepOutcome(lines=[f"Q: {global_question}",
                                   f"communities rated {len(gr.ratings)}, kept {len(gr.kept)} (threshold {gr.threshold})",
-                                  f"A: {gr.answer}"], llm_calls={"ask global": gr.llm_calls})  # fmt: skip
+                                  f"A: {gr.answer}", *answer_check_lines(gr)],
+                           llm_calls={"ask global": gr.llm_calls})  # fmt: skip
 
     def viz(ctx: StepContext) -> StepOutcome:
         from graphrag_got.report.viz import graph_from_neo4j, render_html

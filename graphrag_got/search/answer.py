@@ -4,6 +4,7 @@
     res = ask(driver, settings, "How does Ada Lovelace relate to the Analytical Engine?")
     res.route.mode, res.route.reason      # "drift", "connective question (rule connective.en ...)"
     res.answer, res.citations             # the answer and the sources it cites ([F1], [C2], [R1])
+    res.claims, res.left_out              # claims format: the claims kept, and those left out with their reason
     res.model_dump(mode="json")           # the CLI's --json output and the service's response body
 
 ``mode="auto"`` asks :mod:`graphrag_got.search.route` (rules first, then the optional LLM
@@ -38,6 +39,7 @@ from graphrag_got.graph.db import read_all
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.search.citations import Citation
 from graphrag_got.search.route import Route, route_question
+from graphrag_got.search.support import KeptClaim, LeftOutClaim
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +72,11 @@ class AskResult(BaseModel):
     tokens_estimated: bool = False
     invented_citations: int = 0  # ids the model wrote that were not in its context (removed)
     language: str | None = None  # the answer's language as asked of the model (None: "the question's")
+    answer_format: Literal["claims", "text"] | None = None  # how the answer was asked (None: no answer asked)
+    claims: list[KeptClaim] = Field(default_factory=list)  # claims format: the claims shown, with their check
+    left_out: list[LeftOutClaim] = Field(default_factory=list)  # claims left out: not supported by their sources
+    answer_language: str | None = None  # the answer's language as identified (None: too short to tell)
+    language_retry: bool = False  # the answer was asked again because it came in another language
     warnings: list[str] = Field(default_factory=list)
 
     _detail: Any = PrivateAttr(default=None)
@@ -115,6 +122,16 @@ def _usage(out: AskResult, res: Any) -> None:
     out.input_tokens += int(getattr(res, "input_tokens", 0) or 0)
     out.output_tokens += int(getattr(res, "output_tokens", 0) or 0)
     out.tokens_estimated = out.tokens_estimated or bool(getattr(res, "tokens_estimated", False))
+
+
+def _checks(out: AskResult, res: Any) -> None:
+    """What the answer's checks found (search/claims.py), from a mode's result."""
+    out.answer_format = getattr(res, "answer_format", None)
+    support = getattr(res, "support", None)
+    if support is not None:
+        out.claims, out.left_out = list(support.kept), list(support.left_out)
+    out.answer_language = getattr(res, "answer_language", None)
+    out.language_retry = bool(getattr(res, "language_retry", False))
 
 
 def _catalog(driver: neo4j.Driver, settings: Settings) -> list[dict[str, Any]]:
@@ -250,6 +267,7 @@ def _run_local(out: AskResult, driver: neo4j.Driver, settings: Settings, questio
     out.citations = list(getattr(res, "citations", None) or [])
     out.invented_citations = int(getattr(res, "invented_citations", 0) or 0)
     out.answer = res.answer
+    _checks(out, res)
     out.warnings.extend(getattr(res, "llm_errors", None) or [])
     out.warnings.extend(getattr(res, "warnings", None) or [])
 
@@ -274,6 +292,8 @@ def _run_global(out: AskResult, driver: neo4j.Driver, settings: Settings, questi
     out.sources = list(getattr(res, "sources", None) or [])
     out.citations = list(getattr(res, "citations", None) or [])
     out.invented_citations = int(getattr(res, "invented_citations", 0) or 0)
+    _checks(out, res)
+    out.warnings.extend(w for w in res.warnings if w not in out.warnings)
     if res.failed:
         out.warnings.append(f"{len(res.failed)} community rating(s) failed and were skipped")
 
@@ -298,6 +318,7 @@ def _run_drift(out: AskResult, driver: neo4j.Driver, settings: Settings, questio
     out.followups = [f.question for f in res.followups if f.round > 0]
     out.retrieval = retrieval or "graph"
     out.bounds = res.bounds
+    _checks(out, res)
     out.warnings.extend(res.warnings)
 
 

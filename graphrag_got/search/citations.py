@@ -29,6 +29,13 @@ _BRACKET = re.compile(r"\[\s*([FCR]\d{1,4}(?:\s*[,;]\s*[FCR]\d{1,4})*)\s*\]"
 _ID = re.compile(r"[FCR]\d{1,4}")
 
 
+class Finding(BaseModel):
+    """One key finding of a community report: a short statement and the members it is about."""
+
+    statement: str
+    members: list[str] = Field(default_factory=list)
+
+
 class Citation(BaseModel):
     """One source of an answer's context, with everything needed to show where it came from."""
 
@@ -41,6 +48,7 @@ class Citation(BaseModel):
     evidence: str | None = None  # the sentence a fact was read from, when known
     community_id: str | None = None
     entities: list[str] = Field(default_factory=list)  # entity names the source is about (graph view)
+    findings: list[Finding] = Field(default_factory=list)  # a report's key findings (what claims may cite it for)
 
     def context_line(self) -> str:
         """The line the answering model reads for this source."""
@@ -92,6 +100,20 @@ def context_block(citations: Iterable[Citation]) -> str:
         by_kind.setdefault(c.kind, []).append(c.context_line())
     blocks = [headers[k] + "\n" + "\n".join(lines) for k, lines in by_kind.items()]
     return "\n\n".join(blocks)
+
+
+def split_inline_ids(text: str) -> tuple[str, list[str]]:
+    """``text`` without its bracketed ids (``[F1, C2]``, ``(F1)``) and the ids, in order of use."""
+    ids: list[str] = []
+
+    def take(match: re.Match[str]) -> str:
+        for i in _ID.findall(match.group(1) or match.group(2)):
+            if i not in ids:
+                ids.append(i)
+        return " "
+
+    bare = " ".join(_BRACKET.sub(take, text).split())
+    return re.sub(r" ([.,;:!?])", r"\1", bare), ids
 
 
 def resolve_citations(answer: str, available: Iterable[Citation]) -> ResolvedAnswer:

@@ -16,10 +16,11 @@ Steps of :func:`drift_search` (after Microsoft GraphRAG's DRIFT, simplified and 
    one LLM call per follow-up (3 more calls by default, each ~a minute on a CPU model) and would
    only paraphrase facts that the final answer reads directly, with their citations; retrieval
    costs none. So one round is exactly one primer call (plus its one retry when the JSON is bad).
-5. **Final answer** (one ``complete_text`` call): reports [R..], facts [F..] and excerpts [C..] of
-   every sub-search, numbered once with :func:`citations.number_sources` (sources only ever
-   appended, so the ids the draft used stay valid), and the draft; citations resolved and invented
-   ones removed and counted.
+5. **Final answer** (one call, :func:`graphrag_got.search.claims.checked_answer`): reports [R..],
+   facts [F..] and excerpts [C..] of every sub-search, numbered once with
+   :func:`citations.number_sources` (sources only ever appended, so the ids the draft used stay
+   valid), and the draft; claims (the embedded model) checked against the sources they cite, the
+   language checked (asked again once), citations resolved and invented ones removed and counted.
 
 Bounds: ``depth`` rounds, ``followups`` per round, ``max_calls`` LLM calls in all (retries
 included; a round starts only when it and the final answer still fit). All are in the result.
@@ -53,10 +54,11 @@ from graphrag_got.ontology.loading import load_ontology
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.prompts import claims_answer_prompt, drift_answer_prompt, drift_primer_prompt
-from graphrag_got.search.anchors import STOPWORDS
+from graphrag_got.communities.store import parse_findings
+from graphrag_got.search.anchors import STOPWORDS, entity_catalog
 from graphrag_got.search.budget import fit_sources
-from graphrag_got.search.claims import answer_call, use_claims
-from graphrag_got.search.citations import Citation, context_block, number_sources, resolve_citations
+from graphrag_got.search.claims import AnswerChecks, checked_answer, use_claims
+from graphrag_got.search.citations import Citation, Finding, context_block, number_sources, resolve_citations
 from graphrag_got.search.local import local_search, local_sources
 
 logger = logging.getLogger(__name__)
@@ -84,8 +86,9 @@ class Report:
     id: int
     title: str
     summary: str
-    findings: list[str] = field(default_factory=list)
+    findings: list[str] = field(default_factory=list)  # the statements of its key findings
     members: list[str] = field(default_factory=list)
+    finding_members: list[list[str]] = field(default_factory=list)  # the members each finding is about
     rating: float | None = None
     embedding: list[float] | None = None
     score: float = 0.0  # similarity to the question (cosine, or the lexical score)
@@ -112,7 +115,7 @@ class FollowUp:
 
 
 @dataclass
-class DriftResult(LLMUsage):
+class DriftResult(LLMUsage, AnswerChecks):
     question: str = ""
     depth: int = 1
     max_followups: int = 3
@@ -180,9 +183,12 @@ def community_reports(driver: neo4j.Driver, settings: Settings) -> list[Report]:
         props = r.get("props") or {}
         emb = props.get("embedding")
         rating = props.get("rating")
+        parsed = parse_findings(props.get("findings"))  # stored as a JSON string (communities/store)
+        findings = [f["statement"] for f in parsed] or _as_text_list(props.get("findings"))
         out.append(Report(
             id=int(r["id"]), title=str(props.get("title") or ""), summary=str(props.get("summary") or ""),
-            findings=_as_text_list(props.get("findings")), members=[m for m in r.get("members") or [] if m],
+            findings=findings, members=[m for m in r.get("members") or [] if m],
+            finding_members=[[str(m) for m in f.get("members") or []] for f in parsed],
             rating=float(rating) if isinstance(rating, (int, float)) else None,
             embedding=[float(x) for x in emb] if isinstance(emb, list) and emb else None,
         ))  # fmt: skip
@@ -255,8 +261,10 @@ def rank_reports(settings: Settings, question: str, reports: Sequence[Report]) -
 
 def report_citations(reports: Sequence[Report]) -> list[Citation]:
     """Reports as citations ``R1``.. in the order given."""
-    return number_sources(Citation(id="R0", kind="report", text=r.text(), community_id=str(r.id),
-                                   entities=list(r.members)) for r in reports)  # fmt: skip
+    return number_sources(Citation(
+        id="R0", kind="report", text=r.text(), community_id=str(r.id), entities=list(r.members),
+        findings=[Finding(statement=f, members=r.finding_members[i] if i < len(r.finding_members) else [])
+                  for i, f in enumerate(r.findings)]) for r in reports)  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -382,7 +390,8 @@ def drift_search(
     t = time.perf_counter()
     draft = f"\n\nDRAFT ANSWER (from the reports; correct and complete it):\n{res.drafts[-1]}" if res.drafts else ""
     as_claims = use_claims(settings, chat)  # the embedded model fills cited claims (search/claims.py)
-    system = claims_answer_prompt(language) if as_claims else drift_answer_prompt(language)
+    max_ids = settings.search.claim_max_sources
+    system = claims_answer_prompt(language, max_ids=max_ids) if as_claims else drift_answer_prompt(language)
 
     def prompt(sources: Sequence[Citation]) -> str:
         return (f"QUESTION: {question}\n\n{context_block(sources)}{draft}\n\n"
@@ -392,18 +401,21 @@ def drift_search(
     if dropped:  # the last-ranked sources go first; the ids of the others stay
         res.warnings.append(f"{dropped} of {dropped + len(res.sources)} sources left out to fit the model's "
                             "context window")  # fmt: skip
-    user = prompt(res.sources)
+    index = entity_catalog(driver, settings)[1] if as_claims else None  # the names claims are checked by
     attempt = Attempt()
     try:
-        text = answer_call(chat, claims=as_claims, system=system, prose_system=drift_answer_prompt(language),
-                           user=user, ids=[c.id for c in res.sources], attempt=attempt, max_tokens=ANSWER_MAX_TOKENS)
+        checked = checked_answer(chat, settings, claims=as_claims, system=system,
+                                 prose_system=drift_answer_prompt(language), user=prompt(res.sources),
+                                 sources=res.sources, attempt=attempt, max_tokens=ANSWER_MAX_TOKENS, question=question,
+                                 language=language, index=index)  # fmt: skip
     finally:
         res.count(attempt, max(1, len(attempt.raw_responses)))
-    resolved = resolve_citations(text, res.sources)
-    res.answer, res.citations, res.invented_citations = resolved.answer, resolved.citations, resolved.invented_count
-    if resolved.invented:
-        res.warnings.append(f"removed {resolved.invented_count} citation(s) not in the context: "
-                            + ", ".join(resolved.invented[:10]))  # fmt: skip
+    res.answer, res.citations, res.invented_citations = checked.text, checked.citations, len(checked.invented)
+    res.warnings.extend(checked.warnings)
+    res.record(checked)
+    if checked.invented:
+        res.warnings.append(f"removed {len(checked.invented)} citation(s) not in the context: "
+                            + ", ".join(checked.invented[:10]))  # fmt: skip
     res.timings["answer"] = round(time.perf_counter() - t, 4)
     return res
 

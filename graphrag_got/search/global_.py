@@ -16,10 +16,14 @@
   call passes ``replay_key="community:<id>"`` so recorded answers stay matched to their community.
 * keep map ratings >= threshold, sorted by relevance (descending) then community id; these reports
   become the answer's sources ``[R1]``, ``[R2]``... (:mod:`graphrag_got.search.citations`).
-* reduce: one ``complete_text`` call that answers from the kept extracts, citing their ids; ids the
-  model invents are removed from the answer and counted. Nothing kept: a fixed answer, no reduce.
+* reduce: one call that answers from the kept extracts and the reports' key findings, citing their
+  ids, through :func:`graphrag_got.search.claims.checked_answer`: claims (the embedded model; every
+  claim must cite a report and is checked against the reports it cites, summary and findings) or
+  prose; the answer's language checked, asked again once when it is not the question's. Ids the
+  model invents are removed and counted. Nothing kept: a fixed answer, no reduce.
 
-LLM calls: at most the kept communities + 1 (plus one retry per invalid map answer).
+LLM calls: at most the kept communities + 1 (plus one retry per invalid map answer, and one more
+reduce when the answer came in another language).
 Singleton communities have no report (see :mod:`graphrag_got.communities.detect`) and are never candidates.
 """
 
@@ -44,12 +48,14 @@ from graphrag_got.communities.store import parse_findings
 from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError, LLMError, SearchError
 from graphrag_got.graph.db import read_all
-from graphrag_got.llm.calls import Attempt, LLMOutputError, complete_text
+from graphrag_got.llm.calls import Attempt, LLMOutputError
 from graphrag_got.llm.factory import get_chat_model
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.llm.usage import LLMUsage
-from graphrag_got.prompts import map_prompt, reduce_prompt
-from graphrag_got.search.citations import Citation, number_sources, resolve_citations
+from graphrag_got.prompts import claims_answer_prompt, map_prompt, reduce_prompt
+from graphrag_got.search.anchors import entity_catalog
+from graphrag_got.search.citations import Citation, Finding, number_sources
+from graphrag_got.search.claims import AnswerChecks, checked_answer, use_claims
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +125,7 @@ class CommunityChoice:
 
 
 @dataclass
-class GlobalResult(LLMUsage):
+class GlobalResult(LLMUsage, AnswerChecks):
     question: str
     threshold: int
     ratings: list[CommunityRating] = field(default_factory=list)  # every mapped community, by id
@@ -253,6 +259,15 @@ def _report_block(row: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _extract_block(src: Citation, rating: CommunityRating) -> str:
+    """One kept report as the reduce step reads it: its id, its map extract and its key findings."""
+    lines = [f"[{src.id}] (community {rating.id}: {rating.title or ''}; relevance {rating.relevance}/10)",
+             rating.extract]
+    if src.findings:
+        lines.append("KEY FINDINGS:\n" + "\n".join(f"- {f.statement}" for f in src.findings))
+    return "\n".join(line for line in lines if line)
+
+
 def global_search(
     driver: neo4j.Driver,
     settings: Settings,
@@ -362,24 +377,31 @@ def global_search(
     by_id = {r["id"]: r for r in candidates}
     res.sources = number_sources(
         Citation(id="R0", kind="report", text=f"{r.title or ''}: {by_id[r.id]['summary']}".strip(": "),
-                 community_id=str(r.id), entities=list(by_id[r.id]["members"] or []))
+                 community_id=str(r.id), entities=list(by_id[r.id]["members"] or []),
+                 findings=[Finding(statement=f["statement"], members=[str(m) for m in f.get("members") or []])
+                           for f in parse_findings(by_id[r.id].get("findings"))[:MAX_FINDINGS_SHOWN]])
         for r in kept
     )  # fmt: skip
-    blocks = [f"[{src.id}] (community {r.id}: {r.title or ''}; relevance {r.relevance}/10)\n{r.extract}"
-              for src, r in zip(res.sources, kept)]  # fmt: skip
+    blocks = [_extract_block(src, r) for src, r in zip(res.sources, kept)]
     user = (f"QUESTION: {question}\n\nEXTRACTS:\n\n" + "\n\n".join(blocks)
             + "\n\nAnswer from these extracts only, citing their ids.")  # fmt: skip
+    as_claims = use_claims(settings, chat)  # the embedded model fills cited claims (search/claims.py)
+    system = claims_answer_prompt(language, max_ids=settings.search.claim_max_sources) if as_claims else reduce_system
+    index = entity_catalog(driver, settings)[1] if as_claims else None  # the names claims are checked by
     attempt = Attempt()
     try:
-        raw = complete_text(chat, reduce_system, user, attempt, max_tokens=REDUCE_MAX_TOKENS)
+        checked = checked_answer(chat, settings, claims=as_claims, system=system, prose_system=reduce_system, user=user,
+                                 sources=res.sources, attempt=attempt, max_tokens=REDUCE_MAX_TOKENS, question=question,
+                                 language=language, index=index, required_kind="report")  # fmt: skip
     finally:
-        res.count(attempt, 1)
-    resolved = resolve_citations(raw, res.sources)
-    res.answer, res.citations = resolved.answer, resolved.citations
-    res.invented_ids, res.invented_citations = resolved.invented, resolved.invented_count
-    if resolved.invented:
+        res.count(attempt, max(1, len(attempt.raw_responses)))
+    res.answer, res.citations = checked.text, checked.citations
+    res.invented_ids, res.invented_citations = checked.invented, len(checked.invented)
+    res.warnings.extend(checked.warnings)
+    res.record(checked)
+    if checked.invented:
         logger.info("global answer cited %d id(s) not among its sources, removed: %s",
-                    resolved.invented_count, ", ".join(resolved.invented))
+                    len(checked.invented), ", ".join(checked.invented))
     res.timings["reduce"] = round(time.perf_counter() - t_map, 4)
     res.timings["total"] = round(time.perf_counter() - t0, 4)
     return res

@@ -18,8 +18,11 @@ Steps of :func:`local_search`:
    A symmetric relation (stored both ways) appears once. Ranking: nearest first, then facts
    joining two anchors, then attribute hits, then most supported (number of chunks).
 3. Context: one line per fact, plus short excerpts of the chunks behind the best facts.
-4. Answer (``complete_text``) from that context only. No anchor, or no fact: a fixed answer
-   saying so, and the LLM is not asked.
+4. Answer from that context only, through :func:`graphrag_got.search.claims.checked_answer`: claims
+   (the embedded model) or prose; the answer's language checked (asked again once when it is not
+   the question's); every claim checked against the sources it cites and left out, with its reason,
+   when they do not back it (:mod:`graphrag_got.search.support`). No anchor, or no fact: a fixed
+   answer saying so, and the LLM is not asked.
 
 That is ``retrieval="graph"``. ``"hybrid"`` (the default, ``GRAPHRAG_LOCAL_RETRIEVAL``) adds the
 question's vector (:mod:`graphrag_got.llm.embeddings`) against the ``chunk_embedding`` and
@@ -71,8 +74,8 @@ from graphrag_got.search import cypher
 from graphrag_got.search.anchors import (ANCHOR_MAX_TOKENS, ANCHOR_SCHEMA, MAX_ANCHORS, Anchor, AnchorNames, Match,
                                          entity_catalog, find_anchors, normalize_words)
 from graphrag_got.search.budget import fit_sources
-from graphrag_got.search.claims import answer_call, use_claims
-from graphrag_got.search.citations import Citation, context_block, number_sources, resolve_citations
+from graphrag_got.search.claims import AnswerChecks, checked_answer, use_claims
+from graphrag_got.search.citations import Citation, context_block, number_sources
 from graphrag_got.search.facts import PATH_LIMIT, Excerpt, Fact, excerpts_for, retrieve_facts, sentence_excerpt
 from graphrag_got.search.hybrid import (CHUNK_EXCERPT_CHARS, RETRIEVALS, RankedChunk, Retrieval, VectorHits, fuse,
                                         vector_anchors, vector_side)
@@ -92,7 +95,7 @@ NO_FACTS_ANSWER = "The graph has no relation around {names}: not enough context 
 
 
 @dataclass
-class LocalResult(LLMUsage):
+class LocalResult(LLMUsage, AnswerChecks):
     question: str
     hops: int
     anchors: list[Anchor] = field(default_factory=list)
@@ -365,9 +368,9 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
         res.answer = NO_FACTS_ANSWER.format(names=", ".join(a.name for a in res.anchors) or "the question")
         return res
     chat = chat or get_chat_model(settings)
-    attempt = Attempt()
     as_claims = use_claims(settings, chat)  # the embedded model fills cited claims (search/claims.py)
-    system = claims_answer_prompt(language) if as_claims else local_answer_prompt(language)
+    max_ids = settings.search.claim_max_sources
+    system = claims_answer_prompt(language, max_ids=max_ids) if as_claims else local_answer_prompt(language)
 
     def prompt(sources: Sequence[Citation]) -> str:
         return (f"QUESTION: {question}\n\n{context_block(sources)}\n\n"
@@ -380,19 +383,20 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
         res.facts = [f for i, f in enumerate(res.facts, start=1) if f"F{i}" in ids]
         res.excerpts = [e for i, e in enumerate(res.excerpts, start=1) if f"C{i}" in ids]
         res.warnings.append(f"{dropped} of {dropped + len(kept)} sources left out to fit the model's context window")
-    user = prompt(res.sources)
+    attempt = Attempt()
     try:
-        res.raw_answer = answer_call(chat, claims=as_claims, system=system, prose_system=local_answer_prompt(language),
-                                     user=user, ids=[c.id for c in res.sources], attempt=attempt,
-                                     max_tokens=ANSWER_MAX_TOKENS)  # fmt: skip
+        checked = checked_answer(chat, settings, claims=as_claims, system=system,
+                                 prose_system=local_answer_prompt(language), user=prompt(res.sources),
+                                 sources=res.sources, attempt=attempt, max_tokens=ANSWER_MAX_TOKENS, question=question,
+                                 language=language, index=index)  # fmt: skip
     finally:
         res.count(attempt, max(1, len(attempt.raw_responses)))
         clock.lap("answer")
-    resolved = resolve_citations(res.raw_answer, res.sources)
-    res.answer = resolved.answer
-    res.citations = resolved.citations
-    res.invented_citations = resolved.invented_count
-    if resolved.invented:
-        log.info("local answer cited %d id(s) not in its context, removed: %s", resolved.invented_count,
-                 ", ".join(resolved.invented))
+    res.raw_answer, res.answer, res.citations = checked.raw, checked.text, checked.citations
+    res.invented_citations = len(checked.invented)
+    res.warnings.extend(checked.warnings)
+    res.record(checked)
+    if checked.invented:
+        log.info("local answer cited %d id(s) not in its context, removed: %s", len(checked.invented),
+                 ", ".join(checked.invented))
     return res

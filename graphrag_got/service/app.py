@@ -32,6 +32,7 @@ from graphrag_got.common.once import log_warning_counts
 from graphrag_got.common.sanitize import replace_surrogates
 from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError, LLMError, ModeUnavailable, Neo4jError, OntologyError, SearchError
+from graphrag_got.search.answer import AskResult
 from graphrag_got.service.graph_reads import MAX_COMMUNITIES, MAX_MEMBERS, MAX_RELATIONS, BadLookup, EntityNotFound
 from graphrag_got.service.limits import InputTooLarge, ServiceBusy, ServiceTimeout
 from graphrag_got.service.models import AskRequest, CommunityPage, ErrorResponse, Health, Neighbourhood
@@ -249,7 +250,11 @@ def create_app(settings: Settings, *, chat: BaseChatModel | None = None,
 
     errors: dict[int | str, dict[str, Any]] = {s: {"model": ErrorResponse} for s in (413, 422, 503, 504)}
 
-    @app.post("/ask", responses=errors, summary="Answer a question (mode auto, local, global or drift)")
+    @app.post("/ask", response_model=AskResult, responses=errors,
+              summary="Answer a question (mode auto, local, global or drift)",
+              description="The cited answer and its sources. In the claims format, `claims` are the claims shown "
+                          "and `left_out` the claims left out because the sources they cite do not support them "
+                          "(each with its `reason` and `detail`).")
     async def ask(req: AskRequest) -> JSONResponse:
         runtime.check_question(req.question)
         result = await runtime.run(lambda: runtime.ask(req), llm=req.answer)

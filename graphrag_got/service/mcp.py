@@ -41,7 +41,8 @@ INSTRUCTIONS = (
     "Questions over a knowledge graph built from a text corpus under an ontology. Call `ontology` to see "
     "which classes and relations exist, `neighbourhood` for what the graph states about one entity (with the "
     "evidence sentences), `communities` for the themes, and `ask` for a cited answer: each claim carries "
-    "[F1]-style ids resolved in `citations`. Every tool is read-only."
+    "[F1]-style ids resolved in `citations`; claims the cited sources do not support are not in the answer but "
+    "in `left_out`, each with its reason. Every tool is read-only."
 )
 
 
@@ -119,6 +120,8 @@ def build_server(settings: Settings, *, chat: BaseChatModel | None = None,
 
         mode: auto routes the question (local for named entities, global for corpus-wide questions,
         drift for how things relate); answer=false retrieves the sources only, without the LLM.
+        In the claims answer format, `left_out` lists the claims left out of the answer because the
+        sources they cite do not support them, with the reason of each.
         """
         async def work() -> dict[str, Any]:
             runtime.check_question(question)

@@ -43,6 +43,7 @@ function fetch() {
 const state = () => ({
   route: elements.route.textContent, answer: elements.answer.textContent,
   warnings: elements.warnings.textContent, sources: elements.sources.textContent,
+  left_out: elements["left-out"].textContent,
   result_hidden: elements.result.hidden, status: elements.status.textContent,
 });
 
@@ -56,6 +57,8 @@ async function main() {
   document.getElementById("mode").value = "auto";
   replies.push([200, { mode: "local", route: { reason: "OLD-ROUTE" }, answer: "OLD-ANSWER [F1]",
                        warnings: ["OLD-WARNING"], sources: [{ id: "F1", kind: "fact", text: "OLD-SOURCE", entities: [] }],
+                       answer_format: "claims", claims: [{ statement: "OLD-ANSWER", sources: ["F1"] }],
+                       left_out: [{ statement: "OLD-LEFT-OUT", sources: ["F1"], reason: "repeat", detail: "OLD-WHY" }],
                        citations: [], anchors: [], llm_calls: 1, input_tokens: 1, output_tokens: 1, timings: {} }]);
   await elements["ask-form"].listeners.submit({ preventDefault() {} });
   const first = state();

@@ -98,6 +98,31 @@ function showEvidence(id) {
   }
 }
 
+// The claims the answer's check left out, each with why (not supported by the sources it cites,
+// or a repeat of another claim), under the answer: a reader sees what was removed and the reason.
+function renderLeftOut(r) {
+  const box = $("left-out");
+  box.replaceChildren();
+  if (r.answer_format === "claims") {
+    const left = r.left_out || [];
+    const kept = (r.claims || []).length;
+    box.append(el("p", { class: "muted", id: "claims-summary" },
+                  `claims: ${kept} kept, ${left.length ? left.length + " left out" : "none left out"}`));
+    if (left.length) {
+      box.append(el("h2", {}, "Left out (not supported by its sources)"));
+      const list = el("ul", { class: "left-out" });
+      for (const c of left) {
+        const ids = c.sources && c.sources.length ? ` [${c.sources.join(", ")}]` : "";
+        const li = el("li", {}, `${c.statement}${ids}`);
+        li.append(el("span", { class: "reason" }, ` — ${c.detail}`));
+        list.append(li);
+      }
+      box.append(list);
+    }
+  }
+  if (r.language_retry) box.append(el("p", { class: "muted" }, "The answer was asked again once in the question's language."));
+}
+
 function renderSources(sources) {
   const list = $("sources");
   list.replaceChildren();
@@ -123,6 +148,7 @@ function renderResult(r) {
   const warnings = $("warnings");
   warnings.replaceChildren(...(r.warnings || []).map((w) => el("li", {}, w)));
   if (r.invented_citations) warnings.append(el("li", {}, `${r.invented_citations} invented citation(s) removed`));
+  renderLeftOut(r);
   renderSources(r.sources || []);
   $("evidence").replaceChildren(el("p", { class: "muted" }, "Click a citation such as [F1] to see the sentence it stands on."));
   const t = r.timings || {};
@@ -258,7 +284,7 @@ let asked = 0;  // the number of the latest request: a slower earlier answer mus
 // graph, timings), so an error or a new answer never appears under an old one.
 function clearResult() {
   current = { byId: new Map(), cited: new Set() };
-  for (const id of ["route", "answer", "warnings", "sources", "evidence", "graph"]) $(id).replaceChildren();
+  for (const id of ["route", "answer", "warnings", "left-out", "sources", "evidence", "graph"]) $(id).replaceChildren();
   $("graph-note").textContent = "";
   $("timings").textContent = "";
   $("result").hidden = true;
