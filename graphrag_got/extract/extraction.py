@@ -350,6 +350,9 @@ class Extraction(_Model):
     skipped_files: list[SkippedFile] = Field(default_factory=list)
     merges: list[Merge] = Field(default_factory=list)
     counts: Counts = Field(default_factory=Counts)
+    # sha256 of the entity and relation records as extract validated them under `ontology` (with the code's
+    # version): load trusts sealed records and checks any others again (graphrag_got.extract.recheck)
+    records_digest: str = ""
 
     # ------------------------------------------------------------------ views
     @property

@@ -42,6 +42,7 @@ from graphrag_got.extract.orphans import drop_orphans
 from graphrag_got.extract.memo import ValidationMemo, memo_path
 from graphrag_got.extract.stored_answers import make_validator, validate_answers  # noqa: F401 (make_validator: a name of this module)
 from graphrag_got.extract.extraction import Merge, Rejection
+from graphrag_got.extract.recheck import seal
 from graphrag_got.extract.resolve import resolve_entities
 from graphrag_got.ingest.notes import ScanCache, notes_of_documents
 from graphrag_got.extract.verify import VerdictCache, Verifier
@@ -462,7 +463,7 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
     ext.recount()
     ext.counts.chunks_extracted = len(validations)
     ext.counts.chunks_repaired = repaired
-    return ext
+    return seal(ext)  # every record is the validator's: load trusts them under this ontology
 
 
 def replay_document(chunks: list[Chunk], records: dict[str, CacheRecord], model: str,
