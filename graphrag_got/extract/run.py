@@ -35,7 +35,8 @@ from graphrag_got.extract.extraction import FORMAT as EXTRACTION_FORMAT
 from graphrag_got.extract.extraction import (ChunkRecord, DocumentRecord, Extraction, FailureReason,
                                              LLMRef, OntologyRef, SkippedFile)
 from graphrag_got.common.walk import SkippedInput
-from graphrag_got.prompts import EXTRACTION_VERSION, extraction_system_prompt, extraction_user_prompt
+from graphrag_got.prompts import (CLASSIFY_PROMPTS, EXTRACT_PROMPTS, EXTRACTION_VERSION, VERIFY_PROMPTS, PromptSet,
+                                  extraction_system_prompt, extraction_user_prompt, load_prompts)
 from graphrag_got.ontology.schema import extraction_schema
 from graphrag_got.extract.aggregate import aggregate, identity_attributes
 from graphrag_got.extract.orphans import drop_orphans
@@ -52,21 +53,31 @@ from graphrag_got.extract.extraction import Usage
 from graphrag_got.extract.classify.backend import backend_for
 from graphrag_got.extract.classify.cache import ClassifyCache
 from graphrag_got.extract.classify.chunk import ClassifyParams, classify_chunk
-from graphrag_got.prompts import CLASSIFY_VERSION
 
-PROMPT_VERSION = EXTRACTION_VERSION
+PROMPT_VERSION = EXTRACTION_VERSION  # the built-in prompts' (a custom prompt adds its digest: PromptSet.version)
 FORMAT = EXTRACTION_FORMAT
 
 logger = logging.getLogger(__name__)
 
 
-def system_prompt(onto: Ontology) -> str:
+def system_prompt(onto: Ontology, *, prompts: PromptSet | None = None) -> str:
     """The extraction system prompt (kept as a name of this module; the text lives in :mod:`prompts`)."""
-    return extraction_system_prompt(onto)
+    return extraction_system_prompt(onto, prompts=prompts)
 
 
-def user_prompt(chunk: Chunk) -> str:
-    return extraction_user_prompt(chunk.text)
+def user_prompt(chunk: Chunk, *, prompts: PromptSet | None = None) -> str:
+    return extraction_user_prompt(chunk.text, prompts=prompts)
+
+
+def prompt_names(settings: Settings) -> tuple[str, ...]:
+    """The prompts an extraction with ``settings`` sends (its strategy's, and verification's when on)."""
+    names = CLASSIFY_PROMPTS if settings.extract.strategy == "classify" else EXTRACT_PROMPTS
+    return names + (VERIFY_PROMPTS if settings.extract.verify else ())
+
+
+def prompt_version(settings: Settings, prompts: PromptSet) -> str:
+    """The version of the extraction's prompts (its strategy's): the file's ``prompt_version``."""
+    return prompts.version(*(CLASSIFY_PROMPTS if settings.extract.strategy == "classify" else EXTRACT_PROMPTS))
 
 
 # ---------------------------------------------------------------------------- progress
@@ -221,13 +232,16 @@ def should_retry(rec: CacheRecord, setup: str, retry_failed: bool) -> bool:
 
 
 def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dict[str, Any],
-                  system: str, setup: str | None = None) -> CacheRecord:
+                  system: str, setup: str | None = None, *, prompts: PromptSet | None = None) -> CacheRecord:
     """One LLM call (plus at most one retry) for one chunk; never raises for a bad answer or a prompt
-    too long for the context (a failed record with its :class:`FailureReason`)."""
-    base = dict(chunk_id=chunk.id, chunk_hash=chunk.hash, ontology_hash=onto.hash, prompt_version=PROMPT_VERSION,
+    too long for the context (a failed record with its :class:`FailureReason`). ``prompts``: the
+    prompts in use (``system`` is already their system prompt)."""
+    version = prompts.version(*EXTRACT_PROMPTS) if prompts is not None else PROMPT_VERSION
+    base = dict(chunk_id=chunk.id, chunk_hash=chunk.hash, ontology_hash=onto.hash, prompt_version=version,
                 created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     try:
-        value, attempt = complete_json(chat, system, user_prompt(chunk), None, schema=schema, replay_key=chunk.hash)
+        value, attempt = complete_json(chat, system, user_prompt(chunk, prompts=prompts), None, schema=schema,
+                                       replay_key=chunk.hash)
     except LLMContextError as exc:
         return CacheRecord(**base, status="failed", error=str(exc), raw_responses=exc.raw_responses, parsed=None,
                            calls=len(exc.raw_responses) + 1, reason=FailureReason.CONTEXT_OVERFLOW.value, setup=setup)
@@ -247,6 +261,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
     t0 = time.monotonic()
     corpus = Path(corpus or settings.files.corpus_path)
     out = Path(out_path or settings.files.out_dir / "extraction.json")
+    prompts = load_prompts(settings.llm.prompts_dir)  # a bad prompt file stops the run before any call
     skipped: list[SkippedInput] = []
     with gc_paused():  # bulk parsing and record building: see common.memory
         cs = settings.chunking
@@ -262,10 +277,12 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         form = settings.extract.answer_form
         classify = settings.extract.strategy == "classify"
         if classify:  # the stored answer also depends on what picks the pairs (the calls have their own cache)
-            form = f"classify|{CLASSIFY_VERSION}|{settings.extract.evidence_window}|{settings.extract.classify_max_pairs}"
-        cache = ExtractionCache(settings.cache_dir, label, settings.extract.max_entities, settings.extract.max_relations, form)
+            form = (f"classify|{prompts.version(*CLASSIFY_PROMPTS)}|{settings.extract.evidence_window}|"
+                    f"{settings.extract.classify_max_pairs}")
+        cache = ExtractionCache(settings.cache_dir, label, settings.extract.max_entities, settings.extract.max_relations,
+                                form, prompt_version=prompts.version(*EXTRACT_PROMPTS))
         schema = extraction_schema(onto, settings.extract.max_entities, settings.extract.max_relations, form=form)
-        system = extraction_system_prompt(onto, form)
+        system = extraction_system_prompt(onto, form, prompts=prompts)
 
         setup = setup_key(settings, provider)
         records: dict[str, CacheRecord] = {}
@@ -293,10 +310,12 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         # least one call in flight per server, so adding servers adds throughput
         if classify:
             backend, ccache, params = backend_for(chat), ClassifyCache(settings.cache_dir, label), ClassifyParams(
-                settings.extract.evidence_window, settings.extract.mention_threshold, settings.extract.classify_max_pairs)
+                settings.extract.evidence_window, settings.extract.mention_threshold, settings.extract.classify_max_pairs,
+                prompts)
         with ThreadPoolExecutor(max_workers=workers_for(settings, provider)) as pool:
             futures = {(pool.submit(classify_chunk, backend, onto, ch, ccache, params, setup) if classify else
-                        pool.submit(extract_chunk, chat, onto, ch, schema, system, setup)): ch for ch in todo}
+                        pool.submit(extract_chunk, chat, onto, ch, schema, system, setup, prompts=prompts)): ch
+                       for ch in todo}
             try:
                 for fut in as_completed(futures):
                     ch = futures[fut]
@@ -336,7 +355,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
             if chat is None and not revalidate:
                 chat = get_chat_model(settings, provider)
             verifier = Verifier(onto, VerdictCache(settings.cache_dir, label), None if revalidate else chat,
-                                workers=workers_for(settings, provider), progress=progress)
+                                workers=workers_for(settings, provider), progress=progress, prompts=prompts)
         try:
             memo_file = memo_path(settings.cache_dir, out)
             memo = ValidationMemo(memo_file, context)
@@ -368,7 +387,8 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
     if export_replay:
         replay_path = Path(export_replay)
         extra = verifier.summary.raw if verifier is not None else {}
-        write_json_atomic(replay_path, replay_document(chunks, records, label, extra))
+        write_json_atomic(replay_path, replay_document(chunks, records, label, extra,
+                                                       prompts.version(*EXTRACT_PROMPTS)))
     c = ext.counts
     return ExtractionSummary(
         out_path=out, documents=len(docs), chunks=len(chunks), dropped_chunks=sum(d.dropped for d in docs),
@@ -447,7 +467,7 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         ontology=OntologyRef(path=onto.source, hash=onto.hash),
         llm=LLMRef(provider=provider, model=model),
-        prompt_version=CLASSIFY_VERSION if settings.extract.strategy == "classify" else PROMPT_VERSION,
+        prompt_version=prompt_version(settings, load_prompts(settings.llm.prompts_dir)),
         documents=[DocumentRecord(id=d.document.id, path=d.document.path, hash=d.document.hash,
                                   metadata=d.document.metadata, note=notes.get(d.document.id)) for d in docs],
         chunks=[ChunkRecord(id=c.id, document_id=c.document_id, index=c.index, start=c.start, end=c.end,
@@ -467,7 +487,7 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
 
 
 def replay_document(chunks: list[Chunk], records: dict[str, CacheRecord], model: str,
-                    extra: dict[str, list[str]] | None = None) -> dict[str, Any]:
+                    extra: dict[str, list[str]] | None = None, version: str = PROMPT_VERSION) -> dict[str, Any]:
     """Raw answers in the replay provider's format, so a run can be replayed without the model.
 
     ``extra``: other calls of the run by replay key (verification verdicts), replayed the same way."""
@@ -476,7 +496,7 @@ def replay_document(chunks: list[Chunk], records: dict[str, CacheRecord], model:
     return {
         "format": "graphrag_got.replay/1",
         "model": model,
-        "prompt_version": PROMPT_VERSION,
+        "prompt_version": version,
         "responses": [{"chunk_id": c.id, "chunk_hash": c.hash, "responses": records[c.id].raw_responses}
                       for c in chunks if c.id in records]
         + [{"chunk_hash": key, "responses": raws} for key, raws in sorted(calls.items())]

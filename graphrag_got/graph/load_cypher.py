@@ -438,8 +438,8 @@ def ontology_violations() -> str:
     :meth:`graphrag_got.ontology.model.Relation.accepts_any`, which keeps every refused triple out of
     the graph (the validator in ``extract``, and in ``load`` when the ontology changed) and removes
     what a new ontology refuses from rewritten documents. This query states it again in Cypher so that
-    ``graphrag-got stats`` checks what the graph holds, whoever wrote it (an earlier ontology's loads, a
-    hand-edited file, another tool); ``tests/test_cypher_guard.py`` checks that both say the same."""
+    ``graphrag-got stats`` checks what the graph holds, whoever wrote it (loads under an earlier
+    ontology, another tool); ``tests/test_cypher_guard.py`` checks that both say the same."""
     return (
         "MATCH (a:Entity)-[r:!CO_OCCURS]->(b:Entity)\n"
         "WITH a, r, b, [x IN $rules WHERE x.type = type(r)] AS matching\n"

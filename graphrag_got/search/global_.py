@@ -48,7 +48,7 @@ from graphrag_got.llm.calls import Attempt, LLMOutputError, complete_text
 from graphrag_got.llm.factory import get_chat_model
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.llm.usage import LLMUsage
-from graphrag_got.prompts import map_prompt, reduce_prompt
+from graphrag_got.prompts import load_prompts, map_prompt, reduce_prompt
 from graphrag_got.search.citations import Citation, number_sources, resolve_citations
 
 logger = logging.getLogger(__name__)
@@ -325,7 +325,8 @@ def global_search(
 
     chat = chat or get_chat_model(settings)
     lock = threading.Lock()
-    map_system, reduce_system = map_prompt(language), reduce_prompt(language)
+    prompts = load_prompts(settings.llm.prompts_dir)
+    map_system, reduce_system = map_prompt(language, prompts=prompts), reduce_prompt(language, prompts=prompts)
 
     def one(row: dict[str, Any]) -> CommunityRating:
         rating = CommunityRating(row["id"], row["title"], row["size"], similarity=chosen[row["id"]].similarity,
