@@ -35,8 +35,8 @@ from graphrag_got.extract.extraction import FORMAT as EXTRACTION_FORMAT
 from graphrag_got.extract.extraction import (ChunkRecord, DocumentRecord, Extraction, FailureReason,
                                              LLMRef, OntologyRef, SkippedFile)
 from graphrag_got.common.walk import SkippedInput
-from graphrag_got.prompts import (CLASSIFY_PROMPTS, EXTRACT_PROMPTS, EXTRACTION_VERSION, VERIFY_PROMPTS, PromptSet,
-                                  extraction_system_prompt, extraction_user_prompt, load_prompts)
+from graphrag_got.prompts import (BUILTIN, CLASSIFY_PROMPTS, EXTRACT_PROMPTS, EXTRACTION_VERSION, VERIFY_PROMPTS,
+                                  PromptSet, extraction_system_prompt, extraction_user_prompt, load_prompts)
 from graphrag_got.ontology.schema import extraction_schema
 from graphrag_got.extract.aggregate import aggregate, identity_attributes
 from graphrag_got.extract.orphans import drop_orphans
@@ -340,8 +340,10 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
 
     with gc_paused():  # bulk parsing and record building: see common.memory
         context = fingerprint.validation_context(settings, onto)  # what every chunk's validation depends on
+        names = prompt_names(settings)  # custom prompts are inputs too (built-in ones: the code's version)
+        custom = "" if prompts.version(*names) == BUILTIN.version(*names) else f"|{prompts.version(*names)}"
         digest = fingerprint.inputs_digest(
-            settings=context["settings"], ontology_hash=onto.hash, model=label, form=form,
+            settings=context["settings"], ontology_hash=onto.hash, model=label, form=form + custom,
             chunks=[(ch.id, ch.hash, records[ch.id].created if ch.id in records else None) for ch in chunks],
             skipped=[json.dumps(s.as_dict(), sort_keys=True) for s in skipped], code_version=context["code"],
             side_files={"aliases": context["aliases"]})
@@ -361,7 +363,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
             memo = ValidationMemo(memo_file, context)
             scans = ScanCache(settings.cache_dir / "notes" / memo_file.name)  # one per output file, like the memo
             ext = build_extraction(settings, onto, docs, records, provider=provider, model=label, verifier=verifier,
-                                   skipped=skipped, memo=memo, scans=scans)
+                                   skipped=skipped, memo=memo, scans=scans, prompts=prompts)
         except LLMError as exc:  # the provider broke during verification: verdicts so far are cached
             raise ExtractionError(f"{exc}\nverification stopped; rerun the same command to resume.") from None
         # this run's calls, and (in the file) the calls behind every stored answer of the corpus
@@ -443,13 +445,15 @@ def workers_for(settings: Settings, provider: str) -> int:
 def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
                      records: dict[str, CacheRecord], *, provider: str, model: str,
                      verifier: Verifier | None = None, skipped: list[SkippedInput] | None = None,
-                     memo: ValidationMemo | None = None, scans: ScanCache | None = None) -> Extraction:
+                     memo: ValidationMemo | None = None, scans: ScanCache | None = None,
+                     prompts: PromptSet | None = None) -> Extraction:
     """Validate every stored answer against ``onto`` and assemble the :class:`Extraction`.
 
     With ``settings.extract.repair``, the answers first go through the audited repair (two passes over the
     corpus, :mod:`graphrag_got.extract.repair`); with ``settings.extract.evidence``, the validator checks each
     answer against its chunk text. Both work from the stored answers alone (no model call). ``memo`` and
-    ``scans`` hold the last run's per-chunk validations and note scans (only changed inputs are redone).
+    ``scans`` hold the last run's per-chunk validations and note scans (only changed inputs are redone);
+    ``prompts``: the prompts in use (default: ``settings.llm.prompts_dir``'s), whose version the file records.
     """
     validations, repairs, failed, repaired = validate_answers(settings, onto, docs, records, memo)
     if verifier is not None:  # settings.extract.verify: a yes/no check per triple against its evidence
@@ -467,7 +471,7 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         ontology=OntologyRef(path=onto.source, hash=onto.hash),
         llm=LLMRef(provider=provider, model=model),
-        prompt_version=prompt_version(settings, load_prompts(settings.llm.prompts_dir)),
+        prompt_version=prompt_version(settings, prompts or load_prompts(settings.llm.prompts_dir)),
         documents=[DocumentRecord(id=d.document.id, path=d.document.path, hash=d.document.hash,
                                   metadata=d.document.metadata, note=notes.get(d.document.id)) for d in docs],
         chunks=[ChunkRecord(id=c.id, document_id=c.document_id, index=c.index, start=c.start, end=c.end,
