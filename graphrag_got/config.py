@@ -123,6 +123,8 @@ class LLMSettings(Section):
     max_tokens: int = _env("GRAPHRAG_LLM_MAX_TOKENS", 1536, "most tokens in one LLM answer", ge=64, flat="llm_max_tokens")
     timeout_s: float = _env("GRAPHRAG_LLM_TIMEOUT", 600.0, "seconds one LLM call may take", gt=0, flat="llm_timeout_s")
     replay_file: Path | None = _env("GRAPHRAG_REPLAY_FILE", None, "recorded answers for the `replay` provider")
+    prompts_dir: Path | None = _env("GRAPHRAG_PROMPTS_DIR", None, "folder of prompt files replacing the built-in "
+                                    "ones, `<prompt name>.txt` each (`graphrag-got prompts export DIR`)")
     openai_base_urls: Annotated[list[str], NoDecode] = _env(
         "GRAPHRAG_OPENAI_BASE_URLS", [],
         "OpenAI-compatible servers of `openai` (vLLM, LM Studio, llama.cpp, Ollama's `/v1`), comma-separated; "

@@ -13,6 +13,11 @@ class ConfigError(GraphragGotError):
     """A setting (environment, .env or argument) has a bad value."""
 
 
+class PromptError(ConfigError):
+    """A prompt override file (GRAPHRAG_PROMPTS_DIR) cannot be used: not named after a prompt, not
+    readable, or its placeholders break the prompt's."""
+
+
 class OntologyError(GraphragGotError):
     """The ontology file is missing, not JSON, or breaks a rule.
 

@@ -44,7 +44,7 @@ OLD_DEFAULTS = {
     "llm_provider": "auto", "ollama_base_url": "http://localhost:11434", "ollama_model": "qwen2.5:7b-instruct",
     "llamacpp_model": "qwen2.5-coder-1.5b", "models_path": None, "llamacpp_n_ctx": 4096,
     "llamacpp_threads": None, "llamacpp_adaptive_threads": True,  # threads from the cores free per call (issue 26)
-    "llamacpp_loop_guard": True, "llm_max_tokens": 1536, "llm_timeout_s": 600.0, "replay_file": None,
+    "llamacpp_loop_guard": True, "llm_max_tokens": 1536, "llm_timeout_s": 600.0, "replay_file": None, "prompts_dir": None,
     "max_entities": 12, "max_relations": 12, "concurrency": 1, "evidence": True, "evidence_window": 1, "mention_threshold": 0.85,
     "relation_cues": True,
     "cue_direction": True,

@@ -36,6 +36,7 @@ from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent
 from graphrag_got.extract.validate import ChunkValidation, Validator
 from graphrag_got.extract.aggregate import aggregate, identity_attributes
+from graphrag_got.extract.recheck import seal
 from graphrag_got.code import vocabulary as v
 from graphrag_got.code.parse import Definition, FileFacts, ParseBudgetExceeded, parse_file
 from graphrag_got.common.walk import SkippedInput, walk_files
@@ -372,7 +373,7 @@ def build_code_extraction(onto: Ontology, root: Path, resolved: list[ResolvedFil
     )
     ext.recount()
     ext.counts.chunks_extracted = len(validations)
-    return ext
+    return seal(ext)  # every record is the validator's: load trusts them under this ontology
 
 
 def run_code_extraction(onto: Ontology, root: str | Path, out_path: str | Path, *,

@@ -20,9 +20,13 @@ def register(sub: "argparse._SubParsersAction") -> None:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
+    from graphrag_got.commands.prompts import print_prompt_lines
     from graphrag_got.commands.render import progress_bar
+    from graphrag_got.extract.run import prompt_names
     from graphrag_got.pipeline.build import run_build
+    from graphrag_got.prompts import COMMUNITY_REPORT
 
+    print_prompt_lines(settings, prompt_names(settings) + (() if args.no_communities else (COMMUNITY_REPORT,)))
     with progress_bar() as progress:
         res = run_build(settings, args.corpus, communities=not args.no_communities,
                         say=lambda line: print(line, flush=True), progress=progress)

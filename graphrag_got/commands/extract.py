@@ -65,6 +65,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                                        evidence_window=args.evidence_window, extraction=args.strategy,
                                        min_fact_probability=args.min_fact_probability)
     onto = Ontology.from_file(settings.files.ontology_path)
+    from graphrag_got.commands.prompts import print_prompt_lines
+    from graphrag_got.extract.run import prompt_names
+
+    print_prompt_lines(settings, prompt_names(settings))
     with progress_bar() as progress:
         summary = run_extraction(settings, onto, args.corpus, args.output, revalidate=args.revalidate,
                                  retry_failed=args.retry_failed,

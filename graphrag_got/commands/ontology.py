@@ -59,10 +59,11 @@ def run_show(args: argparse.Namespace, settings: Settings) -> int:
 
 def run_show_prompt(args: argparse.Namespace, settings: Settings) -> int:
     """`ontology show --prompt`: the extraction system prompt, byte for byte, and its version."""
-    from graphrag_got.prompts import EXTRACTION_VERSION, extraction_system_prompt
+    from graphrag_got.prompts import EXTRACT_PROMPTS, extraction_system_prompt, load_prompts
 
-    print(extraction_system_prompt(_load(args, settings), settings.extract.answer_form))
-    print(f"prompt version: {EXTRACTION_VERSION}")
+    prompts = load_prompts(settings.llm.prompts_dir)
+    print(extraction_system_prompt(_load(args, settings), settings.extract.answer_form, prompts=prompts))
+    print(f"prompt version: {prompts.version(*EXTRACT_PROMPTS)}")
     return 0
 
 

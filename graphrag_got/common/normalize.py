@@ -1,4 +1,5 @@
-"""The one rule that decides when two entity names are the same entity."""
+"""The one rule that decides when two entity names are the same entity (and the one order of a
+symmetric fact's two ends, :func:`swap_ends`)."""
 
 from __future__ import annotations
 
@@ -64,3 +65,11 @@ def is_empty_key(name: str) -> bool:
 def entity_uid(class_name: str, name: str) -> str:
     """Unique id of an entity node: its class and its normalized name (``Personaje|jon snow``)."""
     return f"{class_name}|{normalize_name(name)}"
+
+
+def swap_ends(start: str, end: str, symmetric: bool) -> bool:
+    """Whether a fact's two ends (entity uids) are swapped into its one order: a symmetric relation's
+    ends in sorted-uid order, any other relation's as stated. The only place this order is decided:
+    ``extract`` stores a symmetric fact once in it, the load plan keys it by it, and the reads of the
+    graph (which holds both directions) show the pair once in it."""
+    return symmetric and end < start

@@ -25,6 +25,7 @@ from typing import Any, Mapping
 import neo4j
 import networkx as nx
 
+from graphrag_got.common.normalize import swap_ends
 from graphrag_got.communities import cypher
 from graphrag_got.config import Settings
 from graphrag_got.graph.db import read_all
@@ -68,7 +69,7 @@ def dedupe_relations(rows: Iterable[dict[str, Any]]) -> list[Rel]:
     seen: dict[tuple[Any, ...], Rel] = {}
     for r in rows:
         start, end, sym = r["start"], r["end"], bool(r["symmetric"])
-        if sym and end < start:
+        if swap_ends(start, end, sym):
             start, end = end, start
         attrs = tuple(sorted((str(k), str(v)) for k, v in (r.get("attributes") or [])))
         key = (start, r["type"], end, attrs)

@@ -41,7 +41,8 @@ from graphrag_got.graph.db import read_all, session
 from graphrag_got.llm.calls import LLMOutputError, drop_repeated_sentences
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.prompts import COMMUNITY_SUMMARY_VERSION, community_summary_prompt, language_tag
+from graphrag_got.prompts import (COMMUNITY_REPORT, COMMUNITY_SUMMARY_VERSION, community_summary_prompt, language_tag,
+                                  load_prompts)
 
 logger = logging.getLogger(__name__)
 
@@ -119,9 +120,10 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def summary_key(content_hash: str, label: str, language: str | None = None) -> str:
-    """Cache key of a report: its prompt content, model, prompt version and (when forced) the language."""
-    return sha(f"{content_hash}|{label}|{PROMPT_VERSION}{language_tag(language)}")
+def summary_key(content_hash: str, label: str, language: str | None = None, version: str = PROMPT_VERSION) -> str:
+    """Cache key of a report: its prompt content, model, prompt version (of the prompt in use: a custom
+    one's has its digest) and (when forced) the language."""
+    return sha(f"{content_hash}|{label}|{version}{language_tag(language)}")
 
 
 def excerpts_block(chunks: Sequence[Mapping[str, Any]]) -> str:
@@ -235,6 +237,8 @@ def summarize_communities(
     from graphrag_got.common.files import write_json_atomic
 
     t0 = time.perf_counter()
+    prompts = load_prompts(settings.llm.prompts_dir)
+    version = prompts.version(COMMUNITY_REPORT)
     eg = graph if graph is not None else read_entity_graph(driver, settings, ontology, cooccurrence=False)
     stored = read_all(driver, settings, cypher.communities_with_members())
     if not stored:
@@ -260,7 +264,7 @@ def summarize_communities(
     for (rec, members), among in zip(eligible, inner):
         content, _ = community_content(eg, members, among)
         text = content + ("\n" + excerpts[rec["id"]] if excerpts.get(rec["id"]) else "")
-        key = summary_key(sha(text), label, language)
+        key = summary_key(sha(text), label, language, version)
         names = [eg.entities[u]["name"] for u in members]
         if not force and rec["summary_key"] == key and rec["summary"]:
             res.unchanged += 1
@@ -273,7 +277,7 @@ def summarize_communities(
         todo.append((dict(rec), text, key, names))
 
     total = len(todo)
-    system = community_summary_prompt(language)
+    system = community_summary_prompt(language, prompts=prompts)
     if total:
         if chat is None:
             from graphrag_got.llm.factory import get_chat_model
@@ -306,7 +310,7 @@ def summarize_communities(
                     else:
                         res.generated += 1
                         record = report_record(obj, names)
-                        record.update({"model": label, "prompt_version": PROMPT_VERSION, "community": rec["id"],
+                        record.update({"model": label, "prompt_version": version, "community": rec["id"],
                                        "raw_responses": attempt.raw_responses if attempt else []})  # fmt: skip
                         write_json_atomic(cache_dir / f"{key}.json", record)
                         rows.append(_node_row(rec["id"], record, key))

@@ -23,7 +23,7 @@ from graphrag_got.communities.detect import Community, PriorCommunity
 from graphrag_got.config import Settings
 from graphrag_got.errors import Neo4jError
 from graphrag_got.graph.db import read_all, session
-from graphrag_got.prompts import COMMUNITY_SUMMARY_VERSION
+from graphrag_got.prompts import COMMUNITY_REPORT, load_prompts
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +123,8 @@ def export_communities(driver: neo4j.Driver, settings: Settings) -> dict[str, An
             "rating_explanation": r["rating_explanation"], "members_hash": r["members_hash"],
             "members": [{"uid": m["uid"], "name": m["name"], "type": m["type"]} for m in r["members"] if m.get("uid")],
         })  # fmt: skip
-    return {"format": "graphrag_got.communities/2", "prompt_version": COMMUNITY_SUMMARY_VERSION, "communities": comms}
+    version = load_prompts(settings.llm.prompts_dir).version(COMMUNITY_REPORT)
+    return {"format": "graphrag_got.communities/2", "prompt_version": version, "communities": comms}
 
 
 def stored_communities(driver: neo4j.Driver, settings: Settings) -> list[dict[str, Any]]:

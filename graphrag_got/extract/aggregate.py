@@ -1,5 +1,9 @@
 """Aggregation: the validated records of every chunk merged into the entity and relation lists of
-``extraction.json`` (one record per entity uid, one per fact), with their chunks and evidence."""
+``extraction.json`` (one record per entity uid, one per fact), with their chunks and evidence.
+
+The one aggregation: ``extract`` merges the records of its chunks with it, entity resolution the
+records it re-pointed, and ``load`` (:mod:`graphrag_got.extract.recheck`) the records of a file that
+repeat an entity or a fact, or that a changed ontology makes one fact."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from graphrag_got.common.normalize import swap_ends
 from graphrag_got.extract.extraction import EntityRecord, Evidence, Rejection, RelationRecord
 from graphrag_got.extract.validate import ChunkValidation
 from graphrag_got.ontology.model import Ontology
@@ -22,12 +27,22 @@ def identity_attributes(onto: Ontology) -> tuple[str, ...]:
     return tuple(onto.relation_attributes)
 
 
+def fact_key(rel: RelationRecord, identity: tuple[str, ...]) -> tuple[Any, ...]:
+    """What makes two relation records one fact: (start uid, relation, end uid, identity attribute
+    values), the ends in their one order (:func:`~graphrag_got.common.normalize.swap_ends`). The key of
+    the aggregation here and of a relation row in the load plan."""
+    start, end = rel.subject_uid, rel.object_uid
+    if swap_ends(start, end, rel.symmetric):
+        start, end = end, start
+    return (start, rel.relation, end, rel.identity(identity))
+
+
 def aggregate(validations: Iterable[ChunkValidation],
               identity: tuple[str, ...] = ()) -> tuple[list[EntityRecord], list[RelationRecord]]:
     """Merge per-chunk records into the entity and relation lists of extraction.json.
 
     Entities merge per uid (the first display name and first value of each property win; chunk ids
-    accumulate). Relations merge per (subject uid, relation, object uid, identity attribute values);
+    and aliases accumulate; a chunk's mention keeps its highest confidence). Relations merge per (subject uid, relation, object uid, identity attribute values);
     a symmetric relation is stored once with its ends in sorted-uid order; other attributes: the
     first value wins.
     """
@@ -45,15 +60,17 @@ def aggregate(validations: Iterable[ChunkValidation],
             else:
                 for k, v in ent.properties.items():
                     rec.properties.setdefault(k, v)
-                _add_chunks(rec.chunk_ids, ent.chunk_ids, entity_chunks[ent.uid])
+                _add_new(rec.chunk_ids, ent.chunk_ids, entity_chunks[ent.uid])
+                if ent.aliases:
+                    _add_new(rec.aliases, ent.aliases, set(rec.aliases))
                 for cid, conf in ent.mentions.items():  # the most confident mention of a chunk
                     rec.mentions[cid] = max(conf, rec.mentions.get(cid, conf))
         for rel in val.relations:
+            key = fact_key(rel, identity)
             s = (rel.subject_uid, rel.subject, rel.subject_key, rel.subject_type)
             o = (rel.object_uid, rel.object, rel.object_key, rel.object_type)
-            if rel.symmetric and o[0] < s[0]:
+            if key[0] != s[0]:  # swapped into the fact's one order
                 s, o = o, s
-            key = (s[0], rel.relation, o[0], rel.identity(identity))
             rec = relations.get(key)
             if rec is None:
                 relations[key] = RelationRecord(
@@ -67,7 +84,7 @@ def aggregate(validations: Iterable[ChunkValidation],
             else:
                 for k, v in rel.attributes.items():
                     rec.attributes.setdefault(k, v)
-                _add_chunks(rec.chunk_ids, rel.chunk_ids, relation_chunks[key])
+                _add_new(rec.chunk_ids, rel.chunk_ids, relation_chunks[key])
                 _add_evidence(rec.evidence, rel.evidence)
                 for cid, sc in rel.scores.items():  # the surest choice of a chunk
                     if cid not in rec.scores or sc.probability > rec.scores[cid].probability:
@@ -85,8 +102,8 @@ def _add_evidence(target: list[Evidence], more: Iterable[Evidence]) -> None:
             target.append(ev)
 
 
-def _add_chunks(target: list[str], more: Iterable[str], seen: set[str]) -> None:
-    """Append the ids of ``more`` not in ``target`` yet (``seen``: the ids of ``target``, kept up to date)."""
+def _add_new(target: list[str], more: Iterable[str], seen: set[str]) -> None:
+    """Append the items of ``more`` not in ``target`` yet (``seen``: the items of ``target``, kept up to date)."""
     for cid in more:
         if cid not in seen:
             seen.add(cid)

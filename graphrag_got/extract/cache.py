@@ -105,9 +105,11 @@ def _read_file(path: Path) -> CacheRecord | None:
 class ExtractionCache:
     """One JSON file per (chunk, ontology) under a folder per (model, prompt, schema bounds)."""
 
-    def __init__(self, root: Path, model: str, max_entities: int, max_relations: int, form: str = "full"):
-        # the full form keeps the tag it always had, so existing caches stay valid
-        tag = f"{model}|{EXTRACTION_VERSION}|{max_entities}|{max_relations}" + ("" if form == "full" else f"|{form}")
+    def __init__(self, root: Path, model: str, max_entities: int, max_relations: int, form: str = "full",
+                 prompt_version: str = EXTRACTION_VERSION):
+        # the full form keeps the tag it always had, so existing caches stay valid; ``prompt_version`` is the
+        # version of the prompts in use (prompts.PromptSet.version: the built-in one, or with a custom text's digest)
+        tag = f"{model}|{prompt_version}|{max_entities}|{max_relations}" + ("" if form == "full" else f"|{form}")
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", model)[:60]
         self.dir = root / "extract" / f"{slug}-{hashlib.sha256(tag.encode()).hexdigest()[:10]}"
 

@@ -228,10 +228,7 @@ class RelationRecord(_Model):
 
     @model_serializer(mode="wrap")
     def _without_empty_scores(self, handler: Any) -> Any:
-        data = handler(self)
-        if isinstance(data, dict) and not data.get("scores"):
-            data.pop("scores", None)
-        return data
+        return _without_empty(handler(self), "scores")
 
     @property
     def subject_uid(self) -> str:
@@ -350,6 +347,14 @@ class Extraction(_Model):
     skipped_files: list[SkippedFile] = Field(default_factory=list)
     merges: list[Merge] = Field(default_factory=list)
     counts: Counts = Field(default_factory=Counts)
+    # sha256 of the entity and relation records as extract validated them under `ontology` (with the code's
+    # version): load trusts sealed records and checks any others again (graphrag_got.extract.recheck). Left
+    # out of a file that is not sealed, so such files keep their shape
+    records_digest: str = ""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_digest(self, handler: Any) -> Any:
+        return _without_empty(handler(self), "records_digest")
 
     # ------------------------------------------------------------------ views
     @property
@@ -506,6 +511,13 @@ class Extraction(_Model):
         schema["$id"] = FORMAT
         schema["title"] = "graphrag_got extraction file"
         return schema
+
+
+def _without_empty(data: Any, key: str) -> Any:
+    """A serialized record without ``key`` when it is empty: a field only some files use stays out of the others."""
+    if isinstance(data, dict) and not data.get(key):
+        data.pop(key, None)
+    return data
 
 
 # ---------------------------------------------------------------------------- errors

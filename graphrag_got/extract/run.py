@@ -35,13 +35,15 @@ from graphrag_got.extract.extraction import FORMAT as EXTRACTION_FORMAT
 from graphrag_got.extract.extraction import (ChunkRecord, DocumentRecord, Extraction, FailureReason,
                                              LLMRef, OntologyRef, SkippedFile)
 from graphrag_got.common.walk import SkippedInput
-from graphrag_got.prompts import EXTRACTION_VERSION, extraction_system_prompt, extraction_user_prompt
+from graphrag_got.prompts import (BUILTIN, CLASSIFY_PROMPTS, EXTRACT_PROMPTS, EXTRACTION_VERSION, VERIFY_PROMPTS,
+                                  PromptSet, extraction_system_prompt, extraction_user_prompt, load_prompts)
 from graphrag_got.ontology.schema import extraction_schema
 from graphrag_got.extract.aggregate import aggregate, identity_attributes
 from graphrag_got.extract.orphans import drop_orphans
 from graphrag_got.extract.memo import ValidationMemo, memo_path
 from graphrag_got.extract.stored_answers import make_validator, validate_answers  # noqa: F401 (make_validator: a name of this module)
 from graphrag_got.extract.extraction import Merge, Rejection
+from graphrag_got.extract.recheck import seal
 from graphrag_got.extract.resolve import resolve_entities
 from graphrag_got.ingest.notes import ScanCache, notes_of_documents
 from graphrag_got.extract.verify import VerdictCache, Verifier
@@ -52,21 +54,31 @@ from graphrag_got.extract.extraction import Usage
 from graphrag_got.extract.classify.backend import backend_for
 from graphrag_got.extract.classify.cache import ClassifyCache
 from graphrag_got.extract.classify.chunk import ClassifyParams, classify_chunk
-from graphrag_got.prompts import CLASSIFY_VERSION
 
-PROMPT_VERSION = EXTRACTION_VERSION
+PROMPT_VERSION = EXTRACTION_VERSION  # the built-in prompts' (a custom prompt adds its digest: PromptSet.version)
 FORMAT = EXTRACTION_FORMAT
 
 logger = logging.getLogger(__name__)
 
 
-def system_prompt(onto: Ontology) -> str:
+def system_prompt(onto: Ontology, *, prompts: PromptSet | None = None) -> str:
     """The extraction system prompt (kept as a name of this module; the text lives in :mod:`prompts`)."""
-    return extraction_system_prompt(onto)
+    return extraction_system_prompt(onto, prompts=prompts)
 
 
-def user_prompt(chunk: Chunk) -> str:
-    return extraction_user_prompt(chunk.text)
+def user_prompt(chunk: Chunk, *, prompts: PromptSet | None = None) -> str:
+    return extraction_user_prompt(chunk.text, prompts=prompts)
+
+
+def prompt_names(settings: Settings) -> tuple[str, ...]:
+    """The prompts an extraction with ``settings`` sends (its strategy's, and verification's when on)."""
+    names = CLASSIFY_PROMPTS if settings.extract.strategy == "classify" else EXTRACT_PROMPTS
+    return names + (VERIFY_PROMPTS if settings.extract.verify else ())
+
+
+def prompt_version(settings: Settings, prompts: PromptSet) -> str:
+    """The version of the extraction's prompts (its strategy's): the file's ``prompt_version``."""
+    return prompts.version(*(CLASSIFY_PROMPTS if settings.extract.strategy == "classify" else EXTRACT_PROMPTS))
 
 
 # ---------------------------------------------------------------------------- progress
@@ -220,23 +232,26 @@ def should_retry(rec: CacheRecord, setup: str, retry_failed: bool) -> bool:
     return reason is FailureReason.CONTEXT_OVERFLOW and rec.setup != setup
 
 
-def _timed(work: Any, *args: Any) -> CacheRecord:
-    """``work(*args)`` (a chunk's record) with its wall time in ``seconds`` when it set none."""
+def _timed(work: Any, *args: Any, **kwargs: Any) -> CacheRecord:
+    """``work(*args, **kwargs)`` (a chunk's record) with its wall time in ``seconds`` when it set none."""
     start = time.monotonic()
-    rec: CacheRecord = work(*args)
+    rec: CacheRecord = work(*args, **kwargs)
     if rec.seconds is None:
         rec.seconds = round(time.monotonic() - start, 3)
     return rec
 
 
 def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dict[str, Any],
-                  system: str, setup: str | None = None) -> CacheRecord:
+                  system: str, setup: str | None = None, *, prompts: PromptSet | None = None) -> CacheRecord:
     """One LLM call (plus at most one retry) for one chunk; never raises for a bad answer or a prompt
-    too long for the context (a failed record with its :class:`FailureReason`)."""
-    base = dict(chunk_id=chunk.id, chunk_hash=chunk.hash, ontology_hash=onto.hash, prompt_version=PROMPT_VERSION,
+    too long for the context (a failed record with its :class:`FailureReason`). ``prompts``: the
+    prompts in use (``system`` is already their system prompt)."""
+    version = prompts.version(*EXTRACT_PROMPTS) if prompts is not None else PROMPT_VERSION
+    base = dict(chunk_id=chunk.id, chunk_hash=chunk.hash, ontology_hash=onto.hash, prompt_version=version,
                 created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     try:
-        value, attempt = complete_json(chat, system, user_prompt(chunk), None, schema=schema, replay_key=chunk.hash)
+        value, attempt = complete_json(chat, system, user_prompt(chunk, prompts=prompts), None, schema=schema,
+                                       replay_key=chunk.hash)
     except LLMContextError as exc:
         return CacheRecord(**base, status="failed", error=str(exc), raw_responses=exc.raw_responses, parsed=None,
                            calls=len(exc.raw_responses) + 1, reason=FailureReason.CONTEXT_OVERFLOW.value, setup=setup)
@@ -256,6 +271,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
     t0 = time.monotonic()
     corpus = Path(corpus or settings.files.corpus_path)
     out = Path(out_path or settings.files.out_dir / "extraction.json")
+    prompts = load_prompts(settings.llm.prompts_dir)  # a bad prompt file stops the run before any call
     skipped: list[SkippedInput] = []
     with gc_paused():  # bulk parsing and record building: see common.memory
         cs = settings.chunking
@@ -271,10 +287,12 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         form = settings.extract.answer_form
         classify = settings.extract.strategy == "classify"
         if classify:  # the stored answer also depends on what picks the pairs (the calls have their own cache)
-            form = f"classify|{CLASSIFY_VERSION}|{settings.extract.evidence_window}|{settings.extract.classify_max_pairs}"
-        cache = ExtractionCache(settings.cache_dir, label, settings.extract.max_entities, settings.extract.max_relations, form)
+            form = (f"classify|{prompts.version(*CLASSIFY_PROMPTS)}|{settings.extract.evidence_window}|"
+                    f"{settings.extract.classify_max_pairs}")
+        cache = ExtractionCache(settings.cache_dir, label, settings.extract.max_entities, settings.extract.max_relations,
+                                form, prompt_version=prompts.version(*EXTRACT_PROMPTS))
         schema = extraction_schema(onto, settings.extract.max_entities, settings.extract.max_relations, form=form)
-        system = extraction_system_prompt(onto, form)
+        system = extraction_system_prompt(onto, form, prompts=prompts)
 
         setup = setup_key(settings, provider)
         records: dict[str, CacheRecord] = {}
@@ -306,10 +324,12 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         # least one call in flight per server, so adding servers adds throughput
         if classify:
             backend, ccache, params = backend_for(chat), ClassifyCache(settings.cache_dir, label), ClassifyParams(
-                settings.extract.evidence_window, settings.extract.mention_threshold, settings.extract.classify_max_pairs)
+                settings.extract.evidence_window, settings.extract.mention_threshold, settings.extract.classify_max_pairs,
+                prompts)
         with ThreadPoolExecutor(max_workers=workers_for(settings, provider)) as pool:
             futures = {(pool.submit(_timed, classify_chunk, backend, onto, ch, ccache, params, setup) if classify else
-                        pool.submit(_timed, extract_chunk, chat, onto, ch, schema, system, setup)): ch for ch in todo}
+                        pool.submit(_timed, extract_chunk, chat, onto, ch, schema, system, setup, prompts=prompts)): ch
+                       for ch in todo}
             try:
                 for fut in as_completed(futures):
                     ch = futures[fut]
@@ -337,8 +357,10 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
 
     with gc_paused():  # bulk parsing and record building: see common.memory
         context = fingerprint.validation_context(settings, onto)  # what every chunk's validation depends on
+        names = prompt_names(settings)  # custom prompts are inputs too (built-in ones: the code's version)
+        custom = "" if prompts.version(*names) == BUILTIN.version(*names) else f"|{prompts.version(*names)}"
         digest = fingerprint.inputs_digest(
-            settings=context["settings"], ontology_hash=onto.hash, model=label, form=form,
+            settings=context["settings"], ontology_hash=onto.hash, model=label, form=form + custom,
             chunks=[(ch.id, ch.hash, records[ch.id].created if ch.id in records else None) for ch in chunks],
             skipped=[json.dumps(s.as_dict(), sort_keys=True) for s in skipped], code_version=context["code"],
             side_files={"aliases": context["aliases"]})
@@ -352,13 +374,13 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
             if chat is None and not revalidate:
                 chat = get_chat_model(settings, provider)
             verifier = Verifier(onto, VerdictCache(settings.cache_dir, label), None if revalidate else chat,
-                                workers=workers_for(settings, provider), progress=progress)
+                                workers=workers_for(settings, provider), progress=progress, prompts=prompts)
         try:
             memo_file = memo_path(settings.cache_dir, out)
             memo = ValidationMemo(memo_file, context)
             scans = ScanCache(settings.cache_dir / "notes" / memo_file.name)  # one per output file, like the memo
             ext = build_extraction(settings, onto, docs, records, provider=provider, model=label, verifier=verifier,
-                                   skipped=skipped, memo=memo, scans=scans)
+                                   skipped=skipped, memo=memo, scans=scans, prompts=prompts)
         except LLMError as exc:  # the provider broke during verification: verdicts so far are cached
             raise ExtractionError(f"{exc}\nverification stopped; rerun the same command to resume.") from None
         # this run's calls, and (in the file) the calls behind every stored answer of the corpus
@@ -384,7 +406,8 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
     if export_replay:
         replay_path = Path(export_replay)
         extra = verifier.summary.raw if verifier is not None else {}
-        write_json_atomic(replay_path, replay_document(chunks, records, label, extra))
+        write_json_atomic(replay_path, replay_document(chunks, records, label, extra,
+                                                       prompts.version(*EXTRACT_PROMPTS)))
     c = ext.counts
     return ExtractionSummary(
         out_path=out, documents=len(docs), chunks=len(chunks), dropped_chunks=sum(d.dropped for d in docs),
@@ -439,13 +462,15 @@ def workers_for(settings: Settings, provider: str) -> int:
 def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
                      records: dict[str, CacheRecord], *, provider: str, model: str,
                      verifier: Verifier | None = None, skipped: list[SkippedInput] | None = None,
-                     memo: ValidationMemo | None = None, scans: ScanCache | None = None) -> Extraction:
+                     memo: ValidationMemo | None = None, scans: ScanCache | None = None,
+                     prompts: PromptSet | None = None) -> Extraction:
     """Validate every stored answer against ``onto`` and assemble the :class:`Extraction`.
 
     With ``settings.extract.repair``, the answers first go through the audited repair (two passes over the
     corpus, :mod:`graphrag_got.extract.repair`); with ``settings.extract.evidence``, the validator checks each
     answer against its chunk text. Both work from the stored answers alone (no model call). ``memo`` and
-    ``scans`` hold the last run's per-chunk validations and note scans (only changed inputs are redone).
+    ``scans`` hold the last run's per-chunk validations and note scans (only changed inputs are redone);
+    ``prompts``: the prompts in use (default: ``settings.llm.prompts_dir``'s), whose version the file records.
     """
     validations, repairs, failed, repaired = validate_answers(settings, onto, docs, records, memo)
     if verifier is not None:  # settings.extract.verify: a yes/no check per triple against its evidence
@@ -463,7 +488,7 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         ontology=OntologyRef(path=onto.source, hash=onto.hash),
         llm=LLMRef(provider=provider, model=model),
-        prompt_version=CLASSIFY_VERSION if settings.extract.strategy == "classify" else PROMPT_VERSION,
+        prompt_version=prompt_version(settings, prompts or load_prompts(settings.llm.prompts_dir)),
         documents=[DocumentRecord(id=d.document.id, path=d.document.path, hash=d.document.hash,
                                   metadata=d.document.metadata, note=notes.get(d.document.id)) for d in docs],
         chunks=[ChunkRecord(id=c.id, document_id=c.document_id, index=c.index, start=c.start, end=c.end,
@@ -479,11 +504,11 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
     ext.recount()
     ext.counts.chunks_extracted = len(validations)
     ext.counts.chunks_repaired = repaired
-    return ext
+    return seal(ext)  # every record is the validator's: load trusts them under this ontology
 
 
 def replay_document(chunks: list[Chunk], records: dict[str, CacheRecord], model: str,
-                    extra: dict[str, list[str]] | None = None) -> dict[str, Any]:
+                    extra: dict[str, list[str]] | None = None, version: str = PROMPT_VERSION) -> dict[str, Any]:
     """Raw answers in the replay provider's format, so a run can be replayed without the model.
 
     ``extra``: other calls of the run by replay key (verification verdicts), replayed the same way."""
@@ -492,7 +517,7 @@ def replay_document(chunks: list[Chunk], records: dict[str, CacheRecord], model:
     return {
         "format": "graphrag_got.replay/1",
         "model": model,
-        "prompt_version": PROMPT_VERSION,
+        "prompt_version": version,
         "responses": [{"chunk_id": c.id, "chunk_hash": c.hash, "responses": records[c.id].raw_responses}
                       for c in chunks if c.id in records]
         + [{"chunk_hash": key, "responses": raws} for key, raws in sorted(calls.items())]

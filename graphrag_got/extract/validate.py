@@ -309,16 +309,15 @@ class Validator:
                 return None, rejections
         assert stype is not None and otype is not None
         base.update(subject_type=stype, object_type=otype)
-        symmetric_ok = rel.symmetric and rel.accepts(stype, otype)
-        if stype not in rel.domain and not symmetric_ok:
-            reject(Reason.DOMAIN_VIOLATION,
-                   f"{rname} takes a subject of type {' | '.join(rel.domain)}, not {stype} ({subj!r})",
-                   end="subject", end_name=subj, end_type=stype, allowed=list(rel.domain))
-            return None, rejections
-        if otype not in rel.range and not symmetric_ok:
-            reject(Reason.RANGE_VIOLATION,
-                   f"{rname} takes an object of type {' | '.join(rel.range)}, not {otype} ({obj!r})",
-                   end="object", end_name=obj, end_type=otype, allowed=list(rel.range))
+        if not rel.accepts(stype, otype):  # the one domain/range rule; the message blames the end that is out
+            if stype not in rel.domain:
+                reject(Reason.DOMAIN_VIOLATION,
+                       f"{rname} takes a subject of type {' | '.join(rel.domain)}, not {stype} ({subj!r})",
+                       end="subject", end_name=subj, end_type=stype, allowed=list(rel.domain))
+            else:
+                reject(Reason.RANGE_VIOLATION,
+                       f"{rname} takes an object of type {' | '.join(rel.range)}, not {otype} ({obj!r})",
+                       end="object", end_name=obj, end_type=otype, allowed=list(rel.range))
             return None, rejections
         ends: tuple[tuple[End, str, str, Reason, Reason], ...] = (
             ("subject", subj, stype, Reason.SUBJECT_TYPE_MISMATCH, Reason.SUBJECT_NOT_EXTRACTED),

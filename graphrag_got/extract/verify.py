@@ -31,7 +31,7 @@ from graphrag_got.llm.calls import LLMOutputError
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent
-from graphrag_got.prompts import VERIFY_VERSION, verification_prompt, verification_question
+from graphrag_got.prompts import BUILTIN, VERIFY_PROMPTS, PromptSet, verification_prompt, verification_question
 from graphrag_got.extract.validate import ChunkValidation
 
 logger = logging.getLogger(__name__)
@@ -77,8 +77,11 @@ def _passage(rel: RelationRecord, chunk_text: str) -> str:
     return chunk_text[:PASSAGE_MAX_CHARS]
 
 
-def claims_of(validations: Iterable[ChunkValidation], chunk_texts: dict[str, str], onto: Ontology) -> list[Claim]:
-    """Every relation of every chunk validation, as a claim with its question and key."""
+def claims_of(validations: Iterable[ChunkValidation], chunk_texts: dict[str, str], onto: Ontology, *,
+              prompts: PromptSet | None = None) -> list[Claim]:
+    """Every relation of every chunk validation, as a claim with its question and key (``prompts``: the
+    prompts in use, whose version is part of the key)."""
+    version = (prompts or BUILTIN).version(*VERIFY_PROMPTS)
     out: list[Claim] = []
     for val in validations:
         text = chunk_texts.get(val.chunk_id or "", "")
@@ -86,9 +89,9 @@ def claims_of(validations: Iterable[ChunkValidation], chunk_texts: dict[str, str
             spec = onto.relation(rel.relation)
             question = verification_question(rel.subject, rel.subject_type, rel.relation,
                                              spec.comment if spec else "", rel.object, rel.object_type,
-                                             rel.attributes, _passage(rel, text))
+                                             rel.attributes, _passage(rel, text), prompts=prompts)
             # the model is in the cache folder, not the key: a replay of recorded verdicts finds them by key
-            digest = hashlib.sha256(f"{VERIFY_VERSION}\n{question}".encode("utf-8")).hexdigest()
+            digest = hashlib.sha256(f"{version}\n{question}".encode("utf-8")).hexdigest()
             out.append(Claim(key=f"verify:{digest}", chunk_id=val.chunk_id, document_id=val.document_id,
                              relation=rel, question=question))
     return out
@@ -104,7 +107,7 @@ class VerdictCache(KeyedJsonCache):
 
 
 def verify_claims(claims: list[Claim], cache: VerdictCache, chat: BaseChatModel | None, *, workers: int = 1,
-                  progress: ProgressCallback | None = None) -> VerificationSummary:
+                  progress: ProgressCallback | None = None, prompts: PromptSet | None = None) -> VerificationSummary:
     """Verdicts for ``claims``: from the cache, else from ``chat`` (None: never call the model)."""
     summary = VerificationSummary(claims=len(claims))
     todo: list[Claim] = []
@@ -117,7 +120,7 @@ def verify_claims(claims: list[Claim], cache: VerdictCache, chat: BaseChatModel 
         elif c.key not in {t.key for t in todo}:
             todo.append(c)
     if chat is not None and todo:
-        system = verification_prompt()
+        system = verification_prompt(prompts=prompts)
 
         def ask(claim: Claim) -> tuple[Claim, dict[str, Any] | None, int, int, int]:
             try:
@@ -183,13 +186,15 @@ class Verifier:
     """Verification as one step of an extraction: claims -> verdicts -> refusals, summary kept."""
 
     def __init__(self, onto: Ontology, cache: VerdictCache, chat: BaseChatModel | None, *, workers: int = 1,
-                 progress: ProgressCallback | None = None):
+                 progress: ProgressCallback | None = None, prompts: PromptSet | None = None):
         self.onto, self.cache, self.chat, self.workers, self.progress = onto, cache, chat, workers, progress
+        self.prompts = prompts
         self.summary = VerificationSummary()
 
     def run(self, validations: list[ChunkValidation], chunk_texts: dict[str, str]) -> VerificationSummary:
-        claims = claims_of(validations, chunk_texts, self.onto)
-        self.summary = verify_claims(claims, self.cache, self.chat, workers=self.workers, progress=self.progress)
+        claims = claims_of(validations, chunk_texts, self.onto, prompts=self.prompts)
+        self.summary = verify_claims(claims, self.cache, self.chat, workers=self.workers, progress=self.progress,
+                                     prompts=self.prompts)
         apply_verdicts(validations, claims, self.summary)
         if self.summary.unverified:
             logger.warning("%d triples kept without a verification verdict (%s)", self.summary.unverified,

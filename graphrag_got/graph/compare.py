@@ -26,6 +26,7 @@ from graphrag_got.graph import notes as notes_graph
 from graphrag_got.graph import notes_cypher
 from graphrag_got.graph.db import read_all
 from graphrag_got.graph.load_digest import record_digests
+from graphrag_got.extract.stored_answers import make_validator
 from graphrag_got.graph.load_plan import build_plan
 from graphrag_got.graph.vector_cypher import EMBEDDING, EMBEDDING_HASH
 from graphrag_got.ontology.model import RESERVED_PROPERTIES, RESERVED_RELATION_ATTRIBUTES, Ontology
@@ -141,7 +142,7 @@ def expected_view(ext: Extraction, onto: Ontology, settings: Settings) -> GraphV
     if not ext.documents:
         return view
     cap = settings.graph.cooccurrence_max_entities if settings.graph.cooccurrence else None
-    plan = build_plan(ext, onto, cooccurrence_max=cap)
+    plan = build_plan(ext, onto, validator=make_validator(settings, onto), cooccurrence_max=cap)
     records = record_digests(ext, plan)
     rows = notes_graph.note_rows(ext.documents)
     note_props = {r["id"]: r for r in rows.properties}

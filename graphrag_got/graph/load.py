@@ -35,8 +35,10 @@ provenance (``chunk_ids`` with aligned ``chunk_weights``, ``doc_ids``) is unlink
 a rewrite exactly like a relation's. Documents with a note record (:mod:`graphrag_got.ingest.notes`) get
 their folders, tags and links in the same transaction (:mod:`graphrag_got.graph.notes`).
 
-Rows are checked against the current ontology before anything is written, with the validator
-``extract`` uses (same reason codes): what it refuses is counted in the summary, never written.
+The records are taken under the current ontology before anything is written
+(:mod:`graphrag_got.extract.recheck`): trusted when ``extract`` sealed them under it, else checked again
+with the validator ``extract`` uses (same reason codes) and merged by its aggregation; what a check
+refuses is counted in the summary, never written.
 Values the graph cannot hold (an integer beyond 64 bits, text that is not valid Unicode) are
 reported with their document and JSON path before anything is written.
 
@@ -64,6 +66,7 @@ from graphrag_got.config import Settings
 from graphrag_got.errors import ExtractionFileError, GraphragGotError, Neo4jError, format_problems
 from graphrag_got.extract.extraction import Extraction
 from graphrag_got.extract.aggregate import identity_attributes
+from graphrag_got.extract.stored_answers import make_validator
 from graphrag_got.graph import cypher, load_cypher
 from graphrag_got.graph import notes as notes_graph
 from graphrag_got.graph.db import CONNECTION_ERRORS, hang_hint
@@ -127,6 +130,7 @@ class LoadSummary:
     refused_by_reason: dict[str, int] = field(default_factory=dict)
     refused_examples: list[str] = field(default_factory=list)
     properties_dropped: int = 0
+    records_checked: str = ""  # why the file's records were validated again ("": sealed by extract, trusted)
     evidence_refused: int = 0  # evidence sentences not stored: their text is not the chunk's at their offsets
     evidence_refusals: list[dict[str, Any]] = field(default_factory=list)  # one audit record per refused one
     relations_pruned: int = 0
@@ -179,6 +183,8 @@ class LoadSummary:
         if self.relations_removed_by_ontology or self.entities_removed_by_ontology:
             out.append(f"removed (refused by the current ontology, left by earlier loads): "
                        f"{self.relations_removed_by_ontology} relations, {self.entities_removed_by_ontology} entities")
+        if self.records_checked:
+            out.append(f"records checked against the ontology again: {self.records_checked}")
         if self.entities_refused or self.relations_refused:
             reasons = ", ".join(f"{k}={v}" for k, v in sorted(self.refused_by_reason.items()))
             out.append(f"refused (not in the current ontology): {self.entities_refused} entities, "
@@ -411,9 +417,10 @@ def _load(driver: neo4j.Driver, settings: Settings, extraction: Extraction | dic
         ext, source = read_extraction(extraction, source)
         onto = graph_ontology(ontology)
         cap = settings.graph.cooccurrence_max_entities if settings.graph.cooccurrence else None
-        plan = build_plan(ext, onto, cooccurrence_max=cap)
+        plan = build_plan(ext, onto, validator=make_validator(settings, onto), cooccurrence_max=cap)
     summary = LoadSummary(source=source, properties_dropped=plan.properties_dropped,
                           code_graph=ext.llm.provider == CODE_PROVIDER)
+    summary.records_checked = plan.why_checked
     summary.refused_by_reason = dict(plan.refused)
     summary.refused_examples = list(plan.refused_examples)
     summary.entities_refused = plan.entities_refused

@@ -432,7 +432,14 @@ def ontology_violations() -> str:
     """Entity-to-entity relationships breaking ``$rules`` (list of ``{type, domain, range,
     symmetric}``): unknown type, or end labels outside domain/range (a symmetric relationship may
     match them either way round). Returns per (type, reason) counts. CO_OCCURS (not an ontology
-    relation) is left out."""
+    relation) is left out.
+
+    The second line of the domain/range rule: the rule itself is
+    :meth:`graphrag_got.ontology.model.Relation.accepts_any`, which keeps every refused triple out of
+    the graph (the validator in ``extract``, and in ``load`` when the ontology changed) and removes
+    what a new ontology refuses from rewritten documents. This query states it again in Cypher so that
+    ``graphrag-got stats`` checks what the graph holds, whoever wrote it (loads under an earlier
+    ontology, another tool); ``tests/test_cypher_guard.py`` checks that both say the same."""
     return (
         "MATCH (a:Entity)-[r:!CO_OCCURS]->(b:Entity)\n"
         "WITH a, r, b, [x IN $rules WHERE x.type = type(r)] AS matching\n"

@@ -1,7 +1,8 @@
 """Planning a load, in Python, before touching the database.
 
-:func:`build_plan` re-checks every record of an :class:`~graphrag_got.extract.extraction.Extraction`
-against the current ontology (the validator ``extract`` uses, same reason codes) and merges it into
+:func:`build_plan` takes the records of an :class:`~graphrag_got.extract.extraction.Extraction` under
+the current ontology (:mod:`graphrag_got.extract.recheck`: trusted when ``extract`` sealed them under it,
+else checked again by the extraction's validator and merged by its aggregation) and turns each into
 typed load rows (:class:`EntityRow`, :class:`RelationRow`, :class:`CooccurrenceRow`) held by a
 :class:`Plan`. :class:`Support` indexes which rows each document supports, :func:`plan_groups` cuts
 the documents into groups (:class:`Group`) of whole documents (one write transaction each) and
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from graphrag_got.errors import OntologyError
 from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, Extraction, Rejection
+from graphrag_got.extract.recheck import file_records
 from graphrag_got.extract.validate import Validator
 from graphrag_got.extract.aggregate import identity_attributes
 from graphrag_got.graph import cypher
@@ -156,6 +158,8 @@ class Plan:
     cooccurrences: dict[tuple[str, str], CooccurrenceRow] = field(default_factory=dict)
     #: evidence whose text is not the chunk's text at its offsets: not stored, one audit record each
     evidence_refusals: list[dict[str, Any]] = field(default_factory=list)
+    trusted: bool = False  # the records were sealed by extract under this ontology: not validated again
+    why_checked: str = ""  # else why they were checked again
 
 
 def _refuse(plan: Plan, rejection: Rejection, where: str) -> None:
@@ -170,21 +174,6 @@ def _refuse(plan: Plan, rejection: Rejection, where: str) -> None:
         plan.refused_examples.append(f"{rejection.reason.value}: {where} {rejection.message}")
 
 
-#: Characters of the given and the found text kept in an evidence audit record.
-EVIDENCE_AUDIT_CHARS = 300
-
-
-def _evidence_problem(ev: Any, chunk_text: str) -> str | None:
-    """Why evidence ``ev`` is not its chunk's text at its offsets, or None when it is."""
-    if ev.end < ev.start:
-        return f"its end {ev.end} is before its start {ev.start}"
-    if ev.end > len(chunk_text):
-        return f"its end {ev.end} is past the chunk's {len(chunk_text)} characters"
-    if chunk_text[ev.start:ev.end] != ev.text:
-        return f"the chunk's text at {ev.start}:{ev.end} differs from the evidence text"
-    return None
-
-
 def _unique(items: list[str]) -> list[str]:
     """Items without repeats, first-seen order (the common single-item case without copying work)."""
     return list(items) if len(items) < 2 else list(dict.fromkeys(items))
@@ -196,85 +185,42 @@ def _docs_of(chunk_ids: list[str], chunk_doc: dict[str, str]) -> list[str]:
     return sorted({chunk_doc[c] for c in chunk_ids})
 
 
-def build_plan(ext: Extraction, onto: Ontology, *, cooccurrence_max: int | None = None) -> Plan:
-    """Re-check every record against the current ontology with the extraction's own validator
-    (same reason codes), then build the rows to write. ``cooccurrence_max``: most entities per
-    chunk joined by CO_OCCURS (None: no co-occurrence)."""
-    validator = Validator(onto)
+def build_plan(ext: Extraction, onto: Ontology, *, validator: Validator | None = None,
+               cooccurrence_max: int | None = None) -> Plan:
+    """The rows to write: the file's records under the current ontology
+    (:func:`~graphrag_got.extract.recheck.file_records`: trusted as ``extract`` sealed them, else checked
+    again with ``validator``, the extraction's validator for ``onto``, and merged), one row per record.
+    ``cooccurrence_max``: most entities per chunk joined by CO_OCCURS (None: no co-occurrence)."""
+    records = file_records(ext, onto, validator)
     identity = identity_attributes(onto)
     chunk_doc = ext.chunk_documents()
-    chunk_text = {c.id: c.text for c in ext.chunks}
-    plan = Plan(entities={}, relations={})
-    for i, e in enumerate(ext.entities):
-        record, rejections = validator.check_entity({"name": e.name, "type": e.type, "properties": e.properties})
-        for rej in rejections:
-            _refuse(plan, rej, f"$.entities[{i}]")
-        if record is None:
-            continue
-        conf = plan.confidence.setdefault(record.uid, {})
-        for cid in e.chunk_ids:
-            conf[cid] = max(conf.get(cid, 0.0), e.confidence(cid))
-        row = plan.entities.get(record.uid)
-        if row is None:
-            plan.entities[record.uid] = {
-                "uid": record.uid, "key": record.key, "name": record.name, "type": record.type,
-                "properties": record.properties, "chunk_ids": _unique(e.chunk_ids),
-                "aliases": _unique(e.aliases), "doc_ids": [],  # doc_ids set once every entry is merged
-            }  # fmt: skip
-        else:  # the file should hold one entry per uid; aggregate like `extract` does if not
-            for k, v in record.properties.items():
-                row["properties"].setdefault(k, v)
-            row["chunk_ids"] = _unique([*row["chunk_ids"], *e.chunk_ids])
-            row["aliases"] = _unique([*row["aliases"], *e.aliases])
-    for row in plan.entities.values():
-        row["doc_ids"] = _docs_of(row["chunk_ids"], chunk_doc)
-
-    # known_entities(...) over the rows, built directly: EntityRecord.model_construct per row costs
-    # ~0.6 ms in pydantic 2.14 (it inspects each default_factory's signature), 60 s per 10^5 entities
-    known: dict[str, set[str]] = {}
-    for row in plan.entities.values():
-        known.setdefault(row["key"], set()).add(row["type"])
-    for i, r in enumerate(ext.relations):
-        raw = {"relation": r.relation, "subject": r.subject, "subject_type": r.subject_type, "object": r.object,
-               "object_type": r.object_type, "attributes": r.attributes}
-        record, rejections = validator.check_relation(raw, known)
-        for rej in rejections:
-            _refuse(plan, rej, f"$.relations[{i}] ({r.subject} {r.relation} {r.object}):")
-        if record is None:
-            continue
-        start, end = record.subject_uid, record.object_uid
-        if record.symmetric and end < start:
-            start, end = end, start
-        ident = dict(zip(identity, record.identity(identity)))
-        key = (start, record.relation, end, tuple(ident.values()))
-        row = plan.relations.get(key)
-        if row is None:
-            plan.relations[key] = {"start": start, "end": end, "type": record.relation, "identity": ident,
-                                   "attributes": dict(record.attributes), "symmetric": record.symmetric,
-                                   "chunk_ids": _unique(r.chunk_ids), "evidence": [], "evidence_chunk_ids": [],
-                                   "doc_ids": []}  # fmt: skip
-            row = plan.relations[key]
-        else:
-            for k, v in record.attributes.items():
-                row["attributes"].setdefault(k, v)
-            row["chunk_ids"] = _unique([*row["chunk_ids"], *r.chunk_ids])
+    plan = Plan(entities={}, relations={}, trusted=records.trusted, why_checked=records.why_checked,
+                evidence_refusals=records.evidence_refusals)
+    for where, rejection in records.refusals:
+        _refuse(plan, rejection, where)
+    # rows are plain dicts (the query parameters); no pydantic record is built per row: that cost
+    # ~0.6 ms per entity in pydantic 2.14, 60 s per 10^5 entities
+    for e in records.entities:
+        chunk_ids = _unique(e.chunk_ids)
+        plan.confidence[e.uid] = {cid: e.confidence(cid) for cid in chunk_ids}
+        plan.entities[e.uid] = {"uid": e.uid, "key": e.key, "name": e.name, "type": e.type,
+                                "properties": dict(e.properties), "chunk_ids": chunk_ids, "aliases": _unique(e.aliases),
+                                "doc_ids": _docs_of(chunk_ids, chunk_doc)}  # fmt: skip
+    for r, key in zip(records.relations, records.relation_keys):
+        start, _, end, values = key
+        ident = dict(zip(identity, values))
+        chunk_ids = _unique(r.chunk_ids)
+        row: RelationRow = {"start": start, "end": end, "type": r.relation, "identity": ident,
+                            "attributes": dict(r.attributes), "symmetric": r.symmetric, "chunk_ids": chunk_ids,
+                            "evidence": [], "evidence_chunk_ids": [], "doc_ids": _docs_of(chunk_ids, chunk_doc)}
         # evidence sentences, each with the chunk it comes from (aligned lists: a document rewrite
         # drops the sentences of its old chunks, see load_write._strip)
-        for j, ev in enumerate(r.evidence):
+        for ev in r.evidence:
             cid = ev.chunk_id or (r.chunk_ids[0] if r.chunk_ids else "")
-            problem = _evidence_problem(ev, chunk_text[cid]) if cid in chunk_text else None
-            if problem is not None:  # stored as given it would cite words the text does not have there
-                found = chunk_text[cid][ev.start:ev.end] if ev.start <= ev.end else ""
-                plan.evidence_refusals.append({
-                    "where": f"$.relations[{i}].evidence[{j}]", "relation": f"{r.subject} {r.relation} {r.object}",
-                    "chunk_id": cid, "start": ev.start, "end": ev.end, "problem": problem,
-                    "given": ev.text[:EVIDENCE_AUDIT_CHARS], "chunk_text_there": found[:EVIDENCE_AUDIT_CHARS]})
-                continue
             if cid in chunk_doc and ev.text not in row["evidence"]:
                 row["evidence"].append(ev.text)
                 row["evidence_chunk_ids"].append(cid)
-    for row in plan.relations.values():
-        row["doc_ids"] = _docs_of(row["chunk_ids"], chunk_doc)
+        plan.relations[key] = row
     if cooccurrence_max is not None:
         plan.cooccurrences = _cooccurrences(plan, chunk_doc, cooccurrence_max)
     return plan

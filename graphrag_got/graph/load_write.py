@@ -104,15 +104,9 @@ def _entity_allowed(onto: Ontology, labels: list[str]) -> bool:
 
 
 def _relation_allowed(onto: Ontology, rtype: str, start_labels: list[str], end_labels: list[str]) -> bool:
-    """The same rule as the ``stats`` check (:func:`load_cypher.ontology_violations`)."""
+    """The ontology's domain/range rule (:meth:`Relation.accepts_any`) on a stored relationship's end labels."""
     rel = onto.relation(rtype)
-    if rel is None:
-        return False
-
-    def fits(a: list[str], b: list[str]) -> bool:
-        return any(x in rel.domain for x in a) and any(x in rel.range for x in b)
-
-    return fits(start_labels, end_labels) or (rel.symmetric and fits(end_labels, start_labels))
+    return rel is not None and rel.accepts_any(start_labels, end_labels)
 
 
 @dataclass

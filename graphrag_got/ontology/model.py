@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -181,11 +182,24 @@ class Relation(BaseModel):
     def stated_range(self) -> tuple[str, ...]:
         return self.declared_range or self.range
 
+    # The domain/range rule, here only: the validator (extract, and load under a changed ontology),
+    # the load's removal of what a new ontology refuses and the classify strategy's options all ask it.
+    # Its one other statement is the Cypher of `stats` (graph.load_cypher.ontology_violations), the second
+    # line that checks what the graph holds; tests/test_cypher_guard.py keeps the two in agreement.
+    def fits(self, subject_type: str, object_type: str) -> bool:
+        """The classes fit in this direction: the subject's in the domain, the object's in the range
+        (both expanded over subclasses)."""
+        return subject_type in self.domain and object_type in self.range
+
     def accepts(self, subject_type: str, object_type: str) -> bool:
-        ok = subject_type in self.domain and object_type in self.range
-        if not ok and self.symmetric:
-            ok = object_type in self.domain and subject_type in self.range
-        return ok
+        """A triple with these classes is allowed: they fit, or (a symmetric relation) they fit the
+        other way round."""
+        return self.fits(subject_type, object_type) or (self.symmetric and self.fits(object_type, subject_type))
+
+    def accepts_any(self, subject_types: Iterable[str], object_types: Iterable[str]) -> bool:
+        """:meth:`accepts` for nodes with several labels: some label of each end makes the triple allowed."""
+        objects = list(object_types)
+        return any(self.accepts(s, o) for s in subject_types for o in objects)
 
 
 class ExampleEntity(BaseModel):

@@ -37,6 +37,7 @@ from graphrag_got.common.once import warn_once
 from graphrag_got.errors import ModeUnavailable, SearchError
 from graphrag_got.graph.db import read_all
 from graphrag_got.ontology.model import Ontology
+from graphrag_got.prompts import load_prompts
 from graphrag_got.search.citations import Citation
 from graphrag_got.search.route import Route, route_question
 from graphrag_got.search.support import KeptClaim, LeftOutClaim
@@ -172,7 +173,8 @@ def _route(driver: neo4j.Driver, settings: Settings, question: str, *, chat: Bas
             from graphrag_got.llm.factory import get_chat_model
 
             chat = get_chat_model(settings)
-        route = route_question(question, catalog, chat=chat, classifier=True)
+        route = route_question(question, catalog, chat=chat, classifier=True,
+                               prompts=load_prompts(settings.llm.prompts_dir))
     if route.mode in {"global", "drift"} and not _has_reports(driver, settings):
         warning = (f"the question was routed to {route.mode} ({route.reason}), but the graph has no community "
                    f"reports, so local retrieval answered it; to enable {route.mode} answers run "

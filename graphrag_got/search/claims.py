@@ -44,7 +44,7 @@ from graphrag_got.config import Settings
 from graphrag_got.errors import LLMError
 from graphrag_got.llm.calls import Attempt, LLMContextError, LLMOutputError, complete_text, is_llamacpp
 from graphrag_got.llm.json_answers import complete_json
-from graphrag_got.prompts import language_reminder
+from graphrag_got.prompts import language_reminder, load_prompts
 from graphrag_got.search.anchors import MatchIndex
 from graphrag_got.search.citations import Citation, CitationKind, resolve_citations, split_inline_ids
 from graphrag_got.search.support import MAX_IDS, SupportReport, check_claims
@@ -235,8 +235,9 @@ def checked_answer(chat: BaseChatModel, settings: Settings, *, claims: bool, sys
             out.language_retry = True
             log.info("the answer is in %s, the question in %s: asking again once", first, expected)
             try:
+                reminder = language_reminder(expected, prompts=load_prompts(settings.llm.prompts_dir))
                 draft = _draft(chat, claims=claims, system=system, prose_system=prose_system,
-                               user=f"{user}\n\n{language_reminder(expected)}", ids=ids, attempt=attempt,
+                               user=f"{user}\n\n{reminder}", ids=ids, attempt=attempt,
                                max_tokens=max_tokens, max_ids=max_ids)  # fmt: skip
             except LLMError as exc:
                 out.warnings.append(f"the answer is in {first}, not in {expected} like the question; asking again "

@@ -53,7 +53,7 @@ from graphrag_got.llm.usage import LLMUsage
 from graphrag_got.ontology.loading import load_ontology
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.normalize import normalize_name
-from graphrag_got.prompts import claims_answer_prompt, drift_answer_prompt, drift_primer_prompt
+from graphrag_got.prompts import PromptSet, claims_answer_prompt, drift_answer_prompt, drift_primer_prompt, load_prompts
 from graphrag_got.communities.store import parse_findings
 from graphrag_got.search.anchors import STOPWORDS, entity_catalog
 from graphrag_got.search.budget import fit_sources
@@ -363,6 +363,7 @@ def drift_search(
         return res
 
     chat = chat or get_chat_model(settings)
+    prompts = load_prompts(settings.llm.prompts_dir)
     asked = {normalize_name(question)}
     t = time.perf_counter()
     for level in range(1, depth + 1):
@@ -370,7 +371,8 @@ def drift_search(
         if remaining < 2:  # a primer call and the final answer must both fit
             res.stopped = f"max calls ({max_calls}) reached before round {level}"
             break
-        draft, questions = _primer(chat, res, ctx, question, followups, language, retries=min(1, remaining - 2))
+        draft, questions = _primer(chat, res, ctx, question, followups, language, retries=min(1, remaining - 2),
+                                   prompts=prompts)
         res.rounds = level
         if draft:
             res.drafts.append(draft)
@@ -391,7 +393,8 @@ def drift_search(
     draft = f"\n\nDRAFT ANSWER (from the reports; correct and complete it):\n{res.drafts[-1]}" if res.drafts else ""
     as_claims = use_claims(settings, chat)  # the embedded model fills cited claims (search/claims.py)
     max_ids = settings.search.claim_max_sources
-    system = claims_answer_prompt(language, max_ids=max_ids) if as_claims else drift_answer_prompt(language)
+    system = (claims_answer_prompt(language, max_ids=max_ids, prompts=prompts) if as_claims
+              else drift_answer_prompt(language, prompts=prompts))
 
     def prompt(sources: Sequence[Citation]) -> str:
         return (f"QUESTION: {question}\n\n{context_block(sources)}{draft}\n\n"
@@ -405,7 +408,7 @@ def drift_search(
     attempt = Attempt()
     try:
         checked = checked_answer(chat, settings, claims=as_claims, system=system,
-                                 prose_system=drift_answer_prompt(language), user=prompt(res.sources),
+                                 prose_system=drift_answer_prompt(language, prompts=prompts), user=prompt(res.sources),
                                  sources=res.sources, attempt=attempt, max_tokens=ANSWER_MAX_TOKENS, question=question,
                                  language=language, index=index)  # fmt: skip
     finally:
@@ -421,13 +424,13 @@ def drift_search(
 
 
 def _primer(chat: BaseChatModel, res: DriftResult, ctx: _Context, question: str, followups: int,
-            language: str | None, retries: int) -> tuple[str, list[str]]:  # fmt: skip
+            language: str | None, retries: int, prompts: PromptSet) -> tuple[str, list[str]]:  # fmt: skip
     """One primer/refine call: (draft, follow-up questions); an unusable answer gives ("", [])."""
     prior = f"\n\nDRAFT SO FAR:\n{res.drafts[-1]}" if res.drafts else ""
     user = (f"QUESTION: {question}\n\n{context_block(ctx.numbered())}{prior}\n\n"
             f"Draft an answer and write at most {followups} follow-up questions.")  # fmt: skip
     try:
-        obj, attempt = complete_json(chat, drift_primer_prompt(followups, language), user, PrimerAnswer,
+        obj, attempt = complete_json(chat, drift_primer_prompt(followups, language, prompts=prompts), user, PrimerAnswer,
                                      schema=PRIMER_SCHEMA, retries=retries, max_tokens=PRIMER_MAX_TOKENS)  # fmt: skip
     except LLMOutputError as exc:
         res.llm_calls += len(exc.raw_responses)

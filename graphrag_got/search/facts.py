@@ -19,6 +19,7 @@ from typing import Any
 
 import neo4j
 
+from graphrag_got.common.normalize import swap_ends
 from graphrag_got.communities.graph import fact_line
 from graphrag_got.config import Settings
 from graphrag_got.graph.db import read_all
@@ -64,7 +65,7 @@ class Fact:
 
     def key(self) -> tuple[Any, ...]:
         a, b = (self.start, self.end)
-        if self.symmetric and b < a:
+        if swap_ends(a, b, self.symmetric):
             a, b = b, a
         return (a, self.type, b, self.attributes)
 
@@ -121,7 +122,7 @@ def retrieve_facts(driver: neo4j.Driver, settings: Settings, anchors: list[Ancho
             found += _facts(_attribute_rows(driver, settings, names, max_facts, params), "attribute")
     best: dict[tuple[str, str, str, str], Fact] = {}
     for f in found:
-        if f.symmetric and f.end < f.start:  # show a symmetric pair in one fixed direction
+        if swap_ends(f.start, f.end, f.symmetric):  # show a symmetric pair in one fixed direction
             f = Fact(f.end, f.end_name, f.type, f.start, f.start_name, f.attributes, True, f.chunk_ids, f.dist, f.via,
                      f.evidence)
         k = f.key()

@@ -52,7 +52,7 @@ from graphrag_got.llm.calls import Attempt, LLMOutputError
 from graphrag_got.llm.factory import get_chat_model
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.llm.usage import LLMUsage
-from graphrag_got.prompts import claims_answer_prompt, map_prompt, reduce_prompt
+from graphrag_got.prompts import claims_answer_prompt, load_prompts, map_prompt, reduce_prompt
 from graphrag_got.search.anchors import entity_catalog
 from graphrag_got.search.citations import Citation, Finding, number_sources
 from graphrag_got.search.claims import AnswerChecks, checked_answer, use_claims
@@ -340,7 +340,8 @@ def global_search(
 
     chat = chat or get_chat_model(settings)
     lock = threading.Lock()
-    map_system, reduce_system = map_prompt(language), reduce_prompt(language)
+    prompts = load_prompts(settings.llm.prompts_dir)
+    map_system, reduce_system = map_prompt(language, prompts=prompts), reduce_prompt(language, prompts=prompts)
 
     def one(row: dict[str, Any]) -> CommunityRating:
         rating = CommunityRating(row["id"], row["title"], row["size"], similarity=chosen[row["id"]].similarity,
@@ -386,7 +387,8 @@ def global_search(
     user = (f"QUESTION: {question}\n\nEXTRACTS:\n\n" + "\n\n".join(blocks)
             + "\n\nAnswer from these extracts only, citing their ids.")  # fmt: skip
     as_claims = use_claims(settings, chat)  # the embedded model fills cited claims (search/claims.py)
-    system = claims_answer_prompt(language, max_ids=settings.search.claim_max_sources) if as_claims else reduce_system
+    system = (claims_answer_prompt(language, max_ids=settings.search.claim_max_sources, prompts=prompts) if as_claims
+              else reduce_system)
     index = entity_catalog(driver, settings)[1] if as_claims else None  # the names claims are checked by
     attempt = Attempt()
     try:

@@ -69,7 +69,7 @@ from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.llm.usage import LLMUsage
 from graphrag_got.ontology.loading import load_ontology
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.prompts import anchor_prompt, claims_answer_prompt, local_answer_prompt
+from graphrag_got.prompts import anchor_prompt, claims_answer_prompt, load_prompts, local_answer_prompt
 from graphrag_got.search import cypher
 from graphrag_got.search.anchors import (ANCHOR_MAX_TOKENS, ANCHOR_SCHEMA, MAX_ANCHORS, Anchor, AnchorNames, Match,
                                          entity_catalog, find_anchors, normalize_words)
@@ -275,6 +275,7 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
             path_limit: int, language: str | None, embedder: Embeddings | None, top_k: int,
             clock: _Clock) -> LocalResult:  # fmt: skip
     question, hops, mode = res.question, res.hops, res.retrieval
+    prompts = load_prompts(settings.llm.prompts_dir)
     # the vector half (embed the question, query the indexes) needs nothing of the name matching: it runs
     # beside it (the embedding model and the server's answers leave the interpreter free), and whether
     # it found hits decides the mode actually used
@@ -289,7 +290,7 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
     if answer and llm_anchors and mode != "vector":
         chat = chat or get_chat_model(settings)
         try:
-            obj, attempt = complete_json(chat, anchor_prompt(list(onto.classes)), f"QUESTION: {question}",
+            obj, attempt = complete_json(chat, anchor_prompt(list(onto.classes), prompts=prompts), f"QUESTION: {question}",
                                          AnchorNames, schema=ANCHOR_SCHEMA, max_tokens=ANCHOR_MAX_TOKENS)
             res.count(attempt, len(attempt.raw_responses))
             llm_names = [n for n in obj.entities if isinstance(n, str) and n.strip()][:MAX_ANCHORS]
@@ -370,7 +371,8 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
     chat = chat or get_chat_model(settings)
     as_claims = use_claims(settings, chat)  # the embedded model fills cited claims (search/claims.py)
     max_ids = settings.search.claim_max_sources
-    system = claims_answer_prompt(language, max_ids=max_ids) if as_claims else local_answer_prompt(language)
+    system = (claims_answer_prompt(language, max_ids=max_ids, prompts=prompts) if as_claims
+              else local_answer_prompt(language, prompts=prompts))
 
     def prompt(sources: Sequence[Citation]) -> str:
         return (f"QUESTION: {question}\n\n{context_block(sources)}\n\n"
@@ -386,7 +388,7 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
     attempt = Attempt()
     try:
         checked = checked_answer(chat, settings, claims=as_claims, system=system,
-                                 prose_system=local_answer_prompt(language), user=prompt(res.sources),
+                                 prose_system=local_answer_prompt(language, prompts=prompts), user=prompt(res.sources),
                                  sources=res.sources, attempt=attempt, max_tokens=ANSWER_MAX_TOKENS, question=question,
                                  language=language, index=index)  # fmt: skip
     finally:

@@ -38,7 +38,7 @@ from graphrag_got.errors import LLMError, SearchError
 from graphrag_got.llm.calls import LLMOutputError
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.common.normalize import normalize_name
-from graphrag_got.prompts import route_classifier_prompt
+from graphrag_got.prompts import PromptSet, route_classifier_prompt
 from graphrag_got.search.anchors import find_anchors
 
 logger = logging.getLogger(__name__)
@@ -152,12 +152,13 @@ def route_question(
     chat: BaseChatModel | None = None,
     classifier: bool = False,
     languages: Sequence[str] = ROUTING_LANGUAGES,
+    prompts: PromptSet | None = None,
 ) -> Route:
     """Decide the mode of ``question`` (see the module docstring for the rules and their order).
 
     ``catalog`` rows are the local matcher's ``{uid, key, name, type, aliases}``. ``classifier``
     with a ``chat`` model asks the LLM for questions no rule decides (one call, constrained JSON);
-    a classifier that fails falls back to the default with a warning. ``scores``: ``local`` = the
+    a classifier that fails falls back to the default with a warning (``prompts``: the prompts in use). ``scores``: ``local`` = the
     number of entities named (fuzzy ones count their match score), ``global`` / ``drift`` = how
     many cues of that kind matched.
     """
@@ -192,7 +193,7 @@ def route_question(
     warnings: list[str] = []
     calls = 0
     if classifier and chat is not None:
-        route, calls = _classify(question, chat, base)
+        route, calls = _classify(question, chat, base, prompts)
         if route is not None:
             return route
         warnings.append("route classifier gave no usable answer: routed by the default rule")
@@ -200,11 +201,12 @@ def route_question(
                  rule="default", decided_by="default", warnings=warnings, llm_calls=calls, **base)  # fmt: skip
 
 
-def _classify(question: str, chat: BaseChatModel, base: dict[str, Any]) -> tuple[Route | None, int]:
+def _classify(question: str, chat: BaseChatModel, base: dict[str, Any],
+              prompts: PromptSet | None = None) -> tuple[Route | None, int]:
     """One constrained JSON call (and its retry): the route, or None (logged) when the model gave no
     valid answer; with the number of calls made."""
     try:
-        obj, attempt = complete_json(chat, route_classifier_prompt(), f"QUESTION: {question}", RouteAnswer,
+        obj, attempt = complete_json(chat, route_classifier_prompt(prompts=prompts), f"QUESTION: {question}", RouteAnswer,
                                      schema=ROUTE_SCHEMA, max_tokens=CLASSIFIER_MAX_TOKENS)  # fmt: skip
     except LLMOutputError as exc:
         logger.warning("route classifier gave no valid answer: %s", exc)

@@ -14,7 +14,7 @@ from graphrag_got.service import cypher
 from graphrag_got.config import Settings
 from graphrag_got.errors import SearchError
 from graphrag_got.graph.db import read_all
-from graphrag_got.common.normalize import is_empty_key, normalize_name
+from graphrag_got.common.normalize import is_empty_key, normalize_name, swap_ends
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.service.models import CommunityOut, CommunityPage, EntityOut, EvidenceOut, Neighbourhood, RelationOut
 
@@ -125,7 +125,7 @@ def neighbourhood(driver: neo4j.Driver, settings: Settings, name: str, ontology:
     for row in rows:
         rel = _relation(row, ontology)
         ends = (rel.start, rel.end)
-        if rel.symmetric and rel.end < rel.start:
+        if swap_ends(rel.start, rel.end, rel.symmetric):
             ends = (rel.end, rel.start)
         key = (ends, rel.type, tuple(sorted((k, str(v)) for k, v in rel.attributes.items())))
         if key in seen:

@@ -15,9 +15,9 @@ from graphrag_got.common.keyed_cache import KeyedJsonCache
 from graphrag_got.prompts import CLASSIFY_VERSION
 
 
-def call_key(kind: str, system: str, user: str) -> str:
-    """``classify-<kind>:<sha256>`` of the prompt version and the prompt."""
-    digest = hashlib.sha256(f"{CLASSIFY_VERSION}\n{kind}\n{system}\n\n{user}".encode("utf-8")).hexdigest()
+def call_key(kind: str, system: str, user: str, version: str = CLASSIFY_VERSION) -> str:
+    """``classify-<kind>:<sha256>`` of the prompt version (of the prompts in use) and the prompt."""
+    digest = hashlib.sha256(f"{version}\n{kind}\n{system}\n\n{user}".encode("utf-8")).hexdigest()
     return f"classify-{kind}:{digest}"
 
 

@@ -30,8 +30,8 @@ from graphrag_got.extract.extraction import FailureReason
 from graphrag_got.ingest.chunking import Chunk
 from graphrag_got.llm.calls import LLMContextError
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.prompts import (CLASSIFY_VERSION, classify_choice_question, classify_mentions_task,
-                                  classify_system_prompt, classify_text_block)
+from graphrag_got.prompts import (BUILTIN, CLASSIFY_PROMPTS, PromptSet, classify_choice_question,
+                                  classify_mentions_task, classify_system_prompt, classify_text_block)
 
 STRATEGY = "classify"
 KEEP_FLOOR = 0.02  # a pair's best relation under this probability is not stored (the model said none)
@@ -42,6 +42,7 @@ class ClassifyParams:
     window: int = 1  # GRAPHRAG_EVIDENCE_WINDOW: sentences apart the two names of a pair may be
     threshold: float = 0.85  # GRAPHRAG_MENTION_THRESHOLD: how a name is found in the chunk
     max_pairs: int = 60  # GRAPHRAG_CLASSIFY_MAX_PAIRS: questions per chunk at most
+    prompts: PromptSet = BUILTIN  # GRAPHRAG_PROMPTS_DIR: the prompts in use (their version keys every call)
 
 
 @dataclass
@@ -113,16 +114,18 @@ def classify_chunk(backend: ChatBackend | LlamaBackend, onto: Ontology, chunk: C
                    params: ClassifyParams, setup: str | None = None) -> CacheRecord:
     """Mentions, pairs and choices of one chunk (cached per call); never raises for a prompt too long
     for the context (a failed record, like the generative strategy)."""
-    base = dict(chunk_id=chunk.id, chunk_hash=chunk.hash, ontology_hash=onto.hash, prompt_version=CLASSIFY_VERSION,
+    prompts = params.prompts
+    version = prompts.version(*CLASSIFY_PROMPTS)
+    base = dict(chunk_id=chunk.id, chunk_hash=chunk.hash, ontology_hash=onto.hash, prompt_version=version,
                 created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
-    system = classify_system_prompt(onto)
-    block = classify_text_block(chunk.text)
+    system = classify_system_prompt(onto, prompts=prompts)
+    block = classify_text_block(chunk.text, prompts=prompts)
     spans = candidate_spans(chunk.text)
     classes = list(onto.classes)
     calls = _Calls()
     try:
-        user = block + classify_mentions_task()
-        key = call_key("mentions", system, user)
+        user = block + classify_mentions_task(prompts=prompts)
+        key = call_key("mentions", system, user, version)
         raw = _ask(cache, calls, key, lambda: backend.mentions(system, user, spans, classes, key))
         read = read_mentions(raw)
         text = ChunkText(chunk.text, offset=chunk.start)
@@ -132,9 +135,10 @@ def classify_chunk(backend: ChatBackend | LlamaBackend, onto: Ontology, chunk: C
         none = unusable = unscored = 0
         for pair in pairs:
             labels = [o.label for o in pair.options]
-            question = classify_choice_question(pair.passage, [(o.label, pair.statement(o)) for o in pair.options])
+            question = classify_choice_question(pair.passage, [(o.label, pair.statement(o)) for o in pair.options],
+                                                prompts=prompts)
             user = block + question
-            key = call_key("choice", system, user)
+            key = call_key("choice", system, user, version)
             raw = _ask(cache, calls, key, lambda: backend.choose(system, user, labels, key))
             label, probs = read_choice(raw, labels)
             if label is None:

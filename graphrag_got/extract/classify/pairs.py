@@ -56,8 +56,7 @@ def options_for(onto: Ontology, first_class: str, second_class: str) -> list[tup
     """(relation, forward) of every relation the two classes admit, in the ontology's order."""
     out: list[tuple[str, bool]] = []
     for rel in onto.relations:
-        forward = first_class in rel.domain and second_class in rel.range
-        backward = second_class in rel.domain and first_class in rel.range
+        forward, backward = rel.fits(first_class, second_class), rel.fits(second_class, first_class)
         if rel.symmetric and (forward or backward):
             out.append((rel.name, forward))
             continue
