@@ -460,3 +460,39 @@ def classify_choice_question(passage: str, options: Sequence[tuple[str, str]]) -
 
 __all__ += ["CLASSIFY_VERSION", "NO_RELATION", "classify_choice_question", "classify_mentions_task",
             "classify_system_prompt", "classify_text_block"]  # fmt: skip
+
+
+# --- the mentions extraction (graphrag_got.extract.mentions_only) ---
+MENTIONS_VERSION = "mentions-v1"
+VERSIONS["mentions"] = MENTIONS_VERSION
+
+
+def mentions_system_prompt(onto: Ontology) -> str:
+    """The shared prefix of every mentions question: the entity classes (names and meanings) only; no
+    relation is asked. It depends on the ontology only."""
+    lines = ["You read texts and list the entities they name.", "Use only what the text says, no outside knowledge.",
+             "", "ENTITY CLASSES:"]
+    for cname, klass in onto.classes.items():
+        kind = f" (a kind of {', '.join(klass.parents)})" if klass.parents else ""
+        lines.append(f"- {cname}{kind}: {klass.comment}".rstrip(": "))
+    return "\n".join(lines)
+
+
+def mentions_section(n: int) -> str:
+    """The line that opens the answer for text ``n`` of a question with several texts."""
+    return f"## TEXT {n}\n"
+
+
+def mentions_user_prompt(texts: Sequence[str]) -> str:
+    """One question over one or several chunks: the texts, then the task (names constrained to spans)."""
+    if len(texts) == 1:
+        return classify_text_block(texts[0]) + classify_mentions_task()
+    blocks = "".join(f'TEXT {n}:\n"""\n{text}\n"""\n\n' for n, text in enumerate(texts, 1))
+    return blocks + ("For each text, list every entity of the classes above that it names. Answer text by text: "
+                     "the line \"## TEXT <number>\", then one line per entity, as\n"
+                     "- <name exactly as that text writes it> (<class>)\n"
+                     "Use the fullest name the text gives. List each entity once per text. Skip common nouns that "
+                     "name nothing in particular.")
+
+
+__all__ += ["MENTIONS_VERSION", "mentions_section", "mentions_system_prompt", "mentions_user_prompt"]  # fmt: skip

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from functools import partial
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +31,8 @@ from graphrag_got.llm.calls import LLMContextError, LLMOutputError
 from graphrag_got.llm.factory import get_chat_model, model_label, resolve_provider
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.common.progress import ProgressCallback, ProgressEvent
+from graphrag_got.common.progress import ProgressCallback
+from graphrag_got.extract.progress import ExtractProgress
 from graphrag_got.extract.extraction import FORMAT as EXTRACTION_FORMAT
 from graphrag_got.extract.extraction import (ChunkRecord, DocumentRecord, Extraction, FailureReason,
                                              LLMRef, OntologyRef, SkippedFile)
@@ -51,7 +53,9 @@ from graphrag_got.extract.extraction import Usage
 from graphrag_got.extract.classify.backend import backend_for
 from graphrag_got.extract.classify.cache import ClassifyCache
 from graphrag_got.extract.classify.chunk import ClassifyParams, classify_chunk
-from graphrag_got.prompts import CLASSIFY_VERSION
+from graphrag_got.prompts import CLASSIFY_VERSION, MENTIONS_VERSION
+from graphrag_got.extract import mentions_only
+from graphrag_got.extract.strategy import StrategyChoice, choose_strategy, chosen_documents, configured_model
 
 PROMPT_VERSION = EXTRACTION_VERSION
 FORMAT = EXTRACTION_FORMAT
@@ -66,28 +70,6 @@ def system_prompt(onto: Ontology) -> str:
 
 def user_prompt(chunk: Chunk) -> str:
     return extraction_user_prompt(chunk.text)
-
-
-# ---------------------------------------------------------------------------- progress
-class _Progress:
-    """Counts finished chunks and reports each one as a :class:`ProgressEvent` (step ``extract``)."""
-
-    def __init__(self, total: int, callback: ProgressCallback | None):
-        self.total, self.done, self.calls, self.hits, self.failed = total, 0, 0, 0, 0
-        self.callback = callback
-        self._lock = threading.Lock()
-
-    def step(self, *, cached: bool, failed: bool, calls: int, chunk_id: str = "") -> None:
-        with self._lock:
-            self.done += 1
-            self.hits += int(cached)
-            self.failed += int(failed)
-            self.calls += calls
-            event = ProgressEvent(step="extract", done=self.done, total=self.total, message=chunk_id,
-                                  stats={"LLM calls": self.calls, "cached": self.hits, "failed": self.failed},
-                                  finished=self.done >= self.total)
-        if self.callback is not None:
-            self.callback(event)
 
 
 # ---------------------------------------------------------------------------- the run
@@ -116,7 +98,11 @@ class ExtractionSummary:
     repairs_by_reason: dict[str, int] = field(default_factory=dict)
     verification: str | None = None  # the verification step's line, when it ran
     classify: str | None = None  # the classify strategy's line: mentions, pairs asked, answered "none"
+    mentions: str | None = None  # the mentions strategy's line: mentions, chunks per call, typed relations asked
+    strategy: str = ""  # which strategy ran, and why
     usage: str = ""  # calls, tokens and cost of this run's model calls
+    input_tokens: int = 0  # this run's model calls: prompt tokens
+    output_tokens: int = 0  # this run's model calls: answer tokens
     failed_by_reason: dict[str, int] = field(default_factory=dict)  # FailureReason value -> chunks
     skipped_files: list[SkippedInput] = field(default_factory=list)  # inputs not read, with why
     retried_failures: int = 0  # cached failures asked again because their cause may be gone
@@ -131,6 +117,7 @@ class ExtractionSummary:
             (f"extraction unchanged (same documents, stored answers, ontology and settings): kept {self.out_path}"
              if self.unchanged else f"extraction written to {self.out_path}"),
             f"  documents {self.documents} · chunks {self.chunks} (dropped as too short: {self.dropped_chunks})",
+            *([f"  {self.strategy}"] if self.strategy else []),
             f"  model {self.model} · LLM calls {self.llm_calls} · cached {self.cache_hits}"
             + ((" · zero LLM calls (all cached" + (f", {self.failed_chunks} of them failures, see below)"
                                                     if self.failed_chunks else ")"))
@@ -153,6 +140,8 @@ class ExtractionSummary:
                        + " (\"repairs\" in the file; --no-repair turns them off)")
         if self.classify:
             out.append(f"  {self.classify}")
+        if self.mentions:
+            out.append(f"  {self.mentions}")
         if self.verification:
             out.append(f"  {self.verification}")
         if self.skipped_files:
@@ -242,7 +231,12 @@ def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dic
 def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None = None,
                    out_path: str | Path | None = None, *, chat: BaseChatModel | None = None,
                    revalidate: bool = False, retry_failed: bool = False, export_replay: str | Path | None = None,
-                   progress: ProgressCallback | None = None) -> ExtractionSummary:
+                   progress: ProgressCallback | None = None, strategy: StrategyChoice | None = None,
+                   relations_for: Sequence[str] | None = None) -> ExtractionSummary:
+    """Extract ``corpus`` into ``out_path`` (see the module docstring). ``strategy``: the strategy the
+    caller chose (default: :func:`~graphrag_got.extract.strategy.choose_strategy`); ``relations_for``:
+    notes or folders (paths in the corpus, or on disk under it) whose typed relations the mentions
+    strategy asks as well (the generate strategy's question, cached like it)."""
     t0 = time.monotonic()
     corpus = Path(corpus or settings.files.corpus_path)
     out = Path(out_path or settings.files.out_dir / "extraction.json")
@@ -258,19 +252,38 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         else:
             provider = resolve_provider(settings)
             label = model_label(settings, provider)
-        form = settings.extract.answer_form
-        classify = settings.extract.strategy == "classify"
-        if classify:  # the stored answer also depends on what picks the pairs (the calls have their own cache)
+        choice = strategy or choose_strategy(settings, corpus, provider,
+                                             configured_model(settings, provider) if chat is None else None)
+        if choice.strategy != settings.extract.strategy:  # every later step reads the strategy that runs
+            settings = settings.with_overrides(extraction=choice.strategy)
+        kind = choice.strategy
+        form = gen_form = settings.extract.answer_form
+        if kind == "classify":  # the stored answer also depends on what picks the pairs (the calls have their own cache)
             form = f"classify|{CLASSIFY_VERSION}|{settings.extract.evidence_window}|{settings.extract.classify_max_pairs}"
-        cache = ExtractionCache(settings.cache_dir, label, settings.extract.max_entities, settings.extract.max_relations, form)
-        schema = extraction_schema(onto, settings.extract.max_entities, settings.extract.max_relations, form=form)
-        system = extraction_system_prompt(onto, form)
+        elif kind == "mentions":
+            form = mentions_only.answer_form()
+        bounds = (settings.extract.max_entities, settings.extract.max_relations)
+        cache = ExtractionCache(settings.cache_dir, label, *bounds, form)
+        # mentions: the generate answers of chunks whose typed relations were asked (--relations-for) stand
+        typed = ExtractionCache(settings.cache_dir, label, *bounds, gen_form) if kind == "mentions" else None
+        chosen = chosen_documents(relations_for, corpus, docs, kind) if relations_for else set()
+        schema = extraction_schema(onto, *bounds, form=gen_form)
+        system = extraction_system_prompt(onto, gen_form)
 
         setup = setup_key(settings, provider)
         records: dict[str, CacheRecord] = {}
         todo: list[Chunk] = []
+        todo_typed: list[Chunk] = []  # mentions strategy: chunks whose typed relations are asked now
         missing = retried = 0
         for ch in chunks:
+            if typed is not None:
+                rec = typed.latest(ch.hash) if revalidate else typed.get(ch.hash, onto.hash)
+                if rec is not None and (rec.ok or ch.document_id in chosen and not should_retry(rec, setup, retry_failed)):
+                    records[ch.id] = rec
+                    continue
+                if ch.document_id in chosen:
+                    todo_typed.append(ch)
+                    continue
             rec = cache.latest(ch.hash) if revalidate else cache.get(ch.hash, onto.hash)
             if rec is not None and (revalidate or not should_retry(rec, setup, retry_failed)):
                 records[ch.id] = rec
@@ -280,43 +293,43 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                 retried += int(rec is not None and not retry_failed)
                 todo.append(ch)
 
-    tracker = _Progress(len(chunks), progress)
-    for ch in chunks:
-        if ch.id in records:
-            tracker.step(cached=True, failed=not records[ch.id].ok, calls=0, chunk_id=ch.id)
+    tracker = ExtractProgress(docs, progress)
+    tracker.cached({ch.id: not records[ch.id].ok for ch in chunks if ch.id in records})
     calls = 0
-    if todo:
+    if todo or todo_typed:
         if chat is None:
             chat = get_chat_model(settings, provider)
+        jobs = _jobs(kind, chat, onto, todo, settings, label, setup, schema, system)
+        jobs += [(partial(_one, extract_chunk, chat, onto, ch, schema, system, setup), [ch]) for ch in todo_typed]
+        asked_typed = {ch.id for ch in todo_typed}
+        stores = {ch.id: (typed if ch.id in asked_typed and typed is not None else cache) for ch in todo + todo_typed}
+        tracker.start(todo + todo_typed)
         # llama.cpp in-process runs one call at a time; a pool of OpenAI-compatible servers gets at
         # least one call in flight per server, so adding servers adds throughput
-        if classify:
-            backend, ccache, params = backend_for(chat), ClassifyCache(settings.cache_dir, label), ClassifyParams(
-                settings.extract.evidence_window, settings.extract.mention_threshold, settings.extract.classify_max_pairs)
         with ThreadPoolExecutor(max_workers=workers_for(settings, provider)) as pool:
-            futures = {(pool.submit(classify_chunk, backend, onto, ch, ccache, params, setup) if classify else
-                        pool.submit(extract_chunk, chat, onto, ch, schema, system, setup)): ch for ch in todo}
+            futures = {pool.submit(job): batch for job, batch in jobs}
             try:
                 for fut in as_completed(futures):
-                    ch = futures[fut]
                     try:
-                        rec = fut.result()
+                        recs = fut.result()
                     except LLMError as exc:
                         # the provider itself is broken (unreachable, no model): stop, keep what is cached
                         for f in futures:
                             f.cancel()
                         raise ExtractionError(f"provider down: {exc}\n{len(records)} of {len(chunks)} chunks are "
                                               "cached; rerun the same command to resume.") from None
-                    rec.model = label
-                    cache.put(ch.hash, onto.hash, rec)
-                    records[ch.id] = rec
-                    calls += rec.calls
-                    tracker.step(cached=False, failed=not rec.ok, calls=rec.calls, chunk_id=ch.id)
+                    for ch, rec in zip(futures[fut], recs):
+                        rec.model = label
+                        stores[ch.id].put(ch.hash, onto.hash, rec)
+                        records[ch.id] = rec
+                        calls += rec.calls
+                        tracker.step(cached=False, failed=not rec.ok, calls=rec.calls, chunk_id=ch.id)
             except KeyboardInterrupt:
                 for f in futures:
                     f.cancel()
                 raise ExtractionError(f"interrupted: {len(records)} of {len(chunks)} chunks are cached; "
                                       "rerun the same command to resume.") from None
+    todo += todo_typed  # this run's calls, whichever cache holds them
 
     with gc_paused():  # bulk parsing and record building: see common.memory
         context = fingerprint.validation_context(settings, onto)  # what every chunk's validation depends on
@@ -328,7 +341,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         if not todo and not revalidate and not export_replay and not settings.extract.verify \
                 and fingerprint.unchanged(out, digest):
             return _unchanged_summary(out, docs, chunks, label, missing, t0,
-                                      usage_line(0, 0, 0, cost_usd(settings, provider, 0, 0)))
+                                      usage_line(0, 0, 0, cost_usd(settings, provider, 0, 0)), choice.lines()[0])
         fingerprint.forget(out)  # the file is about to be rewritten: its old digest no longer vouches for it
         verifier = None
         if settings.extract.verify:
@@ -376,8 +389,10 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         rejected_relations=c.rejected_relations, rejected_entities=c.rejected_entities,
         by_reason=c.by_reason, seconds=time.monotonic() - t0, model=label, revalidated=revalidate,
         merges=len(ext.merges), verification=verifier.summary.line() if verifier is not None else None,
-        classify=classify_line([records[c.id] for c in chunks if c.id in records]) if classify else None,
-        usage=run_usage,
+        classify=classify_line([records[c.id] for c in chunks if c.id in records]) if kind == "classify" else None,
+        mentions=mentions_only.mentions_line([records[c.id] for c in chunks if c.id in records])
+        if kind == "mentions" else None, strategy=choice.lines()[0],
+        usage=run_usage, input_tokens=run_in, output_tokens=run_out,
         replay_path=replay_path, repairs=c.repairs, repairs_by_reason=dict(c.repairs_by_reason),
         failed_by_reason=dict(c.failed_by_reason), skipped_files=skipped, retried_failures=retried,
         validations_reused=memo.hits, extraction=ext,
@@ -385,7 +400,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
 
 
 def _unchanged_summary(out: Path, docs: list[ChunkedDocument], chunks: list[Chunk], label: str, missing: int,
-                       t0: float, usage: str) -> ExtractionSummary:
+                       t0: float, usage: str, strategy: str = "") -> ExtractionSummary:
     """The summary of a run whose inputs match the file's: read from the file, nothing rebuilt."""
     ext = Extraction.read(out)
     c = ext.counts
@@ -397,7 +412,8 @@ def _unchanged_summary(out: Path, docs: list[ChunkedDocument], chunks: list[Chun
         rejected_entities=c.rejected_entities, by_reason=c.by_reason, seconds=time.monotonic() - t0, model=label,
         merges=len(ext.merges), usage=usage, repairs=c.repairs,
         repairs_by_reason=dict(c.repairs_by_reason), failed_by_reason=dict(c.failed_by_reason),
-        skipped_files=[SkippedInput(s.path, s.reason, s.message) for s in ext.skipped_files], unchanged=True)
+        skipped_files=[SkippedInput(s.path, s.reason, s.message) for s in ext.skipped_files], unchanged=True,
+        strategy=strategy)
 
 
 def classify_line(records: list[CacheRecord]) -> str:
@@ -410,6 +426,24 @@ def classify_line(records: list[CacheRecord]) -> str:
             f"none, {total['unusable']} unusable, {total['unscored']} without a score)")
     return line + (f", {total['pairs_left_out']} pairs over GRAPHRAG_CLASSIFY_MAX_PAIRS not asked"
                    if total["pairs_left_out"] else "")
+
+
+def _one(ask: Callable[..., CacheRecord], *args: Any) -> list[CacheRecord]:
+    return [ask(*args)]
+
+
+def _jobs(kind: str, chat: BaseChatModel, onto: Ontology, todo: list[Chunk], settings: Settings, label: str,
+          setup: str, schema: dict[str, Any], system: str) -> list[tuple[Callable[[], list[CacheRecord]], list[Chunk]]]:
+    """The calls of the run: (a function returning the stored answers of its chunks, those chunks)."""
+    if kind == "mentions":
+        backend = backend_for(chat)
+        return [(partial(mentions_only.ask_mentions, backend, onto, batch, setup), batch)
+                for batch in mentions_only.plan_batches(todo, settings.extract.mentions_batch_chars)]
+    if kind == "classify":
+        backend, ccache, params = backend_for(chat), ClassifyCache(settings.cache_dir, label), ClassifyParams(
+            settings.extract.evidence_window, settings.extract.mention_threshold, settings.extract.classify_max_pairs)
+        return [(partial(_one, classify_chunk, backend, onto, ch, ccache, params, setup), [ch]) for ch in todo]
+    return [(partial(_one, extract_chunk, chat, onto, ch, schema, system, setup), [ch]) for ch in todo]
 
 
 def workers_for(settings: Settings, provider: str) -> int:
@@ -446,7 +480,8 @@ def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         ontology=OntologyRef(path=onto.source, hash=onto.hash),
         llm=LLMRef(provider=provider, model=model),
-        prompt_version=CLASSIFY_VERSION if settings.extract.strategy == "classify" else PROMPT_VERSION,
+        prompt_version={"classify": CLASSIFY_VERSION, "mentions": MENTIONS_VERSION}.get(settings.extract.strategy,
+                                                                                       PROMPT_VERSION),
         documents=[DocumentRecord(id=d.document.id, path=d.document.path, hash=d.document.hash,
                                   metadata=d.document.metadata, note=notes.get(d.document.id)) for d in docs],
         chunks=[ChunkRecord(id=c.id, document_id=c.document_id, index=c.index, start=c.start, end=c.end,

@@ -1,0 +1,91 @@
+"""The extraction's progress: chunks done, notes done, the rate in notes per second and the time left.
+
+One :class:`~graphrag_got.common.progress.ProgressEvent` (step ``extract``) says the chunks already
+answered from the cache at once, then one per chunk answered. The rate and the time left count only
+what this run asks: a daily build that finds 5,990 of 6,000 notes cached reports the speed of the
+ten it asks, not a thousand notes a second. The time left is the text still to be read at the
+pace so far (characters: a long chunk costs a small model more than a short one), so it stays
+right when notes of unequal length come in any order.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from graphrag_got.common.progress import ProgressCallback, ProgressEvent, RateMeter
+from graphrag_got.ingest.chunking import Chunk, ChunkedDocument
+
+
+class ExtractProgress:
+    """Counts finished chunks and notes (documents whose every chunk is answered) and reports them."""
+
+    def __init__(self, docs: Sequence[ChunkedDocument], callback: ProgressCallback | None,
+                 clock: Callable[[], float] = time.monotonic):
+        self.callback = callback
+        self.total = sum(len(d.chunks) for d in docs)
+        self.done = self.calls = self.hits = self.failed = 0
+        self.notes_total = len(docs)
+        self.notes_done = self.notes_asked = 0  # notes_asked: finished by this run's calls
+        self._doc = {c.id: d.document.id for d in docs for c in d.chunks}
+        self._left = {d.document.id: len(d.chunks) for d in docs}
+        self._asked_docs: set[str] = set()
+        self._work = {c.id: len(c.text) for d in docs for c in d.chunks}
+        self.notes_done = sum(1 for n in self._left.values() if n == 0)  # a note with no chunk is done
+        self.meter = RateMeter(0, clock)
+        self._lock = threading.Lock()
+
+    def cached(self, records: dict[str, bool]) -> None:
+        """The chunks answered from the cache (chunk id -> failed), said in one event."""
+        with self._lock:
+            for chunk_id, failed in records.items():
+                self._finish(chunk_id, asked=False)
+                self.hits += 1
+                self.failed += int(failed)
+        if records:
+            self._emit("")
+
+    def start(self, todo: Sequence[Chunk]) -> None:
+        """The chunks this run asks; the clock of the rate starts now (after the model is loaded)."""
+        with self._lock:
+            self.meter.total = float(sum(self._work.get(c.id, 0) for c in todo))
+            for c in todo:
+                self._asked_docs.add(self._doc.get(c.id, ""))
+        self.meter.start()
+
+    def step(self, *, cached: bool, failed: bool, calls: int, chunk_id: str = "") -> None:
+        with self._lock:
+            self._finish(chunk_id, asked=not cached)
+            self.hits += int(cached)
+            self.failed += int(failed)
+            self.calls += calls
+            if not cached:
+                self.meter.add(self._work.get(chunk_id, 0))
+        self._emit(chunk_id)
+
+    def _finish(self, chunk_id: str, *, asked: bool) -> None:
+        self.done += 1
+        doc = self._doc.get(chunk_id)
+        if doc is None:
+            return
+        self._left[doc] -= 1
+        if self._left[doc] == 0:
+            self.notes_done += 1
+            self.notes_asked += int(doc in self._asked_docs)
+
+    def stats(self) -> dict[str, object]:
+        out: dict[str, object] = {"notes": f"{self.notes_done}/{self.notes_total}"}
+        rate = self.meter.rate(self.notes_asked) if self.notes_asked else None
+        if rate is not None:
+            out["rate"] = f"{rate:.3g} notes/s"
+        out.update({"LLM calls": self.calls, "cached": self.hits, "failed": self.failed})
+        return out
+
+    def _emit(self, message: str) -> None:
+        with self._lock:
+            event = ProgressEvent(step="extract", done=self.done, total=self.total, message=message,
+                                  stats=self.stats(), finished=self.done >= self.total,
+                                  eta=self.meter.eta() if self.meter.started is not None else None)
+        if self.callback is not None:
+            self.callback(event)
