@@ -63,6 +63,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.load_benchmark import clear  # noqa: E402
 from benchmarks.notes_vault import document_of  # noqa: E402
+from graphrag_got.common.files import write_text_atomic  # noqa: E402
 from graphrag_got.common.progress import ProgressEvent  # noqa: E402
 from graphrag_got.config import Settings  # noqa: E402
 
@@ -75,18 +76,32 @@ _CODE_FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 # ----------------------------------------------------------------------------- the vault
-def vault_source(vault: Path) -> str:
-    """``<remote> @ <commit>`` of the git clone holding ``vault`` (or why it is unknown)."""
-    def git(*args: str) -> str:
+def vault_source(vault: Path, declared: dict[str, str]) -> str:
+    """Where the vault comes from (the questions file's record) and what the clone at ``vault`` holds:
+    its remote, its commit, and whether its notes differ from that commit (other files, such as
+    attachments left out of the clone, are not read)."""
+    def git(*args: str, stdin: str | None = None) -> str:
         try:
-            return subprocess.run(["git", "-C", str(vault), *args], capture_output=True, text=True, timeout=30,
-                                  check=True).stdout.strip()
+            return subprocess.run(["git", "-C", str(vault), *args], capture_output=True, text=True, timeout=60,
+                                  check=True, input=stdin).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return ""
 
     commit, remote = git("rev-parse", "HEAD"), git("config", "--get", "remote.origin.url")
-    dirty = " (modified: the notes differ from the commit)" if git("status", "--porcelain", "--", ".") else ""
-    return f"{remote or 'unknown source'} @ {commit or 'unknown commit'}{dirty}" if commit else f"{vault} (not a git clone)"
+    said = f"{declared.get('source', '?')} folder {declared.get('folder', '?')} at commit {declared.get('commit', '?')}"
+    if not commit:
+        return f"{said} (the questions file); {vault} is not a git clone: its commit is unknown"
+    # the notes' blobs against the commit's (the index of a partial clone may say otherwise)
+    prefix = git("rev-parse", "--show-prefix")
+    committed = {line.split("\t", 1)[1][len(prefix):]: line.split()[2]
+                 for line in git("ls-tree", "-r", "--full-tree", "HEAD", "--", prefix or ".").splitlines()
+                 if "\t" in line and line.endswith(".md")}
+    notes = notes_of(vault)
+    blobs = git("hash-object", "--stdin-paths", stdin="\n".join(str((vault / n).resolve()) for n in notes)).split()
+    same = len(blobs) == len(notes) and all(committed.get(n) == b for n, b in zip(notes, blobs))
+    notes = "its notes as committed" if same else "ITS NOTES DIFFER from that commit"
+    match = "" if commit == declared.get("commit") else " (NOT the commit the questions were written for)"
+    return f"{said} (the questions file); the clone: {remote or 'no remote'} at {commit}{match}, {notes}"
 
 
 def notes_of(vault: Path) -> list[str]:
@@ -319,12 +334,13 @@ def main(argv: list[str] | None = None) -> int:
         print(line, flush=True)
         lines.append(line)
 
-    questions = json.loads(QUESTIONS.read_text(encoding="utf-8"))["questions"]
+    qdoc = json.loads(QUESTIONS.read_text(encoding="utf-8"))
+    questions = qdoc["questions"]
     all_notes = notes_of(args.vault)
     chosen = sample_notes(all_notes, [n for q in questions for n in q["needs"]], args.sample, args.seed)
     base = Settings.load()
     model = args.model or base.llm.llamacpp_model
-    say(f"vault: {args.vault}, source {vault_source(args.vault)}")
+    say(f"vault: {args.vault}: {vault_source(args.vault, qdoc.get('vault', {}))}")
     say(f"machine: {os.cpu_count()} CPUs, load average at start {os.getloadavg()[0]:.1f}; server "
         f"{os.environ.get('NEO4J_URI', 'default')}; model {model} (embedded llama.cpp); strategy {args.strategy}")
     with (contextlib.nullcontext(str(args.workdir)) if args.workdir else
@@ -390,8 +406,7 @@ def main(argv: list[str] | None = None) -> int:
                 say(line)
     say(f"\nload average at the end {os.getloadavg()[0]:.1f} (a shared machine slows every step)")
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        write_text_atomic(args.out, "\n".join(lines) + "\n")
     return 0
 
 

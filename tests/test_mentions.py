@@ -81,16 +81,19 @@ def _onto() -> Ontology:
     return Ontology.from_dict(ONTOLOGY, source="<guilds>")
 
 
+NOTES = {
+    "guilds/lantern.md": "# Lantern Guild\n\nOrla Venn joined the Lantern Guild of Tassow as an apprentice.\n\n"
+                         "## Hall\n\nThe Lantern Guild keeps its hall in Tassow, next to the [[salt]] warehouse.\n",
+    "guilds/salt.md": "# Salt\n\nThe Salt Guild trades over Marrow Pass every spring. #trade\n",
+    "people.md": "# People\n\nBram Oduya taught Orla Venn the trade in Tassow.\n\n## quiet\n\n"
+                 "nothing here is named at all, only plain lower-case words of no import.\n",
+}
+
+
 def _vault(root: Path) -> Path:
-    (root / "guilds").mkdir(parents=True)
-    (root / "guilds" / "lantern.md").write_text(
-        "# Lantern Guild\n\nOrla Venn joined the Lantern Guild of Tassow as an apprentice.\n\n"
-        "## Hall\n\nThe Lantern Guild keeps its hall in Tassow, next to the [[salt]] warehouse.\n", encoding="utf-8")
-    (root / "guilds" / "salt.md").write_text(
-        "# Salt\n\nThe Salt Guild trades over Marrow Pass every spring. #trade\n", encoding="utf-8")
-    (root / "people.md").write_text(
-        "# People\n\nBram Oduya taught Orla Venn the trade in Tassow.\n\n## quiet\n\n"
-        "nothing here is named at all, only plain lower-case words of no import.\n", encoding="utf-8")
+    for rel, text in NOTES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
     return root
 
 

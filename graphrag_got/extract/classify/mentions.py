@@ -144,18 +144,24 @@ class MentionAnswer:
     unread: tuple[str, ...] = ()
 
 
+def _json_object(text: str) -> dict[str, Any] | None:
+    """``text`` as a JSON object, or None (not JSON, or not an object)."""
+    if not text.startswith("{"):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def read_mentions(raw: str) -> MentionAnswer:
     """Lines ``- name (Class)`` or a JSON object ``{"mentions": [{"name", "class"}]}``."""
     items: list[tuple[str, str]] = []
     unread: list[str] = []
     text = raw.strip()
-    data: Any = None
-    if text.startswith("{"):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-    if isinstance(data, dict):
+    data = _json_object(text)
+    if data is not None:
         for item in data.get("mentions") or []:
             if isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("class"), str):
                 items.append((item["name"].strip(), item["class"].strip()))
@@ -181,14 +187,10 @@ def read_sections(raw: str, n: int) -> list[MentionAnswer]:
     text = (raw or "").strip()
     if n == 1 and not _SECTION.match(text.split("\n", 1)[0] if text else ""):
         return [read_mentions(raw)]
-    if text.startswith("{"):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        if isinstance(data, dict):
-            return [read_mentions(json.dumps({"mentions": data.get(section_key(k)) or []}, ensure_ascii=False))
-                    for k in range(1, n + 1)]
+    data = _json_object(text)
+    if data is not None:
+        return [read_mentions(json.dumps({"mentions": data.get(section_key(k)) or []}, ensure_ascii=False))
+                for k in range(1, n + 1)]
     parts: list[list[str]] = [[] for _ in range(n)]
     stray: list[str] = []
     current: int | None = None
