@@ -325,3 +325,12 @@ def test_the_recorded_answers_of_the_embedded_model_replay_through_the_validator
         names = [e["name"] for e in record["parsed"]["entities"]]
         assert len(names) == len(set(names))  # each name once per chunk
     assert run_extraction(settings, onto, vault).llm_calls == 0
+
+
+def test_the_build_command_takes_the_strategy_and_the_notes_to_ask_relations_for() -> None:
+    from graphrag_got.cli import build_parser
+
+    args = build_parser().parse_args(["build", "vault", "--strategy", "mentions", "--relations-for", "a.md", "b/"])
+    assert (args.corpus, args.strategy, args.relations_for) == ("vault", "mentions", ["a.md", "b/"])
+    assert build_parser().parse_args(["build", "vault"]).relations_for == []
+    assert build_parser().parse_args(["extract", "vault", "--strategy", "mentions"]).strategy == "mentions"

@@ -116,7 +116,8 @@ def chosen_documents(paths: Sequence[str], corpus: str | Path, docs: Sequence[Ch
         raise ConfigError(f"--relations-for adds typed relations to the mentions strategy, but the {strategy} "
                           f"strategy runs (GRAPHRAG_EXTRACTION): it already asks "
                           f"{'them for every note' if strategy == 'generate' else 'its own relations'}. Drop the "
-                          "flag, or set GRAPHRAG_EXTRACTION=mentions.")
+                          "flag, or set GRAPHRAG_EXTRACTION=mentions (and give the vault before the flag: "
+                          "build VAULT --relations-for PATH...).")
     root = Path(corpus)
     ids = [d.document.id for d in docs]
     chosen: set[str] = set()
