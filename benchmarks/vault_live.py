@@ -195,21 +195,24 @@ class EtaLog:
             self.events.append((time.monotonic(), event.done, event.total, event.eta))
 
     def check(self) -> list[str]:
-        """At 10, 25, 50, 75% of the chunks: the ETA shown, and how far its end was from the real one."""
-        if not self.events:
-            return ["no extraction progress (nothing asked)"]
-        end = self.events[-1][0]
-        out = []
+        """At 10, 25, 50, 75% of the chunks this build asked (those found cached come at once, first): the
+        ETA shown, and how far it was from when the extraction really ended."""
+        asked = [e for e in self.events if e[3] is not None]
+        if not asked:
+            return ["no ETA shown (nothing asked, or too little to estimate)"]
+        end, base = self.events[-1][0], self.events[0][1] if self.events[0][3] is None else 0
+        out, seen = [], set()
         for share in (0.10, 0.25, 0.50, 0.75):
-            hit = next(((t, d, tot, eta) for t, d, tot, eta in self.events if d >= share * tot and eta is not None), None)
-            if hit is None:
+            hit = next((e for e in asked if e[1] - base >= share * (e[2] - base)), None)
+            if hit is None or hit[1] in seen or hit[1] >= hit[2]:
                 continue
-            t, d, tot, eta = hit
+            seen.add(hit[1])
+            t, done, total, eta = hit
             actual = end - t
             error = (eta - actual) / actual if actual > 0 else 0.0
-            out.append(f"at {d}/{tot} chunks: ETA {eta:.0f}s, the extraction ended {actual:.0f}s later "
+            out.append(f"at {done}/{total} chunks: ETA {eta:.0f}s, the extraction ended {actual:.0f}s later "
                        f"({error:+.0%})")
-        return out or ["no ETA shown (the run asked too little to estimate)"]
+        return out or ["no ETA shown before the end"]
 
 
 # ----------------------------------------------------------------------------- retrieval

@@ -468,13 +468,16 @@ VERSIONS["mentions"] = MENTIONS_VERSION
 
 
 def mentions_system_prompt(onto: Ontology) -> str:
-    """The shared prefix of every mentions question: the entity classes (names and meanings) only; no
-    relation is asked. It depends on the ontology only."""
+    """The shared prefix of every mentions question: the entity classes (names and meanings) and the
+    entities of the ontology's annotated examples; no relation is asked. It depends on the ontology only."""
     lines = ["You read texts and list the entities they name.", "Use only what the text says, no outside knowledge.",
              "", "ENTITY CLASSES:"]
     for cname, klass in onto.classes.items():
         kind = f" (a kind of {', '.join(klass.parents)})" if klass.parents else ""
         lines.append(f"- {cname}{kind}: {klass.comment}".rstrip(": "))
+    for example in onto.examples:  # the ontology's annotated examples, their entities only
+        lines += ["", "EXAMPLE TEXT:", f'"""\n{example.text}\n"""', "Its entities:"]
+        lines += [f"- {e.name} ({e.class_name})" for e in example.entities]
     return "\n".join(lines)
 
 

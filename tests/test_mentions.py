@@ -250,8 +250,28 @@ class _Clock:
         return self.now
 
 
-def test_progress_counts_notes_and_its_eta_comes_from_the_text_asked_so_far(tmp_path: Path) -> None:
+def test_the_rate_meter_leaves_out_what_is_found_done_and_the_first_unit_s_one_off_cost() -> None:
+    from graphrag_got.common.progress import RateMeter
+
+    clock = _Clock()
+    meter = RateMeter(100, clock=clock)
+    assert meter.eta() is None and meter.rate() is None
+    meter.start()
+    clock.now += 30.0  # the first unit: 10 of work, and a model loaded on first use
+    meter.add(10)
+    assert meter.eta() == pytest.approx(90 * 30.0 / 10)  # nothing better known yet
+    clock.now += 10.0
+    meter.add(20)  # 20 in 10 s since the first unit finished: 2 per second
+    assert meter.eta() == pytest.approx(70 / 2.0) and meter.rate() == pytest.approx(30 / 40.0)
+    clock.now += 5.0
+    assert meter.eta() == pytest.approx(70 * 15.0 / 20)  # time passes, nothing done: the pace drops
+    meter.add(70)
+    assert meter.eta() == 0.0
+
+
+def test_progress_counts_notes_and_its_eta_comes_from_the_work_asked_so_far(tmp_path: Path) -> None:
     from graphrag_got.commands.render import LineRenderer
+    from graphrag_got.extract.progress import CHUNK_WORK
 
     vault = _vault(tmp_path / "vault")
     docs = read_corpus(vault, min_chars=40, max_chars=1500)
@@ -263,21 +283,25 @@ def test_progress_counts_notes_and_its_eta_comes_from_the_text_asked_so_far(tmp_
     tracker.cached({c.id: False for c in cached})
     assert events[-1].done == len(cached) and events[-1].stats["notes"] == "1/3" and events[-1].eta is None
     todo = [c for d in docs for c in d.chunks if c not in cached]
+    assert len(todo) >= 3
     tracker.start(todo)
-    work = sum(len(c.text) for c in todo)
-    first = todo[0]
+    work = [len(c.text) + CHUNK_WORK for c in todo]
     clock.now += 10.0
-    tracker.step(cached=False, failed=False, calls=1, chunk_id=first.id)
+    tracker.step(cached=False, failed=False, calls=1, chunk_id=todo[0].id)
     ev = events[-1]
-    # the text left at the pace of the first chunk: 10 s per len(first.text) characters
-    assert ev.eta == pytest.approx((work - len(first.text)) * 10.0 / len(first.text))
+    assert ev.eta == pytest.approx((sum(work) - work[0]) * 10.0 / work[0])  # the first chunk's pace
     assert "rate" not in ev.stats  # no note of this run finished yet
-    for c in todo[1:]:
-        clock.now += 10.0
+    clock.now += 4.0
+    tracker.step(cached=False, failed=False, calls=1, chunk_id=todo[1].id)
+    # the pace since the first chunk finished: work[1] in 4 s
+    assert events[-1].eta == pytest.approx((sum(work) - work[0] - work[1]) * 4.0 / work[1])
+    for c in todo[2:]:
+        clock.now += 4.0
         tracker.step(cached=False, failed=False, calls=1, chunk_id=c.id)
     last = events[-1]
+    elapsed = 10.0 + 4.0 * (len(todo) - 1)
     assert last.finished and last.eta == 0.0 and last.stats["notes"] == "3/3"
-    assert last.stats["rate"] == f"{2 / (10.0 * len(todo)):.3g} notes/s"  # the two notes asked, not the cached one
+    assert last.stats["rate"] == f"{2 / elapsed:.3g} notes/s"  # the two notes asked, not the cached one
     lines: list[str] = []
     renderer = LineRenderer(lines.append, clock=clock)
     renderer(ProgressEvent("extract", done=3, total=9, stats={"notes": "1/4"}))

@@ -48,13 +48,17 @@ class RateMeter:
     ``total`` is the work to do (any unit: characters of text, calls); work found already done is
     not counted, so a rerun that skips most of it does not make the rate look high. The rate is the
     work done over the time since :meth:`start` (the first unit's start, not the step's: loading a
-    model is not part of the rate); ``eta`` is the work left at that rate, None until some work is done.
+    model is not part of it). The time left is the work left at the pace since the first unit
+    finished, once a second one has: the first also pays what is paid once (a model loaded on first
+    use, a shared prompt evaluated once), and counting it would overstate every unit after it.
+    None until some work is done.
     """
 
     def __init__(self, total: float, clock: Callable[[], float] = time.monotonic):
         self.total, self.done = float(total), 0.0
         self.clock = clock
         self.started: float | None = None
+        self._first: tuple[float, float] | None = None  # (time, work done) when the first unit finished
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -64,9 +68,12 @@ class RateMeter:
 
     def add(self, work: float) -> None:
         with self._lock:
+            now = self.clock()
             if self.started is None:
-                self.started = self.clock()
+                self.started = now
             self.done += work
+            if self._first is None:
+                self._first = (now, self.done)
 
     def elapsed(self) -> float:
         return 0.0 if self.started is None else max(0.0, self.clock() - self.started)
@@ -77,8 +84,12 @@ class RateMeter:
         return None if elapsed <= 0 else (self.done if count is None else count) / elapsed
 
     def eta(self) -> float | None:
-        """Seconds left at the rate so far (0 when all is done; None before any work is done)."""
+        """Seconds left (0 when all is done; None before any work is done)."""
         if self.done >= self.total:
             return 0.0
+        if self._first is not None and self.done > self._first[1]:
+            since = self.clock() - self._first[0]
+            if since > 0:
+                return (self.total - self.done) * since / (self.done - self._first[1])
         rate = self.rate()
         return None if not rate else (self.total - self.done) / rate

@@ -3,9 +3,10 @@
 One :class:`~graphrag_got.common.progress.ProgressEvent` (step ``extract``) says the chunks already
 answered from the cache at once, then one per chunk answered. The rate and the time left count only
 what this run asks: a daily build that finds 5,990 of 6,000 notes cached reports the speed of the
-ten it asks, not a thousand notes a second. The time left is the text still to be read at the
-pace so far (characters: a long chunk costs a small model more than a short one), so it stays
-right when notes of unequal length come in any order.
+ten it asks, not a thousand notes a second. The time left is the work still to do at the pace so
+far (:class:`~graphrag_got.common.progress.RateMeter`), a chunk's work being its characters plus
+:data:`CHUNK_WORK`: a long chunk costs a small model more than a short one, and every chunk costs its
+answer's lines, so the estimate holds when notes of unequal length come in any order.
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ from collections.abc import Callable, Sequence
 
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent, RateMeter
 from graphrag_got.ingest.chunking import Chunk, ChunkedDocument
+
+
+#: A chunk's work apart from its text, in characters: the question's own words and the answer's lines
+#: (with the embedded models, writing a mention costs about what reading a few hundred characters does).
+CHUNK_WORK = 1000
 
 
 class ExtractProgress:
@@ -31,7 +37,7 @@ class ExtractProgress:
         self._doc = {c.id: d.document.id for d in docs for c in d.chunks}
         self._left = {d.document.id: len(d.chunks) for d in docs}
         self._asked_docs: set[str] = set()
-        self._work = {c.id: len(c.text) for d in docs for c in d.chunks}
+        self._work = {c.id: len(c.text) + CHUNK_WORK for d in docs for c in d.chunks}
         self.notes_done = sum(1 for n in self._left.values() if n == 0)  # a note with no chunk is done
         self.meter = RateMeter(0, clock)
         self._lock = threading.Lock()
