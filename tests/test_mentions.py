@@ -198,6 +198,9 @@ def test_typed_relations_are_asked_for_the_chosen_notes_only_and_kept(tmp_path: 
     folder = run_extraction(settings, onto, vault, chat=chat, relations_for=["guilds/"])
     assert folder.llm_calls == chat.typed_calls - len(lantern) == 1
     assert run_extraction(settings, onto, vault, chat=chat, relations_for=["guilds"]).llm_calls == 0
+    # revalidation never asks, not even for a note named now
+    assert run_extraction(settings, onto, vault, chat=chat, relations_for=["people.md"], revalidate=True).llm_calls == 0
+    assert chat.typed_calls == len(lantern) + 1
     with pytest.raises(ConfigError, match="no note of .* is at 'guilds/nope.md'"):
         run_extraction(settings, onto, vault, chat=chat, relations_for=["guilds/nope.md"])
     with pytest.raises(ConfigError, match="the generate strategy runs"):

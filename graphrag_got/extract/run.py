@@ -281,7 +281,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                 if rec is not None and (rec.ok or ch.document_id in chosen and not should_retry(rec, setup, retry_failed)):
                     records[ch.id] = rec
                     continue
-                if ch.document_id in chosen:
+                if ch.document_id in chosen and not revalidate:  # revalidation never asks
                     todo_typed.append(ch)
                     continue
             rec = cache.latest(ch.hash) if revalidate else cache.get(ch.hash, onto.hash)
