@@ -313,6 +313,24 @@ def test_progress_counts_notes_and_its_eta_comes_from_the_work_asked_so_far(tmp_
     assert lines[-1] == "extract: 4/9 (44%) · ETA 2m05s · notes: 2/4 · rate: 0.5 notes/s"
 
 
+def test_chunks_one_call_answered_count_as_one_step_of_the_pace(tmp_path: Path) -> None:
+    from graphrag_got.extract.progress import CHUNK_WORK
+
+    docs = read_corpus(_vault(tmp_path / "vault"), min_chars=40, max_chars=1500)
+    todo = [c for d in docs for c in d.chunks]
+    work = [len(c.text) + CHUNK_WORK for c in todo]
+    events: list[ProgressEvent] = []
+    clock = _Clock()
+    tracker = ExtractProgress(docs, events.append, clock=clock)
+    tracker.start(todo)
+    clock.now += 20.0  # one call answers the first two chunks
+    tracker.asked([(todo[0].id, False, 1), (todo[1].id, False, 0)])
+    assert len(events) == 1 and events[-1].done == 2
+    clock.now += 5.0  # the next call: todo[2] in 5 s, the pace since the first call ended
+    tracker.asked([(todo[2].id, False, 1)])
+    assert events[-1].eta == pytest.approx((sum(work) - sum(work[:3])) * 5.0 / work[2])
+
+
 RECORDED = Path(__file__).parent / "data" / "recorded" / "notes3-qwen2.5-coder-0.5b-mentions.json"
 RECORDED_NOTES = ("backups/restic.md", "backups/borg-backup.md", "contenedores/docker-basico.md")
 

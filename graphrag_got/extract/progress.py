@@ -61,14 +61,24 @@ class ExtractProgress:
         self.meter.start()
 
     def step(self, *, cached: bool, failed: bool, calls: int, chunk_id: str = "") -> None:
+        """One chunk answered (``cached``: from the cache)."""
+        if cached:
+            self.cached({chunk_id: failed})
+        else:
+            self.asked([(chunk_id, failed, calls)])
+
+    def asked(self, answered: Sequence[tuple[str, bool, int]]) -> None:
+        """The chunks one call answered, as (chunk id, failed, calls): their work counts as one unit of
+        the pace (they finish together), then one event."""
+        if not answered:
+            return
         with self._lock:
-            self._finish(chunk_id, asked=not cached)
-            self.hits += int(cached)
-            self.failed += int(failed)
-            self.calls += calls
-            if not cached:
-                self.meter.add(self._work.get(chunk_id, 0))
-        self._emit(chunk_id)
+            for chunk_id, failed, calls in answered:
+                self._finish(chunk_id, asked=True)
+                self.failed += int(failed)
+                self.calls += calls
+            self.meter.add(sum(self._work.get(chunk_id, 0) for chunk_id, _, _ in answered))
+        self._emit(answered[-1][0])
 
     def _finish(self, chunk_id: str, *, asked: bool) -> None:
         self.done += 1

@@ -323,7 +323,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                         stores[ch.id].put(ch.hash, onto.hash, rec)
                         records[ch.id] = rec
                         calls += rec.calls
-                        tracker.step(cached=False, failed=not rec.ok, calls=rec.calls, chunk_id=ch.id)
+                    tracker.asked([(ch.id, not rec.ok, rec.calls) for ch, rec in zip(futures[fut], recs)])
             except KeyboardInterrupt:
                 for f in futures:
                     f.cancel()
