@@ -278,7 +278,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         for ch in chunks:
             if typed is not None:
                 rec = typed.latest(ch.hash) if revalidate else typed.get(ch.hash, onto.hash)
-                if rec is not None and (rec.ok or ch.document_id in chosen and not should_retry(rec, setup, retry_failed)):
+                if rec is not None and (rec.ok or (ch.document_id in chosen and not should_retry(rec, setup, retry_failed))):
                     records[ch.id] = rec
                     continue
                 if ch.document_id in chosen and not revalidate:  # revalidation never asks
