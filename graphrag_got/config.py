@@ -185,9 +185,11 @@ class ExtractSettings(Section):
                               "maxItems of the relation array in the extraction schema", ge=1)
     announce_chunks: int = _env("GRAPHRAG_ANNOUNCE_CHUNKS", 200, "a run that will ask the model about more chunks than "
                                 "this says first how many and about how long it will take (0: always)", ge=0)
-    strategy: Literal["generate", "classify"] = _env(
-        "GRAPHRAG_EXTRACTION", "generate", "extraction strategy: generate (the model writes the JSON answer) or "
-        "classify (mentions copied from the chunk, then one scored choice per pair of mentions)", flat="extraction")
+    strategy: Literal["auto", "generate", "classify", "mentions"] = _env("GRAPHRAG_EXTRACTION", "auto", "extraction strategy: generate (the "
+        "model writes the JSON answer), classify (mentions copied from the chunk, then one scored choice per pair of mentions), mentions (entity "
+        "mentions only; a vault's edges are its links, tags, folders and co-occurrence) or auto (mentions for a vault and a small model, else generate)", flat="extraction")
+    small_model_params: float = _env("GRAPHRAG_SMALL_MODEL_PARAMS", 3.0, "auto: a model whose name states at most this many billion parameters is small (an embedded one that states none too; 0: none is)", ge=0)
+    mentions_batch_chars: int = _env("GRAPHRAG_MENTIONS_BATCH_CHARS", 1500, "mentions: consecutive short chunks share a call up to this many characters (0: a call per chunk)", ge=0)
     min_fact_probability: float = _env("GRAPHRAG_MIN_FACT_PROBABILITY", 0.5, "classify: a fact the model chose with "
                                        "a lower probability (0-1) is refused (low_probability)", ge=0, le=1)
     classify_max_pairs: int = _env("GRAPHRAG_CLASSIFY_MAX_PAIRS", 60, "classify: most pair questions per chunk", ge=0)

@@ -601,3 +601,59 @@ def classify_choice_question(passage: str, options: Sequence[tuple[str, str]], *
 __all__ += ["CLASSIFY_CHOICE", "CLASSIFY_MENTIONS", "CLASSIFY_PROMPTS", "CLASSIFY_SYSTEM", "CLASSIFY_TEXT",
             "CLASSIFY_VERSION", "NO_RELATION", "classify_choice_question", "classify_mentions_task",
             "classify_system_prompt", "classify_text_block"]  # fmt: skip
+
+
+# --- the mentions extraction (graphrag_got.extract.mentions_only) ---
+MENTIONS_VERSION = "mentions-v1"
+VERSIONS["mentions"] = MENTIONS_VERSION
+MENTIONS_SYSTEM = template(
+    "mentions.system", MENTIONS_VERSION, (
+        "You read texts and list the entities they name.\nUse only what the text says, no outside knowledge.\n\n"
+        "ENTITY CLASSES:\n${classes}${examples}"),
+    required=("classes",),
+    about="extraction (mentions strategy), the shared prefix of every call: ${classes} one line per class; "
+          "${examples} the entities of the ontology's annotated examples (empty without examples)")
+MENTIONS_BATCH = template(
+    "mentions.batch", MENTIONS_VERSION, (
+        "${texts}For each text, list every entity of the classes above that it names. Answer text by text: "
+        "the line \"## TEXT <number>\", then one line per entity, as\n"
+        "- <name exactly as that text writes it> (<class>)\n"
+        "Use the fullest name the text gives. List each entity once per text. Skip common nouns that "
+        "name nothing in particular."),
+    required=("texts",),
+    about="mentions strategy, a question over several short chunks: ${texts} the chunks, each as 'TEXT <n>:' and "
+          "the text in triple quotes (a question over one chunk is classify.text and classify.mentions)")
+#: The prompts of the mentions strategy (their version keys its stored answers).
+MENTIONS_PROMPTS = (MENTIONS_SYSTEM, MENTIONS_BATCH, CLASSIFY_TEXT, CLASSIFY_MENTIONS)
+
+
+def mentions_system_prompt(onto: Ontology, *, prompts: PromptSet | None = None) -> str:
+    """The shared prefix of every mentions question: the entity classes (names and meanings) and the
+    entities of the ontology's annotated examples; no relation is asked. It depends on the ontology only."""
+    classes = []
+    for cname, klass in onto.classes.items():
+        kind = f" (a kind of {', '.join(klass.parents)})" if klass.parents else ""
+        classes.append(f"- {cname}{kind}: {klass.comment}".rstrip(": "))
+    examples = []
+    for example in onto.examples:  # the ontology's annotated examples, their entities only
+        examples += ["", "EXAMPLE TEXT:", f'"""\n{example.text}\n"""', "Its entities:"]
+        examples += [f"- {e.name} ({e.class_name})" for e in example.entities]
+    return _set(prompts).render(MENTIONS_SYSTEM, classes="\n".join(classes),
+                                examples="\n" + "\n".join(examples) if examples else "")
+
+
+def mentions_section(n: int) -> str:
+    """The line that opens the answer for text ``n`` of a question with several texts."""
+    return f"## TEXT {n}\n"
+
+
+def mentions_user_prompt(texts: Sequence[str], *, prompts: PromptSet | None = None) -> str:
+    """One question over one or several chunks: the texts, then the task (names constrained to spans)."""
+    if len(texts) == 1:
+        return classify_text_block(texts[0], prompts=prompts) + classify_mentions_task(prompts=prompts)
+    blocks = "".join(f'TEXT {n}:\n"""\n{text}\n"""\n\n' for n, text in enumerate(texts, 1))
+    return _set(prompts).render(MENTIONS_BATCH, texts=blocks)
+
+
+__all__ += ["MENTIONS_BATCH", "MENTIONS_PROMPTS", "MENTIONS_SYSTEM", "MENTIONS_VERSION", "mentions_section",
+            "mentions_system_prompt", "mentions_user_prompt"]  # fmt: skip

@@ -96,3 +96,58 @@ def test_build_is_incremental_and_prunes_deleted_notes(clean_graph, neo4j_settin
     assert _count(driver, "MATCH (d:Document {id: 'restic.md'}) RETURN count(d)") == 0
     assert _count(driver, "MATCH (e:Entity {name: 'restic'}) RETURN count(e)") == 0  # its orphan entity
     assert _count(driver, "MATCH (e:Entity {name: 'Alertmanager'}) RETURN count(e)") == 1
+
+
+class _MentionsChat(_Chat):
+    """The mentions questions answered with the tool names each text holds (per text, as the schema asks);
+    the typed-relations question and the reports as in :class:`_Chat`."""
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        import re
+
+        from langchain_core.messages import AIMessage
+        from langchain_core.outputs import ChatGeneration, ChatResult
+
+        key = kwargs.get("replay_key") or ""
+        if not key.startswith("mentions:"):
+            return super()._generate(messages, stop, run_manager, **kwargs)
+        self.calls.append(key)
+        blocks = re.findall(r'TEXT(?: \d+)?:\n"""\n(.*?)\n"""', str(messages[-1].content), re.DOTALL)
+        names = [[{"name": n, "class": "Tool"} for n in ("Prometheus", "Grafana", "Alertmanager", "restic") if n in b]
+                 for b in blocks]
+        text = json.dumps({"mentions": names[0]} if len(blocks) == 1 else
+                          {f"TEXT {k}": v for k, v in enumerate(names, 1)})
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+
+@pytest.mark.neo4j
+def test_a_mentions_build_takes_its_edges_from_the_vault_and_asks_relations_for_chosen_notes(
+        clean_graph, neo4j_settings, tmp_path: Path) -> None:
+    vault = _vault(tmp_path / "vault")
+    settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", ontology_path=NOTES,
+                                             extraction="mentions", mentions_batch_chars=2000, embeddings=False)
+    base = _chat(settings, vault)
+    chat = _MentionsChat(responses=base.responses, calls=[])
+    lines: list[str] = []
+    first = run_build(settings, vault, chat=chat, say=lines.append, communities=False)
+    assert lines[0].startswith("extraction strategy: mentions (") and lines[0].endswith("GRAPHRAG_EXTRACTION=mentions")
+    assert "--relations-for" in lines[1] and lines[2] == "== ontology"
+    assert first.strategy == "mentions" and first.llm_calls["extract"] == 1  # three short notes, one call
+    driver = clean_graph
+    assert _count(driver, "MATCH (:Entity)-[r:USES]->(:Entity) RETURN count(r)") == 0  # no typed relation asked
+    assert _count(driver, "MATCH (:Entity {name: 'Grafana'})-[r:CO_OCCURS]-(:Entity {name: 'Prometheus'}) "
+                          "RETURN count(r)") == 1
+    assert _count(driver, "MATCH (:Document {id: 'obs/grafana.md'})-[:LINKS_TO]->(:Document {id: 'obs/alerts.md'}) "
+                          "RETURN count(*)") == 1
+    assert _count(driver, "MATCH (:Document {id: 'obs/grafana.md'})-[:TAGGED]->(:Tag {name: 'metrics'}) "
+                          "RETURN count(*)") == 1
+    # typed relations for one note: one generate call, its fact in the graph; the same build again asks nothing
+    typed = run_build(settings, vault, chat=chat, say=lambda line: None, communities=False,
+                      relations_for=["obs/grafana.md"])
+    assert typed.llm_calls["extract"] == 1 and [k for k in chat.calls if not k.startswith("mentions:")][-1:]
+    assert _count(driver, "MATCH (:Entity {name: 'Grafana'})-[r:USES]->(:Entity {name: 'Prometheus'}) "
+                          "RETURN count(r)") == 1
+    again = run_build(settings, vault, chat=chat, say=lambda line: None, communities=False,
+                      relations_for=["obs/grafana.md"])
+    assert again.total_llm_calls == 0
+    assert _count(driver, "MATCH (:Entity)-[r:USES]->(:Entity) RETURN count(r)") == 1

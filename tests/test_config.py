@@ -58,7 +58,9 @@ OLD_DEFAULTS = {
     "llm_backoff_s": 1.0,
     # extraction contract: answer form, mention confidence, usage (issues 10-12)
     "llm_price": "", "answer_form": "full", "min_confidence": 0.5,
-    "extraction": "generate", "min_fact_probability": 0.5, "classify_max_pairs": 60,
+    "min_fact_probability": 0.5, "classify_max_pairs": 60,
+    # issue 39: "generate" before; "auto" is generate except mentions for a vault read with a small model
+    "extraction": "auto", "small_model_params": 3.0, "mentions_batch_chars": 1500,
     # embeddings and hybrid retrieval (issue 12)
     "embeddings": True, "embeddings_provider": "embedded", "embeddings_model": None, "embeddings_batch_size": 64,
     "local_retrieval": "hybrid", "local_top_k": 8, "local_max_chunks": 8, "local_catalog_cache_s": 0.0,

@@ -16,6 +16,13 @@ def register(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("corpus", nargs="?", help="corpus file or folder, e.g. a Markdown vault (default: GRAPHRAG_CORPUS)")
     p.add_argument("--no-communities", action="store_true", help="stop after load and embeddings")
     p.add_argument("--json", action="store_true", help="print the build summary as JSON at the end")
+    p.add_argument("--relations-for", nargs="+", metavar="PATH", default=[],
+                   help="with the mentions strategy: also ask the typed relations of these notes or folders (paths "
+                        "inside the vault, or on disk under it; after the vault: build VAULT --relations-for PATH...); "
+                        "cached, so a rerun asks nothing again")
+    p.add_argument("--strategy", choices=["auto", "generate", "classify", "mentions"],
+                   help="extraction strategy (setting GRAPHRAG_EXTRACTION; auto: mentions for a notes vault with a "
+                        "small model, else generate)")
     p.set_defaults(func=run)
 
 
@@ -28,8 +35,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     print_prompt_lines(settings, prompt_names(settings) + (() if args.no_communities else (COMMUNITY_REPORT,)))
     with progress_bar() as progress:
-        res = run_build(settings, args.corpus, communities=not args.no_communities,
-                        say=lambda line: print(line, flush=True), progress=progress)
+        res = run_build(settings.with_overrides(extraction=args.strategy), args.corpus,
+                        communities=not args.no_communities, say=lambda line: print(line, flush=True),
+                        progress=progress, relations_for=args.relations_for)
     print(f"build done in {res.seconds:.1f}s: {res.total_llm_calls} LLM calls, "
           f"{res.total_embedding_calls} embedding calls"
           + (" (nothing changed)" if res.total_llm_calls == 0 and res.total_embedding_calls == 0 else ""))

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from functools import partial
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,13 +31,15 @@ from graphrag_got.llm.calls import LLMContextError, LLMOutputError
 from graphrag_got.llm.factory import get_chat_model, model_label, resolve_provider
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.common.progress import ProgressCallback, ProgressEvent
+from graphrag_got.common.progress import ProgressCallback
+from graphrag_got.extract.progress import ExtractProgress
 from graphrag_got.extract.extraction import FORMAT as EXTRACTION_FORMAT
 from graphrag_got.extract.extraction import (ChunkRecord, DocumentRecord, Extraction, FailureReason,
                                              LLMRef, OntologyRef, SkippedFile)
 from graphrag_got.common.walk import SkippedInput
-from graphrag_got.prompts import (BUILTIN, CLASSIFY_PROMPTS, EXTRACT_PROMPTS, EXTRACTION_VERSION, VERIFY_PROMPTS,
-                                  PromptSet, extraction_system_prompt, extraction_user_prompt, load_prompts)
+from graphrag_got.prompts import (BUILTIN, CLASSIFY_PROMPTS, EXTRACT_PROMPTS, EXTRACTION_VERSION, MENTIONS_PROMPTS,
+                                  VERIFY_PROMPTS, PromptSet, extraction_system_prompt, extraction_user_prompt,
+                                  load_prompts)
 from graphrag_got.ontology.schema import extraction_schema
 from graphrag_got.extract.aggregate import aggregate, identity_attributes
 from graphrag_got.extract.orphans import drop_orphans
@@ -54,6 +57,8 @@ from graphrag_got.extract.extraction import Usage
 from graphrag_got.extract.classify.backend import backend_for
 from graphrag_got.extract.classify.cache import ClassifyCache
 from graphrag_got.extract.classify.chunk import ClassifyParams, classify_chunk
+from graphrag_got.extract import mentions_only
+from graphrag_got.extract.strategy import StrategyChoice, choose_strategy, chosen_documents, configured_model
 
 PROMPT_VERSION = EXTRACTION_VERSION  # the built-in prompts' (a custom prompt adds its digest: PromptSet.version)
 FORMAT = EXTRACTION_FORMAT
@@ -70,37 +75,22 @@ def user_prompt(chunk: Chunk, *, prompts: PromptSet | None = None) -> str:
     return extraction_user_prompt(chunk.text, prompts=prompts)
 
 
+def strategy_prompts(strategy: str) -> tuple[str, ...]:
+    """The prompts a strategy's answers depend on (the extraction file's ``prompt_version`` is theirs);
+    ``auto`` (not chosen yet): those of both strategies it picks from."""
+    if strategy == "auto":
+        return tuple(dict.fromkeys(EXTRACT_PROMPTS + MENTIONS_PROMPTS))
+    return {"classify": CLASSIFY_PROMPTS, "mentions": MENTIONS_PROMPTS}.get(strategy, EXTRACT_PROMPTS)
+
+
 def prompt_names(settings: Settings) -> tuple[str, ...]:
     """The prompts an extraction with ``settings`` sends (its strategy's, and verification's when on)."""
-    names = CLASSIFY_PROMPTS if settings.extract.strategy == "classify" else EXTRACT_PROMPTS
-    return names + (VERIFY_PROMPTS if settings.extract.verify else ())
+    return strategy_prompts(settings.extract.strategy) + (VERIFY_PROMPTS if settings.extract.verify else ())
 
 
 def prompt_version(settings: Settings, prompts: PromptSet) -> str:
     """The version of the extraction's prompts (its strategy's): the file's ``prompt_version``."""
-    return prompts.version(*(CLASSIFY_PROMPTS if settings.extract.strategy == "classify" else EXTRACT_PROMPTS))
-
-
-# ---------------------------------------------------------------------------- progress
-class _Progress:
-    """Counts finished chunks and reports each one as a :class:`ProgressEvent` (step ``extract``)."""
-
-    def __init__(self, total: int, callback: ProgressCallback | None):
-        self.total, self.done, self.calls, self.hits, self.failed = total, 0, 0, 0, 0
-        self.callback = callback
-        self._lock = threading.Lock()
-
-    def step(self, *, cached: bool, failed: bool, calls: int, chunk_id: str = "") -> None:
-        with self._lock:
-            self.done += 1
-            self.hits += int(cached)
-            self.failed += int(failed)
-            self.calls += calls
-            event = ProgressEvent(step="extract", done=self.done, total=self.total, message=chunk_id,
-                                  stats={"LLM calls": self.calls, "cached": self.hits, "failed": self.failed},
-                                  finished=self.done >= self.total)
-        if self.callback is not None:
-            self.callback(event)
+    return prompts.version(*strategy_prompts(settings.extract.strategy))
 
 
 # ---------------------------------------------------------------------------- the run
@@ -129,7 +119,11 @@ class ExtractionSummary:
     repairs_by_reason: dict[str, int] = field(default_factory=dict)
     verification: str | None = None  # the verification step's line, when it ran
     classify: str | None = None  # the classify strategy's line: mentions, pairs asked, answered "none"
+    mentions: str | None = None  # the mentions strategy's line: mentions, chunks per call, typed relations asked
+    strategy: str = ""  # which strategy ran, and why
     usage: str = ""  # calls, tokens and cost of this run's model calls
+    input_tokens: int = 0  # this run's model calls: prompt tokens
+    output_tokens: int = 0  # this run's model calls: answer tokens
     failed_by_reason: dict[str, int] = field(default_factory=dict)  # FailureReason value -> chunks
     skipped_files: list[SkippedInput] = field(default_factory=list)  # inputs not read, with why
     retried_failures: int = 0  # cached failures asked again because their cause may be gone
@@ -144,6 +138,7 @@ class ExtractionSummary:
             (f"extraction unchanged (same documents, stored answers, ontology and settings): kept {self.out_path}"
              if self.unchanged else f"extraction written to {self.out_path}"),
             f"  documents {self.documents} · chunks {self.chunks} (dropped as too short: {self.dropped_chunks})",
+            *([f"  {self.strategy}"] if self.strategy else []),
             f"  model {self.model} · LLM calls {self.llm_calls} · cached {self.cache_hits}"
             + ((" · zero LLM calls (all cached" + (f", {self.failed_chunks} of them failures, see below)"
                                                     if self.failed_chunks else ")"))
@@ -166,6 +161,8 @@ class ExtractionSummary:
                        + " (\"repairs\" in the file; --no-repair turns them off)")
         if self.classify:
             out.append(f"  {self.classify}")
+        if self.mentions:
+            out.append(f"  {self.mentions}")
         if self.verification:
             out.append(f"  {self.verification}")
         if self.skipped_files:
@@ -232,15 +229,6 @@ def should_retry(rec: CacheRecord, setup: str, retry_failed: bool) -> bool:
     return reason is FailureReason.CONTEXT_OVERFLOW and rec.setup != setup
 
 
-def _timed(work: Any, *args: Any, **kwargs: Any) -> CacheRecord:
-    """``work(*args, **kwargs)`` (a chunk's record) with its wall time in ``seconds`` when it set none."""
-    start = time.monotonic()
-    rec: CacheRecord = work(*args, **kwargs)
-    if rec.seconds is None:
-        rec.seconds = round(time.monotonic() - start, 3)
-    return rec
-
-
 def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dict[str, Any],
                   system: str, setup: str | None = None, *, prompts: PromptSet | None = None) -> CacheRecord:
     """One LLM call (plus at most one retry) for one chunk; never raises for a bad answer or a prompt
@@ -267,7 +255,12 @@ def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dic
 def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None = None,
                    out_path: str | Path | None = None, *, chat: BaseChatModel | None = None,
                    revalidate: bool = False, retry_failed: bool = False, export_replay: str | Path | None = None,
-                   progress: ProgressCallback | None = None) -> ExtractionSummary:
+                   progress: ProgressCallback | None = None, strategy: StrategyChoice | None = None,
+                   relations_for: Sequence[str] | None = None) -> ExtractionSummary:
+    """Extract ``corpus`` into ``out_path`` (see the module docstring). ``strategy``: the strategy the
+    caller chose (default: :func:`~graphrag_got.extract.strategy.choose_strategy`); ``relations_for``:
+    notes or folders (paths in the corpus, or on disk under it) whose typed relations the mentions
+    strategy asks as well (the generate strategy's question, cached like it)."""
     t0 = time.monotonic()
     corpus = Path(corpus or settings.files.corpus_path)
     out = Path(out_path or settings.files.out_dir / "extraction.json")
@@ -284,21 +277,41 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         else:
             provider = resolve_provider(settings)
             label = model_label(settings, provider)
-        form = settings.extract.answer_form
-        classify = settings.extract.strategy == "classify"
-        if classify:  # the stored answer also depends on what picks the pairs (the calls have their own cache)
+        choice = strategy or choose_strategy(settings, corpus, provider,
+                                             configured_model(settings, provider) if chat is None else None)
+        if choice.strategy != settings.extract.strategy:  # every later step reads the strategy that runs
+            settings = settings.with_overrides(extraction=choice.strategy)
+        kind = choice.strategy
+        form = gen_form = settings.extract.answer_form
+        if kind == "classify":  # the stored answer also depends on what picks the pairs (the calls have their own cache)
             form = (f"classify|{prompts.version(*CLASSIFY_PROMPTS)}|{settings.extract.evidence_window}|"
                     f"{settings.extract.classify_max_pairs}")
-        cache = ExtractionCache(settings.cache_dir, label, settings.extract.max_entities, settings.extract.max_relations,
-                                form, prompt_version=prompts.version(*EXTRACT_PROMPTS))
-        schema = extraction_schema(onto, settings.extract.max_entities, settings.extract.max_relations, form=form)
-        system = extraction_system_prompt(onto, form, prompts=prompts)
+        elif kind == "mentions":
+            form = mentions_only.answer_form(prompts)
+        bounds = (settings.extract.max_entities, settings.extract.max_relations)
+        version = prompts.version(*EXTRACT_PROMPTS)
+        cache = ExtractionCache(settings.cache_dir, label, *bounds, form, prompt_version=version)
+        # mentions: the generate answers of chunks whose typed relations were asked (--relations-for) stand
+        typed = (ExtractionCache(settings.cache_dir, label, *bounds, gen_form, prompt_version=version)
+                 if kind == "mentions" else None)
+        chosen = chosen_documents(relations_for, corpus, docs, kind) if relations_for else set()
+        schema = extraction_schema(onto, *bounds, form=gen_form)
+        system = extraction_system_prompt(onto, gen_form, prompts=prompts)
 
         setup = setup_key(settings, provider)
         records: dict[str, CacheRecord] = {}
         todo: list[Chunk] = []
+        todo_typed: list[Chunk] = []  # mentions strategy: chunks whose typed relations are asked now
         missing = retried = 0
         for ch in chunks:
+            if typed is not None:
+                rec = typed.latest(ch.hash) if revalidate else typed.get(ch.hash, onto.hash)
+                if rec is not None and (rec.ok or (ch.document_id in chosen and not should_retry(rec, setup, retry_failed))):
+                    records[ch.id] = rec
+                    continue
+                if ch.document_id in chosen and not revalidate:  # revalidation never asks
+                    todo_typed.append(ch)
+                    continue
             rec = cache.latest(ch.hash) if revalidate else cache.get(ch.hash, onto.hash)
             if rec is not None and (revalidate or not should_retry(rec, setup, retry_failed)):
                 records[ch.id] = rec
@@ -308,45 +321,44 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                 retried += int(rec is not None and not retry_failed)
                 todo.append(ch)
 
-    tracker = _Progress(len(chunks), progress)
-    for ch in chunks:
-        if ch.id in records:
-            tracker.step(cached=True, failed=not records[ch.id].ok, calls=0, chunk_id=ch.id)
+    tracker = ExtractProgress(docs, progress)
+    tracker.cached({ch.id: not records[ch.id].ok for ch in chunks if ch.id in records})
     calls = 0
-    timings: list[float] = []  # seconds of each chunk asked in this run (the next run's estimate)
-    if todo:
-        line = announcement(settings, label, provider, chunks=len(todo), workers=workers_for(settings, provider))
+    timings: list[float] = []  # seconds of each call of this run, per chunk (the next run's estimate)
+    if todo or todo_typed:
+        line = announcement(settings, label, provider, chunks=len(todo) + len(todo_typed),
+                            workers=workers_for(settings, provider))
         if line:
             logger.warning(line)
         if chat is None:
             chat = get_chat_model(settings, provider)
+        jobs = _jobs(kind, chat, onto, todo, settings, label, setup, schema, system, prompts)
+        jobs += [(partial(_one, extract_chunk, chat, onto, ch, schema, system, setup, prompts=prompts), [ch])
+                 for ch in todo_typed]
+        asked_typed = {ch.id for ch in todo_typed}
+        stores = {ch.id: (typed if ch.id in asked_typed and typed is not None else cache) for ch in todo + todo_typed}
+        tracker.start(todo + todo_typed)
         # llama.cpp in-process runs one call at a time; a pool of OpenAI-compatible servers gets at
         # least one call in flight per server, so adding servers adds throughput
-        if classify:
-            backend, ccache, params = backend_for(chat), ClassifyCache(settings.cache_dir, label), ClassifyParams(
-                settings.extract.evidence_window, settings.extract.mention_threshold, settings.extract.classify_max_pairs,
-                prompts)
         with ThreadPoolExecutor(max_workers=workers_for(settings, provider)) as pool:
-            futures = {(pool.submit(_timed, classify_chunk, backend, onto, ch, ccache, params, setup) if classify else
-                        pool.submit(_timed, extract_chunk, chat, onto, ch, schema, system, setup, prompts=prompts)): ch
-                       for ch in todo}
+            futures = {pool.submit(job): batch for job, batch in jobs}
             try:
                 for fut in as_completed(futures):
-                    ch = futures[fut]
                     try:
-                        rec = fut.result()
+                        recs = fut.result()
                     except LLMError as exc:
                         # the provider itself is broken (unreachable, no model): stop, keep what is cached
                         for f in futures:
                             f.cancel()
                         raise ExtractionError(f"provider down: {exc}\n{len(records)} of {len(chunks)} chunks are "
                                               "cached; rerun the same command to resume.") from None
-                    rec.model = label
-                    timings.append(rec.seconds or 0.0)
-                    cache.put(ch.hash, onto.hash, rec)
-                    records[ch.id] = rec
-                    calls += rec.calls
-                    tracker.step(cached=False, failed=not rec.ok, calls=rec.calls, chunk_id=ch.id)
+                    for ch, rec in zip(futures[fut], recs):
+                        rec.model = label
+                        timings.append(rec.seconds or 0.0)
+                        stores[ch.id].put(ch.hash, onto.hash, rec)
+                        records[ch.id] = rec
+                        calls += rec.calls
+                    tracker.asked([(ch.id, not rec.ok, rec.calls) for ch, rec in zip(futures[fut], recs)])
             except KeyboardInterrupt:
                 for f in futures:
                     f.cancel()
@@ -354,6 +366,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                                       "rerun the same command to resume.") from None
             finally:
                 remember_timing(settings, label, timings)
+    todo += todo_typed  # this run's calls, whichever cache holds them
 
     with gc_paused():  # bulk parsing and record building: see common.memory
         context = fingerprint.validation_context(settings, onto)  # what every chunk's validation depends on
@@ -367,7 +380,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         if not todo and not revalidate and not export_replay and not settings.extract.verify \
                 and fingerprint.unchanged(out, digest):
             return _unchanged_summary(out, docs, chunks, label, missing, t0,
-                                      usage_line(0, 0, 0, cost_usd(settings, provider, 0, 0)))
+                                      usage_line(0, 0, 0, cost_usd(settings, provider, 0, 0)), choice.lines()[0])
         fingerprint.forget(out)  # the file is about to be rewritten: its old digest no longer vouches for it
         verifier = None
         if settings.extract.verify:
@@ -416,8 +429,10 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         rejected_relations=c.rejected_relations, rejected_entities=c.rejected_entities,
         by_reason=c.by_reason, seconds=time.monotonic() - t0, model=label, revalidated=revalidate,
         merges=len(ext.merges), verification=verifier.summary.line() if verifier is not None else None,
-        classify=classify_line([records[c.id] for c in chunks if c.id in records]) if classify else None,
-        usage=run_usage,
+        classify=classify_line([records[c.id] for c in chunks if c.id in records]) if kind == "classify" else None,
+        mentions=mentions_only.mentions_line([records[c.id] for c in chunks if c.id in records])
+        if kind == "mentions" else None, strategy=choice.lines()[0],
+        usage=run_usage, input_tokens=run_in, output_tokens=run_out,
         replay_path=replay_path, repairs=c.repairs, repairs_by_reason=dict(c.repairs_by_reason),
         failed_by_reason=dict(c.failed_by_reason), skipped_files=skipped, retried_failures=retried,
         validations_reused=memo.hits, extraction=ext,
@@ -425,7 +440,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
 
 
 def _unchanged_summary(out: Path, docs: list[ChunkedDocument], chunks: list[Chunk], label: str, missing: int,
-                       t0: float, usage: str) -> ExtractionSummary:
+                       t0: float, usage: str, strategy: str = "") -> ExtractionSummary:
     """The summary of a run whose inputs match the file's: read from the file, nothing rebuilt."""
     ext = Extraction.read(out)
     c = ext.counts
@@ -437,7 +452,8 @@ def _unchanged_summary(out: Path, docs: list[ChunkedDocument], chunks: list[Chun
         rejected_entities=c.rejected_entities, by_reason=c.by_reason, seconds=time.monotonic() - t0, model=label,
         merges=len(ext.merges), usage=usage, repairs=c.repairs,
         repairs_by_reason=dict(c.repairs_by_reason), failed_by_reason=dict(c.failed_by_reason),
-        skipped_files=[SkippedInput(s.path, s.reason, s.message) for s in ext.skipped_files], unchanged=True)
+        skipped_files=[SkippedInput(s.path, s.reason, s.message) for s in ext.skipped_files], unchanged=True,
+        strategy=strategy)
 
 
 def classify_line(records: list[CacheRecord]) -> str:
@@ -450,6 +466,31 @@ def classify_line(records: list[CacheRecord]) -> str:
             f"none, {total['unusable']} unusable, {total['unscored']} without a score)")
     return line + (f", {total['pairs_left_out']} pairs over GRAPHRAG_CLASSIFY_MAX_PAIRS not asked"
                    if total["pairs_left_out"] else "")
+
+
+def _one(ask: Callable[..., CacheRecord], *args: Any, **kwargs: Any) -> list[CacheRecord]:
+    """``ask``'s record of one chunk, in a list, with its wall time in ``seconds`` when it set none."""
+    start = time.monotonic()
+    rec = ask(*args, **kwargs)
+    if rec.seconds is None:
+        rec.seconds = round(time.monotonic() - start, 3)
+    return [rec]
+
+
+def _jobs(kind: str, chat: BaseChatModel, onto: Ontology, todo: list[Chunk], settings: Settings, label: str,
+          setup: str, schema: dict[str, Any], system: str,
+          prompts: PromptSet) -> list[tuple[Callable[[], list[CacheRecord]], list[Chunk]]]:
+    """The calls of the run: (a function returning the stored answers of its chunks, those chunks)."""
+    if kind == "mentions":
+        backend = backend_for(chat)
+        return [(partial(mentions_only.ask_mentions, backend, onto, batch, setup, prompts=prompts), batch)
+                for batch in mentions_only.plan_batches(todo, settings.extract.mentions_batch_chars)]
+    if kind == "classify":
+        backend, ccache, params = backend_for(chat), ClassifyCache(settings.cache_dir, label), ClassifyParams(
+            settings.extract.evidence_window, settings.extract.mention_threshold, settings.extract.classify_max_pairs,
+            prompts)
+        return [(partial(_one, classify_chunk, backend, onto, ch, ccache, params, setup), [ch]) for ch in todo]
+    return [(partial(_one, extract_chunk, chat, onto, ch, schema, system, setup, prompts=prompts), [ch]) for ch in todo]
 
 
 def workers_for(settings: Settings, provider: str) -> int:

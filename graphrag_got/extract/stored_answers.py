@@ -38,6 +38,8 @@ def make_validator(settings: Settings, onto: Ontology) -> Validator:
     bounds = (settings.extract.max_entities, settings.extract.max_relations)
     if settings.extract.strategy == "classify":  # its answers are bounded by its own limits, not the JSON schema's
         bounds = (max(bounds[0], MAX_MENTIONS), max(bounds[1], settings.extract.classify_max_pairs))
+    elif settings.extract.strategy == "mentions":  # so are the mentions strategy's (its typed answers by the schema's)
+        bounds = (max(bounds[0], MAX_MENTIONS), bounds[1])
     return Validator(onto, max_entities=bounds[0], max_relations=bounds[1],
                      evidence=EvidenceRules.from_settings(settings) if settings.extract.evidence else None,
                      min_confidence=settings.extract.min_confidence,

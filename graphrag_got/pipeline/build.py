@@ -20,12 +20,14 @@ resumed by running it again.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from graphrag_got.config import Settings
 from graphrag_got.common.progress import ProgressCallback
+from graphrag_got.extract.strategy import StrategyChoice, choose_strategy, configured_model
 from graphrag_got.pipeline.steps import BUILD_STEPS, RunRecord, StepContext, run_steps
 
 logger = logging.getLogger(__name__)
@@ -41,6 +43,8 @@ class BuildResult:
     embedding_calls: dict[str, int] = field(default_factory=dict)
     lines: dict[str, list[str]] = field(default_factory=dict)
     extraction_path: Path | None = None
+    strategy: str = ""  # the extraction strategy that ran
+    tokens: tuple[int, int] = (0, 0)  # the extraction's model calls: prompt and answer tokens
 
     @property
     def total_llm_calls(self) -> int:
@@ -58,24 +62,45 @@ class BuildResult:
         return {"corpus": str(self.corpus), "timings": self.timings, "llm_calls": self.llm_calls,
                 "embedding_calls": self.embedding_calls, "total_llm_calls": self.total_llm_calls,
                 "total_embedding_calls": self.total_embedding_calls, "seconds": round(self.seconds, 3),
+                "strategy": self.strategy, "tokens_in": self.tokens[0], "tokens_out": self.tokens[1],
                 "extraction": str(self.extraction_path) if self.extraction_path else None}
+
+
+def build_strategy(settings: Settings, corpus: str | Path, chat: Any = None) -> StrategyChoice:
+    """The extraction strategy of a build of ``corpus`` (``GRAPHRAG_EXTRACTION``; ``auto``: mentions for a
+    notes vault with a small model), without loading the model."""
+    if chat is not None or settings.extract.strategy != "auto":
+        provider = "custom"
+    else:
+        from graphrag_got.llm.factory import resolve_provider
+
+        provider = resolve_provider(settings)
+    model = configured_model(settings, provider) if chat is None else None
+    return choose_strategy(settings, corpus, provider, model)
 
 
 def run_build(settings: Settings, corpus: str | Path | None = None, *, chat: Any = None, embedder: Any = None,
               communities: bool = True, say: Callable[[str], None] | None = None,
-              progress: ProgressCallback | None = None) -> BuildResult:
+              progress: ProgressCallback | None = None, relations_for: Sequence[str] = ()) -> BuildResult:
     """Bring the graph in line with ``corpus`` (default ``settings.files.corpus_path``); see the module doc.
 
     ``chat``/``embedder`` replace the configured LLM and embedder (tests, notebooks); ``say`` gets one
-    line per thing done (default: the log at INFO); ``progress`` the long steps' events. The steps are
+    line per thing done (default: the log at INFO), the first ones saying which extraction strategy
+    runs and why; ``progress`` the long steps' events. ``relations_for``: notes or folders whose typed
+    relations the mentions strategy asks as well (cached: a rerun asks nothing). The steps are
     :data:`graphrag_got.pipeline.steps.BUILD_STEPS` (``communities=False`` stops before communities).
     """
     say = say or logger.info
     corpus = Path(corpus or settings.files.corpus_path)
     res = BuildResult(corpus=corpus)
+    choice = build_strategy(settings, corpus, chat)
+    for line in choice.lines():
+        say(line)
+    res.strategy = choice.strategy
     steps = [(name, step) for name, step in BUILD_STEPS
              if (communities or name != "communities") and (settings.embedding.enabled or name != "embeddings")]
-    ctx = StepContext(settings=settings, corpus=corpus, progress=progress, chat=chat, embedder=embedder)
+    ctx = StepContext(settings=settings, corpus=corpus, progress=progress, chat=chat, embedder=embedder,
+                      strategy=choice, relations_for=list(relations_for))
     record = RunRecord(timings=res.timings)
     try:
         run_steps(steps, ctx, say, record)
@@ -85,4 +110,5 @@ def run_build(settings: Settings, corpus: str | Path | None = None, *, chat: Any
         res.lines.update({name: o.lines for name, o in record.outcomes.items()})
         if ctx.extraction is not None:
             res.extraction_path = ctx.extraction.out_path
+            res.tokens = (ctx.extraction.input_tokens, ctx.extraction.output_tokens)
     return res

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from graphrag_got.communities.detect import Community
     from graphrag_got.communities.graph import EntityGraph
     from graphrag_got.extract.run import ExtractionSummary
+    from graphrag_got.extract.strategy import StrategyChoice
     from graphrag_got.ontology.model import Ontology
 
 logger = logging.getLogger(__name__)
@@ -45,6 +46,8 @@ class StepContext:
     embedder: Any = None  # a LangChain Embeddings replacing the configured one
     ontology: "Ontology | None" = None  # set by the ontology step
     extraction: "ExtractionSummary | None" = None  # set by the extract step
+    strategy: "StrategyChoice | None" = None  # the extraction strategy the caller chose (None: the extract step's)
+    relations_for: list[str] = field(default_factory=list)  # mentions strategy: notes whose typed relations are asked
     _driver: "neo4j.Driver | None" = None
 
     @property
@@ -178,7 +181,8 @@ def extract_step(ctx: StepContext) -> StepOutcome:
     from graphrag_got.extract.run import run_extraction
 
     ex = ctx.extraction = run_extraction(ctx.settings, ctx.require_ontology(), ctx.corpus, chat=ctx.chat,
-                                         progress=ctx.progress)  # fmt: skip
+                                         progress=ctx.progress, strategy=ctx.strategy,
+                                         relations_for=ctx.relations_for)  # fmt: skip
     return StepOutcome(lines=ex.lines(), llm_calls={"extract": ex.llm_calls}, paths={"extraction": ex.out_path})
 
 

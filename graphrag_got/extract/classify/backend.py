@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from graphrag_got.extract.classify.mentions import MAX_MENTIONS, mention_schema, next_line_grammar
+from graphrag_got.extract.classify.mentions import MAX_MENTIONS, mention_schema, next_line_grammar, sections_schema
 from graphrag_got.errors import LLMError
 from graphrag_got.llm.calls import LLAMA_LOCK, Attempt, LLMContextError, constraint_kwargs, invoke_model, is_llamacpp
 
@@ -54,6 +54,11 @@ class ChatBackend:
 
     def mentions(self, system: str, user: str, spans: list[tuple[str, ...]], classes: list[str], key: str) -> Answer:
         return self._call(system, user, mention_schema(spans, classes), key, MENTION_MAX_TOKENS)
+
+    def mentions_batch(self, system: str, user: str, sections: list[list[tuple[str, ...]]], classes: list[str],
+                       key: str) -> Answer:
+        """The mentions of several texts in one call (a list per text, names enumerated per text)."""
+        return self._call(system, user, sections_schema(sections, classes), key, MENTION_MAX_TOKENS * len(sections))
 
     def choose(self, system: str, user: str, labels: Sequence[str], key: str) -> Answer:
         schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": list(labels)}},
@@ -102,6 +107,32 @@ class LlamaBackend:
             prompt, lambda lines: next_line_grammar(spans, classes, lines), MAX_MENTIONS, MENTION_MAX_TOKENS))
         self._count(stats.prompt_tokens, stats.reused_tokens)
         return Answer(text, stats.prompt_tokens, stats.output_tokens, stats.reused_tokens, finish=finish)
+
+    def mentions_batch(self, system: str, user: str, sections: list[list[tuple[str, ...]]], classes: list[str],
+                       key: str) -> Answer:
+        """The mentions of several texts in one call: the answer of text ``n`` follows the header
+        :func:`~graphrag_got.prompts.mentions_section` (written for the model, not generated), its lines
+        under the grammar of that text's own spans; each continues the one before, so the texts are
+        evaluated once."""
+        from graphrag_got.prompts import mentions_section
+
+        prompt = self.scorer.chat_prompt(system, user)
+        answer, total, finishes = "", Answer(""), []
+        for n, spans in enumerate(sections, 1):
+            answer += mentions_section(n)
+            if not spans:
+                continue
+            text, stats, finish = self._run(lambda: self.scorer.generate_lines(
+                prompt + answer, lambda lines: next_line_grammar(spans, classes, lines), MAX_MENTIONS,
+                MENTION_MAX_TOKENS))
+            answer += text
+            if not finishes:  # the question's own tokens: later texts continue the same prompt
+                total.input_tokens, total.reused_tokens = stats.prompt_tokens, stats.reused_tokens
+            total.output_tokens += stats.output_tokens
+            finishes.append(finish)
+            self._count(stats.prompt_tokens, stats.reused_tokens)
+        total.raw, total.finish = answer, ",".join(dict.fromkeys(finishes)) or "no candidate span"
+        return total
 
     def choose(self, system: str, user: str, labels: Sequence[str], key: str) -> Answer:
         prompt = self.scorer.chat_prompt(system, user)

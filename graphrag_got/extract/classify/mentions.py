@@ -116,6 +116,25 @@ def mention_schema(spans: list[tuple[str, ...]], classes: list[str], max_mention
             "required": ["mentions"], "additionalProperties": False}
 
 
+def sections_schema(sections: list[list[tuple[str, ...]]], classes: list[str],
+                    max_mentions: int = MAX_MENTIONS) -> dict[str, Any]:
+    """The JSON schema of one answer for several texts: a mentions list per text (``"TEXT 1"``, ...),
+    each with the names of its own text only."""
+    props: dict[str, Any] = {}
+    for n, spans in enumerate(sections, 1):
+        props[section_key(n)] = (mention_schema(spans, classes, max_mentions)["properties"]["mentions"] if spans
+                                 else {"type": "array", "maxItems": 0})
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def section_key(n: int) -> str:
+    """The key of text ``n`` in a JSON answer for several texts."""
+    return f"TEXT {n}"
+
+
+_SECTION = re.compile(r"^\s*#+\s*TEXT\s+(\d+)\s*:?\s*$", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class MentionAnswer:
     """A mentions answer read: (name, class) pairs in order, first occurrence kept, and the lines that
@@ -125,18 +144,24 @@ class MentionAnswer:
     unread: tuple[str, ...] = ()
 
 
+def _json_object(text: str) -> dict[str, Any] | None:
+    """``text`` as a JSON object, or None (not JSON, or not an object)."""
+    if not text.startswith("{"):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def read_mentions(raw: str) -> MentionAnswer:
     """Lines ``- name (Class)`` or a JSON object ``{"mentions": [{"name", "class"}]}``."""
     items: list[tuple[str, str]] = []
     unread: list[str] = []
     text = raw.strip()
-    data: Any = None
-    if text.startswith("{"):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-    if isinstance(data, dict):
+    data = _json_object(text)
+    if data is not None:
         for item in data.get("mentions") or []:
             if isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("class"), str):
                 items.append((item["name"].strip(), item["class"].strip()))
@@ -152,3 +177,32 @@ def read_mentions(raw: str) -> MentionAnswer:
             else:
                 unread.append(line[:200])
     return MentionAnswer(tuple(dict.fromkeys(i for i in items if i[0] and i[1])), tuple(unread))
+
+
+def read_sections(raw: str, n: int) -> list[MentionAnswer]:
+    """The mentions of each of ``n`` texts in one answer: lines under ``## TEXT <k>`` headers, or a JSON
+    object with a list per ``"TEXT <k>"`` key (:func:`sections_schema`). A text the answer does not
+    reach reads as no mention; lines outside any section (or under a number out of range) are kept as
+    unread lines of the first text."""
+    text = (raw or "").strip()
+    if n == 1 and not _SECTION.match(text.split("\n", 1)[0] if text else ""):
+        return [read_mentions(raw)]
+    data = _json_object(text)
+    if data is not None:
+        return [read_mentions(json.dumps({"mentions": data.get(section_key(k)) or []}, ensure_ascii=False))
+                for k in range(1, n + 1)]
+    parts: list[list[str]] = [[] for _ in range(n)]
+    stray: list[str] = []
+    current: int | None = None
+    for line in text.splitlines():
+        m = _SECTION.match(line)
+        if m:
+            k = int(m.group(1))
+            current = k - 1 if 1 <= k <= n else None
+            continue
+        (parts[current] if current is not None else stray).append(line)
+    out = [read_mentions("\n".join(p)) for p in parts]
+    if stray and any(s.strip() for s in stray):
+        first = out[0]
+        out[0] = MentionAnswer(first.mentions, first.unread + tuple(s[:200] for s in stray if s.strip()))
+    return out
