@@ -90,6 +90,8 @@ def prompt_names(settings: Settings) -> tuple[str, ...]:
 
 def prompt_version(settings: Settings, prompts: PromptSet) -> str:
     """The version of the extraction's prompts (its strategy's): the file's ``prompt_version``."""
+    if settings.extract.strategy == "mentions":
+        return mentions_only.prompt_version(prompts)
     return prompts.version(*strategy_prompts(settings.extract.strategy))
 
 
