@@ -129,10 +129,10 @@ def test_resolution_folding_an_older_entity_into_a_new_name(neo4j_driver, neo4j_
 
 @pytest.mark.neo4j
 def test_an_entity_edit_rewrites_one_document_citing_it(neo4j_driver, neo4j_settings, clean_graph) -> None:
-    """An entity's own fields count in the digest of one of its documents (its owner: the fewest rows): an edit
-    of them rewrites that document alone, which writes the entity whole; the others only cite it (issue 40:
-    a line added at the top of a code file moved every function below it, and every test file and coverage
-    document citing one was written again)."""
+    """An edit of an entity's own fields while none of its documents changed rewrites one of them (the
+    smallest), which writes the entity whole; the others only cite it (issue 40: a line added at the top of
+    a code file moved every function below it, and every test file and coverage document citing one of
+    them was written again)."""
     texts = {"a.txt": TEXT_A, "b.txt": TEXT_B, "c.txt": "Jon Snow vuelve al Norte."}
     a, b, c = (chunk_id(d, t) for d, t in texts.items())
 

@@ -9,14 +9,19 @@ renamed in one file changes the edges of its callers in others), so a refresh
 2. resolves the whole tree again from those parses (a fraction of a second for click's 71 files)
    and builds the extraction exactly as ``extract --extractor code`` does, keeping the coverage
    evidence of the previous extraction as it was recorded (``--coverage FILE`` replaces it with a
-   new run's): the result is byte for byte the full extraction's, save its ``created`` time;
+   new run's): the result is byte for byte the full extraction's, save its ``created`` time. The
+   validation of that evidence is done once and kept beside the extraction file
+   (``<extraction>.evidence``, :mod:`graphrag_got.code.evidence_memo`): a refresh keeping it as
+   recorded validates only the code's own chunks;
 3. writes it and loads it: ``load`` rewrites only the documents whose hash changed (the touched
    files, and the files whose resolved calls changed with them), removes the documents of deleted
    files (a rename is a deletion and an addition) and skips the rest.
 
 The parse cache is a pickle of this tool's own parse results, read only from beside the extraction
 file and only when its header names this extractor version; anything else there is ignored and the
-tree parsed again. Without a previous extraction the refresh is a full extraction and load.
+tree parsed again (the evidence memo follows the same rules, and its key covers every input of the
+work it keeps). ``--no-cache`` uses neither. Without a previous extraction the refresh is a full
+extraction and load.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from typing import Any, Sequence
 
 from graphrag_got.code import gitdiff
 from graphrag_got.code import vocabulary as v
+from graphrag_got.code.evidence_memo import SUFFIX as MEMO_SUFFIX, EvidenceMemo
 from graphrag_got.code.coverage import (AMBIGUOUS_FILE, DOCUMENT_PREFIX, RECORDED_DOCUMENT, UNMATCHED_CONTEXT,
                                         UNMATCHED_FILE, EvidenceDocument)
 from graphrag_got.code.extractor import (EXTRACTOR_VERSION, build_code_extraction, check_ontology, in_tree, parse_tree,
@@ -213,7 +219,11 @@ def _refresh(onto: Ontology, root: Path, out_path: Path, *, since: str | None, c
         summary.coverage = f"kept as recorded ({len(docs)} document(s))" if docs else "none"
     else:
         docs, records = [], []
-    ext = build_code_extraction(onto, root, resolved, docs)
+    memo = EvidenceMemo(out_path.with_name(out_path.name + MEMO_SUFFIX) if use_cache else None)
+    ext = build_code_extraction(onto, root, resolved, docs, memo)
+    if docs:
+        summary.coverage += ("; validated at an earlier refresh (memo)" if memo.reused else
+                             "; validated (memo written)" if use_cache else "; validated")
     ext.skipped_files = [SkippedFile(path=x.path, reason=x.reason, message=x.message) for x in skipped] + records
     ext.recount()
     before = {d.id: d.hash for d in prev.documents} if prev is not None else {}
@@ -222,6 +232,7 @@ def _refresh(onto: Ontology, root: Path, out_path: Path, *, since: str | None, c
     summary.documents_removed = sorted(d for d in before if d not in now)
     ext.write(out_path)
     cache.save(files)
+    memo.save()
     summary.seconds = time.perf_counter() - t0
     logger.info("refresh of %s: %d parsed, %d reused, %d documents changed, %d removed", root, summary.parsed,
                 summary.reused, len(summary.documents_changed), len(summary.documents_removed))

@@ -31,21 +31,38 @@ def aggregate(validations: Iterable[ChunkValidation],
     a symmetric relation is stored once with its ends in sorted-uid order; other attributes: the
     first value wins.
     """
-    entities: dict[str, EntityRecord] = {}
-    relations: dict[tuple[Any, ...], RelationRecord] = {}
-    # the chunk ids already in each record's list (a list scan per added id was quadratic in the mentions)
-    entity_chunks: dict[str, set[str]] = {}
-    relation_chunks: dict[tuple[Any, ...], set[str]] = {}
+    agg = Aggregator(identity)
     for val in validations:
+        agg.add(val)
+    return agg.result()
+
+
+class Aggregator:
+    """:func:`aggregate`, one chunk at a time: ``add`` each chunk's validation in order, then ``result``.
+
+    Its state is plain records, dicts and sets: a caller may pickle it part way (``code refresh`` keeps
+    the state after the coverage evidence it never changes, :mod:`graphrag_got.code.evidence_memo`)
+    and go on from an unpickled copy; the result is the same as adding every chunk again."""
+
+    def __init__(self, identity: tuple[str, ...] = ()):
+        self.identity = identity
+        self.entities: dict[str, EntityRecord] = {}
+        self.relations: dict[tuple[Any, ...], RelationRecord] = {}
+        # the chunk ids already in each record's list (a list scan per added id was quadratic in the mentions)
+        self.entity_chunks: dict[str, set[str]] = {}
+        self.relation_chunks: dict[tuple[Any, ...], set[str]] = {}
+
+    def add(self, val: ChunkValidation) -> None:
+        entities, relations = self.entities, self.relations
         for ent in val.entities:
             rec = entities.get(ent.uid)
             if rec is None:
                 entities[ent.uid] = rec = ent.model_copy(deep=True)
-                entity_chunks[ent.uid] = set(rec.chunk_ids)
+                self.entity_chunks[ent.uid] = set(rec.chunk_ids)
             else:
                 for k, v in ent.properties.items():
                     rec.properties.setdefault(k, v)
-                _add_chunks(rec.chunk_ids, ent.chunk_ids, entity_chunks[ent.uid])
+                _add_chunks(rec.chunk_ids, ent.chunk_ids, self.entity_chunks[ent.uid])
                 for cid, conf in ent.mentions.items():  # the most confident mention of a chunk
                     rec.mentions[cid] = max(conf, rec.mentions.get(cid, conf))
         for rel in val.relations:
@@ -53,7 +70,7 @@ def aggregate(validations: Iterable[ChunkValidation],
             o = (rel.object_uid, rel.object, rel.object_key, rel.object_type)
             if rel.symmetric and o[0] < s[0]:
                 s, o = o, s
-            key = (s[0], rel.relation, o[0], rel.identity(identity))
+            key = (s[0], rel.relation, o[0], rel.identity(self.identity))
             rec = relations.get(key)
             if rec is None:
                 relations[key] = RelationRecord(
@@ -63,16 +80,18 @@ def aggregate(validations: Iterable[ChunkValidation],
                     attributes=dict(rel.attributes), symmetric=rel.symmetric, chunk_ids=list(rel.chunk_ids),
                     evidence=list(rel.evidence[:MAX_EVIDENCE]),  # spans are never changed: shared
                     scores={c: sc.model_copy() for c, sc in rel.scores.items()})
-                relation_chunks[key] = set(rel.chunk_ids)
+                self.relation_chunks[key] = set(rel.chunk_ids)
             else:
                 for k, v in rel.attributes.items():
                     rec.attributes.setdefault(k, v)
-                _add_chunks(rec.chunk_ids, rel.chunk_ids, relation_chunks[key])
+                _add_chunks(rec.chunk_ids, rel.chunk_ids, self.relation_chunks[key])
                 _add_evidence(rec.evidence, rel.evidence)
                 for cid, sc in rel.scores.items():  # the surest choice of a chunk
                     if cid not in rec.scores or sc.probability > rec.scores[cid].probability:
                         rec.scores[cid] = sc.model_copy()
-    return list(entities.values()), list(relations.values())
+
+    def result(self) -> tuple[list[EntityRecord], list[RelationRecord]]:
+        return list(self.entities.values()), list(self.relations.values())
 
 
 def _add_evidence(target: list[Evidence], more: Iterable[Evidence]) -> None:

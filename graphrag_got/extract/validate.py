@@ -409,11 +409,10 @@ class Validator:
         the ontology's words, not the text's, and are not checked. (Measured: every time attribute of the
         GoT gold occurs in its chunk; most invented ones do not.)
         """
-        ends = {"relation": rname, "subject": subj, "subject_type": stype, "object": obj, "object_type": otype}
-
         def reject(kind: Kind, reason: Reason, message: str, **fields: Any) -> None:
             rejections.append(Rejection(kind=kind, reason=reason, message=message, item=item, chunk_id=chunk_id,
-                                        document_id=document_id, **ends, **fields))
+                                        document_id=document_id, relation=rname, subject=subj, subject_type=stype,
+                                        object=obj, object_type=otype, **fields))
 
         declared = self.onto.relation_attributes
         given = {k: v for k, v in raw.items() if k not in RELATION_KEYS}
@@ -545,18 +544,19 @@ def validate_chunk(ontology: Ontology, raw: RawAnswer | JsonValue, chunk_id: str
     return Validator(ontology, evidence=evidence).validate(raw, chunk_id, document_id, text)
 
 
+def _probability(value: Any) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
+    return float(value) if ok else None
+
+
 def _fact_score(raw: dict[str, Any]) -> FactScore | None:
     """The classify strategy's score of a triple (None when the item has no usable probability)."""
-    def prob(value: Any) -> float | None:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
-        return float(value) if ok else None
-
-    p = prob(raw.get("probability"))
+    p = _probability(raw.get("probability"))
     if p is None:
         return None
     runner = raw.get("runner_up")
     return FactScore(probability=p, runner_up=str(runner)[:NAME_MAX] if runner is not None else None,
-                     runner_up_probability=prob(raw.get("runner_up_probability")))
+                     runner_up_probability=_probability(raw.get("runner_up_probability")))
 
 
 def _confidence(value: Any) -> tuple[float | None, str | None]:

@@ -9,8 +9,7 @@ checks:
 
 * the document record (path, metadata, note structure) and its chunks;
 * each entity it supports: its uid and this document's chunks of it with the confidence of each
-  mention; and, in the digest of one of its documents only (its *owner*: the one with the fewest
-  rows, then the smallest id), the entity's own fields (key, name, type, properties, aliases);
+  mention (the entity's own fields have a digest of their own, below);
 * each relation it supports: ends, type, attributes, symmetric flag, and this document's chunks and
   evidence sentences of it;
 * each co-occurrence pair of its chunks, with this document's chunks and weights;
@@ -20,22 +19,27 @@ checks:
 
 The digest is stored on the ``Document`` (``records_hash``) when it is written; a load rewrites a
 document whose digest differs, so the graph holds what the extraction file holds, whatever made the
-records change. An entity is written whole by any document that supports it, so one document
-covering its own fields is enough: when they change, that document is rewritten and writes them
-(when the owner changes, the new owner's digest changes with it). Putting them in every supporting
-document's digest rewrote every document that merely cites an entity whose fields changed: in a code
-graph, a line added at the top of a file moves the ``start_line`` of each function below it, and
-every test file and coverage document citing one of them was written again. One pass over the plan, grouping each row's chunks by document (an entity of a large
+records change. One pass over the plan, grouping each row's chunks by document (an entity of a large
 vault has thousands of chunks: restricting it per document would be quadratic).
+
+An entity's own fields (key, name, type, properties, aliases) have their digest per entity
+(:attr:`Digests.entities`), stored on the ``Entity`` node (``record_hash``) whenever it is written:
+an entity is written whole by any document that supports it, so when its fields change the load
+needs one of its documents rewritten, not all of them: none more when one is rewritten anyway, else
+its smallest (``graph.load``). While the fields were part of every document's digest
+(``records/1``), every document citing an entity whose fields changed was rewritten: in a code
+graph a line added near the top of a file moves the ``start_line`` of each function below it, and
+every test file and coverage document citing one of them was written again (click with a coverage
+run: 52 of 112 documents, 130,000 rows, for a commit touching ``core.py`` alone).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 
+from graphrag_got.common.canonical import canonical_json
 from graphrag_got.extract.extraction import Extraction
 from graphrag_got.graph.load_plan import Plan
 
@@ -46,10 +50,7 @@ VERSION = "records/2"
 _UTF8, _KEEP = "utf-8", "surrogatepass"
 
 
-#: ``json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))``, with one encoder made
-#: once: ``json.dumps`` builds a new encoder on every call given options, a third of the time of the
-#: ~10^5 small rows of a code graph.
-_dumps = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode
+_dumps = canonical_json  # one row
 
 
 def _by_document(chunk_ids: list[str], chunk_doc: dict[str, str]) -> dict[str, list[str]]:
@@ -65,22 +66,24 @@ NO_DOCUMENTS = "no documents"
 
 @dataclass(frozen=True)
 class Digests:
-    """Per document id, the sha256 of the rows the load writes for it; and that of the rows no chunk
-    supports (:data:`NO_DOCUMENTS` when the extraction has no document: nothing of it is written)."""
+    """Per document id, the sha256 of the rows the load writes for it; that of the rows no chunk supports
+    (:data:`NO_DOCUMENTS` when the extraction has no document: nothing of it is written); per entity uid,
+    the sha256 of its own fields."""
 
     documents: dict[str, str]
     rootless: str
+    entities: dict[str, str]
 
 
 def record_digests(ext: Extraction, plan: Plan) -> Digests:
     """The digests of the rows the load writes (see the module docstring). One JSON text per row and
     document (a code graph has ~10^5 of them: the encoding is most of the time)."""
     chunk_doc = ext.chunk_documents()
-    parts: dict[str, list[str]] = defaultdict(list)
-    unsupported: list[str] = []
-    chunks: dict[str, list[str]] = defaultdict(list)
+    parts: dict[str, list[bytes]] = defaultdict(list)
+    unsupported: list[bytes] = []
+    chunks: dict[str, list[bytes]] = defaultdict(list)
     for c in ext.chunks:
-        chunks[c.document_id].append(c.model_dump_json())
+        chunks[c.document_id].append(c.model_dump_json().encode(_UTF8, _KEEP))
 
     for key, rel in plan.relations.items():
         head = ["r", list(key[:3]), rel["identity"], rel["attributes"], rel["symmetric"]]
@@ -104,30 +107,23 @@ def record_digests(ext: Extraction, plan: Plan) -> Digests:
         for doc, pairs in per_doc.items():
             parts[doc].append(_dumps(["c", a, b, sorted(pairs)]))
 
-    # an entity's own fields count in the digest of its owner only: the document with the fewest rows
-    entity_docs = {uid: _by_document(row["chunk_ids"], chunk_doc) for uid, row in plan.entities.items()}
-    rows = Counter({doc: len(lines) + len(parts[doc]) for doc, lines in chunks.items()})
-    for by_doc in entity_docs.values():
-        rows.update(by_doc.keys())
+    entities: dict[str, str] = {}
     for uid, row in plan.entities.items():
-        own = ["e", uid, row["key"], row["name"], row["type"], row["properties"], sorted(row["aliases"])]
-        by_doc = entity_docs[uid]
-        if not by_doc:
-            unsupported.append(_dumps(own))
+        own = _dumps(["e", uid, row["key"], row["name"], row["type"], row["properties"], sorted(row["aliases"])])
+        entities[uid] = hashlib.sha256(own).hexdigest()
+        if not row["chunk_ids"]:
+            unsupported.append(own)
             continue
-        owner = min(by_doc, key=lambda d: (rows[d], d))
         conf = plan.confidence.get(uid, {})
-        for doc, cids in by_doc.items():
-            mentions = sorted((c, conf.get(c, 1.0)) for c in cids)
-            parts[doc].append(_dumps([*own, mentions] if doc == owner else ["e", uid, mentions]))
-    rootless = hashlib.sha256("\n".join(sorted(unsupported)).encode(_UTF8, _KEEP)).hexdigest()
+        for doc, cids in _by_document(row["chunk_ids"], chunk_doc).items():
+            parts[doc].append(_dumps(["e", uid, sorted((c, conf.get(c, 1.0)) for c in cids)]))
+    rootless = hashlib.sha256(b"\n".join(sorted(unsupported))).hexdigest()
 
     out: dict[str, str] = {}
     for d in ext.documents:
-        h = hashlib.sha256(_dumps([VERSION, rootless, d.model_dump(mode="json", exclude={"hash"})]).encode(_UTF8, _KEEP))
-        for line in sorted(chunks.get(d.id, ())):
-            h.update(b"\n" + line.encode(_UTF8, _KEEP))
-        for line in sorted(parts.get(d.id, ())):
-            h.update(b"\n" + line.encode(_UTF8, _KEEP))
+        h = hashlib.sha256(_dumps([VERSION, rootless, d.model_dump(mode="json", exclude={"hash"})]))
+        for lines in (chunks.get(d.id), parts.get(d.id)):
+            if lines:  # each line after a newline
+                h.update(b"\n" + b"\n".join(sorted(lines)))
         out[d.id] = h.hexdigest()
-    return Digests(documents=out, rootless=rootless if ext.documents else NO_DOCUMENTS)
+    return Digests(documents=out, rootless=rootless if ext.documents else NO_DOCUMENTS, entities=entities)
