@@ -11,7 +11,9 @@ remove a docstring and add a file."""
 from __future__ import annotations
 
 import json
+import logging
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -149,7 +151,8 @@ def test_hooks_keep_the_graph_equal_to_a_full_extraction(hooked_repo, clean_grap
     assert not any('"shop.cart.total"' in n or '"shop.old.legacy"' in n for n in names)
 
 
-def test_refresh_parses_only_what_changed_and_since_trusts_git(tmp_path: Path) -> None:
+def committed_tree(tmp_path: Path) -> Path:
+    """A git repository holding :data:`TREE` in one commit."""
     root = tmp_path / "repo"
     root.mkdir()
     git(root, "init", "-q")
@@ -158,6 +161,11 @@ def test_refresh_parses_only_what_changed_and_since_trusts_git(tmp_path: Path) -
     write(root, TREE)
     git(root, "add", "-A")
     git(root, "commit", "-qm", "one")
+    return root
+
+
+def test_refresh_parses_only_what_changed_and_since_trusts_git(tmp_path: Path) -> None:
+    root = committed_tree(tmp_path)
     onto = Ontology.from_file(CODE_ONTOLOGY)
     out = tmp_path / "code.json"
     _, first = refresh(onto, root, out)
@@ -195,3 +203,113 @@ def test_refresh_cli_refuses_a_text_extraction_and_a_bad_revision(tmp_path: Path
     assert main(["code", "refresh", str(root), "--since", "nope", "-o", str(tmp_path / "c.json"), "--no-load",
                  "--ontology", str(CODE_ONTOLOGY)]) == 1
     assert "names no commit" in capsys.readouterr().err
+
+
+def test_kept_coverage_evidence_is_validated_once(tmp_path: Path, monkeypatch, caplog) -> None:  # type: ignore[no-untyped-def]
+    """issue 40: a refresh keeps a coverage run's evidence as recorded, and on a real package it is most of the
+    records (click: 42,000 EXECUTES facts in 574 chunks, which took most of a refresh to validate again). Its
+    validation is kept beside the extraction (``<extraction>.evidence``): the next refresh validates the code's
+    own chunks only, and writes the same file as validating everything (and, on the code the run measured, as
+    a full extraction with the run). A damaged or foreign memo is ignored with a log line; a memo of other
+    inputs is not used."""
+    import coverage
+
+    from graphrag_got.code.evidence_memo import SUFFIX
+    from graphrag_got.extract.validate import Validator
+
+    root = committed_tree(tmp_path)
+    data = coverage.CoverageData(basename=str(tmp_path / "run.coverage"))
+    data.set_context("tests/test_cart.py::test_total|run")
+    data.add_lines({str(root / "shop" / "cart.py"): [5], str(root / "shop" / "money.py"): [6],
+                    str(root / "tests" / "test_cart.py"): [5]})
+    data.write()
+    onto = Ontology.from_file(CODE_ONTOLOGY)
+    out, memo = tmp_path / "code.json", tmp_path / ("code.json" + SUFFIX)
+    calls: list[str | None] = []
+    validate = Validator.validate
+
+    def counted(self, raw, chunk_id=None, document_id=None, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(document_id)
+        return validate(self, raw, chunk_id, document_id, *args, **kwargs)
+
+    monkeypatch.setattr(Validator, "validate", counted)
+    _, first = refresh(onto, root, out, coverage=[data.data_filename()])
+    assert first.coverage.endswith("; validated (memo written)") and memo.is_file()
+    evidence = [c for c in calls if c.startswith("coverage:")]
+    assert len(evidence) == 4  # the test's chunk; the recorded state, a chunk per measured file
+    monkeypatch.setattr(Validator, "validate", validate)
+    full = tmp_path / "full.json"
+    run_code_extraction(onto, root, full, coverage=[data.data_filename()])
+    same_extraction(out, full)
+    _, unchanged = refresh(onto, root, out)
+    assert unchanged.coverage.endswith("(memo)")
+    same_extraction(out, full)
+    monkeypatch.setattr(Validator, "validate", counted)
+    calls.clear()
+    write(root, {"shop/money.py": TREE["shop/money.py"].replace("100", "1000")})
+    git(root, "commit", "-qam", "two")
+    _, second = refresh(onto, root, out, since="HEAD~1")
+    assert second.coverage == "kept as recorded (2 document(s)); validated at an earlier refresh (memo)"
+    code_chunks = [c for c in Extraction.read(out).chunks if not c.document_id.startswith("coverage:")]
+    assert calls == [c.document_id for c in code_chunks]  # the code's own chunks, once each
+    monkeypatch.setattr(Validator, "validate", validate)
+
+    # the same file as validating everything again
+    again = tmp_path / "again.json"
+    shutil.copy(out, again)
+    refresh(onto, root, again, use_cache=False)
+    same_extraction(out, again)
+
+    # a damaged memo, a foreign one, one of other inputs: ignored, the evidence validated again, the same file
+    blob = memo.read_bytes()
+    head = blob[:blob.index(b"\n", blob.index(b"\n") + 1) + 1]
+    for damaged, log in ((head + b"not a pickle", "unreadable"), (head + pickle.dumps({"x": 1}), "other data"),
+                         (b"something else\n" + blob, "not an evidence memo"),
+                         (head.replace(head[-65:-1], b"0" * 64) + blob[len(head):], "changed since")):
+        memo.write_bytes(damaged)
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="graphrag_got.code.evidence_memo"):
+            _, summary = refresh(onto, root, out)
+        assert summary.coverage.endswith("; validated (memo written)"), log
+        assert log in caplog.text
+        same_extraction(out, again)
+        assert memo.read_bytes()[len(head):] != damaged[len(head):]  # written again
+    _, last = refresh(onto, root, out)
+    assert last.coverage.endswith("(memo)")
+
+
+def test_moved_lines_rewrite_only_their_file(clean_graph, neo4j_settings: Settings, wipe_graph,
+                                             tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """issue 40: a line added at the top of a file moves every function below it (their start_line and
+    end_line change). The file is written again, and only it: the files calling those functions and the
+    coverage documents of the tests running them cite the functions, they do not hold their fields (on
+    click with a coverage run, 9 of 112 documents and 170,000 rows were sent for a one-file commit). The
+    graph still equals a clean load of the refreshed file."""
+    import coverage
+
+    root = committed_tree(tmp_path)
+    data = coverage.CoverageData(basename=str(tmp_path / "run.coverage"))
+    data.set_context("tests/test_cart.py::test_total|run")
+    data.add_lines({str(root / "shop" / "cart.py"): [5], str(root / "shop" / "money.py"): [6]})
+    data.write()
+    onto = Ontology.from_file(CODE_ONTOLOGY)
+    out = tmp_path / "code.json"
+    ext, _ = refresh(onto, root, out, coverage=[data.data_filename()])
+    load_extraction(clean_graph, neo4j_settings, ext, onto)
+    write(root, {"shop/money.py": "# money\n" + TREE["shop/money.py"]})
+    git(root, "commit", "-qam", "a line on top")
+    ext, summary = refresh(onto, root, out, since="HEAD~1")
+    chunk_doc = ext.chunk_documents()
+    cents = next(e for e in ext.entities if e.name == "shop.money.cents")
+    assert {chunk_doc[c] for c in cents.chunk_ids} == {"shop/money.py", "shop/cart.py", "coverage:tests/test_cart.py",
+                                                       "coverage:<recorded>"}
+    load = load_extraction(clean_graph, neo4j_settings, ext, onto)
+    assert summary.documents_changed == ["shop/money.py"]
+    assert (load.documents_updated, load.documents_added) == (1, 0)
+    start = clean_graph.execute_query("MATCH (e:Entity {name: 'shop.money.cents'}) RETURN e.start_line AS s",
+                                      database_=neo4j_settings.neo4j.database).records
+    assert [r["s"] for r in start] == ["5"]
+    refreshed = graph_dump(clean_graph, neo4j_settings)
+    wipe_graph()
+    load_extraction(clean_graph, neo4j_settings, out, onto)  # the refreshed file, loaded clean
+    assert graph_dump(clean_graph, neo4j_settings) == refreshed

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
-from test_load import JON, ONTO, STARK, YGRITTE, chunk_id, ent, extraction, q, rel
+from test_load import GUARDIA, JON, ONTO, STARK, TEXT_A, TEXT_B, YGRITTE, chunk_id, ent, extraction, q, rel
 
 from graphrag_got.config import Settings
 from graphrag_got.extract.extraction import Extraction
@@ -125,6 +125,29 @@ def test_resolution_folding_an_older_entity_into_a_new_name(neo4j_driver, neo4j_
     names = {r["n"] for r in q(neo4j_driver, neo4j_settings, "MATCH (e:Entity) RETURN e.name AS n")}
     assert names == {"Jon Snow", "Ygritte", "Casa Stark"}
     _assert_equal_to_a_clean_load(neo4j_driver, neo4j_settings, second)
+
+
+@pytest.mark.neo4j
+def test_an_entity_edit_rewrites_one_document_citing_it(neo4j_driver, neo4j_settings, clean_graph) -> None:
+    """An edit of an entity's own fields while none of its documents changed rewrites one of them (the
+    smallest), which writes the entity whole; the others only cite it (issue 40: a line added at the top of
+    a code file moved every function below it, and every test file and coverage document citing one of
+    them was written again)."""
+    texts = {"a.txt": TEXT_A, "b.txt": TEXT_B, "c.txt": "Jon Snow vuelve al Norte."}
+    a, b, c = (chunk_id(d, t) for d, t in texts.items())
+
+    def version(titulo: str) -> dict[str, Any]:
+        return extraction(texts, [ent(*JON, [a, b, c], titulo=titulo), ent(*YGRITTE, [a]), ent(*STARK, [a]),
+                                  ent(*GUARDIA, [b])],
+                          [rel(JON, "CASADO_CON", YGRITTE, [a], symmetric=True), rel(JON, "PERTENECE_A", STARK, [a]),
+                           rel(JON, "ES_MIEMBRO_DE", GUARDIA, [b])])
+
+    load_extraction(neo4j_driver, neo4j_settings, version("Lord"), ONTO)
+    s = load_extraction(neo4j_driver, neo4j_settings, version("Rey"), ONTO)
+    assert (s.documents_updated, s.documents_reloaded_for_records, s.documents_unchanged) == (1, 1, 2)
+    assert q(neo4j_driver, neo4j_settings, "MATCH (e:Entity {uid: $uid}) RETURN e.titulo AS t",
+             uid="Personaje|jon snow") == [{"t": "Rey"}]
+    _assert_equal_to_a_clean_load(neo4j_driver, neo4j_settings, version("Rey"))
 
 
 # ------------------------------------------------------------------ stats --strict

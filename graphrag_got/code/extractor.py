@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from graphrag_got.errors import CorpusError, OntologyError
-from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, Extraction, LLMRef, OntologyRef
+from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, Extraction, LLMRef, OntologyRef, Rejection
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent
-from graphrag_got.extract.validate import ChunkValidation, Validator
-from graphrag_got.extract.aggregate import aggregate, identity_attributes
+from graphrag_got.extract.validate import Validator
+from graphrag_got.extract.aggregate import Aggregator, identity_attributes
 from graphrag_got.extract.recheck import seal
 from graphrag_got.code import vocabulary as v
 from graphrag_got.code.parse import Definition, FileFacts, ParseBudgetExceeded, parse_file
@@ -44,6 +44,7 @@ from graphrag_got.extract.extraction import SkippedFile
 from graphrag_got.code.resolve import CallCounts, ResolvedFile, entity_class, resolve, unique_module_names
 from graphrag_got.code.symbols import RESOLUTIONS
 from graphrag_got.code.lines import fingerprint
+from graphrag_got.code.evidence_memo import EvidenceMemo, KeptEvidence
 
 logger = logging.getLogger(__name__)
 
@@ -337,18 +338,32 @@ def _chunks(f: FileFacts) -> list[ChunkRecord]:
 
 
 def build_code_extraction(onto: Ontology, root: Path, resolved: list[ResolvedFile],
-                          extra: Sequence[tuple[DocumentRecord, list[tuple[ChunkRecord, dict[str, Any]]]]] = ()
-                          ) -> Extraction:
-    """``extra``: further documents whose chunks come with their answers (coverage evidence)."""
+                          extra: Sequence[tuple[DocumentRecord, list[tuple[ChunkRecord, dict[str, Any]]]]] = (),
+                          memo: EvidenceMemo | None = None) -> Extraction:
+    """``extra``: further documents whose chunks come with their answers (coverage evidence), validated
+    and merged first; ``memo``: where that work is kept between refreshes
+    (:mod:`graphrag_got.code.evidence_memo`: reused when its inputs are the same, else done and kept)."""
     validator = Validator(onto)
-    validations: list[ChunkValidation] = []
+    agg = Aggregator(identity_attributes(onto))
+    rejections: list[Rejection] = []
+    validated = 0
     documents: list[DocumentRecord] = []
     chunks: list[ChunkRecord] = []
     for doc, pairs in extra:
         documents.append(doc)
-        for rec, answer in pairs:
-            chunks.append(rec)
-            validations.append(validator.validate(answer, rec.id, doc.id))
+        chunks += [rec for rec, _ in pairs]
+    kept = memo.get(onto, agg.identity, extra) if memo is not None and extra else None
+    if kept is not None:
+        agg, rejections, validated = kept.aggregator, kept.rejections, kept.chunks
+    else:
+        for doc, pairs in extra:
+            for rec, answer in pairs:
+                val = validator.validate(answer, rec.id, doc.id)
+                agg.add(val)
+                rejections += val.rejections
+                validated += 1
+        if memo is not None and extra:
+            memo.keep(KeptEvidence(agg, rejections, validated))
     for rf in resolved:
         f = rf.facts
         answers = chunk_answers(rf)
@@ -361,18 +376,21 @@ def build_code_extraction(onto: Ontology, root: Path, resolved: list[ResolvedFil
                                                                  "module": f.module}))
         chunks += records
         for rec, answer in zip(records, answers):
-            validations.append(validator.validate(answer, rec.id, f.path))
-    entities, relations = aggregate(validations, identity_attributes(onto))
+            val = validator.validate(answer, rec.id, f.path)
+            agg.add(val)
+            rejections += val.rejections
+            validated += 1
+    entities, relations = agg.result()
     ext = Extraction(
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         ontology=OntologyRef(path=onto.source, hash=onto.hash),
         llm=LLMRef(provider="code", model=tree_sitter_label()),
         prompt_version=EXTRACTOR_VERSION,
         documents=documents, chunks=chunks, entities=entities, relations=relations,
-        rejections=[r for val in validations for r in val.rejections],
+        rejections=rejections,
     )
     ext.recount()
-    ext.counts.chunks_extracted = len(validations)
+    ext.counts.chunks_extracted = validated
     return seal(ext)  # every record is the validator's: load trusts them under this ontology
 
 

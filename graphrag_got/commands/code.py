@@ -29,7 +29,8 @@ def register(sub: "argparse._SubParsersAction") -> None:
                    help="a new coverage.py data file with per-test contexts: replaces the coverage evidence "
                         "(default: the evidence of the previous extraction is kept as recorded)")
     r.add_argument("--no-load", action="store_true", help="write the extraction only; do not load it into Neo4j")
-    r.add_argument("--no-cache", action="store_true", help="parse every file again (no parse cache)")
+    r.add_argument("--no-cache", action="store_true",
+                   help="parse every file and validate the coverage evidence again (no parse cache, no evidence memo)")
     r.set_defaults(func=run_refresh)
 
 

@@ -46,29 +46,46 @@ def aggregate(validations: Iterable[ChunkValidation],
     a symmetric relation is stored once with its ends in sorted-uid order; other attributes: the
     first value wins.
     """
-    entities: dict[str, EntityRecord] = {}
-    relations: dict[tuple[Any, ...], RelationRecord] = {}
-    # the chunk ids already in each record's list (a list scan per added id was quadratic in the mentions)
-    entity_chunks: dict[str, set[str]] = {}
-    relation_chunks: dict[tuple[Any, ...], set[str]] = {}
+    agg = Aggregator(identity)
     for val in validations:
+        agg.add(val)
+    return agg.result()
+
+
+class Aggregator:
+    """:func:`aggregate`, one chunk at a time: ``add`` each chunk's validation in order, then ``result``.
+
+    Its state is plain records, dicts and sets: a caller may pickle it part way (``code refresh`` keeps
+    the state after the coverage evidence it never changes, :mod:`graphrag_got.code.evidence_memo`)
+    and go on from an unpickled copy; the result is the same as adding every chunk again."""
+
+    def __init__(self, identity: tuple[str, ...] = ()):
+        self.identity = identity
+        self.entities: dict[str, EntityRecord] = {}
+        self.relations: dict[tuple[Any, ...], RelationRecord] = {}
+        # the chunk ids already in each record's list (a list scan per added id was quadratic in the mentions)
+        self.entity_chunks: dict[str, set[str]] = {}
+        self.relation_chunks: dict[tuple[Any, ...], set[str]] = {}
+
+    def add(self, val: ChunkValidation) -> None:
+        entities, relations = self.entities, self.relations
         for ent in val.entities:
             rec = entities.get(ent.uid)
             if rec is None:
                 entities[ent.uid] = rec = ent.model_copy(deep=True)
-                entity_chunks[ent.uid] = set(rec.chunk_ids)
+                self.entity_chunks[ent.uid] = set(rec.chunk_ids)
             else:
                 for k, v in ent.properties.items():
                     rec.properties.setdefault(k, v)
-                _add_new(rec.chunk_ids, ent.chunk_ids, entity_chunks[ent.uid])
+                _add_new(rec.chunk_ids, ent.chunk_ids, self.entity_chunks[ent.uid])
                 if ent.aliases:
                     _add_new(rec.aliases, ent.aliases, set(rec.aliases))
                 for cid, conf in ent.mentions.items():  # the most confident mention of a chunk
                     rec.mentions[cid] = max(conf, rec.mentions.get(cid, conf))
         for rel in val.relations:
-            key = fact_key(rel, identity)
             s = (rel.subject_uid, rel.subject, rel.subject_key, rel.subject_type)
             o = (rel.object_uid, rel.object, rel.object_key, rel.object_type)
+            key = fact_key(rel, self.identity)
             if key[0] != s[0]:  # swapped into the fact's one order
                 s, o = o, s
             rec = relations.get(key)
@@ -80,16 +97,18 @@ def aggregate(validations: Iterable[ChunkValidation],
                     attributes=dict(rel.attributes), symmetric=rel.symmetric, chunk_ids=list(rel.chunk_ids),
                     evidence=list(rel.evidence[:MAX_EVIDENCE]),  # spans are never changed: shared
                     scores={c: sc.model_copy() for c, sc in rel.scores.items()})
-                relation_chunks[key] = set(rel.chunk_ids)
+                self.relation_chunks[key] = set(rel.chunk_ids)
             else:
                 for k, v in rel.attributes.items():
                     rec.attributes.setdefault(k, v)
-                _add_new(rec.chunk_ids, rel.chunk_ids, relation_chunks[key])
+                _add_new(rec.chunk_ids, rel.chunk_ids, self.relation_chunks[key])
                 _add_evidence(rec.evidence, rel.evidence)
                 for cid, sc in rel.scores.items():  # the surest choice of a chunk
                     if cid not in rec.scores or sc.probability > rec.scores[cid].probability:
                         rec.scores[cid] = sc.model_copy()
-    return list(entities.values()), list(relations.values())
+
+    def result(self) -> tuple[list[EntityRecord], list[RelationRecord]]:
+        return list(self.entities.values()), list(self.relations.values())
 
 
 def _add_evidence(target: list[Evidence], more: Iterable[Evidence]) -> None:
@@ -104,10 +123,10 @@ def _add_evidence(target: list[Evidence], more: Iterable[Evidence]) -> None:
 
 def _add_new(target: list[str], more: Iterable[str], seen: set[str]) -> None:
     """Append the items of ``more`` not in ``target`` yet (``seen``: the items of ``target``, kept up to date)."""
-    for cid in more:
-        if cid not in seen:
-            seen.add(cid)
-            target.append(cid)
+    for item in more:
+        if item not in seen:
+            seen.add(item)
+            target.append(item)
 
 
 def reason_counts(rejections: Iterable[Rejection]) -> dict[str, int]:

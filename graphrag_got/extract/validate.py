@@ -68,6 +68,8 @@ class _BadValue(ValueError):
 
 def _text(value: Any) -> str | None:
     """A scalar as clean text; None for null/empty. Raises _BadValue for what is not text."""
+    if type(value) is str:  # nearly every value: what the general path below does to a str, sooner
+        return value.strip() or None
     if value is None:
         return None
     if isinstance(value, bool) or isinstance(value, (dict, list)):
@@ -84,12 +86,16 @@ def _text(value: Any) -> str | None:
 
 def _name(value: Any) -> str | None:
     """An entity name: text only. A bare number (or NaN, true...) is a model slip, not a name."""
+    if type(value) is str:
+        return value.strip() or None
     if value is not None and not isinstance(value, str):
         raise _BadValue(f"a name must be text, got the {type(value).__name__} {str(value)[:40]}")
     return _text(value)
 
 
 def _soft_text(value: Any) -> str | None:
+    if type(value) is str:
+        return value.strip() or None
     try:
         return _text(value)
     except _BadValue:
@@ -119,6 +125,10 @@ class Validator:
         for aname, spec in ontology.relation_attributes.items():
             if spec.kind == "enum":
                 self._enums[(None, aname)] = {normalize_name(v): v for v in spec.values}
+        # the required properties of each class and the required relation attributes (checked per item)
+        self._required = {cname: [p for p, spec in klass.properties.items() if spec.required]
+                          for cname, klass in ontology.classes.items()}
+        self._required_attributes = [a for a, spec in ontology.relation_attributes.items() if spec.required]
 
     # ------------------------------------------------------------------ values
     def _value(self, owner: str | None, pname: str, spec: PropertySpec, value: Any) -> tuple[str | None, str | None]:
@@ -226,7 +236,7 @@ class Validator:
                 continue
             if text is not None:
                 props[pname] = text
-        missing = [p for p, s in klass.properties.items() if s.required and p not in props]
+        missing = [p for p in self._required[ctype] if p not in props]
         if missing:
             reject("entity", Reason.MISSING_REQUIRED_PROPERTY,
                    f"{ctype} {name!r} lacks required propert{'y' if len(missing) == 1 else 'ies'} "
@@ -336,8 +346,8 @@ class Validator:
                 reject(missing, f"{rname}: {end} {name!r} is not among the entities extracted from this chunk",
                        end=end, end_name=name, end_type=typ)
                 return None, rejections
-            narrower = [t for t in sorted(types) if t != typ and self.onto.is_a(t, typ)]
-            if typ not in types and len(narrower) == 1:
+            narrower = [t for t in sorted(types) if t != typ and self.onto.is_a(t, typ)] if typ not in types else []
+            if len(narrower) == 1:
                 # the triple names a parent class of the entity's ("Place" for a City): the fact is about
                 # the entity as extracted, and the relation (expanded over subclasses) takes that class
                 typ = narrower[0]
@@ -398,11 +408,10 @@ class Validator:
         the ontology's words, not the text's, and are not checked. (Measured: every time attribute of the
         GoT gold occurs in its chunk; most invented ones do not.)
         """
-        ends = {"relation": rname, "subject": subj, "subject_type": stype, "object": obj, "object_type": otype}
-
         def reject(kind: Kind, reason: Reason, message: str, **fields: Any) -> None:
             rejections.append(Rejection(kind=kind, reason=reason, message=message, item=item, chunk_id=chunk_id,
-                                        document_id=document_id, **ends, **fields))
+                                        document_id=document_id, relation=rname, subject=subj, subject_type=stype,
+                                        object=obj, object_type=otype, **fields))
 
         declared = self.onto.relation_attributes
         given = {k: v for k, v in raw.items() if k not in RELATION_KEYS}
@@ -437,7 +446,7 @@ class Validator:
                 continue
             if value_text is not None:
                 attrs[aname] = value_text
-        missing = [a for a, s in declared.items() if s.required and a not in attrs]
+        missing = [a for a in self._required_attributes if a not in attrs]
         if missing:
             reject("relation", Reason.MISSING_REQUIRED_ATTRIBUTE,
                    f"{rname} ({subj!r} -> {obj!r}) lacks required attribute{'s' if len(missing) > 1 else ''} "
@@ -534,18 +543,19 @@ def validate_chunk(ontology: Ontology, raw: RawAnswer | JsonValue, chunk_id: str
     return Validator(ontology, evidence=evidence).validate(raw, chunk_id, document_id, text)
 
 
+def _probability(value: Any) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
+    return float(value) if ok else None
+
+
 def _fact_score(raw: dict[str, Any]) -> FactScore | None:
     """The classify strategy's score of a triple (None when the item has no usable probability)."""
-    def prob(value: Any) -> float | None:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
-        return float(value) if ok else None
-
-    p = prob(raw.get("probability"))
+    p = _probability(raw.get("probability"))
     if p is None:
         return None
     runner = raw.get("runner_up")
     return FactScore(probability=p, runner_up=str(runner)[:NAME_MAX] if runner is not None else None,
-                     runner_up_probability=prob(raw.get("runner_up_probability")))
+                     runner_up_probability=_probability(raw.get("runner_up_probability")))
 
 
 def _confidence(value: Any) -> tuple[float | None, str | None]:

@@ -116,9 +116,11 @@ def _relation_value(attributes: dict[str, Any], symmetric: bool, chunk_ids: list
 
 
 def _entity_value(labels: list[str], key: str, name: str, etype: str, properties: dict[str, Any],
-                  aliases: list[str], chunk_ids: list[str], doc_ids: list[str]) -> dict[str, Any]:  # fmt: skip
+                  aliases: list[str], chunk_ids: list[str], doc_ids: list[str],
+                  record_hash: str | None) -> dict[str, Any]:  # fmt: skip
     return {"labels": sorted(labels), "key": key, "name": name, "type": etype, "properties": properties,
-            "aliases": sorted(aliases), "chunk_ids": sorted(chunk_ids), "doc_ids": sorted(doc_ids)}  # fmt: skip
+            "aliases": sorted(aliases), "chunk_ids": sorted(chunk_ids), "doc_ids": sorted(doc_ids),
+            "record_hash": record_hash}  # fmt: skip
 
 
 def _note_key(doc_id: str, rtype: str, label: str, target: str, qualifier: str = "") -> str:
@@ -156,7 +158,8 @@ def expected_view(ext: Extraction, onto: Ontology, settings: Settings) -> GraphV
         view[Section.CHUNK][c.id] = {"fields": _drop_none(c.model_dump()), "documents": [c.document_id]}
     for uid, e in plan.entities.items():
         view[Section.ENTITY][uid] = _entity_value([cypher.ENTITY, e["type"]], e["key"], e["name"], e["type"],
-                                                  e["properties"], e["aliases"], e["chunk_ids"], e["doc_ids"])
+                                                  e["properties"], e["aliases"], e["chunk_ids"], e["doc_ids"],
+                                                  records.entities[uid])
         conf = plan.confidence.get(uid, {})
         for cid in e["chunk_ids"]:
             view[Section.MENTION][f"({cid})->({uid})"] = {"weight": round(conf.get(cid, 1.0), _DIGITS)}
@@ -204,7 +207,7 @@ def stored_view(driver: neo4j.Driver, settings: Settings, onto: Ontology) -> Gra
         props = {k: v for k, v in f.items() if k not in RESERVED_PROPERTIES}
         view[Section.ENTITY][r["uid"]] = _entity_value(r["labels"], f.get("key"), f.get("name"), f.get("type"), props,
                                                        f.get("aliases") or [], f.get("chunk_ids") or [],
-                                                       f.get("doc_ids") or [])  # fmt: skip
+                                                       f.get("doc_ids") or [], f.get("record_hash"))  # fmt: skip
     for r in read_all(driver, settings, load_cypher.view_mentions()):
         view[Section.MENTION][f"({r['chunk']})->({r['uid']})"] = {"weight": round(r["weight"], _DIGITS)}
     for r in read_all(driver, settings, load_cypher.view_relations(), skip=skip):

@@ -14,13 +14,16 @@ The load is idempotent (everything is ``MERGE``d; provenance lists are unioned),
   shared by documents of several groups is MERGEd in each (in full the first time, then only its
   provenance);
 * every ``(:Document)`` stores its content hash, the hash of the ontology it was loaded under and
-  the digest of the records written for it (its chunks, the entities, relations, aliases, evidence
-  and co-occurrences it supports, as the file has them: :mod:`graphrag_got.graph.load_digest`); a
+  the digest of the records written for it (its chunks, the entities, relations, evidence and
+  co-occurrences it supports, as the file has them: :mod:`graphrag_got.graph.load_digest`); a
   document with all three unchanged is skipped (no writes at all when nothing changed); a changed
-  one (its text, the ontology, or its records: other answers, an alias edit, entity resolution
-  folding its entity into another name) is rewritten: its chunks and its ids on entities and
-  relations are removed first, in the same transaction, and the entities and relations it supports
-  are set from their records in the file (a property, alias or attribute the record lost is removed);
+  one (its text, the ontology, or its records: other answers, entity resolution folding its entity
+  into another name) is rewritten: its chunks and its ids on entities and relations are removed
+  first, in the same transaction, and the entities and relations it supports are set from their
+  records in the file (a property, alias or attribute the record lost is removed);
+* every ``(:Entity)`` stores the digest of its own fields (``record_hash``: properties, name,
+  aliases...); an entity whose fields changed in the file (an alias edit, a property) while none of
+  its documents is rewritten gets its smallest document rewritten, which writes it whole;
 * a document missing from the extraction is removed the same way;
 * relations left with no supporting chunk are deleted, and so are entities with no supporting
   chunk and no relation left; the relations and entities of the rewritten documents that the
@@ -453,8 +456,13 @@ def _load(driver: neo4j.Driver, settings: Settings, extraction: Extraction | dic
         if any(rec["rootless_hash"] != records.rootless for rec in stored_docs):
             _remove_stale_rootless(session, ext, plan, identity, summary)
         new_docs = [d for d in ext.documents if d.id not in stored]
-        changed = [d for d in ext.documents
-                   if d.id in stored and stored[d.id] != (d.hash, onto.hash, records.documents[d.id])]
+        changed_ids = {d.id for d in ext.documents
+                       if d.id in stored and stored[d.id] != (d.hash, onto.hash, records.documents[d.id])}
+        with gc_paused():
+            support = Support(ext, plan)
+        if stored:
+            changed_ids |= _carriers(session, plan, records, support, changed_ids | {d.id for d in new_docs})
+        changed = [d for d in ext.documents if d.id in changed_ids]
         in_file = {d.id for d in ext.documents}
         missing = sorted(set(stored) - in_file)
         summary.documents_added, summary.documents_updated = len(new_docs), len(changed)
@@ -475,9 +483,6 @@ def _load(driver: neo4j.Driver, settings: Settings, extraction: Extraction | dic
         if not to_write and not missing:
             summary.seconds = round(time.perf_counter() - t0, 3)
             return summary
-        changed_ids = {d.id for d in changed}
-        with gc_paused():
-            support = Support(ext, plan)
         touched = _touched(session, sorted(changed_ids) + missing) if changed_ids or missing else {}
         groups = plan_groups(to_write, changed_ids, missing, support, touched, GROUP_BATCHES * settings.graph.batch_size)
         _run_groups(session, groups, plan, support, records, onto, identity, settings.graph.batch_size, summary,
@@ -485,6 +490,26 @@ def _load(driver: neo4j.Driver, settings: Settings, extraction: Extraction | dic
 
     summary.seconds = round(time.perf_counter() - t0, 3)
     return summary
+
+
+def _carriers(session: neo4j.Session, plan: Plan, records: Digests, support: Support, writing: set[str]) -> set[str]:
+    """Documents to rewrite for the entities whose own fields changed (their ``record_hash`` in the graph is
+    not the file's; an entity missing from the graph counts too) when none of their documents is written
+    anyway: the smallest document of each, which writes it whole (:mod:`graphrag_got.graph.load_digest`)."""
+    stored = {rec["uid"]: rec["record_hash"] for rec in _read(session, load_cypher.entity_record_hashes())}
+    carriers: set[str] = set()
+    stale = 0
+    for uid, row in plan.entities.items():
+        docs = row["doc_ids"]
+        if not docs or stored.get(uid) == records.entities[uid]:
+            continue
+        stale += 1
+        if writing.isdisjoint(docs) and carriers.isdisjoint(docs):
+            carriers.add(min(docs, key=lambda d: (support.weight(d), d)))
+    if carriers:
+        logger.info("%d entity(ies) changed their own fields (properties, name, aliases); %d document(s) whose "
+                    "records are otherwise unchanged are written again to write them", stale, len(carriers))
+    return carriers
 
 
 def _remove_stale_rootless(session: neo4j.Session, ext: Extraction, plan: Plan, identity: tuple[str, ...],

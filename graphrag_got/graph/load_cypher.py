@@ -143,8 +143,9 @@ def _drop_stale(target: str, fields: str) -> str:
 
 
 def merge_entities(label: str) -> str:
-    """Rows ``{uid, key, name, type, properties, chunk_ids, doc_ids, aliases}`` of one ontology class;
-    ``$reserved``: the node fields the toolkit writes (``RESERVED_PROPERTIES``).
+    """Rows ``{uid, key, name, type, properties, chunk_ids, doc_ids, aliases, record_hash}`` of one ontology
+    class; ``$reserved``: the node fields the toolkit writes (``RESERVED_PROPERTIES``). ``record_hash``: the
+    digest of the record's own fields (:mod:`graphrag_got.graph.load_digest`).
 
     The row is the entity's whole record in the extraction file (every document it appears in sees the
     same one), so name, aliases and properties are set from it, and a property the record no longer
@@ -160,8 +161,13 @@ def merge_entities(label: str) -> str:
         f"    e.doc_ids = {_union('e', 'doc_ids')}\n"
         + _drop_stale("e", "keys(row.properties)")
         + f"SET e:{lab}, e += row.properties, e.name = row.name, e.aliases = coalesce(row.aliases, []),\n"
-        "    e.key = row.key, e.type = row.type"
+        "    e.key = row.key, e.type = row.type, e.record_hash = row.record_hash"
     )
+
+
+def entity_record_hashes() -> str:
+    """``uid`` and ``record_hash`` of every entity: whose own fields the file changed (``graph.load``)."""
+    return "MATCH (e:Entity) RETURN e.uid AS uid, e.record_hash AS record_hash"
 
 
 def merge_relations(rel_type: str, identity: Sequence[str] = ()) -> str:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from itertools import combinations
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, TypeVar
 
 from graphrag_got.errors import OntologyError
 from graphrag_got.extract.extraction import ChunkRecord, DocumentRecord, Extraction, Rejection
@@ -55,7 +56,7 @@ def graph_ontology(ontology: Ontology | str | Path) -> Ontology:
 class EntityRow(TypedDict):
     """One entity to write (:func:`~graphrag_got.graph.load_cypher.merge_entities`); ``properties``
     holds no nulls; ``chunk_ids``/``doc_ids`` are its provenance (restricted to a group's documents
-    when written)."""
+    when written); ``record_hash``, the digest of its own fields, is added when it is written."""
 
     uid: str
     key: str
@@ -65,6 +66,7 @@ class EntityRow(TypedDict):
     chunk_ids: list[str]
     aliases: list[str]
     doc_ids: list[str]
+    record_hash: NotRequired[str]
 
 
 class RelationRow(TypedDict):
@@ -236,16 +238,16 @@ def _cooccurrences(plan: Plan, chunk_doc: dict[str, str], cap: int) -> dict[tupl
         for cid in row["chunk_ids"]:
             by_chunk[cid].append((conf.get(cid, 1.0), uid))
     out: dict[tuple[str, str], CooccurrenceRow] = {}
+    # a chunk of a coverage run lists up to `cap` functions: ~10^6 pairs on click; the loop body is kept lean
     for cid in sorted(by_chunk):
         ranked = sorted(by_chunk[cid], key=lambda cu: (-cu[0], cu[1]))[:cap]
         ranked.sort(key=lambda cu: cu[1])
-        for i, (conf_a, a) in enumerate(ranked):
-            for conf_b, b in ranked[i + 1 :]:
-                row = out.get((a, b))
-                if row is None:
-                    row = out[(a, b)] = {"start": a, "end": b, "chunk_ids": [], "chunk_weights": [], "doc_ids": []}
-                row["chunk_ids"].append(cid)
-                row["chunk_weights"].append(min(conf_a, conf_b))
+        for (conf_a, a), (conf_b, b) in combinations(ranked, 2):
+            row = out.get((a, b))
+            if row is None:
+                row = out[(a, b)] = {"start": a, "end": b, "chunk_ids": [], "chunk_weights": [], "doc_ids": []}
+            row["chunk_ids"].append(cid)
+            row["chunk_weights"].append(conf_b if conf_b < conf_a else conf_a)  # min(conf_a, conf_b)
     for row in out.values():
         row["doc_ids"] = _docs_of(row["chunk_ids"], chunk_doc)
     return out
@@ -435,6 +437,7 @@ def group_rows(g: Group, plan: Plan, support: Support, written: set[str], ontolo
         if uid in written:
             rows.provenance.append({"uid": uid, "chunk_ids": row["chunk_ids"], "doc_ids": row["doc_ids"]})
         else:
+            row["record_hash"] = records.entities[uid]
             by_label[row["type"]].append(row)
             rows.new_uids.add(uid)
         conf = plan.confidence.get(uid, {})

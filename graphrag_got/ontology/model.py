@@ -42,7 +42,7 @@ RESERVED_RELATIONS = frozenset({"HAS_CHUNK", "MENTIONS", "IN_COMMUNITY", "IN_FOL
 # ("confidence"; the compact form's "t", "n", "c").
 RESERVED_PROPERTIES = frozenset(
     {"uid", "key", "name", "type", "chunk_ids", "doc_ids", "evidence", "evidence_chunk_ids", "aliases", "communityId",
-     "communityLevel", "confidence", "embedding", "embedding_hash", "t", "n", "c"}
+     "communityLevel", "confidence", "embedding", "embedding_hash", "record_hash", "t", "n", "c"}
 )
 #: Relation attributes share a map with the fields of a relation in the graph, in ``extraction.json``
 #: and in the answer schema the model fills, so those field names are taken too.
