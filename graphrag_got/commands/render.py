@@ -203,6 +203,8 @@ class LineRenderer:
             head = f"{ev.step}: {ev.done}/{ev.total} ({pct:.0f}%)"
         if _complete(ev):
             head += f" · done in {format_seconds(elapsed)}"
+        elif ev.own_eta:
+            head += f" · ETA {format_seconds(ev.eta_s)}" if ev.eta_s is not None else " · ETA not known yet"
         elif ev.total is not None and ev.done > st.first_done and elapsed > 0:
             rate = (ev.done - st.first_done) / elapsed
             head += f" · ETA {format_seconds((ev.total - ev.done) / rate)}"
@@ -225,16 +227,32 @@ class BarRenderer:
                 return
             task = self._tasks.get(event.step)
             if task is None:
-                task = self._tasks[event.step] = self._progress.add_task(event.step, total=event.total, tail="")
+                task = self._tasks[event.step] = self._progress.add_task(event.step, total=event.total, tail="",
+                                                                         eta=_RICH_ETA)
             total = event.total
             if event.finished and total is None:
                 total = event.done  # a step that never knew its size: show it complete
-            self._progress.update(task, completed=event.done, total=total, tail=_tail(event))
+            self._progress.update(task, completed=event.done, total=total, tail=_tail(event),
+                                  eta=event.eta_s if event.own_eta else _RICH_ETA)
             if event.finished:
                 self._progress.stop_task(task)
 
     def close(self) -> None:
         """Nothing to flush: the bars show the latest state."""
+
+
+#: The ``eta`` field of a bar whose step gives no ETA of its own: rich estimates it from the bar's speed.
+_RICH_ETA = "rich"
+
+
+class _EtaColumn(TimeRemainingColumn):
+    """Time left: the step's own estimate when it gives one (``ProgressEvent.own_eta``), else rich's."""
+
+    def render(self, task: Any) -> Text:
+        eta = task.fields.get("eta", _RICH_ETA)
+        if eta == _RICH_ETA or task.finished:
+            return super().render(task)
+        return Text("-:--" if eta is None else format_seconds(eta), style="progress.remaining")
 
 
 def make_bar_progress(console: Console) -> Progress:
@@ -249,7 +267,7 @@ def make_bar_progress(console: Console) -> Progress:
         TextColumn("[bold]{task.description}[/]", table_column=Column(no_wrap=True)),
         BarColumn(bar_width=bar_width, table_column=Column(no_wrap=True)),
         MofNCompleteColumn(table_column=Column(no_wrap=True)),
-        TimeRemainingColumn(compact=True, elapsed_when_finished=True, table_column=Column(no_wrap=True)),
+        _EtaColumn(compact=True, elapsed_when_finished=True, table_column=Column(no_wrap=True)),
         TextColumn("{task.fields[tail]}", markup=False,
                    table_column=Column(no_wrap=True, overflow="ellipsis", max_width=tail_width)),
         console=console,

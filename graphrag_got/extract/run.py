@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +28,8 @@ from graphrag_got.llm.calls import LLMContextError, LLMOutputError
 from graphrag_got.llm.factory import get_chat_model, model_label, resolve_provider
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.common.progress import ProgressCallback, ProgressEvent
+from graphrag_got.common.progress import ProgressCallback
+from graphrag_got.extract.batch import ChunkProgress, ask_chunks, provider_failure
 from graphrag_got.extract.extraction import FORMAT as EXTRACTION_FORMAT
 from graphrag_got.extract.extraction import (ChunkRecord, DocumentRecord, Extraction, FailureReason,
                                              LLMRef, OntologyRef, SkippedFile)
@@ -47,6 +46,8 @@ from graphrag_got.ingest.notes import ScanCache, notes_of_documents
 from graphrag_got.extract.verify import VerdictCache, Verifier
 from graphrag_got.extract import fingerprint
 from graphrag_got.llm.usage import cost_usd, usage_line
+from graphrag_got.llm import server as llm_server
+from graphrag_got.llm.concurrency import calls_in_flight
 from graphrag_got.extract.extraction import Usage
 from graphrag_got.extract.classify.backend import backend_for
 from graphrag_got.extract.classify.cache import ClassifyCache
@@ -66,28 +67,6 @@ def system_prompt(onto: Ontology) -> str:
 
 def user_prompt(chunk: Chunk) -> str:
     return extraction_user_prompt(chunk.text)
-
-
-# ---------------------------------------------------------------------------- progress
-class _Progress:
-    """Counts finished chunks and reports each one as a :class:`ProgressEvent` (step ``extract``)."""
-
-    def __init__(self, total: int, callback: ProgressCallback | None):
-        self.total, self.done, self.calls, self.hits, self.failed = total, 0, 0, 0, 0
-        self.callback = callback
-        self._lock = threading.Lock()
-
-    def step(self, *, cached: bool, failed: bool, calls: int, chunk_id: str = "") -> None:
-        with self._lock:
-            self.done += 1
-            self.hits += int(cached)
-            self.failed += int(failed)
-            self.calls += calls
-            event = ProgressEvent(step="extract", done=self.done, total=self.total, message=chunk_id,
-                                  stats={"LLM calls": self.calls, "cached": self.hits, "failed": self.failed},
-                                  finished=self.done >= self.total)
-        if self.callback is not None:
-            self.callback(event)
 
 
 # ---------------------------------------------------------------------------- the run
@@ -122,6 +101,7 @@ class ExtractionSummary:
     retried_failures: int = 0  # cached failures asked again because their cause may be gone
     unchanged: bool = False  # inputs as when the file was written: the file was kept, not rebuilt
     validations_reused: int = 0  # chunks whose repair and validation came from the last run's memo
+    runner: str = ""  # where this run's calls ran and how many at once (empty: no call)
     # what was written to out_path, for a step that uses it next in the same process (load): reading
     # it back costs a second per 6,000 notes. None when the file was kept as it was.
     extraction: Extraction | None = field(default=None, repr=False, compare=False)
@@ -136,6 +116,7 @@ class ExtractionSummary:
                                                     if self.failed_chunks else ")"))
                if self.llm_calls == 0 and not self.revalidated else "")
             + (" · revalidated stored answers, no LLM call" if self.revalidated else ""),
+            *([f"  calls: {self.runner}"] if self.runner else []),
             f"  entities {self.entities} · relations kept {self.relations} · relations refused "
             f"{self.rejected_relations} · entities refused {self.rejected_entities}",
         ]
@@ -219,12 +200,17 @@ def should_retry(rec: CacheRecord, setup: str, retry_failed: bool) -> bool:
     return reason is FailureReason.CONTEXT_OVERFLOW and rec.setup != setup
 
 
+def record_base(chunk: Chunk, onto: Ontology) -> dict[str, Any]:
+    """The fields every stored record of ``chunk`` starts with."""
+    return dict(chunk_id=chunk.id, chunk_hash=chunk.hash, ontology_hash=onto.hash, prompt_version=PROMPT_VERSION,
+                created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+
 def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dict[str, Any],
                   system: str, setup: str | None = None) -> CacheRecord:
     """One LLM call (plus at most one retry) for one chunk; never raises for a bad answer or a prompt
     too long for the context (a failed record with its :class:`FailureReason`)."""
-    base = dict(chunk_id=chunk.id, chunk_hash=chunk.hash, ontology_hash=onto.hash, prompt_version=PROMPT_VERSION,
-                created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    base = record_base(chunk, onto)
     try:
         value, attempt = complete_json(chat, system, user_prompt(chunk), None, schema=schema, replay_key=chunk.hash)
     except LLMContextError as exc:
@@ -243,6 +229,25 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                    out_path: str | Path | None = None, *, chat: BaseChatModel | None = None,
                    revalidate: bool = False, retry_failed: bool = False, export_replay: str | Path | None = None,
                    progress: ProgressCallback | None = None) -> ExtractionSummary:
+    """Extract the corpus (see the module docstring). The embedded model's llama-server, when this run starts
+    it, is stopped at its end (unless an enclosing ``demo`` or ``build`` started it)."""
+    with llm_server.scope():
+        return _run_extraction(settings, onto, corpus, out_path, chat=chat, revalidate=revalidate,
+                               retry_failed=retry_failed, export_replay=export_replay, progress=progress)
+
+
+def _chat_for(settings: Settings, provider: str, classify: bool) -> BaseChatModel:
+    """The run's chat model. The classify strategy scores its choices with the in-process model's
+    log-probabilities, which llama-server does not give: with the embedded model it runs in-process."""
+    if classify and provider == "llamacpp" and settings.llm.llamacpp_backend != "in_process":
+        logger.info("classify strategy: the embedded model runs in-process (choices are scored by log-probability)")
+        settings = settings.with_overrides(llamacpp_backend="in_process")
+    return get_chat_model(settings, provider)
+
+
+def _run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None, out_path: str | Path | None, *,
+                    chat: BaseChatModel | None, revalidate: bool, retry_failed: bool,
+                    export_replay: str | Path | None, progress: ProgressCallback | None) -> ExtractionSummary:
     t0 = time.monotonic()
     corpus = Path(corpus or settings.files.corpus_path)
     out = Path(out_path or settings.files.out_dir / "extraction.json")
@@ -280,43 +285,46 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
                 retried += int(rec is not None and not retry_failed)
                 todo.append(ch)
 
-    tracker = _Progress(len(chunks), progress)
+    tracker = ChunkProgress(len(chunks), progress)
     for ch in chunks:
         if ch.id in records:
             tracker.step(cached=True, failed=not records[ch.id].ok, calls=0, chunk_id=ch.id)
     calls = 0
+    runner = ""
     if todo:
         if chat is None:
-            chat = get_chat_model(settings, provider)
-        # llama.cpp in-process runs one call at a time; a pool of OpenAI-compatible servers gets at
-        # least one call in flight per server, so adding servers adds throughput
+            chat = _chat_for(settings, provider, classify)
+        flight = calls_in_flight(settings, chat)  # what the server takes (its slots), or GRAPHRAG_CONCURRENCY
+        runner = runner_line(settings, provider, chat, flight.calls, flight.why)
+        logger.info("extraction: %s", runner)
         if classify:
             backend, ccache, params = backend_for(chat), ClassifyCache(settings.cache_dir, label), ClassifyParams(
                 settings.extract.evidence_window, settings.extract.mention_threshold, settings.extract.classify_max_pairs)
-        with ThreadPoolExecutor(max_workers=workers_for(settings, provider)) as pool:
-            futures = {(pool.submit(classify_chunk, backend, onto, ch, ccache, params, setup) if classify else
-                        pool.submit(extract_chunk, chat, onto, ch, schema, system, setup)): ch for ch in todo}
+
+        def ask(ch: Chunk) -> CacheRecord:
+            tracker.begin(ch.id)
             try:
-                for fut in as_completed(futures):
-                    ch = futures[fut]
-                    try:
-                        rec = fut.result()
-                    except LLMError as exc:
-                        # the provider itself is broken (unreachable, no model): stop, keep what is cached
-                        for f in futures:
-                            f.cancel()
-                        raise ExtractionError(f"provider down: {exc}\n{len(records)} of {len(chunks)} chunks are "
-                                              "cached; rerun the same command to resume.") from None
-                    rec.model = label
-                    cache.put(ch.hash, onto.hash, rec)
-                    records[ch.id] = rec
-                    calls += rec.calls
-                    tracker.step(cached=False, failed=not rec.ok, calls=rec.calls, chunk_id=ch.id)
-            except KeyboardInterrupt:
-                for f in futures:
-                    f.cancel()
-                raise ExtractionError(f"interrupted: {len(records)} of {len(chunks)} chunks are cached; "
-                                      "rerun the same command to resume.") from None
+                if classify:
+                    return classify_chunk(backend, onto, ch, ccache, params, setup)
+                return extract_chunk(chat, onto, ch, schema, system, setup)
+            finally:
+                tracker.end()
+
+        def keep(ch: Chunk, rec: CacheRecord) -> None:
+            nonlocal calls
+            rec.model = label
+            cache.put(ch.hash, onto.hash, rec)  # as soon as it arrives: an interrupted run loses nothing
+            if records.get(ch.id) is rec:
+                return  # handed again after a Ctrl-C (see ask_chunks)
+            records[ch.id] = rec
+            calls += rec.calls
+            tracker.step(cached=False, failed=not rec.ok, calls=rec.calls, chunk_id=ch.id)
+
+        stopped = ask_chunks(todo, ask, flight.calls, keep,
+                             lambda ch, exc: provider_failure(exc, record_base(ch, onto), setup))
+        if stopped is not None:
+            answered = sum(1 for r in records.values() if r.ok)
+            raise ExtractionError(stopped.message(answered, len(chunks)))
 
     with gc_paused():  # bulk parsing and record building: see common.memory
         context = fingerprint.validation_context(settings, onto)  # what every chunk's validation depends on
@@ -335,7 +343,8 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
             if chat is None and not revalidate:
                 chat = get_chat_model(settings, provider)
             verifier = Verifier(onto, VerdictCache(settings.cache_dir, label), None if revalidate else chat,
-                                workers=workers_for(settings, provider), progress=progress)
+                                workers=calls_in_flight(settings, chat).calls if chat is not None else 1,
+                                progress=progress)
         try:
             memo_file = memo_path(settings.cache_dir, out)
             memo = ValidationMemo(memo_file, context)
@@ -380,7 +389,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         usage=run_usage,
         replay_path=replay_path, repairs=c.repairs, repairs_by_reason=dict(c.repairs_by_reason),
         failed_by_reason=dict(c.failed_by_reason), skipped_files=skipped, retried_failures=retried,
-        validations_reused=memo.hits, extraction=ext,
+        validations_reused=memo.hits, extraction=ext, runner=runner,
     )
 
 
@@ -412,11 +421,22 @@ def classify_line(records: list[CacheRecord]) -> str:
                    if total["pairs_left_out"] else "")
 
 
-def workers_for(settings: Settings, provider: str) -> int:
-    """Calls in flight: llama.cpp in-process runs one at a time; a pool of OpenAI-compatible servers
-    gets at least one call per server, so adding servers adds throughput."""
-    pool = len(settings.llm.openai_base_urls) if provider == "openai" else 1
-    return 1 if provider == "llamacpp" else max(settings.llm.concurrency, pool)
+def runner_line(settings: Settings, provider: str, chat: BaseChatModel, calls: int, why: str) -> str:
+    """Where the calls run and how many at once, for the summary (which backend runs the embedded model)."""
+    at_once = f"{calls} call(s) in flight ({why})"
+    if getattr(chat, "embedded", False):
+        urls = ", ".join(getattr(chat, "base_urls", []))
+        return f"embedded model served by llama-server at {urls}, {at_once}"
+    if provider == "llamacpp":
+        from graphrag_got.llm.server import choose_backend
+
+        try:
+            backend = choose_backend(settings)
+            reason = "the classify strategy scores choices in-process" if backend.server else backend.why
+        except LLMError as exc:
+            reason = str(exc)
+        return f"embedded model in this process (llama-cpp-python: {reason}), one call at a time"
+    return f"{provider}, {at_once}"
 
 
 def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],

@@ -26,7 +26,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
 from graphrag_got.config import Settings
-from graphrag_got.llm.calls import Attempt, LLMContextError, LLMOutputError, complete_text, is_llamacpp
+from graphrag_got.llm.calls import Attempt, LLMContextError, LLMOutputError, complete_text, is_embedded
 from graphrag_got.llm.json_answers import complete_json
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ class ClaimsAnswer(BaseModel):
 def use_claims(settings: Settings, chat: BaseChatModel) -> bool:
     """Whether an answer of ``chat`` is asked as claims (see the module docstring)."""
     fmt = settings.search.answer_format
-    return is_llamacpp(chat) if fmt == "auto" else fmt == "claims"
+    return is_embedded(chat) if fmt == "auto" else fmt == "claims"
 
 
 def claims_schema(ids: list[str], max_claims: int = MAX_CLAIMS) -> dict[str, Any]:

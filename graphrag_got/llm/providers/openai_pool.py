@@ -29,7 +29,7 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import ConfigDict, PrivateAttr, SecretStr
+from pydantic import ConfigDict, Field, PrivateAttr, SecretStr
 
 from graphrag_got.errors import LLMError
 from graphrag_got.llm.providers.retry import RetryPolicy, call_with_retries, describe, is_transient, status_of
@@ -141,7 +141,14 @@ class OpenAIPoolChatModel(BaseChatModel):
     balance: Balance = "least_busy"
     retries: int = 3
     backoff_s: float = 1.0
+    #: sent with every request beside the OpenAI fields (llama.cpp: ``cache_prompt``)
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    #: the embedded model served by our llama-server (``graphrag_got.llm.server``), not a remote one
+    embedded: bool = False
+    #: tokens one call holds, when known (the embedded server's context per slot)
+    context_window: int | None = None
     _pool: ServerPool = PrivateAttr()
+    _capacity: int | None = PrivateAttr(default=None)
 
     def model_post_init(self, context: Any) -> None:
         import openai
@@ -167,10 +174,38 @@ class OpenAIPoolChatModel(BaseChatModel):
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(retries=self.retries, backoff_s=self.backoff_s)
 
+    def capacity(self) -> int:
+        """Calls the pool takes at once: per server, the slots a llama.cpp server reports (``/props``
+        ``total_slots``), else :data:`DEFAULT_SLOTS`; asked once."""
+        if self._capacity is None:
+            key = self.api_key.get_secret_value() if self.api_key else None
+            self._capacity = sum(server_slots(url, key) or DEFAULT_SLOTS for url in self._pool.urls)
+        return self._capacity
+
+    def count_tokens(self, text: str) -> int | None:
+        """Tokens of ``text`` under the embedded server's tokenizer (``/tokenize``); None for other servers."""
+        if not self.embedded:
+            return None
+        url = _root(self._pool.urls[0]) + "/tokenize"
+        request = urllib.request.Request(url, data=json.dumps({"content": text}).encode("utf-8"),
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=min(30.0, self.timeout_s)) as resp:  # noqa: S310 (loopback)
+                return len(json.loads(resp.read().decode("utf-8")).get("tokens") or [])
+        except (urllib.error.URLError, OSError, ValueError, AttributeError):
+            return None
+
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         schema = kwargs.pop("json_schema", None)
         max_tokens = kwargs.pop("max_tokens", None) or self.max_tokens
+        extra_body = dict(self.extra_body)
+        if "repeat_penalty" in kwargs:  # llama.cpp's own sampling field, not an OpenAI one
+            penalty = kwargs.pop("repeat_penalty")
+            if self.embedded:
+                extra_body["repeat_penalty"] = penalty
+        if extra_body:
+            kwargs["extra_body"] = {**extra_body, **(kwargs.get("extra_body") or {})}
         body = [{"role": _ROLES.get(m.type, "user"), "content": m.content if isinstance(m.content, str)
                  else json.dumps(m.content, ensure_ascii=False)} for m in messages]
         policy = self.retry_policy
@@ -251,6 +286,10 @@ class OpenAIPoolChatModel(BaseChatModel):
 
 
 # ---------------------------------------------------------------------------- what a server says about itself
+#: Calls in flight per server that does not say how many it takes (LightRAG's default is 4).
+DEFAULT_SLOTS = 4
+
+
 @dataclass
 class ServerInfo:
     """What ``/models`` (and llama.cpp's ``/props``) tell about one server."""
@@ -260,6 +299,23 @@ class ServerInfo:
     models: list[str] = field(default_factory=list)
     context: int | None = None
     error: str = ""
+    slots: int | None = None  # llama.cpp: parallel slots (/props total_slots)
+
+
+def _root(url: str) -> str:
+    """A base URL without its ``/v1`` (where llama.cpp's own endpoints are)."""
+    base = url.rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+def server_slots(url: str, api_key: str | None = None, timeout: float = 3.0) -> int | None:
+    """The parallel slots a llama.cpp server reports (``/props`` ``total_slots``); None for other servers."""
+    try:
+        props = _get_json(_root(url) + "/props", api_key, timeout)
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    slots = props.get("total_slots") if isinstance(props, dict) else None
+    return slots if isinstance(slots, int) and slots > 0 else None
 
 
 def _get_json(url: str, api_key: str | None, timeout: float) -> Any:
@@ -291,12 +347,14 @@ def server_info(url: str, api_key: str | None = None, timeout: float = 5.0) -> S
     entries = [e for e in (data.get("data") or []) if isinstance(e, dict)] if isinstance(data, dict) else []
     info = ServerInfo(url, answers=True, models=[str(e.get("id", "")) for e in entries])
     info.context = next((c for c in (_context_of(e) for e in entries) if c), None)
-    root = base[: -len("/v1")] if base.endswith("/v1") else base
-    try:  # llama.cpp's own server reports the context it runs with
-        props = _get_json(root + "/props", api_key, timeout)
-        n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx") if isinstance(props, dict) else None
-        if isinstance(n_ctx, int) and n_ctx > 0:
-            info.context = n_ctx
+    try:  # llama.cpp's own server reports the context it runs with (per slot) and its slots
+        props = _get_json(_root(base) + "/props", api_key, timeout)
+        if isinstance(props, dict):
+            n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx")
+            if isinstance(n_ctx, int) and n_ctx > 0:
+                info.context = n_ctx
+            if isinstance(props.get("total_slots"), int) and props["total_slots"] > 0:
+                info.slots = props["total_slots"]
     except (urllib.error.URLError, OSError, ValueError):
         pass
     return info
