@@ -93,7 +93,7 @@ class StoppedRun:
 
     def message(self, answered: int, total: int) -> str:
         ids = ", ".join(c.id for c in self.failed[:8]) + (" ..." if len(self.failed) > 8 else "")
-        lines = [self.why, f"{answered} of {total} chunks are answered and cached"
+        lines = [self.why, f"{answered} of {total} chunks are cached"
                  + (f"; {len(self.failed)} failed when the provider stopped answering ({ids})" if self.failed else "")
                  + (f"; {len(self.not_asked)} not asked" if self.not_asked else "")
                  + ". Rerun the same command to resume: it asks only the chunks without an answer."]
@@ -146,6 +146,10 @@ def ask_chunks(todo: list[Chunk], ask: Callable[[Chunk], CacheRecord], workers: 
                         if ch not in stop.failed:
                             stop.failed.append(ch)
                         rec = on_provider_failure(ch, exc)
+                    except KeyboardInterrupt:  # raised inside the call: this chunk has no answer
+                        ready.pop()
+                        hurry, stop = True, stop or halt("interrupted")
+                        continue
                     keep(ch, rec)
                     ready.pop()
             except KeyboardInterrupt:

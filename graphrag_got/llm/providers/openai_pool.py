@@ -245,9 +245,12 @@ class OpenAIPoolChatModel(BaseChatModel):
             usage_metadata = {"input_tokens": int(usage.prompt_tokens or 0),
                               "output_tokens": int(usage.completion_tokens or 0),
                               "total_tokens": int(usage.total_tokens or 0)}
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = getattr(details, "cached_tokens", None)  # llama.cpp: prompt tokens served from the slot's cache
         message = AIMessage(content=text, usage_metadata=usage_metadata, response_metadata={
             "model_name": getattr(response, "model", self.model_name), "base_url": served_by[-1],
-            "retries": retries, "finish_reason": getattr(choice, "finish_reason", None)})
+            "retries": retries, "finish_reason": getattr(choice, "finish_reason", None),
+            "prefix_reused": cached if isinstance(cached, int) else None})
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _create(self, server: Server, body: list[dict[str, Any]], schema: dict[str, Any] | None,
