@@ -15,7 +15,7 @@ import subprocess
 import time
 from collections import deque
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 #: Popen objects of processes this interpreter started, by pid: ``poll()`` reaps a child that exited,
 #: which ``kill -0`` alone would still see (a zombie).
@@ -45,9 +45,11 @@ def _proc_fields(pid: int) -> tuple[str, list[str]] | None:
     return state, argv
 
 
-def alive(pid: int, program: str | None = None) -> bool:
-    """Whether ``pid`` runs (and is not a zombie); with ``program``, whether its argv[0] is that program."""
-    proc = _CHILDREN.get(pid)
+def alive(pid: int, matches: Callable[[list[str]], bool] | None = None,
+          proc: subprocess.Popen | None = None) -> bool:
+    """Whether ``pid`` runs (and is not a zombie); with ``matches``, whether its argv is one we started
+    (a recycled pid is not ours). ``proc``: its Popen when the caller keeps its own."""
+    proc = proc or _CHILDREN.get(pid)
     if proc is not None and proc.poll() is not None:
         return False
     try:
@@ -64,7 +66,7 @@ def alive(pid: int, program: str | None = None) -> bool:
     state, argv = fields
     if state == "Z":
         return False
-    return program is None or (bool(argv) and Path(argv[0]).name == Path(program).name)
+    return matches is None or matches(argv)
 
 
 def read_pid(path: Path) -> int | None:
@@ -74,14 +76,13 @@ def read_pid(path: Path) -> int | None:
         return None
 
 
-def stop_process(pid: int, timeout_s: float) -> bool:
-    """SIGTERM, wait up to ``timeout_s``, then SIGKILL. True when it ended on SIGTERM."""
-    proc = _CHILDREN.get(pid)
+def stop_process(pid: int, timeout_s: float, proc: subprocess.Popen | None = None) -> bool:
+    """SIGTERM, wait up to ``timeout_s``, then SIGKILL. True when it ended on SIGTERM. ``proc``: its Popen
+    when the caller keeps its own (else the one :func:`remember_child` was given, if any)."""
+    proc = proc or _CHILDREN.get(pid)
 
     def ended() -> bool:
-        if proc is not None:
-            return proc.poll() is not None
-        return not alive(pid)
+        return proc.poll() is not None if proc is not None else not alive(pid)
 
     try:
         os.kill(pid, signal.SIGTERM)

@@ -188,13 +188,17 @@ def _read_plan(settings: Settings) -> ServerPlan | None:
         return None
 
 
+def _is_llama_server(argv: list[str]) -> bool:
+    return bool(argv) and Path(argv[0]).name == PROGRAM
+
+
 def _our_pid(settings: Settings) -> int | None:
     """The pid of our running server, or None (a stale pid file is removed)."""
     path = pid_path(settings)
     pid = processes.read_pid(path)
     if pid is None:
         return None
-    if processes.alive(pid, PROGRAM):
+    if processes.alive(pid, _is_llama_server):
         return pid
     path.unlink(missing_ok=True)
     return None
@@ -358,7 +362,7 @@ def _wait_ready(settings: Settings, plan: ServerPlan, pid: int, proc: subprocess
             if started:
                 _report(progress, f"ready at {plan.url} (pid {pid}) in {seconds:.1f} s", finished=True)
             return ServerInfo(plan, pid, started, log, round(seconds, 1) if started else None)
-        dead = proc.poll() is not None if proc is not None else not processes.alive(pid, PROGRAM)
+        dead = proc.poll() is not None if proc is not None else not processes.alive(pid, _is_llama_server)
         if dead:
             _forget(settings, pid)
             raise LLMServerError(f"llama-server did not start ({plan.describe()}). Log {log} ends with:\n"
