@@ -253,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     load = os.getloadavg()[0]
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="llm-server-bench-"))
+    workdir.mkdir(parents=True, exist_ok=True)
     corpus = _corpus(args.limit, workdir)
     gold = json.loads(GOLD.read_text(encoding="utf-8"))
     if args.limit:

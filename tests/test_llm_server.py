@@ -43,13 +43,11 @@ ONTOLOGY = {
          "comment": "Two people are married."},
     ],
 }
-PASSAGES = [
+PASSAGES = [  # 4 chunks, 2 slots: the kill typically finds one answered, one in flight, two not asked
     "Orla Venn joined the Lantern Guild as an apprentice. She married Bram Oduya in the spring.",
     "Bram Oduya was a member of the Lantern Guild for twenty years. He taught the trade to many.",
     "Tessa Marr led the Salt Company. Her husband Ivo Marr kept its books.",
     "Ivo Marr left the Salt Company after a quarrel. He joined the Lantern Guild the next year.",
-    "Pell Arkin and Rina Sole were married by the river. Both belonged to the Salt Company.",
-    "Rina Sole founded a school for the Salt Company. Pell Arkin built its first hall.",
 ]
 
 
@@ -62,7 +60,7 @@ def served(tmp_path: Path) -> Iterator[Settings]:
     settings = base.with_overrides(
         home=tmp_path / "home", out_dir=tmp_path / "out", models_path=base.models_dir.resolve(),
         llm_provider="llamacpp", llamacpp_backend="server", llamacpp_model=TEST_MODEL, llama_server_port=free_port(),
-        llama_server_slots=2, llamacpp_n_ctx=2048, llm_max_tokens=200, max_entities=3, max_relations=2,
+        llama_server_slots=2, llamacpp_n_ctx=2048, llm_max_tokens=160, max_entities=3, max_relations=2,
         llm_retries=1, llm_backoff_s=0.2, concurrency=None)
     try:
         yield settings
