@@ -159,7 +159,8 @@ def run_served(args: argparse.Namespace, slots: int, servers: int, corpus: Path,
                onto: Ontology, workdir: Path, reference: Row | None) -> Row:
     name = f"server x{slots}" + (f", {servers} servers" if servers > 1 else "")
     threads = max(1, args.threads // servers)
-    homes = [workdir / f"server-{slots}-{servers}-{i}" for i in range(servers)]
+    run = len(list(workdir.glob(f"server-{slots}-{servers}-0*")))  # a slot count given twice runs twice
+    homes = [workdir / (f"server-{slots}-{servers}-{i}" + (f"-{run}" if run else "")) for i in range(servers)]
     each = [_settings(args, home, llamacpp_backend="server", llama_server_slots=slots, llama_server_port=_free_port(),
                       llamacpp_threads=threads) for home in homes]
     started = [llm_server.start(s) for s in each]  # started before the run: the run leaves them running
@@ -226,6 +227,10 @@ def report(args: argparse.Namespace, rows: list[Row], rss_before: float | None, 
     if rss_before is not None:
         lines.append(f"in-process peak RSS is this Python process's; it held {rss_before:.0f} MB before the model "
                      "was loaded.")
+    lines.append("prompt cached: prompt tokens the server did not evaluate again (its slot caches), from its log. "
+                 "same as in-process: chunks whose parsed answer equals the in-process one exactly; at temperature 0 "
+                 "the two paths agree token by token until a near tie, where their arithmetic (batch sizes, kernels) "
+                 "differs, so judge quality by the F1 columns.")
     ref = next((r for r in rows if r.config == "in-process"), None)
     if ref is not None:
         for r in rows:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates .venv and installs graphrag_got with everything the demo and the tests use.
 # Idempotent and quick once done (it reinstalls only when pyproject.toml changes).
-# The first run builds llama-cpp-python and llama.cpp's llama-server from source: about N minutes on 2 cores.
+# The first run builds llama-cpp-python (4-8 minutes on 2 cores) and llama.cpp's llama-server (about 6 more)
+# from source.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from graphrag_got.cli import main
 from graphrag_got.config import Settings
@@ -26,7 +26,7 @@ from graphrag_got.errors import ExtractionError
 from graphrag_got.common.progress import ProgressEvent
 from graphrag_got.extract.run import run_extraction
 from graphrag_got.llm import server as srv
-from graphrag_got.llm.calls import Attempt, constraint_kwargs, invoke_model
+from graphrag_got.llm.calls import constraint_kwargs
 from graphrag_got.llm.concurrency import calls_in_flight
 from graphrag_got.llm.factory import get_chat_model
 from graphrag_got.ontology.model import Ontology
@@ -96,15 +96,15 @@ def test_start_health_parallel_answers_and_stop(served: Settings, capsys: pytest
     schema = {"type": "object", "properties": {"names": {"type": "array", "items": {"type": "string"},
                                                          "minItems": 1, "maxItems": 3}},
               "required": ["names"], "additionalProperties": False}
+    system = "List the people named in the text as JSON. " + " ".join(PASSAGES)  # a shared prefix of ~150 tokens
+    prefix = [SystemMessage(content=system), HumanMessage(content="")]
+    assert chat.share_prefix(prefix) == 2  # evaluated in one slot, restored into the other
     busy: list[int] = []
-    answers: dict[int, str] = {}
+    answers: dict[int, AIMessage] = {}
 
     def ask(i: int) -> None:
-        attempt = Attempt()
-        messages = [SystemMessage(content="List the people named in the text as JSON."),
-                    HumanMessage(content=PASSAGES[i])]
-        answers[i] = invoke_model(chat, messages, attempt, 60, **constraint_kwargs(chat, schema))
-        assert attempt.input_tokens > 10 and attempt.output_tokens > 0  # the server's own counts
+        messages = [SystemMessage(content=system), HumanMessage(content=PASSAGES[i])]
+        answers[i] = chat.invoke(messages, max_tokens=60, **constraint_kwargs(chat, schema))
 
     threads = [threading.Thread(target=ask, args=(i,)) for i in range(2)]
     for t in threads:
@@ -115,8 +115,12 @@ def test_start_health_parallel_answers_and_stop(served: Settings, capsys: pytest
     for t in threads:
         t.join()
     assert max(busy) == 2  # both calls were decoded at the same time, one per slot
-    for text in answers.values():  # constrained by json_schema: JSON of the schema's shape
-        value = json.loads(text)
+    for message in answers.values():
+        usage = message.usage_metadata or {}
+        assert usage["input_tokens"] > 100 and usage["output_tokens"] > 0  # the server's own counts
+        # neither slot evaluated the shared system prompt again: both found it in place
+        assert message.response_metadata["prefix_reused"] > 100
+        value = json.loads(str(message.content))  # constrained by json_schema: JSON of the schema's shape
         assert isinstance(value["names"], list) and 1 <= len(value["names"]) <= 3
 
     monkeypatch.setenv("GRAPHRAG_HOME", str(served.files.home))  # the CLI reads the environment

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
 
 from graphrag_got.extract.cache import CacheRecord, ExtractionCache
 from graphrag_got.ingest.chunking import Chunk, ChunkedDocument, read_corpus
@@ -320,6 +321,9 @@ def _run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | Non
             calls += rec.calls
             tracker.step(cached=False, failed=not rec.ok, calls=rec.calls, chunk_id=ch.id)
 
+        if not classify and len(todo) > 1 and hasattr(chat, "share_prefix"):
+            # the instructions and ontology every prompt starts with: evaluated once, copied into every slot
+            chat.share_prefix([SystemMessage(content=system), HumanMessage(content="")])
         stopped = ask_chunks(todo, ask, flight.calls, keep,
                              lambda ch, exc: provider_failure(exc, record_base(ch, onto), setup))
         if stopped is not None:

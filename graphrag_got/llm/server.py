@@ -50,6 +50,8 @@ logger = logging.getLogger(__name__)
 HOST = "127.0.0.1"
 PROGRAM = "llama-server"
 START_STEP = "llm start"
+#: MiB of prompt states llama-server keeps in RAM (a 2,500-token prefix of the 1.5B model is ~70 MB).
+CACHE_RAM_MB = 512
 #: Written by scripts/build_llama_server.sh into the venv when the build failed: the reason.
 BUILD_FAILED_MARK = ".llama-server-build-failed"
 
@@ -148,13 +150,14 @@ class ServerPlan:
         return Path(self.model).stem
 
     def argv(self) -> list[str]:
-        # llama-server divides --ctx-size evenly among the slots (-np given: no unified KV cache).
-        # --cache-ram 0: no host-memory copy of evicted prompts (it may grow to 8 GB); each slot keeps
-        # its own last prompt, which is what the shared prefix of the extraction prompts needs.
+        # llama-server divides --ctx-size evenly among the slots (-np given: no unified KV cache). Each slot
+        # keeps its last prompt; --cache-ram keeps prompts in RAM too (OpenAIPoolChatModel.share_prefix copies
+        # the shared prefix of the extraction prompts into every slot through it), capped at CACHE_RAM_MB
+        # (llama-server's default, 8 GB, would let a long run grow that much).
         return [self.binary, "--model", self.model, "--alias", self.alias, "--host", HOST, "--port", str(self.port),
                 "--parallel", str(self.slots), "--ctx-size", str(self.slots * self.ctx_per_slot),
                 "--threads", str(self.threads), "--threads-batch", str(self.threads),
-                "--cont-batching", "--cache-prompt", "--cache-ram", "0", "--no-webui", "--seed", "0"]
+                "--cont-batching", "--cache-prompt", "--cache-ram", str(CACHE_RAM_MB), "--no-webui", "--seed", "0"]
 
     def describe(self) -> str:
         return (f"{Path(self.model).name}, {self.slots} slot(s) x {self.ctx_per_slot} tokens, {self.threads} "

@@ -182,6 +182,46 @@ class OpenAIPoolChatModel(BaseChatModel):
             self._capacity = sum(server_slots(url, key) or DEFAULT_SLOTS for url in self._pool.urls)
         return self._capacity
 
+    def share_prefix(self, messages: list[BaseMessage]) -> int:
+        """Put the prompt prefix ``messages`` (say, the system prompt and an empty user message) in every slot
+        of the llama.cpp servers of the pool, evaluated once per server: the first slot evaluates it, the
+        others restore it from the server's prompt cache in RAM (``--cache-ram``) instead of evaluating it
+        again. Without this, calls sent at once to empty slots each evaluate the whole prefix. Returns the
+        slots prepared; servers that are not llama.cpp servers (no ``/props``) are left alone. Never raises.
+
+        How (llama-server's slot selection, tools/server/server-context.cpp): a call pinned to a slot
+        (``id_slot``) that holds another prompt saves that prompt and loads the cached one that shares the
+        longest prefix with the call; a slot that is idle when another call starts is saved to the cache.
+        So: the prefix into slot 0, a one-token prompt into every other slot (each start saves slot 0's
+        prefix to the cache), then the prefix into every other slot (each restores it)."""
+        body = [{"role": _ROLES.get(m.type, "user"), "content": str(m.content)} for m in messages]
+        key = self.api_key.get_secret_value() if self.api_key else None
+        prepared = 0
+        for server in self._pool.servers:
+            slots = server_slots(server.url, key)
+            if not slots or slots < 2:
+                continue
+
+            def ask(content: list[dict[str, Any]], slot: int) -> Any:
+                return server.client.chat.completions.create(
+                    model=self.model_name, messages=content, max_tokens=1, temperature=0.0,
+                    extra_body={**self.extra_body, "cache_prompt": True, "id_slot": slot})
+
+            try:
+                t0 = time.monotonic()
+                ask(body, 0)
+                for slot in range(1, slots):
+                    ask([{"role": "user", "content": "ok"}], slot)
+                reused = [getattr(getattr(ask(body, slot).usage, "prompt_tokens_details", None), "cached_tokens", 0)
+                          for slot in range(1, slots)]
+            except Exception as exc:  # an optimisation only: the calls work without it
+                logger.info("%s: could not share the prompt prefix among its slots (%s)", server.url, describe(exc))
+                continue
+            logger.info("%s: prompt prefix in %d slot(s) in %.1f s (tokens restored from its cache per slot: %s)",
+                        server.url, slots, time.monotonic() - t0, reused)
+            prepared += slots
+        return prepared
+
     def count_tokens(self, text: str) -> int | None:
         """Tokens of ``text`` under the embedded server's tokenizer (``/tokenize``); None for other servers."""
         if not self.embedded:
