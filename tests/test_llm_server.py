@@ -61,7 +61,9 @@ def served(tmp_path: Path) -> Iterator[Settings]:
         home=tmp_path / "home", out_dir=tmp_path / "out", models_path=base.models_dir.resolve(),
         llm_provider="llamacpp", llamacpp_backend="server", llamacpp_model=TEST_MODEL, llama_server_port=free_port(),
         llama_server_slots=2, llamacpp_n_ctx=2048, llm_max_tokens=160, max_entities=3, max_relations=2,
-        llm_retries=1, llm_backoff_s=0.2, concurrency=None)
+        llm_retries=1, llm_backoff_s=0.2, concurrency=None,
+        # one thread: next to other work llama.cpp's threads spin-wait on each other (as tests/test_notebook.py)
+        llamacpp_threads=int(os.environ.get("GRAPHRAG_LLAMACPP_THREADS", "1")))
     try:
         yield settings
     finally:

@@ -58,6 +58,12 @@ class ChunkProgress:
         if self.callback is not None:
             self.callback(event)
 
+    def note(self, message: str) -> None:
+        """Say what happens before the calls start (the counts stay as they are)."""
+        with self._lock:
+            event = self._event(message)
+        self._emit(event)
+
     def begin(self, chunk_id: str = "") -> None:
         """A call for a chunk starts (called from the worker thread)."""
         with self._lock:

@@ -323,6 +323,7 @@ def _run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | Non
 
         if not classify and len(todo) > 1 and hasattr(chat, "share_prefix"):
             # the instructions and ontology every prompt starts with: evaluated once, copied into every slot
+            tracker.note("evaluating the shared prompt prefix once for the server's slots")
             chat.share_prefix([SystemMessage(content=system), HumanMessage(content="")])
         stopped = ask_chunks(todo, ask, flight.calls, keep,
                              lambda ch, exc: provider_failure(exc, record_base(ch, onto), setup))
