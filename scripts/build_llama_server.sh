@@ -15,7 +15,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VENV="${VENV:-.venv}"
-LLAMA_CMAKE_ARGS="${LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
+# the default of scripts/setup.sh (the same flags as the Python build, so a stamp made by either matches)
+LLAMA_CMAKE_ARGS="${LLAMA_CMAKE_ARGS:--DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
 JOBS="${LLAMA_SERVER_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 
 binary="$VENV/bin/llama-server"
