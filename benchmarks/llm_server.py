@@ -191,13 +191,13 @@ def live_answer(args: argparse.Namespace, extraction: Path, workdir: Path, slots
     """The corpus's local demo question answered through in-process and through the server (slots given)."""
     from graphrag_got.graph.db import connect
     from graphrag_got.graph.load import load_extraction
-    from graphrag_got.graph.server import ensure_running
+    from graphrag_got.graph.server import ensure_running, stop
     from graphrag_got.llm.factory import get_chat_model
     from graphrag_got.search.local import local_search
 
     question = json.loads((CORPUS.parent / "demo_questions.json").read_text(encoding="utf-8"))["local"]
     base = _settings(args, workdir / "live")
-    ensure_running(base)
+    neo4j = ensure_running(base)  # started here: stopped at the end
     driver = connect(base)
     lines = [f"Live local answer: {question!r} over the in-process extraction, loaded into {base.neo4j.uri}", ""]
     try:
@@ -216,6 +216,8 @@ def live_answer(args: argparse.Namespace, extraction: Path, workdir: Path, slots
                          f"{(res.answer or '')[:160]!r}")
     finally:
         driver.close()
+        if neo4j.started:
+            stop(base)
     return lines
 
 
