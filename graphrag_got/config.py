@@ -109,15 +109,21 @@ class LLMSettings(Section):
     ollama_model: str = _env("GRAPHRAG_OLLAMA_MODEL", "qwen2.5:7b-instruct", "Ollama model")
     llamacpp_model: str = _env("GRAPHRAG_LLAMACPP_MODEL", "qwen2.5-coder-1.5b",
                                "embedded model name (`graphrag-got model list`) or any `.gguf` path")
-    models_path: Path | None = _env("GRAPHRAG_MODELS_DIR", None,
-                                    "where embedded models live (unset: `<home>/models`)")
-    llamacpp_n_ctx: int = _env("GRAPHRAG_LLAMACPP_N_CTX", 4096, "llama.cpp context window, in tokens", ge=512)
-    llamacpp_threads: int | None = _env("GRAPHRAG_LLAMACPP_THREADS", None,
-                                        "most llama.cpp CPU threads (unset: every core)")
+    models_path: Path | None = _env("GRAPHRAG_MODELS_DIR", None, "where embedded models live (unset: `<home>/models`)")
+    llamacpp_n_ctx: int = _env("GRAPHRAG_LLAMACPP_N_CTX", 4096, "llama.cpp context of one call, in tokens (llama-server: "
+                               "per slot)", ge=512)
+    llamacpp_backend: Literal["auto", "server", "in_process"] = _env("GRAPHRAG_LLAMACPP_BACKEND", "auto", "how the "
+        "embedded model runs: `auto` (llama.cpp's `llama-server` with parallel slots when it is built, else in-process), "
+        "`server` (an error when it is missing), `in_process` (llama-cpp-python, one call at a time)")
+    llama_server: Path | None = _env("GRAPHRAG_LLAMA_SERVER", None, "the `llama-server` program (unset: the venv's "
+                                     "`bin/llama-server` that `scripts/setup.sh` builds, else one on PATH)")
+    llama_server_port: int = _env("GRAPHRAG_LLAMA_SERVER_PORT", 8089, "loopback port of the embedded llama-server", ge=1, le=65535)
+    llama_server_slots: int = _env("GRAPHRAG_LLAMA_SERVER_SLOTS", 4, "parallel slots of the embedded `llama-server` "
+                                   "(calls decoded in one batch); its context is slots x GRAPHRAG_LLAMACPP_N_CTX", ge=1, le=64)
+    llamacpp_threads: int | None = _env("GRAPHRAG_LLAMACPP_THREADS", None, "most llama.cpp CPU threads (unset: every core)")
     llamacpp_adaptive_threads: bool = _env(
-        "GRAPHRAG_LLAMACPP_ADAPTIVE_THREADS", True,
-        "each embedded-model call uses at most the cores free at its start (sampled over 150 ms), never more "
-        "than GRAPHRAG_LLAMACPP_THREADS; false: always that many")
+        "GRAPHRAG_LLAMACPP_ADAPTIVE_THREADS", True, "each embedded-model call uses at most the cores free at its start "
+        "(sampled over 150 ms), never more than GRAPHRAG_LLAMACPP_THREADS; false: always that many")
     llamacpp_loop_guard: bool = _env("GRAPHRAG_LOOP_GUARD", True,
                                      "embedded model: close a JSON list once the model repeats its items")
     max_tokens: int = _env("GRAPHRAG_LLM_MAX_TOKENS", 1536, "most tokens in one LLM answer", ge=64, flat="llm_max_tokens")
@@ -131,31 +137,27 @@ class LLMSettings(Section):
         "several form a pool that calls are spread over (unset: the OpenAI API)")
     openai_model: str | None = _env("GRAPHRAG_OPENAI_MODEL", None,
                                     "model name for `openai` (unset: the first model the server lists)")
-    openai_api_key: SecretStr | None = _env("OPENAI_API_KEY", None,
-                                            "API key for `openai` (leave unset for local servers)")
+    openai_api_key: SecretStr | None = _env("OPENAI_API_KEY", None, "API key for `openai` (leave unset for local servers)")
     openai_balance: Literal["least_busy", "round_robin"] = _env(
         "GRAPHRAG_OPENAI_BALANCE", "least_busy",
-        "how `openai` spreads calls over the pool: `least_busy` (fewest calls in flight, ties in turn) or "
-        "`round_robin`")
+        "how `openai` spreads calls over the pool: `least_busy` (fewest calls in flight, ties in turn) or `round_robin`")
     openai_response_format: Literal["auto", "json_schema", "json_object", "none"] = _env(
         "GRAPHRAG_OPENAI_RESPONSE_FORMAT", "auto",
         "how `openai` constrains answers to the JSON schema: `auto` (`json_schema`, stepping down per server to "
         "`json_object` + schema, then `none`, when a server refuses it), `json_schema`, `json_object`, `none`")
-    langchain_model: str | None = _env(
-        "GRAPHRAG_LANGCHAIN_MODEL", None,
-        "`init_chat_model` string for `langchain`, e.g. `deepseek:deepseek-chat` (install its package yourself)")
+    langchain_model: str | None = _env("GRAPHRAG_LANGCHAIN_MODEL", None, "`init_chat_model` string for `langchain`, "
+                                       "e.g. `deepseek:deepseek-chat` (install its package yourself)")
     structured_output: Literal["auto", "json_schema", "function_calling", "none"] = _env(
         "GRAPHRAG_STRUCTURED_OUTPUT", "auto",
         "structured output of `langchain` models: `auto` (`json_schema` where supported, else "
         "`function_calling`, else text with repair), `json_schema`, `function_calling`, `none`")
-    retries: int = _env("GRAPHRAG_LLM_RETRIES", 3,
-                            "more tries of a remote LLM call after HTTP 429/5xx, a connection error or a timeout",
-                            ge=0, flat="llm_retries")
-    backoff_s: float = _env("GRAPHRAG_LLM_BACKOFF", 1.0,
-                                "seconds before the first retry of a remote LLM call, doubled at each retry", ge=0, flat="llm_backoff_s")
-    concurrency: int = _env("GRAPHRAG_CONCURRENCY", 1,
-                            "parallel LLM calls (Ollama, `openai`, `langchain`; llama.cpp runs one at a time): "
-                            "with a pool, at least one per server", ge=1)
+    retries: int = _env("GRAPHRAG_LLM_RETRIES", 3, "more tries of a remote LLM call after HTTP 429/5xx, a connection "
+                        "error or a timeout", ge=0, flat="llm_retries")
+    backoff_s: float = _env("GRAPHRAG_LLM_BACKOFF", 1.0, "seconds before the first retry of a remote LLM call, doubled "
+                            "at each retry", ge=0, flat="llm_backoff_s")
+    concurrency: int | None = _env("GRAPHRAG_CONCURRENCY", None, "LLM calls in flight at once (unset: what the server "
+        "takes: a llama.cpp server's slots, summed over a pool; Ollama's `OLLAMA_NUM_PARALLEL` when set here; else 4 "
+        "per server; in-process and `replay`: 1)", ge=1)
     price: str = _env("GRAPHRAG_LLM_PRICE", "",
                           "price of the remote model, 'IN,OUT' US dollars per million input/output tokens "
                           "(empty: cost unknown; local models cost nothing)", flat="llm_price")

@@ -44,6 +44,10 @@ class LLMError(GraphragGotError):
     """The language model cannot be reached, loaded or configured."""
 
 
+class LLMServerError(LLMError):
+    """The embedded ``llama-server`` could not be found, started or stopped."""
+
+
 class ExtractionError(GraphragGotError):
     """Extraction cannot proceed (not raised for one bad model answer: those are audited and skipped)."""
 

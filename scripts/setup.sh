@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Creates .venv and installs graphrag_got with everything the demo and the tests use.
 # Idempotent and quick once done (it reinstalls only when pyproject.toml changes).
-# The first run builds llama-cpp-python from source: 4-8 minutes on 2 cores.
+# The first run builds llama-cpp-python (4-8 minutes on 2 cores) and llama.cpp's llama-server (about 6 more)
+# from source.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +33,10 @@ if [ "$(cat "$llama_stamp" 2>/dev/null || true)" != "$llama_want" ]; then
     CMAKE_ARGS="$LLAMA_CMAKE_ARGS" .venv/bin/python -m pip install -q --no-cache-dir --force-reinstall --no-deps "$llama_pin"
     echo "$llama_want" > "$llama_stamp"
 fi
+
+# llama.cpp's own llama-server (parallel slots) for the embedded model, from the same pinned sources and
+# flags; a failed build prints a warning and the embedded model runs in-process.
+LLAMA_CMAKE_ARGS="$LLAMA_CMAKE_ARGS" bash scripts/build_llama_server.sh
 
 stamp=.venv/.graphrag_got-installed
 want="$(sha256sum pyproject.toml | cut -c1-16)"

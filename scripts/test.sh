@@ -14,6 +14,7 @@ export GRAPHRAG_HOME="${GRAPHRAG_TEST_HOME:-$PWD/.graphrag_got/test-home}"
 export NEO4J_URI="${GRAPHRAG_TEST_NEO4J_URI:-bolt://127.0.0.1:7697}"
 export NEO4J_PASSWORD="${GRAPHRAG_TEST_NEO4J_PASSWORD:-graphrag-got-tests}"
 export GRAPHRAG_REQUIRE_LLM=1   # the model is installed below: a missing one is a failure, not a skip
+# so is a missing llama-server, which setup.sh builds (unless GRAPHRAG_BUILD_LLAMA_SERVER=0 turned the build off)
 export GRAPHRAG_TEST_MODEL="${GRAPHRAG_TEST_MODEL:-qwen2.5-coder-0.5b}"
 # with the browser installed, the web page test must run (a broken browser is a failure, not a skip)
 if [ -x /usr/bin/chromium ]; then export GRAPHRAG_REQUIRE_BROWSER=1; fi

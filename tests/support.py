@@ -40,6 +40,20 @@ def require_embedded_model(settings: Settings, model: str = TEST_MODEL) -> None:
         pytest.skip("; ".join(missing))
 
 
+def require_llama_server(settings: Settings) -> Path:
+    """The llama-server program; skip when it is not built, but fail under GRAPHRAG_REQUIRE_LLM=1 (CI)
+    unless the build was turned off on purpose (GRAPHRAG_BUILD_LLAMA_SERVER=0): setup was to build it."""
+    from graphrag_got.llm.server import find_binary, missing_reason
+
+    binary = find_binary(settings)
+    if binary is not None:
+        return binary
+    reason = missing_reason(settings)
+    if os.environ.get("GRAPHRAG_REQUIRE_LLM") == "1" and os.environ.get("GRAPHRAG_BUILD_LLAMA_SERVER", "1") != "0":
+        pytest.fail(f"{reason}; scripts/setup.sh was to build it (GRAPHRAG_BUILD_LLAMA_SERVER=0 turns that off)")
+    pytest.skip(reason)
+
+
 class CallCounter(BaseCallbackHandler):
     """Counts chat-model calls (and keeps their prompts) independently of the code under test."""
 
@@ -72,3 +86,12 @@ def nested_groups(seed: int = 7) -> tuple[list[dict[str, Any]], list[dict[str, A
             rels += [rel(f"T|g{g}s{s}n{k}", f"T|g{g}s{(s + 1) % 3}n{k + 1}", 3) for k in range(6)]
         rels.append(rel(f"T|g{g}s0n5", f"T|g{(g + 1) % 4}s0n6", 1))
     return ents, rels
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now (loopback)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

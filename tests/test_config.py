@@ -45,7 +45,7 @@ OLD_DEFAULTS = {
     "llamacpp_model": "qwen2.5-coder-1.5b", "models_path": None, "llamacpp_n_ctx": 4096,
     "llamacpp_threads": None, "llamacpp_adaptive_threads": True,  # threads from the cores free per call (issue 26)
     "llamacpp_loop_guard": True, "llm_max_tokens": 1536, "llm_timeout_s": 600.0, "replay_file": None, "prompts_dir": None,
-    "max_entities": 12, "max_relations": 12, "concurrency": 1, "evidence": True, "evidence_window": 1, "mention_threshold": 0.85,
+    "max_entities": 12, "max_relations": 12, "concurrency": None, "evidence": True, "evidence_window": 1, "mention_threshold": 0.85,
     "relation_cues": True,
     "cue_direction": True,
     "repair": True, "resolution": True, "orphan_entities": "related", "verify": False, "neo4j_uri": "bolt://127.0.0.1:7687",
@@ -78,6 +78,8 @@ OLD_DEFAULTS = {
     "route_classifier": False, "drift_depth": 1, "drift_followups": 3, "drift_max_calls": 6, "drift_reports": 5,
     # a hung Neo4j fails a command in seconds; a size cap per document; long runs announced (issue 37)
     "neo4j_timeout_s": 5.0, "max_document_bytes": 5_000_000, "announce_chunks": 200,
+    # the embedded model served by llama-server with parallel slots; calls in flight follow the server (issue 38)
+    "llamacpp_backend": "auto", "llama_server": None, "llama_server_port": 8089, "llama_server_slots": 4,
 }
 
 
@@ -132,7 +134,7 @@ SECTION_READS = {
     "graph": {"graph", "neo4j", "embedding", "files", "code"},  # code: a code graph loads without embeddings
     "communities": {"communities", "graph", "embedding", "llm", "files"},
     "search": {"search", "neo4j", "embedding", "llm"},
-    "llm": {"llm", "embedding"},
+    "llm": {"llm", "embedding", "files"},  # files: where the embedded llama-server keeps its pid and log
     "ontology": {"files"},
     "report": {"files"},
     "code": {"neo4j", "code", "chunking"},
@@ -224,7 +226,7 @@ def test_direct_construction_reads_no_environment(clean_env: Path, monkeypatch: 
     monkeypatch.setenv("GRAPHRAG_MODELS_DIR", str(tmp_path / "shared-models"))
     (clean_env / ".env").write_text("GRAPHRAG_CONCURRENCY=5\n")
     s = Settings(home=tmp_path / "h")
-    assert s.graph.batch_size == 5000 and s.llm.concurrency == 1 and s.models_dir == tmp_path / "h" / "models"
+    assert s.graph.batch_size == 5000 and s.llm.concurrency is None and s.models_dir == tmp_path / "h" / "models"
     assert Settings.load().graph.batch_size == 7
 
 

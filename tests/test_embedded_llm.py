@@ -32,7 +32,9 @@ def llm_settings(tmp_path_factory) -> Settings:
     base = Settings.load()
     require_embedded_model(base, MODEL)
     tmp = tmp_path_factory.mktemp("llm")
-    return base.with_overrides(llm_provider="llamacpp", llamacpp_model=MODEL, out_dir=tmp / "out",
+    # the in-process path (the fallback when llama-server is not built); tests/test_llm_server.py runs the server
+    return base.with_overrides(llm_provider="llamacpp", llamacpp_backend="in_process", llamacpp_model=MODEL,
+                               out_dir=tmp / "out",
                                models_path=base.models_dir.resolve(),
                                home=tmp / "home", max_entities=5, max_relations=4, llm_max_tokens=600,
                                llamacpp_n_ctx=3072)

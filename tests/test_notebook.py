@@ -29,7 +29,7 @@ import jupytext
 import pytest
 
 from graphrag_got.config import Settings
-from support import TEST_MODEL, require_embedded_model
+from support import TEST_MODEL, free_port, require_embedded_model
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "notebooks" / "walkthrough.py"
@@ -145,7 +145,11 @@ def test_walkthrough_notebook_runs_end_to_end(neo4j_settings: Settings, clean_gr
         "NEO4J_USERNAME": neo4j_settings.neo4j.username,
         "NEO4J_PASSWORD": neo4j_settings.neo4j.password,
         "NEO4J_DATABASE": neo4j_settings.neo4j.database,
+        # the embedded model's llama-server (when built) on a port of its own, not the default one
+        "GRAPHRAG_LLAMA_SERVER_PORT": str(free_port()),
     })  # fmt: skip
+    if os.environ.get("GRAPHRAG_LLAMA_SERVER"):  # another llama-server program
+        env["GRAPHRAG_LLAMA_SERVER"] = os.environ["GRAPHRAG_LLAMA_SERVER"]
     if os.environ.get("GRAPHRAG_REQUIRE_LLM"):
         env["GRAPHRAG_REQUIRE_LLM"] = os.environ["GRAPHRAG_REQUIRE_LLM"]
 

@@ -64,6 +64,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             chosen = (f"{threads} threads now (at most {limit}, fewer while cores are busy)"
                       if settings.llm.llamacpp_adaptive_threads else f"{threads} threads")
             _line(None, "embedded model", f"context {settings.llm.llamacpp_n_ctx} tokens, {chosen}, batch 512")
+            from graphrag_got.llm.server import choose_backend
+
+            backend = choose_backend(settings)
+            slots = f", {settings.llm.llama_server_slots} parallel slots" if backend.server else ""
+            _line(None, "embedded model runs", backend.describe() + slots)
             busy = busy_cores_warning(threads, sample, wanted=limit)
             if busy:
                 _line(None, "cores", busy)

@@ -20,7 +20,8 @@ def register(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--strict", action="store_true",
                    help="stop at the first corpus file that cannot be read (not UTF-8, binary, malformed front "
                         "matter, a link leaving the folder) instead of skipping it with a record (GRAPHRAG_STRICT_INPUTS)")
-    p.add_argument("--concurrency", type=int, help="parallel LLM calls (Ollama; llama.cpp runs one at a time)")
+    p.add_argument("--concurrency", type=int, help="LLM calls in flight (default: what the server takes, e.g. "
+                                                    "llama-server's slots; the in-process model runs one at a time)")
     p.add_argument("--chunker", choices=["auto", "paragraph", "markdown"])
     p.add_argument("--export-replay", metavar="FILE", help="also write the raw answers as a replay file")
     p.add_argument("--no-repair", action="store_true",

@@ -203,8 +203,8 @@ class LineRenderer:
             head = f"{ev.step}: {ev.done}/{ev.total} ({pct:.0f}%)"
         if _complete(ev):
             head += f" · done in {format_seconds(elapsed)}"
-        elif ev.eta is not None:  # the step's own estimate (work found done, units of unequal size)
-            head += f" · ETA {format_seconds(ev.eta)}"
+        elif ev.own_eta:  # the step's own estimate (work found done, calls in flight, units of unequal size)
+            head += f" · ETA {format_seconds(ev.eta_s)}" if ev.eta_s is not None else " · ETA not known yet"
         elif ev.total is not None and ev.done > st.first_done and elapsed > 0:
             rate = (ev.done - st.first_done) / elapsed
             head += f" · ETA {format_seconds((ev.total - ev.done) / rate)}"
@@ -228,12 +228,13 @@ class BarRenderer:
             task = self._tasks.get(event.step)
             if task is None:  # starts at the first count: work found done is no progress of the rate
                 task = self._tasks[event.step] = self._progress.add_task(event.step, total=event.total, tail="",
-                                                                         completed=event.done, eta=None, eta_at=0.0)
+                                                                         completed=event.done, eta=_RICH_ETA,
+                                                                         eta_at=0.0)
             total = event.total
             if event.finished and total is None:
                 total = event.done  # a step that never knew its size: show it complete
-            self._progress.update(task, completed=event.done, total=total, tail=_tail(event), eta=event.eta,
-                                  eta_at=time.monotonic())
+            self._progress.update(task, completed=event.done, total=total, tail=_tail(event),
+                                  eta=event.eta_s if event.own_eta else _RICH_ETA, eta_at=time.monotonic())
             if event.finished:
                 self._progress.stop_task(task)
 
@@ -241,14 +242,21 @@ class BarRenderer:
         """Nothing to flush: the bars show the latest state."""
 
 
-class _TimeLeft(TimeRemainingColumn):
-    """rich's time remaining, or the step's own estimate when its events carry one (``eta``)."""
+#: The ``eta`` field of a bar whose step gives no ETA of its own: rich estimates it from the bar's speed.
+_RICH_ETA = "rich"
+
+
+class _EtaColumn(TimeRemainingColumn):
+    """Time left: the step's own estimate when it gives one (``ProgressEvent.own_eta``), counting down
+    between its events; else rich's."""
 
     def render(self, task: Any) -> Text:
-        eta = task.fields.get("eta")
-        if eta is None or task.finished:
+        eta = task.fields.get("eta", _RICH_ETA)
+        if eta == _RICH_ETA or task.finished:
             return super().render(task)
-        left = eta - (time.monotonic() - task.fields.get("eta_at", 0.0))  # counts down between events
+        if eta is None:
+            return Text("-:--", style="progress.remaining")
+        left = max(0.0, eta - (time.monotonic() - task.fields.get("eta_at", 0.0)))
         return Text(format_seconds(left), style="progress.remaining")
 
 
@@ -264,7 +272,7 @@ def make_bar_progress(console: Console) -> Progress:
         TextColumn("[bold]{task.description}[/]", table_column=Column(no_wrap=True)),
         BarColumn(bar_width=bar_width, table_column=Column(no_wrap=True)),
         MofNCompleteColumn(table_column=Column(no_wrap=True)),
-        _TimeLeft(compact=True, elapsed_when_finished=True, table_column=Column(no_wrap=True)),
+        _EtaColumn(compact=True, elapsed_when_finished=True, table_column=Column(no_wrap=True)),
         TextColumn("{task.fields[tail]}", markup=False,
                    table_column=Column(no_wrap=True, overflow="ellipsis", max_width=tail_width)),
         console=console,

@@ -20,9 +20,11 @@ class ProgressEvent:
 
     ``step`` names the work ("extract", "load", "summaries"); ``done`` of ``total`` units are
     finished (``total`` None when unknown); ``message`` is a short human line about the latest unit;
-    ``stats`` carries counters the renderer may show (LLM calls, cache hits, failures...); ``eta``
-    the seconds the step expects still to take, when it knows better than its count does (work
-    found already done, units of unequal size): renderers show it instead of their own estimate.
+    ``stats`` carries counters the renderer may show (LLM calls, cache hits, failures, calls in flight...).
+    ``own_eta``: the step estimates the time left itself, in ``eta_s`` (None: not known yet), for a
+    step whose rate the renderer cannot see from ``done`` alone (an extraction whose cached chunks
+    finish at once, then several calls at a time); otherwise the renderer estimates it from done/elapsed.
+    Events may come from worker threads.
     """
 
     step: str
@@ -31,7 +33,8 @@ class ProgressEvent:
     message: str = ""
     stats: dict[str, Any] = field(default_factory=dict)
     finished: bool = False
-    eta: float | None = None
+    own_eta: bool = False
+    eta_s: float | None = None
 
 
 class ProgressCallback(Protocol):

@@ -39,6 +39,7 @@ from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError, LLMError, Neo4jError
 from graphrag_got.graph.db import read_all, session
 from graphrag_got.llm.calls import LLMOutputError, drop_repeated_sentences
+from graphrag_got.llm.concurrency import calls_in_flight
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.prompts import (COMMUNITY_REPORT, COMMUNITY_SUMMARY_VERSION, community_summary_prompt, language_tag,
@@ -298,7 +299,7 @@ def summarize_communities(
             except LLMError as exc:
                 return rec, key, names, None, None, str(exc), 1
 
-        with ThreadPoolExecutor(max_workers=max(1, settings.llm.concurrency)) as pool:
+        with ThreadPoolExecutor(max_workers=calls_in_flight(settings, chat).calls) as pool:
             futures = [pool.submit(one, *t) for t in todo]
             for fut in as_completed(futures):
                 rec, key, names, obj, attempt, error, calls = fut.result()

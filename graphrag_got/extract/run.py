@@ -12,7 +12,6 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from functools import partial
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
 
 from graphrag_got.extract.cache import CacheRecord, ExtractionCache
 from graphrag_got.ingest.chunking import Chunk, ChunkedDocument, read_corpus
@@ -33,6 +33,7 @@ from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.progress import ProgressCallback
 from graphrag_got.extract.progress import ExtractProgress
+from graphrag_got.extract.batch import ask_batches, provider_failure
 from graphrag_got.extract.extraction import FORMAT as EXTRACTION_FORMAT
 from graphrag_got.extract.extraction import (ChunkRecord, DocumentRecord, Extraction, FailureReason,
                                              LLMRef, OntologyRef, SkippedFile)
@@ -53,6 +54,8 @@ from graphrag_got.extract.verify import VerdictCache, Verifier
 from graphrag_got.extract import fingerprint
 from graphrag_got.extract.estimate import announcement, remember_timing
 from graphrag_got.llm.usage import cost_usd, usage_line
+from graphrag_got.llm import server as llm_server
+from graphrag_got.llm.concurrency import calls_in_flight
 from graphrag_got.extract.extraction import Usage
 from graphrag_got.extract.classify.backend import backend_for
 from graphrag_got.extract.classify.cache import ClassifyCache
@@ -131,6 +134,7 @@ class ExtractionSummary:
     retried_failures: int = 0  # cached failures asked again because their cause may be gone
     unchanged: bool = False  # inputs as when the file was written: the file was kept, not rebuilt
     validations_reused: int = 0  # chunks whose repair and validation came from the last run's memo
+    runner: str = ""  # where this run's calls ran and how many at once (empty: no call)
     # what was written to out_path, for a step that uses it next in the same process (load): reading
     # it back costs a second per 6,000 notes. None when the file was kept as it was.
     extraction: Extraction | None = field(default=None, repr=False, compare=False)
@@ -146,6 +150,7 @@ class ExtractionSummary:
                                                     if self.failed_chunks else ")"))
                if self.llm_calls == 0 and not self.revalidated else "")
             + (" · revalidated stored answers, no LLM call" if self.revalidated else ""),
+            *([f"  calls: {self.runner}"] if self.runner else []),
             f"  entities {self.entities} · relations kept {self.relations} · relations refused "
             f"{self.rejected_relations} · entities refused {self.rejected_entities}",
         ]
@@ -231,14 +236,18 @@ def should_retry(rec: CacheRecord, setup: str, retry_failed: bool) -> bool:
     return reason is FailureReason.CONTEXT_OVERFLOW and rec.setup != setup
 
 
+def record_base(chunk: Chunk, onto: Ontology, version: str = PROMPT_VERSION) -> dict[str, Any]:
+    """The fields every stored record of ``chunk`` starts with."""
+    return dict(chunk_id=chunk.id, chunk_hash=chunk.hash, ontology_hash=onto.hash, prompt_version=version,
+                created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+
 def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dict[str, Any],
                   system: str, setup: str | None = None, *, prompts: PromptSet | None = None) -> CacheRecord:
     """One LLM call (plus at most one retry) for one chunk; never raises for a bad answer or a prompt
     too long for the context (a failed record with its :class:`FailureReason`). ``prompts``: the
     prompts in use (``system`` is already their system prompt)."""
-    version = prompts.version(*EXTRACT_PROMPTS) if prompts is not None else PROMPT_VERSION
-    base = dict(chunk_id=chunk.id, chunk_hash=chunk.hash, ontology_hash=onto.hash, prompt_version=version,
-                created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    base = record_base(chunk, onto, prompts.version(*EXTRACT_PROMPTS) if prompts is not None else PROMPT_VERSION)
     try:
         value, attempt = complete_json(chat, system, user_prompt(chunk, prompts=prompts), None, schema=schema,
                                        replay_key=chunk.hash)
@@ -262,7 +271,28 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
     """Extract ``corpus`` into ``out_path`` (see the module docstring). ``strategy``: the strategy the
     caller chose (default: :func:`~graphrag_got.extract.strategy.choose_strategy`); ``relations_for``:
     notes or folders (paths in the corpus, or on disk under it) whose typed relations the mentions
-    strategy asks as well (the generate strategy's question, cached like it)."""
+    strategy asks as well (the generate strategy's question, cached like it). The embedded model's
+    llama-server, when this run starts it, is stopped at its end (unless an enclosing ``demo`` or
+    ``build`` started it)."""
+    with llm_server.scope():
+        return _run_extraction(settings, onto, corpus, out_path, chat=chat, revalidate=revalidate,
+                               retry_failed=retry_failed, export_replay=export_replay, progress=progress,
+                               strategy=strategy, relations_for=relations_for)
+
+
+def _chat_for(settings: Settings, provider: str, classify: bool) -> BaseChatModel:
+    """The run's chat model. The classify strategy scores its choices with the in-process model's
+    log-probabilities, which llama-server does not give: with the embedded model it runs in-process."""
+    if classify and provider == "llamacpp" and settings.llm.llamacpp_backend != "in_process":
+        logger.info("classify strategy: the embedded model runs in-process (choices are scored by log-probability)")
+        settings = settings.with_overrides(llamacpp_backend="in_process")
+    return get_chat_model(settings, provider)
+
+
+def _run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None, out_path: str | Path | None, *,
+                    chat: BaseChatModel | None, revalidate: bool, retry_failed: bool,
+                    export_replay: str | Path | None, progress: ProgressCallback | None,
+                    strategy: StrategyChoice | None, relations_for: Sequence[str] | None) -> ExtractionSummary:
     t0 = time.monotonic()
     corpus = Path(corpus or settings.files.corpus_path)
     out = Path(out_path or settings.files.out_dir / "extraction.json")
@@ -326,48 +356,57 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
     tracker = ExtractProgress(docs, progress)
     tracker.cached({ch.id: not records[ch.id].ok for ch in chunks if ch.id in records})
     calls = 0
+    runner = ""
     timings: list[float] = []  # seconds of each call of this run, per chunk (the next run's estimate)
     if todo or todo_typed:
-        line = announcement(settings, label, provider, chunks=len(todo) + len(todo_typed),
-                            workers=workers_for(settings, provider))
+        if chat is None:
+            chat = _chat_for(settings, provider, kind == "classify")
+        flight = calls_in_flight(settings, chat)  # what the server takes (its slots), or GRAPHRAG_CONCURRENCY
+        runner = runner_line(settings, provider, chat, flight.calls, flight.why)
+        logger.info("extraction: %s", runner)
+        line = announcement(settings, label, provider, chunks=len(todo) + len(todo_typed), workers=flight.calls)
         if line:
             logger.warning(line)
-        if chat is None:
-            chat = get_chat_model(settings, provider)
         jobs = _jobs(kind, chat, onto, todo, settings, label, setup, schema, system, prompts)
         jobs += [(partial(_one, extract_chunk, chat, onto, ch, schema, system, setup, prompts=prompts), [ch])
                  for ch in todo_typed]
         asked_typed = {ch.id for ch in todo_typed}
         stores = {ch.id: (typed if ch.id in asked_typed and typed is not None else cache) for ch in todo + todo_typed}
-        tracker.start(todo + todo_typed)
-        # llama.cpp in-process runs one call at a time; a pool of OpenAI-compatible servers gets at
-        # least one call in flight per server, so adding servers adds throughput
-        with ThreadPoolExecutor(max_workers=workers_for(settings, provider)) as pool:
-            futures = {pool.submit(job): batch for job, batch in jobs}
+        job_of = {id(batch): job for job, batch in jobs}
+
+        def ask(batch: list[Chunk]) -> list[CacheRecord]:
+            tracker.begin(batch[0].id)
             try:
-                for fut in as_completed(futures):
-                    try:
-                        recs = fut.result()
-                    except LLMError as exc:
-                        # the provider itself is broken (unreachable, no model): stop, keep what is cached
-                        for f in futures:
-                            f.cancel()
-                        raise ExtractionError(f"provider down: {exc}\n{len(records)} of {len(chunks)} chunks are "
-                                              "cached; rerun the same command to resume.") from None
-                    for ch, rec in zip(futures[fut], recs):
-                        rec.model = label
-                        timings.append(rec.seconds or 0.0)
-                        stores[ch.id].put(ch.hash, onto.hash, rec)
-                        records[ch.id] = rec
-                        calls += rec.calls
-                    tracker.asked([(ch.id, not rec.ok, rec.calls) for ch, rec in zip(futures[fut], recs)])
-            except KeyboardInterrupt:
-                for f in futures:
-                    f.cancel()
-                raise ExtractionError(f"interrupted: {len(records)} of {len(chunks)} chunks are cached; "
-                                      "rerun the same command to resume.") from None
+                return job_of[id(batch)]()
             finally:
-                remember_timing(settings, label, timings)
+                tracker.end()
+
+        def keep(batch: list[Chunk], recs: list[CacheRecord]) -> None:
+            nonlocal calls
+            fresh = [(ch, rec) for ch, rec in zip(batch, recs) if records.get(ch.id) is not rec]
+            for ch, rec in zip(batch, recs):
+                rec.model = label
+                stores[ch.id].put(ch.hash, onto.hash, rec)  # as soon as it arrives: an interrupted run loses nothing
+            for ch, rec in fresh:  # a batch handed again after a Ctrl-C (see ask_batches) counts once
+                timings.append(rec.seconds or 0.0)
+                records[ch.id] = rec
+                calls += rec.calls
+            if fresh:
+                tracker.asked([(ch.id, not rec.ok, rec.calls) for ch, rec in fresh])
+
+        if kind == "generate" and len(todo) + len(todo_typed) > 1 and hasattr(chat, "share_prefix"):
+            # the instructions and ontology every prompt starts with: evaluated once, copied into every slot
+            tracker.note("evaluating the shared prompt prefix once for the server's slots")
+            chat.share_prefix([SystemMessage(content=system), HumanMessage(content="")])
+        tracker.start(todo + todo_typed)
+        try:
+            stopped = ask_batches([batch for _, batch in jobs], ask, flight.calls, keep,
+                                  lambda ch, exc: provider_failure(exc, record_base(ch, onto), setup))
+        finally:
+            remember_timing(settings, label, timings)
+        if stopped is not None:
+            answered = sum(1 for r in records.values() if r.ok)
+            raise ExtractionError(stopped.message(answered, len(chunks)))
     todo += todo_typed  # this run's calls, whichever cache holds them
 
     with gc_paused():  # bulk parsing and record building: see common.memory
@@ -389,7 +428,8 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
             if chat is None and not revalidate:
                 chat = get_chat_model(settings, provider)
             verifier = Verifier(onto, VerdictCache(settings.cache_dir, label), None if revalidate else chat,
-                                workers=workers_for(settings, provider), progress=progress, prompts=prompts)
+                                workers=calls_in_flight(settings, chat).calls if chat is not None else 1,
+                                progress=progress, prompts=prompts)
         try:
             memo_file = memo_path(settings.cache_dir, out)
             memo = ValidationMemo(memo_file, context)
@@ -437,7 +477,7 @@ def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None
         usage=run_usage, input_tokens=run_in, output_tokens=run_out,
         replay_path=replay_path, repairs=c.repairs, repairs_by_reason=dict(c.repairs_by_reason),
         failed_by_reason=dict(c.failed_by_reason), skipped_files=skipped, retried_failures=retried,
-        validations_reused=memo.hits, extraction=ext,
+        validations_reused=memo.hits, extraction=ext, runner=runner,
     )
 
 
@@ -495,11 +535,22 @@ def _jobs(kind: str, chat: BaseChatModel, onto: Ontology, todo: list[Chunk], set
     return [(partial(_one, extract_chunk, chat, onto, ch, schema, system, setup, prompts=prompts), [ch]) for ch in todo]
 
 
-def workers_for(settings: Settings, provider: str) -> int:
-    """Calls in flight: llama.cpp in-process runs one at a time; a pool of OpenAI-compatible servers
-    gets at least one call per server, so adding servers adds throughput."""
-    pool = len(settings.llm.openai_base_urls) if provider == "openai" else 1
-    return 1 if provider == "llamacpp" else max(settings.llm.concurrency, pool)
+def runner_line(settings: Settings, provider: str, chat: BaseChatModel, calls: int, why: str) -> str:
+    """Where the calls run and how many at once, for the summary (which backend runs the embedded model)."""
+    at_once = f"{calls} call(s) in flight ({why})"
+    if getattr(chat, "embedded", False):
+        urls = ", ".join(getattr(chat, "base_urls", []))
+        return f"embedded model served by llama-server at {urls}, {at_once}"
+    if provider == "llamacpp":
+        from graphrag_got.llm.server import choose_backend
+
+        try:
+            backend = choose_backend(settings)
+            reason = "the classify strategy scores choices in-process" if backend.server else backend.why
+        except LLMError as exc:
+            reason = str(exc)
+        return f"embedded model in this process (llama-cpp-python: {reason}), one call at a time"
+    return f"{provider}, {at_once}"
 
 
 def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],

@@ -20,7 +20,6 @@ import logging
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlsplit
 
+from graphrag_got.common import processes
 from graphrag_got.common.files import write_text_atomic
 from graphrag_got.config import Settings
 from graphrag_got.errors import Neo4jServerError
@@ -272,26 +272,10 @@ _CHILDREN: dict[int, subprocess.Popen] = {}
 
 
 def _is_our_launcher(pid: int, home: Path) -> bool:
-    child = _CHILDREN.get(pid)
-    if child is not None and child.poll() is not None:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    proc = Path(f"/proc/{pid}")
-    if proc.exists():  # Linux: guard against a recycled pid and zombies
-        try:
-            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            cmdline = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
-        except OSError:
-            return False
-        if state == "Z":
-            return False
-        return any(a.endswith("Launcher.java") for a in cmdline) and str(home.resolve()) in cmdline
-    return True
+    """Alive, not a zombie, and (where /proc tells) the launcher of this home: a recycled pid is not ours."""
+    home_arg = str(home.resolve())
+    return processes.alive(pid, lambda argv: any(a.endswith("Launcher.java") for a in argv) and home_arg in argv,
+                           proc=_CHILDREN.get(pid))
 
 
 def _read_pid(settings: Settings) -> int | None:
@@ -463,30 +447,7 @@ def _wait_ready(settings: Settings, pid: int, proc: subprocess.Popen | None, t0:
 
 def _terminate(pid: int, proc: subprocess.Popen | None, timeout_s: float) -> bool:
     """SIGTERM (clean shutdown via the launcher's hook), then SIGKILL after timeout_s."""
-    def gone() -> bool:
-        if proc is not None:
-            return proc.poll() is not None
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        return Path(f"/proc/{pid}/stat").exists() and \
-            Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return True
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if gone():
-            return True
-        time.sleep(0.1)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    if proc is not None:
-        proc.wait(timeout=10)
-    return False
+    return processes.stop_process(pid, timeout_s, proc)
 
 
 def stop(settings: Settings, timeout_s: float = 60) -> int | None:

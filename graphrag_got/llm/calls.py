@@ -62,6 +62,12 @@ def is_llamacpp(chat: BaseChatModel) -> bool:
     return type(chat).__name__ in ("LlamaCppChatModel", "ChatLlamaCpp")
 
 
+def is_embedded(chat: BaseChatModel) -> bool:
+    """The embedded small model, in this process or served by our llama-server (prompts that suit small
+    models, such as answers as claims, follow this)."""
+    return is_llamacpp(chat) or getattr(chat, "embedded", False) is True
+
+
 def constraint_kwargs(chat: BaseChatModel, schema: dict[str, Any] | None) -> dict[str, Any]:
     if schema is None:
         return {}
@@ -97,10 +103,11 @@ def _length_kwargs(chat: BaseChatModel, max_tokens: int | None) -> dict[str, Any
     return {}
 
 
-# llama-cpp-python: ValueError("Requested tokens (N) exceed context window of M"); other servers
-# word it "context length exceeded" / "maximum context length".
-_CONTEXT_OVERFLOW = re.compile(r"exceeds? (?:the )?context window|context length exceeded|maximum context length",
-                               re.IGNORECASE)
+# llama-cpp-python: ValueError("Requested tokens (N) exceed context window of M"); llama-server: "request (N
+# tokens) exceeds the available context size"; other servers word it "context length exceeded" / "maximum
+# context length".
+_CONTEXT_OVERFLOW = re.compile(r"exceeds? (?:the )?context window|exceeds? the available context size|"
+                               r"context length exceeded|maximum context length", re.IGNORECASE)
 
 
 def invoke_model(chat: BaseChatModel, messages: list[BaseMessage], attempt: Attempt | None,
@@ -166,7 +173,7 @@ def complete_text(chat: BaseChatModel, system: str, user: str, attempt: Attempt 
     """A plain-text answer (at most ``max_tokens`` long when given), without repeated sentences,
     cleaned like every string of a model answer (:func:`graphrag_got.common.sanitize.clean_text`)."""
     # Free text may take a mild repetition penalty (JSON may not: it repeats keys by design).
-    extra = {"repeat_penalty": 1.1} if is_llamacpp(chat) else {}
+    extra = {"repeat_penalty": 1.1} if is_embedded(chat) else {}
     text = invoke_model(chat, [SystemMessage(content=system), HumanMessage(content=user)], attempt, max_tokens, **extra)
     return drop_repeated_sentences(clean_text(text).strip())
 

@@ -218,6 +218,34 @@ def busy_cores_warning(threads: int, sample: CpuSample | None, wanted: int | Non
 
 
 def _llamacpp(settings: Settings) -> BaseChatModel:
+    """The embedded model: served by llama-server when that is the backend, else in this process."""
+    from graphrag_got.llm.server import choose_backend
+
+    backend = choose_backend(settings)
+    if backend.server:
+        return _served(settings)
+    logger.info("embedded model: in-process llama-cpp-python, one call at a time (%s)", backend.why)
+    return _in_process(settings)
+
+
+def _served(settings: Settings) -> BaseChatModel:
+    """The embedded model through our llama-server (started now when it does not run yet; the command
+    that started it stops it, see :func:`graphrag_got.llm.server.scope`), over the OpenAI-compatible pool."""
+    from graphrag_got.llm.providers.openai_pool import OpenAIPoolChatModel
+    from graphrag_got.llm.server import ensure_running
+
+    info = ensure_running(settings)
+    logger.info("embedded model: llama-server at %s (%s, pid %s)", info.url, info.plan.describe(), info.pid)
+    # cache_prompt: a slot keeps its last prompt, so the instructions and ontology every extraction prompt
+    # starts with are evaluated once per slot. json_schema is the form llama-server constrains with.
+    return OpenAIPoolChatModel(
+        model_name=info.plan.alias, base_urls=[info.url], timeout_s=settings.llm.timeout_s,
+        max_tokens=settings.llm.max_tokens, response_format="json_schema", retries=settings.llm.retries,
+        backoff_s=settings.llm.backoff_s, extra_body={"cache_prompt": True}, embedded=True,
+        context_window=info.plan.ctx_per_slot)
+
+
+def _in_process(settings: Settings) -> BaseChatModel:
     from graphrag_got.llm.model_store import resolve_model_path
 
     path = resolve_model_path(settings)

@@ -28,6 +28,7 @@ from typing import Any, Callable
 from graphrag_got.config import Settings
 from graphrag_got.common.progress import ProgressCallback
 from graphrag_got.extract.strategy import StrategyChoice, choose_strategy, configured_model
+from graphrag_got.llm import server as llm_server
 from graphrag_got.pipeline.steps import BUILD_STEPS, RunRecord, StepContext, run_steps
 
 logger = logging.getLogger(__name__)
@@ -103,7 +104,8 @@ def run_build(settings: Settings, corpus: str | Path | None = None, *, chat: Any
                       strategy=choice, relations_for=list(relations_for))
     record = RunRecord(timings=res.timings)
     try:
-        run_steps(steps, ctx, say, record)
+        with llm_server.scope():  # a llama-server the build starts is stopped at its end
+            run_steps(steps, ctx, say, record)
     finally:
         res.llm_calls.update(record.llm_calls())
         res.embedding_calls.update(record.embedding_calls())

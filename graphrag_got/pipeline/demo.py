@@ -16,6 +16,7 @@ from typing import Any, Callable
 from graphrag_got.config import Settings
 from graphrag_got.errors import ConfigError
 from graphrag_got.common.progress import ProgressCallback
+from graphrag_got.llm import server as llm_server
 from graphrag_got.pipeline.steps import DEMO_STEPS, RunRecord, StepContext, StepOutcome, run_steps
 
 logger = logging.getLogger(__name__)
@@ -148,7 +149,8 @@ def run_demo(settings: Settings, *, local_question: str | None = None, global_qu
     steps = [*DEMO_STEPS, ("ask local", ask_local), ("ask global", ask_global), ("viz", viz)]
     ctx = StepContext(settings=settings, corpus=corpus, progress=progress, chat=chat, embedder=embedder)
     record = RunRecord(timings=res.timings)
-    run_steps(steps, ctx, say, record)
+    with llm_server.scope():  # a llama-server the demo starts is stopped at its end
+        run_steps(steps, ctx, say, record)
     res.paths.update(record.paths())
     res.llm_calls.update(record.llm_calls())
 

@@ -164,7 +164,12 @@ def model_step(ctx: StepContext) -> StepOutcome:
     if name in REGISTRY and not is_installed(name, ctx.settings):
         # the download is long: its lines go to the progress callback (or the log) as they come
         install_model(name, ctx.settings, progress=ctx.progress or (lambda line: logger.info("%s", line)))
-    return StepOutcome(lines=[f"LLM: embedded llama.cpp, {name}"])
+    from graphrag_got.llm.server import choose_backend
+
+    backend = choose_backend(ctx.settings)
+    runs = (f"served by llama-server with {ctx.settings.llm.llama_server_slots} parallel slot(s), started when first "
+            "called" if backend.server else f"in this process ({backend.why})")
+    return StepOutcome(lines=[f"LLM: embedded llama.cpp, {name}, {runs}"])
 
 
 def neo4j_step(ctx: StepContext) -> StepOutcome:

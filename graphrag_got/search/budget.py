@@ -39,7 +39,9 @@ def count_tokens(chat: Any, text: str) -> int:
     """Tokens of ``text`` for ``chat``: its own tokenizer where it has one, else characters / 3."""
     counter = getattr(chat, "count_tokens", None)
     if callable(counter):
-        return int(counter(text))
+        n = counter(text)  # None: this model cannot count (a pool of remote servers)
+        if n is not None:
+            return int(n)
     return len(text) // 3 + 1
 
 

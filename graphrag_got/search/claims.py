@@ -42,7 +42,7 @@ from pydantic import BaseModel, Field
 from graphrag_got.common.language import question_language, text_language
 from graphrag_got.config import Settings
 from graphrag_got.errors import LLMError
-from graphrag_got.llm.calls import Attempt, LLMContextError, LLMOutputError, complete_text, is_llamacpp
+from graphrag_got.llm.calls import Attempt, LLMContextError, LLMOutputError, complete_text, is_embedded
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.prompts import language_reminder, load_prompts
 from graphrag_got.search.anchors import MatchIndex
@@ -72,7 +72,7 @@ class ClaimsAnswer(BaseModel):
 def use_claims(settings: Settings, chat: BaseChatModel) -> bool:
     """Whether an answer of ``chat`` is asked as claims (see the module docstring)."""
     fmt = settings.search.answer_format
-    return is_llamacpp(chat) if fmt == "auto" else fmt == "claims"
+    return is_embedded(chat) if fmt == "auto" else fmt == "claims"
 
 
 def claims_schema(ids: list[str], max_claims: int = MAX_CLAIMS, max_ids: int = MAX_IDS_PER_CLAIM) -> dict[str, Any]:

@@ -11,9 +11,10 @@
   reports are ranked by their importance rating (then size, then id) and the first
   ``global_max_communities`` are kept; the result says which ranking was used.
 * map: one ``complete_json`` call per kept community ({relevance 0-10, extract}), in parallel
-  (``settings.llm.concurrency`` threads). An answer that stays invalid (after the one retry of
-  ``complete_json``) or a failing call is recorded in ``failed`` and skipped, never fatal. Each map
-  call passes ``replay_key="community:<id>"`` so recorded answers stay matched to their community.
+  (as many threads as the model's server takes calls at once, :mod:`graphrag_got.llm.concurrency`).
+  An answer that stays invalid (after the one retry of ``complete_json``) or a failing call is
+  recorded in ``failed`` and skipped, never fatal. Each map call passes ``replay_key="community:<id>"``
+  so recorded answers stay matched to their community.
 * keep map ratings >= threshold, sorted by relevance (descending) then community id; these reports
   become the answer's sources ``[R1]``, ``[R2]``... (:mod:`graphrag_got.search.citations`).
 * reduce: one call that answers from the kept extracts and the reports' key findings, citing their
@@ -49,6 +50,7 @@ from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError, LLMError, SearchError
 from graphrag_got.graph.db import read_all
 from graphrag_got.llm.calls import Attempt, LLMOutputError
+from graphrag_got.llm.concurrency import calls_in_flight
 from graphrag_got.llm.factory import get_chat_model
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.llm.usage import LLMUsage
@@ -364,7 +366,7 @@ def global_search(
             rating.error = str(exc)
         return rating
 
-    workers = max(1, concurrency or settings.llm.concurrency)
+    workers = max(1, concurrency or calls_in_flight(settings, chat).calls)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         res.ratings = sorted(pool.map(one, to_map), key=lambda r: r.id)
     t_map = time.perf_counter()

@@ -29,7 +29,7 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import ConfigDict, PrivateAttr, SecretStr
+from pydantic import ConfigDict, Field, PrivateAttr, SecretStr
 
 from graphrag_got.errors import LLMError
 from graphrag_got.llm.providers.retry import RetryPolicy, call_with_retries, describe, is_transient, status_of
@@ -141,7 +141,14 @@ class OpenAIPoolChatModel(BaseChatModel):
     balance: Balance = "least_busy"
     retries: int = 3
     backoff_s: float = 1.0
+    #: sent with every request beside the OpenAI fields (llama.cpp: ``cache_prompt``)
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    #: the embedded model served by our llama-server (``graphrag_got.llm.server``), not a remote one
+    embedded: bool = False
+    #: tokens one call holds, when known (the embedded server's context per slot)
+    context_window: int | None = None
     _pool: ServerPool = PrivateAttr()
+    _capacity: int | None = PrivateAttr(default=None)
 
     def model_post_init(self, context: Any) -> None:
         import openai
@@ -167,10 +174,78 @@ class OpenAIPoolChatModel(BaseChatModel):
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(retries=self.retries, backoff_s=self.backoff_s)
 
+    def capacity(self) -> int:
+        """Calls the pool takes at once: per server, the slots a llama.cpp server reports (``/props``
+        ``total_slots``), else :data:`DEFAULT_SLOTS`; asked once."""
+        if self._capacity is None:
+            key = self.api_key.get_secret_value() if self.api_key else None
+            self._capacity = sum(server_slots(url, key) or DEFAULT_SLOTS for url in self._pool.urls)
+        return self._capacity
+
+    def share_prefix(self, messages: list[BaseMessage]) -> int:
+        """Put the prompt prefix ``messages`` (say, the system prompt and an empty user message) in every slot
+        of the llama.cpp servers of the pool, evaluated once per server: the first slot evaluates it, the
+        others restore it from the server's prompt cache in RAM (``--cache-ram``) instead of evaluating it
+        again. Without this, calls sent at once to empty slots each evaluate the whole prefix. Returns the
+        slots prepared; servers that are not llama.cpp servers (no ``/props``) are left alone. Never raises.
+
+        How (llama-server's slot selection, tools/server/server-context.cpp): a call pinned to a slot
+        (``id_slot``) that holds another prompt saves that prompt and loads the cached one that shares the
+        longest prefix with the call; a slot that is idle when another call starts is saved to the cache.
+        So: the prefix into slot 0, a one-token prompt into every other slot (each start saves slot 0's
+        prefix to the cache), then the prefix into every other slot (each restores it)."""
+        body = [{"role": _ROLES.get(m.type, "user"), "content": str(m.content)} for m in messages]
+        key = self.api_key.get_secret_value() if self.api_key else None
+        prepared = 0
+        for server in self._pool.servers:
+            slots = server_slots(server.url, key)
+            if not slots or slots < 2:
+                continue
+
+            def ask(content: list[dict[str, Any]], slot: int) -> Any:
+                return server.client.chat.completions.create(
+                    model=self.model_name, messages=content, max_tokens=1, temperature=0.0,
+                    extra_body={**self.extra_body, "cache_prompt": True, "id_slot": slot})
+
+            try:
+                t0 = time.monotonic()
+                ask(body, 0)
+                for slot in range(1, slots):
+                    ask([{"role": "user", "content": "ok"}], slot)
+                reused = [getattr(getattr(ask(body, slot).usage, "prompt_tokens_details", None), "cached_tokens", 0)
+                          for slot in range(1, slots)]
+            except Exception as exc:  # an optimisation only: the calls work without it
+                logger.info("%s: could not share the prompt prefix among its slots (%s)", server.url, describe(exc))
+                continue
+            logger.info("%s: prompt prefix in %d slot(s) in %.1f s (tokens restored from its cache per slot: %s)",
+                        server.url, slots, time.monotonic() - t0, reused)
+            prepared += slots
+        return prepared
+
+    def count_tokens(self, text: str) -> int | None:
+        """Tokens of ``text`` under the embedded server's tokenizer (``/tokenize``); None for other servers."""
+        if not self.embedded:
+            return None
+        url = _root(self._pool.urls[0]) + "/tokenize"
+        request = urllib.request.Request(url, data=json.dumps({"content": text}).encode("utf-8"),
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=min(30.0, self.timeout_s)) as resp:  # noqa: S310 (loopback)
+                return len(json.loads(resp.read().decode("utf-8")).get("tokens") or [])
+        except (urllib.error.URLError, OSError, ValueError, AttributeError):
+            return None
+
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         schema = kwargs.pop("json_schema", None)
         max_tokens = kwargs.pop("max_tokens", None) or self.max_tokens
+        extra_body = dict(self.extra_body)
+        if "repeat_penalty" in kwargs:  # llama.cpp's own sampling field, not an OpenAI one
+            penalty = kwargs.pop("repeat_penalty")
+            if self.embedded:
+                extra_body["repeat_penalty"] = penalty
+        if extra_body:
+            kwargs["extra_body"] = {**extra_body, **(kwargs.get("extra_body") or {})}
         body = [{"role": _ROLES.get(m.type, "user"), "content": m.content if isinstance(m.content, str)
                  else json.dumps(m.content, ensure_ascii=False)} for m in messages]
         policy = self.retry_policy
@@ -210,9 +285,12 @@ class OpenAIPoolChatModel(BaseChatModel):
             usage_metadata = {"input_tokens": int(usage.prompt_tokens or 0),
                               "output_tokens": int(usage.completion_tokens or 0),
                               "total_tokens": int(usage.total_tokens or 0)}
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = getattr(details, "cached_tokens", None)  # llama.cpp: prompt tokens served from the slot's cache
         message = AIMessage(content=text, usage_metadata=usage_metadata, response_metadata={
             "model_name": getattr(response, "model", self.model_name), "base_url": served_by[-1],
-            "retries": retries, "finish_reason": getattr(choice, "finish_reason", None)})
+            "retries": retries, "finish_reason": getattr(choice, "finish_reason", None),
+            "prefix_reused": cached if isinstance(cached, int) else None})
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _create(self, server: Server, body: list[dict[str, Any]], schema: dict[str, Any] | None,
@@ -251,6 +329,10 @@ class OpenAIPoolChatModel(BaseChatModel):
 
 
 # ---------------------------------------------------------------------------- what a server says about itself
+#: Calls in flight per server that does not say how many it takes (LightRAG's default is 4).
+DEFAULT_SLOTS = 4
+
+
 @dataclass
 class ServerInfo:
     """What ``/models`` (and llama.cpp's ``/props``) tell about one server."""
@@ -260,6 +342,23 @@ class ServerInfo:
     models: list[str] = field(default_factory=list)
     context: int | None = None
     error: str = ""
+    slots: int | None = None  # llama.cpp: parallel slots (/props total_slots)
+
+
+def _root(url: str) -> str:
+    """A base URL without its ``/v1`` (where llama.cpp's own endpoints are)."""
+    base = url.rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+def server_slots(url: str, api_key: str | None = None, timeout: float = 3.0) -> int | None:
+    """The parallel slots a llama.cpp server reports (``/props`` ``total_slots``); None for other servers."""
+    try:
+        props = _get_json(_root(url) + "/props", api_key, timeout)
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    slots = props.get("total_slots") if isinstance(props, dict) else None
+    return slots if isinstance(slots, int) and slots > 0 else None
 
 
 def _get_json(url: str, api_key: str | None, timeout: float) -> Any:
@@ -291,12 +390,14 @@ def server_info(url: str, api_key: str | None = None, timeout: float = 5.0) -> S
     entries = [e for e in (data.get("data") or []) if isinstance(e, dict)] if isinstance(data, dict) else []
     info = ServerInfo(url, answers=True, models=[str(e.get("id", "")) for e in entries])
     info.context = next((c for c in (_context_of(e) for e in entries) if c), None)
-    root = base[: -len("/v1")] if base.endswith("/v1") else base
-    try:  # llama.cpp's own server reports the context it runs with
-        props = _get_json(root + "/props", api_key, timeout)
-        n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx") if isinstance(props, dict) else None
-        if isinstance(n_ctx, int) and n_ctx > 0:
-            info.context = n_ctx
+    try:  # llama.cpp's own server reports the context it runs with (per slot) and its slots
+        props = _get_json(_root(base) + "/props", api_key, timeout)
+        if isinstance(props, dict):
+            n_ctx = (props.get("default_generation_settings") or {}).get("n_ctx")
+            if isinstance(n_ctx, int) and n_ctx > 0:
+                info.context = n_ctx
+            if isinstance(props.get("total_slots"), int) and props["total_slots"] > 0:
+                info.slots = props["total_slots"]
     except (urllib.error.URLError, OSError, ValueError):
         pass
     return info
