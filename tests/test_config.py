@@ -11,7 +11,8 @@ import pytest
 
 from pydantic import ValidationError
 
-from graphrag_got.config import DEFAULT_HOME, ENV, FLAT, SECTIONS, Settings, settings_table_markdown
+from graphrag_got.config import DEFAULT_HOME, ENV, FLAT, SECTIONS, Settings
+from graphrag_got.config.docs import settings_table_markdown
 from graphrag_got.common.settings_page import BEGIN, END, render, section_tables
 from graphrag_got.errors import ConfigError, GraphragGotError
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from graphrag_got.communities.detect import Community
     from graphrag_got.communities.graph import EntityGraph
-    from graphrag_got.extract.run import ExtractionSummary
+    from graphrag_got.extract.summary import ExtractionSummary
     from graphrag_got.extract.strategy import StrategyChoice
     from graphrag_got.ontology.model import Ontology
 
