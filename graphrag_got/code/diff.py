@@ -229,6 +229,7 @@ def _answer(read: _Reader, settings: Settings, result: DiffImpact, hops: int | N
     answer, fresh, static = _Answer(), {}, {}
     function_only: dict[str, ImpactNode] = {}
     missing = []
+    deleted: set[str] = set()  # tests this change deletes
     for f, sym in syms:
         row = by_key.get((sym.type, normalize_name(sym.graph_name)))
         runs = executions.get(row["uid"], []) if row else []
@@ -244,6 +245,9 @@ def _answer(read: _Reader, settings: Settings, result: DiffImpact, hops: int | N
             if sym.change != DELETED:
                 answer.add(_test_node(sym, f.module, row), CHANGED)
                 report.answered_by, report.tests = "run itself", 1
+            else:  # it cannot run any more, whatever reaches it
+                report.answered_by = "nothing (deleted)"
+                deleted.add(_test_node(sym, f.module, row).uid)
             continue
         if sym.annotations_only and not sym.statements and not sym.insertions:
             report.answered_by = "nothing (type hints only)"
@@ -278,9 +282,10 @@ def _answer(read: _Reader, settings: Settings, result: DiffImpact, hops: int | N
             static[row["uid"]] = node
     _modules(read, module_files, answer, static)
     nodes = _closures(read, settings, result, answer, fresh, static, hops)
-    result.tests = sorted(answer.tests.values(), key=lambda t: (t.nodeid or t.name))
-    result.ran_function_only = sorted((t for uid, t in function_only.items() if uid not in answer.tests), key=_rank)
-    result.not_run = [t for t in result.not_run if t.uid not in answer.tests]
+    result.tests = sorted((t for t in answer.tests.values() if t.uid not in deleted), key=lambda t: (t.nodeid or t.name))
+    result.ran_function_only = sorted((t for uid, t in function_only.items() if uid not in answer.tests
+                                       and uid not in deleted), key=_rank)
+    result.not_run = [t for t in result.not_run if t.uid not in answer.tests and t.uid not in deleted]
     result.affected = sorted((n for n in nodes.values() if n.distance > 0 and n.type in (v.FUNCTION, v.CLASS)), key=_rank)
     result.affected_files = affected_files([n for n in nodes.values() if n.type != v.TEST])
     if missing:

@@ -5,6 +5,9 @@
   writes it on every Class, Function and Test (``fingerprint``), and a coverage import writes the one
   each had when the run was recorded (``recorded_fingerprint``): equal, the recorded lines still
   describe the function (shifted by the difference of its first lines).
+* :func:`body_fingerprint` identifies what a definition does, whatever it is called and wherever it
+  sits: a function renamed or moved to another module keeps it (``ask impact --diff`` pairs the
+  deleted and the added definition by it).
 * :class:`Statements` maps a line to the first line of the statement holding it, as coverage.py
   records an executed statement (a call spread over five lines is recorded on its first); a
   compound statement (``if``, ``for``, ``def``...) owns its header lines, its body's statements own
@@ -229,14 +232,26 @@ def assigned_names(node: ast.AST | None) -> set[str] | None:
     return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
+def _loads(node: ast.AST) -> list[str]:
+    """Names ``node`` reads when it runs in a function body: not the annotation of an annotated
+    assignment, which a function never evaluates."""
+    out: list[str] = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            out.append(n.id)
+        todo += [c for c in ast.iter_child_nodes(n) if not (isinstance(n, ast.AnnAssign) and c is n.annotation)]
+    return out
+
+
 def readers(statements: Statements, names: set[str]) -> dict[int, set[str]]:
     """First line (decorators included) of each function whose body reads one of ``names`` -> the names
     it reads."""
     out: dict[int, set[str]] = {}
     for start, node in statements.defs.items():
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            read = {n.id for stmt in node.body for n in ast.walk(stmt)
-                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names}
+            read = {n for stmt in node.body for n in _loads(stmt) if n in names}
             if read:
                 out[start] = read
     return out
