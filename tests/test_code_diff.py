@@ -139,9 +139,10 @@ def test_statements_and_the_lines_an_insertion_selects() -> None:
 
 
 # ------------------------------------------------------------------------------ with Neo4j
-@pytest.fixture()
-def covered(tmp_path: Path, clean_graph, neo4j_settings: Settings):  # type: ignore[no-untyped-def]
-    root = repo(tmp_path, {"calc/__init__.py": "", "calc/core.py": CORE, "tests/test_core.py": TESTS})
+def recorded(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Path]:
+    """A repository of ``files`` whose suite ran once under pytest-cov with per-test contexts, and
+    the extraction `code refresh` made of it with that run (loaded)."""
+    root = repo(tmp_path, files)
     data = tmp_path / "run.coverage"
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--cov=calc",
                            "--cov-context=test", "--cov-report=", "tests"], cwd=root, capture_output=True, text=True,
@@ -149,6 +150,12 @@ def covered(tmp_path: Path, clean_graph, neo4j_settings: Settings):  # type: ign
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = tmp_path / "code.json"
     assert main(["code", "refresh", str(root), "-o", str(out), "--coverage", str(data), *ONTO]) == 0
+    return root, out
+
+
+@pytest.fixture()
+def covered(tmp_path: Path, clean_graph, neo4j_settings: Settings):  # type: ignore[no-untyped-def]
+    root, out = recorded(tmp_path, {"calc/__init__.py": "", "calc/core.py": CORE, "tests/test_core.py": TESTS})
     return root, out, clean_graph
 
 
@@ -340,15 +347,8 @@ def test_overload_stubs_and_conditional_bindings_select_nothing_that_runs(tmp_pa
 
 @pytest.fixture()
 def renamed_repo(tmp_path: Path, clean_graph, neo4j_settings: Settings):  # type: ignore[no-untyped-def]
-    root = repo(tmp_path, {"calc/__init__.py": "", "calc/core.py": RENAME_CORE, "calc/signs.py": SIGNS,
-                           "tests/test_core.py": RENAME_TESTS})
-    data = tmp_path / "run.coverage"
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--cov=calc",
-                           "--cov-context=test", "--cov-report=", "tests"], cwd=root, capture_output=True, text=True,
-                          timeout=300, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "COVERAGE_FILE": str(data)})
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    out = tmp_path / "code.json"
-    assert main(["code", "refresh", str(root), "-o", str(out), "--coverage", str(data), *ONTO]) == 0
+    root, out = recorded(tmp_path, {"calc/__init__.py": "", "calc/core.py": RENAME_CORE, "calc/signs.py": SIGNS,
+                                    "tests/test_core.py": RENAME_TESTS})
     return root, out, clean_graph
 
 
@@ -384,6 +384,9 @@ def test_a_test_moved_since_the_run_keeps_its_recorded_lines(renamed_repo, neo4j
     body = "def test_box():\n    assert Box(2).get() == 4\n"
     edit(root, "tests/test_core.py", body + "\n\n", "")
     (root / "tests" / "test_box.py").write_text("from calc.core import Box\n\n\n" + body, encoding="utf-8")
+    res = diff_impact(driver, neo4j_settings, root)  # the test the change deletes is not listed
+    assert evidence_of(res) == {"tests/test_box.py::test_box": "changed"}
+    assert [s.answered_by for s in res.symbols if s.change == "deleted"] == ["nothing (deleted)"]
     git(root, "add", "-A")
     git(root, "commit", "-qm", "move test_box")
     assert main(["code", "refresh", str(root), "-o", str(out), *ONTO]) == 0  # the run is kept as recorded
