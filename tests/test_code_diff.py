@@ -5,7 +5,9 @@ takes the branch ``x < 0`` of ``calc.core.sign``, ``test_pos`` does not, ``test_
 ``sign``. Its suite runs once under pytest-cov with per-test contexts; the graph holds that run.
 Then changes are made in the working tree, committed, refreshed (`code refresh` keeps the recorded
 evidence) and asked about: a line only ``test_neg`` runs selects ``test_neg`` alone; once ``sign``
-has changed since the run, its coverage is stale and the static closure answers."""
+has changed since the run, its coverage is stale and every test that ran it before answers. A
+renamed or moved definition answers with the run of its old name; a test moved to another file since
+the run is the test the run measured."""
 
 from __future__ import annotations
 
@@ -108,7 +110,7 @@ def test_changed_lines_map_to_definitions_on_both_sides(tmp_path: Path) -> None:
     git(root, "mv", "calc/core.py", "calc/main.py")
     _, moved = read_change(root, staged=True)
     names = {(s.name, s.change) for f in moved for s in f.symbols}
-    assert ("calc.core.sign", "deleted") in names and ("calc.main.sign", "added") in names  # a move renames all
+    assert ("calc.main.sign", "moved") in names  # a moved file moves all it defines
     with pytest.raises(gitdiff.GitError, match="names no commit"):
         read_change(root, "no-such-branch..HEAD")
 
@@ -137,9 +139,10 @@ def test_statements_and_the_lines_an_insertion_selects() -> None:
 
 
 # ------------------------------------------------------------------------------ with Neo4j
-@pytest.fixture()
-def covered(tmp_path: Path, clean_graph, neo4j_settings: Settings):  # type: ignore[no-untyped-def]
-    root = repo(tmp_path, {"calc/__init__.py": "", "calc/core.py": CORE, "tests/test_core.py": TESTS})
+def recorded(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Path]:
+    """A repository of ``files`` whose suite ran once under pytest-cov with per-test contexts, and
+    the extraction `code refresh` made of it with that run (loaded)."""
+    root = repo(tmp_path, files)
     data = tmp_path / "run.coverage"
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--cov=calc",
                            "--cov-context=test", "--cov-report=", "tests"], cwd=root, capture_output=True, text=True,
@@ -147,6 +150,12 @@ def covered(tmp_path: Path, clean_graph, neo4j_settings: Settings):  # type: ign
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = tmp_path / "code.json"
     assert main(["code", "refresh", str(root), "-o", str(out), "--coverage", str(data), *ONTO]) == 0
+    return root, out
+
+
+@pytest.fixture()
+def covered(tmp_path: Path, clean_graph, neo4j_settings: Settings):  # type: ignore[no-untyped-def]
+    root, out = recorded(tmp_path, {"calc/__init__.py": "", "calc/core.py": CORE, "tests/test_core.py": TESTS})
     return root, out, clean_graph
 
 
@@ -165,7 +174,7 @@ def test_recorded_coverage_answers_line_by_line_then_goes_stale(covered, neo4j_s
     assert "tests/test_core.py::test_pos" in {t.nodeid for t in res.not_run}
     assert main(["ask", "impact", "--diff", "--root", str(root), "--json", *ONTO]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["format"] == "graphrag_got.impact-diff/1" and data["pytest_args"] == ["tests/test_core.py::test_neg"]
+    assert data["format"] == "graphrag_got.impact-diff/2" and data["pytest_args"] == ["tests/test_core.py::test_neg"]
     # a new test in the change is run itself; a module-level call selects the tests that ran the module
     edit(root, "tests/test_core.py", "def test_double():", "def test_zero():\n    assert sign(0) == 1\n\n\n"
                                                         "def test_double():")
@@ -184,10 +193,10 @@ def test_recorded_coverage_answers_line_by_line_then_goes_stale(covered, neo4j_s
     assert one.stale == 1 and one.not_run == []
     assert {t.nodeid for t in one.tests} == {"tests/test_core.py::test_neg", "tests/test_core.py::test_pos"}
     edit(root, "calc/core.py", "        return -2\n", "        return -3\n")
-    res = diff_impact(driver, neo4j_settings, root)
-    assert [(s.coverage, s.answered_by) for s in res.symbols] == [("stale", "static closure")]
-    assert set(evidence_of(res)) == {"tests/test_core.py::test_neg", "tests/test_core.py::test_pos"}
-    assert set(evidence_of(res).values()) == {"static exact"}
+    res = diff_impact(driver, neo4j_settings, root)  # who enters sign is up to its callers: the run says
+    assert [(s.coverage, s.answered_by) for s in res.symbols] == [("stale", "coverage (before it changed)")]
+    assert evidence_of(res) == {"tests/test_core.py::test_neg": "coverage (before it changed)",
+                                "tests/test_core.py::test_pos": "coverage (before it changed)"}
     # double is unchanged since the run: still answered by it
     edit(root, "calc/core.py", "def sign(x):", "# a comment line\ndef sign(x):")
     edit(root, "calc/core.py", "    return x * 2\n", "    return x + x\n")
@@ -214,7 +223,7 @@ def test_imports_type_hints_and_constants_select_what_reads_them(tmp_path: Path)
     f = files[0]
     assert f.module_imports == [2] and f.module_lines == [] and f.module_names == ["LIMIT"]
     by = {s.name: s for s in f.symbols}
-    assert by["m.core.small"].header and not by["m.core.small"].annotations_only
+    assert by["m.core.small"].reads == ["LIMIT"] and not by["m.core.small"].annotations_only
     assert by["m.core.big"].annotations_only and not by["m.core.big"].header
 
 
@@ -223,3 +232,170 @@ def test_if_type_checking_selects_nothing(tmp_path: Path) -> None:
     edit(root, "m/core.py", "if typing.TYPE_CHECKING:", "if typing.TYPE_CHECKING:  # types\n    Y = 2\nif typing.TYPE_CHECKING:")
     _, files = read_change(root)
     assert files[0].module_lines == [] and files[0].module_names == ["Y"]
+
+
+# ------------------------------------------------------------------------------ renames and moves
+def test_body_fingerprint_ignores_name_docstrings_and_type_hints() -> None:
+    import ast
+
+    from graphrag_got.code.lines import body_fingerprint
+
+    def fp(src: str) -> str | None:
+        return body_fingerprint(ast.parse(src).body[0])
+
+    base = fp("def f(x):\n    return f(x - 1) if x else 0\n")
+    assert base == fp('def _g(x: int) -> int:\n    """Doc."""\n    return _g(x - 1) if x else 0\n')
+    assert base != fp("def f(x):\n    return f(x - 2) if x else 0\n")  # the body changed
+    assert base != fp("def f(x=1):\n    return f(x - 1) if x else 0\n")  # a default runs
+    assert fp("class A:\n    x: int = 1\n") != fp("class A:\n    x: str = 1\n")  # a field's type is kept
+    assert fp("x = 1\n") is None
+
+
+RENAME_CORE = ("def double(x):\n"
+               "    return x * 2\n"
+               "\n"
+               "\n"
+               "class Box:\n"
+               "    def __init__(self, v):\n"
+               "        self.v = v\n"
+               "\n"
+               "    def get(self):\n"
+               "        return double(self.v)\n"
+               "\n"
+               "\n"
+               "def make(x):\n"
+               "    if x > 100:\n"
+               "        return Box(x)\n"
+               "    return None\n")
+RENAME_TESTS = ("from calc.core import Box, make\n"
+                "from calc.signs import sign\n"
+                "\n"
+                "\n"
+                "def test_box():\n"
+                "    assert Box(2).get() == 4\n"
+                "\n"
+                "\n"
+                "def test_make():\n"
+                "    assert make(1) is None\n"
+                "\n"
+                "\n"
+                "def test_sign():\n"
+                "    assert sign(-2) == -1\n")
+SIGNS = "def sign(x):\n    return -1 if x < 0 else 1\n"
+
+
+def test_renames_and_moves_pair_by_what_the_definitions_do(tmp_path: Path) -> None:
+    root = repo(tmp_path, {"calc/__init__.py": "", "calc/core.py": RENAME_CORE, "calc/signs.py": SIGNS,
+                           "tests/test_core.py": RENAME_TESTS})
+    edit(root, "calc/core.py", "def double(x):\n", 'def _double(x: int) -> int:\n    """Twice x."""\n')
+    edit(root, "calc/core.py", "return double(self.v)", "return _double(self.v)")
+    _, files = read_change(root)
+    got = {(s.name, s.change, s.old_name) for f in files for s in f.symbols}
+    assert got == {("calc.core._double", "renamed", "calc.core.double"), ("calc.core.Box.get", "modified", None)}
+    git(root, "checkout", "-q", "--", ".")
+    edit(root, "calc/core.py", "class Box:\n    def __init__(self, v):", "class _Box:\n    def __init__(self, v: int):")
+    edit(root, "calc/core.py", "return Box(x)", "return _Box(x)")
+    git(root, "mv", "calc/signs.py", "calc/sign.py")
+    _, files = read_change(root)
+    got = {(s.name, s.change, s.old_name) for f in files for s in f.symbols}
+    assert ("calc.core._Box", "renamed", "calc.core.Box") in got
+    assert ("calc.core._Box.__init__", "renamed", "calc.core.Box.__init__") in got  # under the renamed class
+    assert ("calc.sign.sign", "moved", "calc.signs.sign") in got
+    assert not any(s.change in ("added", "deleted") for f in files for s in f.symbols)
+    # twins (two methods `return self`): paired under their renamed classes
+    twin = ('class A:\n    x = 1\n\n    def m(self) -> "A":\n        return self\n\n\n'
+            'class B:\n    y = 2\n\n    def m(self) -> "B":\n        return self\n')
+    root2 = repo(tmp_path / "two", {"t/__init__.py": "", "t/mod.py": twin})
+    (root2 / "t" / "mod.py").write_text(twin.replace("A", "A_").replace("B", "B_"), encoding="utf-8")
+    _, files2 = read_change(root2)
+    assert {(s.name, s.change, s.old_name) for f in files2 for s in f.symbols} == {
+        ("t.mod.A_", "renamed", "t.mod.A"), ("t.mod.A_.m", "renamed", "t.mod.A.m"),
+        ("t.mod.B_", "renamed", "t.mod.B"), ("t.mod.B_.m", "renamed", "t.mod.B.m")}
+
+
+def test_overload_stubs_and_conditional_bindings_select_nothing_that_runs(tmp_path: Path) -> None:
+    core = ("import sys\n"
+            "import typing as t\n"
+            "\n"
+            "if sys.version_info >= (3, 99):\n"
+            "    LIMIT = 1\n"
+            "else:\n"
+            "    LIMIT = 2\n"
+            "\n"
+            "\n"
+            "def f(x: object) -> object:\n"
+            "    return x\n"
+            "\n"
+            "\n"
+            "def g():\n"
+            "    return LIMIT\n")
+    root = repo(tmp_path, {"m/__init__.py": "", "m/core.py": core})
+    edit(root, "m/core.py", "def f(x: object) -> object:", "@t.overload\ndef f(x: int) -> int: ...\n\n\n"
+                                                             "@t.overload\ndef f(x: str) -> str: ...\n\n\n"
+                                                             "def f(x: int | str) -> int | str:")
+    edit(root, "m/core.py", "(3, 99)", "(3, 98)")
+    _, files = read_change(root)
+    f = files[0]
+    by = {(s.name, s.overload): s for s in f.symbols}
+    assert by[("m.core.f", True)].lines and by[("m.core.f", False)].annotations_only
+    assert f.module_lines == [] and f.module_names == ["LIMIT"] and by[("m.core.g", False)].reads == ["LIMIT"]
+    # an `if` that calls something at import is module-level code
+    edit(root, "m/core.py", "(3, 98)", "(3, 98) and print()")
+    _, files = read_change(root)
+    assert files[0].module_lines == [4]
+
+
+@pytest.fixture()
+def renamed_repo(tmp_path: Path, clean_graph, neo4j_settings: Settings):  # type: ignore[no-untyped-def]
+    root, out = recorded(tmp_path, {"calc/__init__.py": "", "calc/core.py": RENAME_CORE, "calc/signs.py": SIGNS,
+                                    "tests/test_core.py": RENAME_TESTS})
+    return root, out, clean_graph
+
+
+def test_a_rename_or_a_move_answers_with_the_run_of_the_old_name(renamed_repo, neo4j_settings: Settings) -> None:  # type: ignore[no-untyped-def]
+    root, out, driver = renamed_repo
+    # the class is renamed: the run of its methods answers (test_box built one), not its static
+    # closure (make() names it, but test_make never took that branch)
+    edit(root, "calc/core.py", "class Box:\n    def __init__(self, v):", "class _Box:\n    def __init__(self, v: int):")
+    edit(root, "calc/core.py", "return Box(x)", "return _Box(x)")
+    edit(root, "tests/test_core.py", "import Box, make", "import _Box as Box, make")
+    res = diff_impact(driver, neo4j_settings, root)
+    by = {s.name: s for s in res.symbols}
+    assert (by["calc.core._Box"].change, by["calc.core._Box"].old_name, by["calc.core._Box"].answered_by) == \
+        ("renamed", "calc.core.Box", "coverage (renamed)")
+    assert by["calc.core.make"].answered_by == "coverage" and by["calc.core.make"].tests == 0
+    assert "tests/test_core.py::test_box" in res.pytest_args and "coverage (renamed)" in evidence_of(res)[
+        "tests/test_core.py::test_box"]
+    assert "tests/test_core.py::test_make" not in res.pytest_args
+    assert "tests/test_core.py::test_make" in {t.nodeid for t in res.not_run}
+    git(root, "checkout", "-q", "--", ".")
+    # a module moved to another file (the tests follow the import): the run of the old name answers
+    git(root, "mv", "calc/signs.py", "calc/sign.py")
+    edit(root, "tests/test_core.py", "from calc.signs import sign", "from calc.sign import sign")
+    res = diff_impact(driver, neo4j_settings, root)
+    moved = [s for s in res.symbols if s.name == "calc.sign.sign"]
+    assert [(s.change, s.old_name, s.old_path, s.coverage, s.answered_by, s.tests) for s in moved] == [
+        ("moved", "calc.signs.sign", "calc/signs.py", "recorded", "coverage (moved)", 1)]
+    assert "coverage (moved)" in evidence_of(res)["tests/test_core.py::test_sign"]
+
+
+def test_a_test_moved_since_the_run_keeps_its_recorded_lines(renamed_repo, neo4j_settings: Settings) -> None:  # type: ignore[no-untyped-def]
+    root, out, driver = renamed_repo
+    body = "def test_box():\n    assert Box(2).get() == 4\n"
+    edit(root, "tests/test_core.py", body + "\n\n", "")
+    (root / "tests" / "test_box.py").write_text("from calc.core import Box\n\n\n" + body, encoding="utf-8")
+    res = diff_impact(driver, neo4j_settings, root)  # the test the change deletes is not listed
+    assert evidence_of(res) == {"tests/test_box.py::test_box": "changed"}
+    assert [s.answered_by for s in res.symbols if s.change == "deleted"] == ["nothing (deleted)"]
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "move test_box")
+    assert main(["code", "refresh", str(root), "-o", str(out), *ONTO]) == 0  # the run is kept as recorded
+    edit(root, "calc/core.py", "return double(self.v)", "return double(self.v) + 0")
+    res = diff_impact(driver, neo4j_settings, root)
+    assert evidence_of(res) == {"tests/test_box.py::test_box": "coverage"}  # measured as test_core.test_box
+    assert all(t.nodeid for t in res.tests)
+    # a static path from a moved test the run measured without it running the line is overruled
+    edit(root, "calc/core.py", "        return Box(x)\n", "        return Box(x + 1)\n")
+    res = diff_impact(driver, neo4j_settings, root)
+    assert "tests/test_box.py::test_box" in res.pytest_args  # it ran Box.get
+    assert "tests/test_core.py::test_make" not in res.pytest_args

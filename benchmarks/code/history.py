@@ -19,10 +19,16 @@ The window is the ``--commits`` + 1 first-parent commits ending at ``--end`` (c0
    c_{a+k-1}..c_{a+k} over the graph (its coverage recorded at c_a, k commits before the change's
    new side), compared with the truth; then the checkout moves to c_{a+k} and ``code refresh --since
    c_{a+k-1}`` brings the graph there (timed; the machine is named as it was);
-4. variants read from the same answers: ``answer`` (pytest_args), ``+stale`` (also the tests that ran a
-   changed function before it changed), ``+function`` (also the tests that ran a recorded changed
-   function but not its changed lines);
-5. at the end of the first anchor's walk, the refreshed extraction is compared with a full
+4. variants read from the same answers: ``answer`` (pytest_args), ``+function`` (also the tests that ran
+   a recorded changed function but not its changed lines);
+5. import-time changes, read from the answer: the truth cannot see lines that run when a module is
+   imported (pytest-cov records them under no test), so a pair whose answer selects tests for
+   module-level code (``module code``), for a module-level assignment through the functions reading it
+   (``module constant``) or for a class body (``class body``) is flagged *module-level*, and P/R are
+   reported with and without those pairs. A changed function header (``def header``) and a renamed or
+   moved definition (``renamed``) run at import too; they are listed, not left out (their callers'
+   and bodies' lines usually show in the truth);
+6. at the end of the first anchor's walk, the refreshed extraction is compared with a full
    re-extraction of the same tree with the same kept evidence, and the loaded graph with that full
    extraction loaded into the emptied database.
 
@@ -51,7 +57,9 @@ RESULTS = REPO / "benchmarks" / "results"
 DEFAULT_WORK = Path.home() / ".cache" / "graphrag_got" / "history-bench"
 DEFAULT_SOURCE = Path("/work/.mirror/pallets+click/repo")
 DEFAULT_END = "2c8cd3ac"
-VARIANTS = ("answer", "+stale", "+function")
+VARIANTS = ("answer", "+function")
+#: Import-time kinds of change that flag a pair "module-level" (see the module docstring).
+MODULE_LEVEL = ("module code", "module constant", "class body")
 
 
 def sh(cwd: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
@@ -130,6 +138,18 @@ def test_defs(text: str, path: str) -> list[tuple[str, int, int]]:
     return out
 
 
+def measured_paths(measured: Any, tree: set[str]) -> dict[str, str]:
+    """Path in the tree -> measured file, by the longest tail of the measured path that is a file of
+    the tree (the cached coverage may have been recorded in a clone at another place: ``--work``)."""
+    out: dict[str, str] = {}
+    for m in measured:
+        parts = Path(m).as_posix().split("/")
+        tail = next(("/".join(parts[i:]) for i in range(len(parts)) if "/".join(parts[i:]) in tree), None)
+        if tail is not None:
+            out[tail] = m
+    return out
+
+
 def truth(clone: Path, old: str, new: str, data: Path) -> dict[str, Any]:
     """The tests of the change old..new (see the module docstring) and what it changed."""
     import coverage
@@ -139,8 +159,7 @@ def truth(clone: Path, old: str, new: str, data: Path) -> dict[str, Any]:
     files = gitdiff.changed_files(clone, old, new)
     cov = coverage.CoverageData(basename=str(data))
     cov.read()
-    measured = {Path(m).resolve().relative_to(clone.resolve()).as_posix(): m for m in cov.measured_files()
-                if Path(m).resolve().is_relative_to(clone.resolve())}
+    measured = measured_paths(cov.measured_files(), set(gitdiff.tree_files(clone, new)))
     by_cov: set[str] = set()
     changed_tests: set[str] = set()
     py = [f for f in files if f.is_python and f.new_path]
@@ -160,6 +179,30 @@ def truth(clone: Path, old: str, new: str, data: Path) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------- measuring
+def import_time(res: Any) -> dict[str, list[str]]:
+    """Kind of import-time change -> what the answer selected tests for (library files only: a test
+    file's changes run themselves), read from the answer of ``diff_impact``."""
+    from graphrag_got.code import vocabulary as v
+    from graphrag_got.code.parse import is_test_file
+
+    out: dict[str, list[str]] = {}
+    for f in res.files:
+        if f.python and not is_test_file(f.path) and (f.module_lines or f.module_removed):
+            out.setdefault("module code", []).append(f.path)
+    for s in res.symbols:
+        if is_test_file(s.path) or s.answered_by.startswith("nothing") or s.answered_by == "run itself":
+            continue
+        if s.reads:
+            out.setdefault("module constant", []).append(f"{s.name} reads {', '.join(s.reads)}")
+        if s.change in ("renamed", "moved"):
+            out.setdefault("renamed", []).append(s.name)
+        elif s.type == v.CLASS and s.change == "modified":
+            out.setdefault("class body", []).append(s.name)
+        elif s.header and s.change == "modified":
+            out.setdefault("def header", []).append(s.name)
+    return out
+
+
 def scores(predicted: set[str], true: set[str]) -> tuple[float | None, float | None]:
     hit = len(predicted & true)
     return (round(hit / len(predicted), 3) if predicted else None, round(hit / len(true), 3) if true else None)
@@ -209,8 +252,7 @@ def walk_anchor(clone: Path, revs: list[str], a: int, max_k: int, work: Path, tr
         ask_seconds = time.perf_counter() - t1
         true = set(truths[i]["tests"])
         answer = set(res.pytest_args)
-        sets = {"answer": answer, "+stale": answer | {t.nodeid for t in res.stale_tests if t.nodeid},
-                "+function": answer | {t.nodeid for t in res.ran_function_only if t.nodeid}}
+        sets = {"answer": answer, "+function": answer | {t.nodeid for t in res.ran_function_only if t.nodeid}}
         row: dict[str, Any] = {"anchor": a, "k": k, "commit": revs[i][:10], "true": len(true),
                                "strict_true": len(truths[i]["strict"]), "ask_seconds": round(ask_seconds, 3),
                                "states": {}}
@@ -221,7 +263,8 @@ def walk_anchor(clone: Path, revs: list[str], a: int, max_k: int, work: Path, tr
             e = row["evidence"].setdefault(t.evidence or "", {"predicted": 0, "correct": 0})
             e["predicted"] += 1
             e["correct"] += t.nodeid in true
-        row["module_level_files"] = sum(1 for f in res.files if f.module_lines or f.module_removed)
+        row["import_time"] = import_time(res)
+        row["module_level"] = any(kind in MODULE_LEVEL for kind in row["import_time"])
         for name, predicted in sets.items():
             p, r = scores(predicted, true)
             row[name] = {"predicted": len(predicted), "correct": len(predicted & true), "precision": p, "recall": r}
@@ -286,6 +329,17 @@ def aggregate(pairs: list[dict[str, Any]], variant: str) -> dict[str, Any]:
             "recall_mean": round(statistics.fmean(recalls), 3) if recalls else None}
 
 
+#: The answer, P/R over the pairs that are not flagged module-level (see the module docstring).
+NOT_MODULE_LEVEL = "answer w/o module-level"
+COLUMNS = ("answer", NOT_MODULE_LEVEL, *VARIANTS[1:], "answer_strict")
+
+
+def aggregates(pairs: list[dict[str, Any]]) -> dict[str, Any]:
+    out = {v: aggregate(pairs, v) for v in (*VARIANTS, "answer_strict")}
+    out[NOT_MODULE_LEVEL] = aggregate([p for p in pairs if not p["module_level"]], "answer")
+    return out
+
+
 def diff_cli_timing(clone: Path, revs: list[str], truths: dict[int, dict[str, Any]]) -> dict[str, Any] | None:
     """`graphrag-got ask impact --diff A..B --json` end to end for the change of the window touching 5
     Python files (or the nearest count), 5 runs."""
@@ -344,8 +398,7 @@ def main(argv: list[str] | None = None) -> int:
             walks.append(walk_anchor(clone, revs, a, max_k, work, truths, driver, settings, onto, compare=n == 0))
         timing = diff_cli_timing(clone, revs, truths)
     pairs = [p for w in walks for p in w["pairs"]]
-    by_k = {k: {v: aggregate([p for p in pairs if p["k"] == k], v) for v in (*VARIANTS, "answer_strict")}
-            for k in sorted({p["k"] for p in pairs})}
+    by_k = {k: aggregates([p for p in pairs if p["k"] == k]) for k in sorted({p["k"] for p in pairs})}
     result = {"created": time.strftime("%Y-%m-%d %H:%M"),
               "machine": f"{platform.machine()}, Python {platform.python_version()}, {os.cpu_count()} cores, "
                          f"load average {os.getloadavg()[0]:.1f} at the end (busy: timings are not quiet-machine numbers)",
@@ -353,8 +406,8 @@ def main(argv: list[str] | None = None) -> int:
               "truths": {revs[i][:10]: {k: (len(v) if isinstance(v, list) else v) for k, v in t.items()}
                          for i, t in truths.items()},
               "walks": walks, "by_k": by_k,
-              "overall": {v: aggregate(pairs, v) for v in (*VARIANTS, "answer_strict")},
-              "k_le_10": {v: aggregate([p for p in pairs if p["k"] <= 10], v) for v in (*VARIANTS, "answer_strict")},
+              "overall": aggregates(pairs), "k_le_10": aggregates([p for p in pairs if p["k"] <= 10]),
+              "module_level_pairs": sorted({p["commit"] for p in pairs if p["module_level"]}),
               "diff_cli": timing}
     RESULTS.mkdir(parents=True, exist_ok=True)
     stem = "code_history" + (f"_{args.name}" if args.name else "")
@@ -375,16 +428,24 @@ def table(r: dict[str, Any]) -> str:
            "answer: pytest_args of `ask impact --diff c(i-1)..c(i)` over the graph refreshed to c(i-1) whose coverage "
            "was recorded at c(i-k)",
            f"test runs with failures (coverage still recorded): {', '.join(fails) or 'none'}", ""]
-    head = f"{'k':>3} {'pairs':>5} {'w/truth':>7}"
-    for v in (*VARIANTS, "answer_strict"):
-        head += f" {v + ' P/R micro':>24} {'mean':>13}"
+    out.append(f"module-level pairs ({len(r['module_level_pairs'])}: the answer selects tests for module code, a "
+               "module-level assignment or a class body, lines the truth cannot see since they run at import): "
+               + (", ".join(r["module_level_pairs"]) or "none") + f"; '{NOT_MODULE_LEVEL}' leaves them out (its "
+               "pairs column: the pairs left)")
+    head = f"{'k':>4} {'pairs':>5} {'w/truth':>7}"
+    for v in COLUMNS:
+        head += f" {v + ' P/R micro':>34} {'mean':>13}" if v == NOT_MODULE_LEVEL else \
+            f" {v + ' P/R micro':>24} {'mean':>13}"
     out.append(head)
     rows = list(r["by_k"].items()) + [("<=10", r["k_le_10"]), ("all", r["overall"])]
     for k, aggs in rows:
-        line = f"{k:>3} {aggs['answer']['pairs']:>5} {aggs['answer']['pairs_with_truth']:>7}"
-        for v in (*VARIANTS, "answer_strict"):
+        line = f"{k:>4} {aggs['answer']['pairs']:>5} {aggs['answer']['pairs_with_truth']:>7}"
+        for v in COLUMNS:
             a = aggs[v]
-            line += f" {str(a['precision_micro']) + '/' + str(a['recall_micro']):>24} " \
+            micro = str(a['precision_micro']) + '/' + str(a['recall_micro'])
+            if v == NOT_MODULE_LEVEL:
+                micro = f"({a['pairs']}) {micro}"
+            line += f" {micro:>{34 if v == NOT_MODULE_LEVEL else 24}} " \
                     f"{str(a['precision_mean']) + '/' + str(a['recall_mean']):>13}"
         out.append(line)
     out.append("")
@@ -403,8 +464,13 @@ def table(r: dict[str, Any]) -> str:
         for p in wk["pairs"]:
             a = p["answer"]
             out.append(f"   k={p['k']:>2} {p['commit']} true {p['true']:>4} (strict {p['strict_true']:>4}) predicted "
-                       f"{a['predicted']:>4} P/R {a['precision']}/{a['recall']}  +stale {p['+stale']['precision']}/"
-                       f"{p['+stale']['recall']}  states {p['states']}  ask {p['ask_seconds']} s")
+                       f"{a['predicted']:>4} P/R {a['precision']}/{a['recall']}  states {p['states']}  "
+                       f"ask {p['ask_seconds']} s")
+            if p["import_time"]:
+                out.append("         " + ("MODULE-LEVEL (truth cannot see import-time lines): " if p["module_level"]
+                                          else "import time: ")
+                           + "; ".join(f"{kind}: {', '.join(what[:3])}" + (" ..." if len(what) > 3 else "")
+                                       for kind, what in sorted(p["import_time"].items())))
     t = r.get("diff_cli")
     if t:
         out.append(f"\nask impact --diff end to end (CLI, fresh interpreter) on {t['commit']} ({t['python_files']} Python "

@@ -5,13 +5,17 @@ with the module name the extractor gives the file in that side's tree), so the n
 names of the code graph. A changed line belongs to the innermost definition holding it (a method,
 not its class; a nested function, not the one around it); lines outside every definition are
 module-level. A definition is ``modified`` when its name is on both sides, ``added`` or ``deleted``
-when on one only (a rename is both). For each it keeps what the coverage answer reads: the old-side
+when on one only; a deleted and an added definition of the change that do the same thing (equal
+:func:`~graphrag_got.code.lines.body_fingerprint`: the same code but for their own name, docstrings
+and type hints, one pair per fingerprint) are one definition ``renamed`` (same file) or ``moved`` (to
+another file, a moved file included), which keeps its old name. For each it keeps what the coverage answer reads: the old-side
 statements the change touches (:class:`~graphrag_got.code.lines.Statements`), the places where code was
 inserted, and whether its header (decorators, signature, defaults) changed; a header whose only
 change is its type hints does not count (running the function does not read them). Hunks that touch
 only blank lines and comments on both sides change no code and seed nothing; module-level import
 lines are kept apart (``module_imports``): an import only binds a name, and the code using the name
-differently is a changed line of its own.
+differently is a changed line of its own. Lines of a ``@typing.overload`` stub are kept apart from
+the function they describe (``overload``): only type checkers read a stub.
 """
 
 from __future__ import annotations
@@ -22,15 +26,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphrag_got.code import gitdiff
+from graphrag_got.code import vocabulary as v
 from graphrag_got.code.extractor import decode_source, in_tree
-from graphrag_got.code.lines import Statements, assigned_names, fingerprint, readers, same_but_annotations
+from graphrag_got.code.lines import (Statements, assigned_names, body_fingerprint, fingerprint, readers,
+                                     same_but_annotations)
 from graphrag_got.code.modules import unique_module_names
 from graphrag_got.code.parse import Definition, FileFacts, parse_file
 from graphrag_got.code.resolve import entity_class
 
 logger = logging.getLogger(__name__)
 
-MODIFIED, ADDED, DELETED = "modified", "added", "deleted"
+MODIFIED, ADDED, DELETED, RENAMED, MOVED = "modified", "added", "deleted", "renamed", "moved"
 
 
 @dataclass
@@ -40,7 +46,7 @@ class ChangedSymbol:
     name: str
     type: str
     path: str
-    change: str  # modified | added | deleted
+    change: str  # modified | added | deleted | renamed | moved
     old_start: int | None = None  # first line (decorators included) on each side
     new_start: int | None = None
     old_end: int | None = None
@@ -52,6 +58,16 @@ class ChangedSymbol:
     header: bool = False  # decorators, signature or defaults changed
     annotations_only: bool = False  # its header changed, but only in type hints
     lines: list[int] = field(default_factory=list)  # changed lines, new side (old side for a deleted one)
+    overload: bool = False  # the lines are those of @typing.overload stubs of the function
+    reads: list[str] = field(default_factory=list)  # module-level names the change rebinds that its body reads
+    old_name: str | None = None  # renamed or moved: the name and file it had on the old side
+    old_path: str | None = None
+    body: str | None = None  # added or deleted: its body fingerprint (pairs a rename or a move)
+
+    @property
+    def graph_name(self) -> str:
+        """The name the code graph (of the diff's old side) knows it by."""
+        return self.old_name or self.name
 
 
 @dataclass
@@ -62,6 +78,7 @@ class ChangedFile:
     status: str
     python: bool
     module: str | None = None
+    old_path: str | None = None  # the path on the old side (a moved file: its former one)
     symbols: list[ChangedSymbol] = field(default_factory=list)
     module_lines: list[int] = field(default_factory=list)  # module-level code lines added or changed (new side)
     module_removed: list[int] = field(default_factory=list)  # module-level code lines removed (old side)
@@ -98,8 +115,9 @@ class _Side:
             return
         self.facts = parse_file(path, module[0], source, text, is_package=module[1])
         self.statements = Statements(text)
-        for d in self.facts.definitions:
-            self.defs.setdefault(d.qualname, d)
+        for d in self.facts.definitions:  # an @overload stub never stands for its name
+            if d.qualname not in self.defs or (self.defs[d.qualname].overload and not d.overload):
+                self.defs[d.qualname] = d
         self.owner = _innermost(self.facts.definitions)
 
     def fingerprint(self, d: Definition) -> str:
@@ -108,16 +126,20 @@ class _Side:
 
 
 def _symbol(out: dict[str, ChangedSymbol], d: Definition, old: _Side, new: _Side, path: str) -> ChangedSymbol:
-    sym = out.get(d.qualname)
+    key = d.qualname + ("@overload" if d.overload else "")
+    sym = out.get(key)
     if sym is None:
         o, n = old.defs.get(d.qualname), new.defs.get(d.qualname)
         change = MODIFIED if o is not None and n is not None else ADDED if n is not None else DELETED
-        sym = out[d.qualname] = ChangedSymbol(
-            name=d.qualname, type=entity_class(d), path=path, change=change,
+        sym = out[key] = ChangedSymbol(
+            name=d.qualname, type=entity_class(d), path=path, change=change, overload=d.overload,
             old_start=o.start_line if o is not None else None, new_start=n.start_line if n is not None else None,
             old_end=o.end_line if o is not None else None,
             old_fingerprint=old.fingerprint(o) if o is not None else None,
             new_fingerprint=new.fingerprint(n) if n is not None else None)
+        if change != MODIFIED and not d.overload:
+            side, dd = (new, n) if change == ADDED else (old, o)
+            sym.body = body_fingerprint(side.statements.defs.get(dd.start_line)) if dd is not None else None
     return sym
 
 
@@ -161,34 +183,37 @@ def _hunk(out: dict[str, ChangedSymbol], cf: ChangedFile, old: _Side, new: _Side
 
 def _assignments(out: dict[str, ChangedSymbol], cf: ChangedFile, old: _Side, new: _Side) -> None:
     """Module-level assignments (a constant, a table) reach what runs through the functions that read
-    the names they bind: those functions of the file count as changed in their header (every test that
-    runs them), and the assignment lines no longer select the module's tests. Other module-level
-    statements (calls, a changed ``if`` header) still do. Readers in other files (``from m import X``)
+    the names they bind: those functions of the file (``reads``) count as changed in their header (every
+    test that runs them), and the assignment lines no longer select the module's tests; so does an ``if`` that
+    only chooses what to bind (:func:`~graphrag_got.code.lines.assigned_names`). Other module-level
+    statements (calls, an ``if`` that does more) still do. Readers in other files (``from m import X``)
     are not followed."""
     for side, lines, kept in ((new, cf.module_lines, []), (old, cf.module_removed, [])):
         names: set[str] = set()
         for line in lines:
             node = side.statements.nodes.get(side.statements.statement(line) or -1)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                continue  # `if TYPE_CHECKING:` is for type checkers: nothing runs differently
             bound = assigned_names(node)
-            if bound is None and not (isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)):
-                kept.append(line)  # `if TYPE_CHECKING:` is for type checkers: nothing runs differently
-            elif bound is not None:
+            if bound is None:
+                kept.append(line)
+            else:
                 names |= bound
         lines[:] = kept
         if not names:
             continue
         cf.module_names = sorted(set(cf.module_names) | names)
-        for start in readers(side.statements, names):
+        for start, read in readers(side.statements, names).items():
             d = next((x for x in side.facts.definitions if x.start_line == start), None) if side.facts else None
             if d is not None:
                 sym = _symbol(out, d, old, new, cf.path)
-                sym.header = True
+                sym.reads = sorted(set(sym.reads) | read)
 
 
 def changed_file(fc: gitdiff.FileChange, old_blob: bytes | None, new_blob: bytes | None,
                  old_module: tuple[str, bool] | None, new_module: tuple[str, bool] | None) -> ChangedFile:
     """The symbols and module-level lines one file's hunks touch."""
-    cf = ChangedFile(path=fc.path, status=fc.status, python=fc.is_python)
+    cf = ChangedFile(path=fc.path, status=fc.status, python=fc.is_python, old_path=fc.old_path)
     if not fc.is_python:
         cf.note = "not Python"
         return cf
@@ -219,6 +244,54 @@ def changed_file(fc: gitdiff.FileChange, old_blob: bytes | None, new_blob: bytes
     cf.module_removed = sorted(set(cf.module_removed))
     cf.module_imports = sorted(set(cf.module_imports))
     return cf
+
+
+def pair_moves(files: list[ChangedFile]) -> None:
+    """Each deleted definition and the added one of the same class that does the same thing (equal
+    body fingerprints) become one definition, ``renamed`` in its file or ``moved`` to another, under
+    its new name, with its old name and file kept (the graph of the old side knows it by those).
+    Several of one fingerprint (two methods ``return self``) are paired by their name under a parent
+    already paired (``Old.m`` and ``New.m``), else by their short name when it is unique. Tests are
+    left alone: a changed test runs itself, a deleted one selects nothing."""
+    Group = list[tuple[ChangedFile, ChangedSymbol]]
+    sides: dict[str, dict[tuple[str, str], Group]] = {ADDED: {}, DELETED: {}}
+    for f in files:
+        for s in f.symbols:
+            if s.body and s.type != v.TEST and s.change in sides:
+                sides[s.change].setdefault((s.type, s.body), []).append((f, s))
+    renamed: dict[str, str] = {}  # old qualified name -> new, of the pairs made
+
+    def short(fs: tuple[ChangedFile, ChangedSymbol]) -> str:
+        return fs[1].name.rsplit(".", 1)[-1]
+
+    def pair(old: tuple[ChangedFile, ChangedSymbol], new: tuple[ChangedFile, ChangedSymbol]) -> None:
+        (of, o), (_, n) = old, new
+        n.old_name, n.old_path = o.name, of.old_path or of.path
+        n.change = MOVED if n.old_path != n.path else RENAMED
+        n.old_start, n.old_end, n.old_fingerprint = o.old_start, o.old_end, o.old_fingerprint
+        of.symbols.remove(o)
+        renamed[o.name] = n.name
+
+    pending: list[tuple[Group, Group]] = []
+    for key, olds in sides[DELETED].items():
+        news = sides[ADDED].get(key, [])
+        if len(olds) == 1 and len(news) == 1:
+            pair(olds[0], news[0])
+        elif news:
+            pending.append((olds, news))
+    for olds, news in sorted(pending, key=lambda g: min(s.name.count(".") for _, s in g[0])):  # outer ones first
+        by_name = {s.name: (f, s) for f, s in news}
+        for fo in list(olds):
+            parent, _, tail = fo[1].name.rpartition(".")
+            new = by_name.pop(f"{renamed[parent]}.{tail}", None) if parent in renamed else None
+            if new is not None:
+                pair(fo, new)
+                olds.remove(fo)
+        rest = list(by_name.values())
+        for tail in sorted({short(fs) for fs in olds}):
+            o_side, n_side = [fs for fs in olds if short(fs) == tail], [fs for fs in rest if short(fs) == tail]
+            if len(o_side) == 1 and len(n_side) == 1:
+                pair(o_side[0], n_side[0])
 
 
 def module_names(paths: list[str], root: Path) -> dict[str, tuple[str, bool]]:
@@ -254,4 +327,5 @@ def read_change(root: Path, spec: str | None = None, *, staged: bool = False) ->
                           new_blobs.get(f.new_path) if f.new_path else None,
                           old_names.get(f.old_path) if f.old_path else None,
                           new_names.get(f.new_path) if f.new_path else None) for f in ch.files]
+    pair_moves(files)
     return ch, files

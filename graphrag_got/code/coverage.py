@@ -73,6 +73,7 @@ class Span:
     end: int
     nodeid: str | None = None
     fingerprint: str = ""
+    overload: bool = False  # a @typing.overload stub: never the definition its name stands for
 
 
 @dataclass
@@ -176,7 +177,7 @@ def spans_of(resolved: Sequence[ResolvedFile], nodeid: Callable[[str, str, str],
             body = bodies.get(d.start_line, d.start_line)  # unknown (syntax error): the whole def
             spans.append(Span(f.path, d.qualname, cls, d.start_line, body, d.end_line,
                               nodeid(f.path, f.module, d.qualname) if cls == v.TEST else None,
-                              fingerprint(f.text, d.start_line, d.end_line)))
+                              fingerprint(f.text, d.start_line, d.end_line), d.overload))
     return spans
 
 
@@ -354,9 +355,15 @@ def _recorded(spans: list[Span], measured: set[str], tests: set[str], sources: l
     One chunk per file. Once the code changes (``code refresh``), a function whose fingerprint still
     equals the recorded one is described by the run's lines (shifted), one that differs is stale, and
     one the run never saw (no recorded fingerprint) is new to it: :mod:`graphrag_got.code.stale`."""
-    per_file: dict[str, list[Span]] = defaultdict(list)
+    first: dict[tuple[str, str], Span] = {}  # one per name: the first that is not an @overload stub
     for sp in spans:
         if (sp.type == v.FUNCTION and sp.path in measured) or (sp.type == v.TEST and sp.name in tests):
+            kept = first.get((sp.path, sp.name))
+            if kept is None or (kept.overload and not sp.overload):
+                first[(sp.path, sp.name)] = sp
+    per_file: dict[str, list[Span]] = defaultdict(list)
+    for sp in spans:
+        if first.get((sp.path, sp.name)) is sp:
             per_file[sp.path].append(sp)
     chunks: list[tuple[ChunkRecord, dict[str, Any]]] = []
     offset = 0

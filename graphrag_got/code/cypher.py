@@ -85,6 +85,36 @@ def code_recorded_tests(relation: str) -> str:
     )
 
 
+def code_test_successors(defines: str) -> str:
+    """For the entities ``$uids`` that no File defines any more but a recorded run saw (a
+    ``recorded_fingerprint``): the one test or function of the tree, new to the run (no recorded
+    fingerprint of its own), whose text is the one the run saw (a test moved to another file)."""
+    return (
+        "MATCH (g:Entity) WHERE g.uid IN $uids AND g.recorded_fingerprint IS NOT NULL\n"
+        f"  AND NOT EXISTS {{ (:Entity)-[:{escape_name(defines)}]->(g) }}\n"
+        "MATCH (t:Entity) WHERE t.type = g.type AND t.fingerprint = g.recorded_fingerprint\n"
+        f"  AND t.recorded_fingerprint IS NULL AND EXISTS {{ (:Entity)-[:{escape_name(defines)}]->(t) }}\n"
+        "WITH g, collect(t) AS found WHERE size(found) = 1\n"
+        "WITH g, found[0] AS t\n"
+        "RETURN g.uid AS ghost, t.uid AS uid, t.name AS name, t.type AS type, t.path AS path,\n"
+        "       t.start_line AS start_line, t.nodeid AS nodeid ORDER BY ghost"
+    )
+
+
+def code_test_predecessors(defines: str, relation: str) -> str:
+    """For the tests ``$uids`` new to the recorded run (no ``recorded_fingerprint``): the one test the
+    run measured (a ``relation`` edge, ``EXECUTES``) that no File defines any more and whose recorded
+    text is theirs (the same test, moved to another file since the run)."""
+    return (
+        "MATCH (t:Entity) WHERE t.uid IN $uids AND t.recorded_fingerprint IS NULL AND t.fingerprint IS NOT NULL\n"
+        "MATCH (g:Entity) WHERE g.type = t.type AND g.recorded_fingerprint = t.fingerprint\n"
+        f"  AND NOT EXISTS {{ (:Entity)-[:{escape_name(defines)}]->(g) }}\n"
+        f"  AND EXISTS {{ (g)-[:{escape_name(relation)}]->() }}\n"
+        "WITH t, collect(g.uid) AS found WHERE size(found) = 1\n"
+        "RETURN t.uid AS uid, found[0] AS ghost ORDER BY uid"
+    )
+
+
 def code_graph_size() -> str:
     """How many entities of the classes ``$types`` the graph holds (is a code graph loaded?)."""
     return "MATCH (e:Entity) WHERE e.type IN $types RETURN count(e) AS count"

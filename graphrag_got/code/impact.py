@@ -420,13 +420,36 @@ def overrule_by_coverage(read: _Reader, result: ImpactResult, tests: dict[str, I
     static_only = [uid for uid, t in tests.items() if t.evidence == STATIC and (only is None or uid in only)]
     if not static_only:
         return
-    for row in read(cypher.code_recorded_tests(v.EXECUTES), uids=static_only):
-        if is_stale(row):
-            continue
-        t = tests.pop(row["uid"])
+    measured = [row["uid"] for row in read(cypher.code_recorded_tests(v.EXECUTES), uids=static_only)
+                if not is_stale(row)]
+    rest = sorted(set(static_only) - set(measured))
+    if rest:  # moved to another file since the run: measured under their old name
+        measured += [row["uid"] for row in read(cypher.code_test_predecessors(v.DEFINES, v.EXECUTES), uids=rest)]
+    for uid in measured:
+        t = tests.pop(uid)
         t.evidence = NOT_RUN
         result.not_run.append(t)
     result.not_run.sort(key=_rank)
+
+
+def current_tests(read: _Reader, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """Rows of tests a recorded run saw (``code_impact_executors``), each for the test of the tree it is
+    now: a test no File defines any more (no node id) is the one test new to the run with its recorded
+    text (moved to another file since the run, one query), else it is left out (it no longer exists;
+    the count of those is returned)."""
+    gone = sorted({r["uid"] for r in rows if not r.get("nodeid")})
+    if not gone:
+        return rows, 0
+    now = {r["ghost"]: r for r in read(cypher.code_test_successors(v.DEFINES), uids=gone)}
+    out: list[dict[str, Any]] = []
+    for r in rows:
+        if r.get("nodeid"):
+            out.append(r)
+        elif r["uid"] in now:
+            t = now[r["uid"]]
+            out.append({**r, "uid": t["uid"], "name": t["name"], "path": t["path"], "start_line": t["start_line"],
+                        "nodeid": t["nodeid"], "moved_from": r["name"]})
+    return out, len({r["uid"] for r in rows if not r.get("nodeid") and r["uid"] not in now})
 
 
 def _executed(read: _Reader, result: ImpactResult, seen: dict[str, ImpactNode], tests: dict[str, ImpactNode]) -> None:
@@ -434,7 +457,8 @@ def _executed(read: _Reader, result: ImpactResult, seen: dict[str, ImpactNode], 
     seeds = [n.uid for n in [*result.matches, *result.changed] if n.type != v.TEST]
     if not seeds:
         return
-    for row in read(cypher.code_impact_executors(v.EXECUTES), uids=seeds):
+    rows, _ = current_tests(read, read(cypher.code_impact_executors(v.EXECUTES), uids=seeds))
+    for row in rows:
         t = tests.get(row["uid"])
         ran = f"{row['via_name']} (lines {row['lines']})" if row.get("lines") else row["via_name"]
         if t is None:

@@ -5,6 +5,9 @@
   writes it on every Class, Function and Test (``fingerprint``), and a coverage import writes the one
   each had when the run was recorded (``recorded_fingerprint``): equal, the recorded lines still
   describe the function (shifted by the difference of its first lines).
+* :func:`body_fingerprint` identifies what a definition does, whatever it is called and wherever it
+  sits: a function renamed or moved to another module keeps it (``ask impact --diff`` pairs the
+  deleted and the added definition by it).
 * :class:`Statements` maps a line to the first line of the statement holding it, as coverage.py
   records an executed statement (a call spread over five lines is recorded on its first); a
   compound statement (``if``, ``for``, ``def``...) owns its header lines, its body's statements own
@@ -15,6 +18,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import hashlib
 from functools import cached_property
 
@@ -25,6 +29,36 @@ def fingerprint(text: str, start_line: int, end_line: int) -> str:
     """sha256 (first 16 hex digits) of lines ``start_line``..``end_line`` (1-based) of ``text``."""
     lines = text.splitlines(keepends=True)[start_line - 1:end_line]
     return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()[:FINGERPRINT_CHARS]
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def body_fingerprint(node: ast.AST | None) -> str | None:
+    """What a definition does, wherever it sits and whatever it is called: sha256 (16 hex digits) of
+    its syntax tree without its own name (a reference to that name inside it, a recursive call or
+    the class named in its own methods, is the same placeholder on both sides), without docstrings
+    and without the type hints of its functions' parameters and return values (running it does not
+    read them; annotated assignments are kept: a dataclass field is one). Equal for a function that
+    was only renamed or moved to another module; None for anything that is not a def or class."""
+    if not isinstance(node, _DEFS):
+        return None
+    own = node.name
+    tree = copy.deepcopy(node)
+    tree.name = ""
+    for sub in ast.walk(tree):
+        if isinstance(sub, _DEFS) and sub.body and _is_docstring(sub.body[0], sub):
+            sub.body = sub.body[1:] or [ast.Pass()]
+        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            sub.returns = None
+            a = sub.args
+            for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
+                if p is not None:
+                    p.annotation = None
+        elif isinstance(sub, ast.Name) and sub.id == own:
+            sub.id = ""
+    text = ast.dump(tree, annotate_fields=False, include_attributes=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:FINGERPRINT_CHARS]
 
 
 def parse_ranges(text: str | None) -> set[int]:
@@ -160,24 +194,64 @@ def same_but_annotations(old: ast.AST | None, new: ast.AST | None) -> bool:
     return header(old) == header(new)  # type: ignore[arg-type]
 
 
+#: Builtins a module-level ``if`` may call in its test and still only choose what to bind.
+_PURE_BUILTINS = frozenset({"hasattr", "getattr", "isinstance", "issubclass", "callable", "len"})
+
+
 def assigned_names(node: ast.AST | None) -> set[str] | None:
     """The names a module-level assignment binds (``X = ...``, ``X: T = ...``, ``X += ...``); None for
-    any other statement."""
+    any other statement. An ``if`` whose test calls nothing (but ``hasattr``, ``isinstance`` and the
+    like) and whose branches only bind names (assignments, imports, undecorated defs and classes,
+    ``pass``, such an ``if`` again) chooses what those names are: it binds them all."""
     if isinstance(node, ast.Assign):
         targets = node.targets
     elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
         targets = [node.target]
+    elif isinstance(node, ast.If):
+        if any(isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in _PURE_BUILTINS)
+               for n in ast.walk(node.test)):
+            return None
+        names: set[str] = set()
+        for stmt in [*node.body, *node.orelse]:
+            if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)):
+                continue
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                if any(a.name == "*" for a in stmt.names):
+                    return None
+                names |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not stmt.decorator_list:
+                names.add(stmt.name)
+            else:
+                sub = assigned_names(stmt)
+                if sub is None:
+                    return None
+                names |= sub
+        return names
     else:
         return None
     return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
-def readers(statements: Statements, names: set[str]) -> list[int]:
-    """First lines (decorators included) of the functions whose body reads one of ``names``."""
-    out = []
+def _loads(node: ast.AST) -> list[str]:
+    """Names ``node`` reads when it runs in a function body: not the annotation of an annotated
+    assignment, which a function never evaluates."""
+    out: list[str] = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            out.append(n.id)
+        todo += [c for c in ast.iter_child_nodes(n) if not (isinstance(n, ast.AnnAssign) and c is n.annotation)]
+    return out
+
+
+def readers(statements: Statements, names: set[str]) -> dict[int, set[str]]:
+    """First line (decorators included) of each function whose body reads one of ``names`` -> the names
+    it reads."""
+    out: dict[int, set[str]] = {}
     for start, node in statements.defs.items():
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names
-                for stmt in node.body for n in ast.walk(stmt)):
-            out.append(start)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            read = {n for stmt in node.body for n in _loads(stmt) if n in names}
+            if read:
+                out[start] = read
     return out

@@ -9,11 +9,16 @@ fingerprint and first line it had (:mod:`graphrag_got.code.coverage`). For a fun
   or, where code is only inserted, the statement beside the insertion at the inserted code's
   indentation (inserted at the top of a block: the block's first statement; after a block's last
   statement, at the block's level: that last one; otherwise both neighbours). A change of the header
-  (decorators, signature, defaults) selects every test that ran the function. Tests that ran the
-  function but none of those lines are kept apart (``ran_function_only``);
-* **stale** (the fingerprints differ: the function changed since the run) or **not recorded** (a
-  function the run never saw): the run's lines say nothing about this code; the answer falls back to
-  the static closure, and lists the tests that ran the stale function before it changed apart.
+  (decorators, signature, defaults), or of a module-level name its body reads, selects every test
+  that ran the function. Tests that ran the function but none of those lines are kept apart
+  (``ran_function_only``);
+* **stale** (the fingerprints differ: the function changed since the run): the run's lines no longer
+  say which test reaches which line (an edit above a line can change who gets there), but which tests
+  *enter* the function is decided by its callers, not by its own body: every test that ran it before
+  it changed answers for it (:mod:`graphrag_got.code.diff`). As for a recorded function, callers
+  changed since the run are trusted to call it as the run saw;
+* **not recorded** (a function the run never saw): the run says nothing about it; the answer falls
+  back to the static closure.
 
 Nothing here reads the database: :mod:`graphrag_got.code.diff` hands over the rows it read.
 """
@@ -71,7 +76,7 @@ def select(sym: ChangedSymbol, statements: Statements | None, old_end: int, reco
     recorded (None: unknown, taken as unmoved)."""
     out = Selection()
     ran = {row["uid"]: parse_ranges(row.get("lines")) for row in rows}
-    if sym.header or statements is None or not statements.parsed or sym.old_start is None:
+    if sym.header or sym.reads or statements is None or not statements.parsed or sym.old_start is None:
         out.hit = {uid: lines for uid, lines in ran.items()}
         return out
     shift = sym.old_start - (recorded_start if recorded_start is not None else sym.old_start)

@@ -29,8 +29,6 @@ def add_parser(asub: "argparse._SubParsersAction") -> None:
                     help="--diff: the index against HEAD (what a pre-commit hook is about to commit)")
     im.add_argument("--root", default=".", metavar="DIR",
                     help="--diff: the folder the code graph was extracted from (default: the current one)")
-    im.add_argument("--with-stale", action="store_true",
-                    help="--diff: also run the tests that ran a function before it changed (stale coverage)")
     im.add_argument("--hops", type=int, default=None,
                     help="stop the closure over callers, subclasses and importers after N steps (default: to a fixed "
                          "point, capped by GRAPHRAG_IMPACT_MAX_NODES); tests are not a step")
@@ -63,8 +61,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     diff = args.diff is not None or args.staged
     if diff == (args.target is not None):
         raise ConfigError("give either TARGET or --diff [REV] (`ask impact pkg.mod.func`, `ask impact --diff HEAD~1..HEAD`)")
-    if not diff and (args.with_stale or args.root != "."):
-        raise ConfigError("--root and --with-stale apply to --diff only")
+    if not diff and args.root != ".":
+        raise ConfigError("--root applies to --diff only")
     driver = connect(settings)
     with driver:
         if diff:
@@ -73,8 +71,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
             if args.hops is not None and not 1 <= args.hops <= MAX_HOPS:
                 raise ConfigError(f"--hops must be an integer from 1 to {MAX_HOPS}, got {args.hops!r}")
-            result = diff_impact(driver, settings, args.root, args.diff or None, staged=args.staged, hops=args.hops,
-                                 with_stale=args.with_stale)
+            result = diff_impact(driver, settings, args.root, args.diff or None, staged=args.staged, hops=args.hops)
         else:
             from graphrag_got.code.impact import impact
 
