@@ -134,7 +134,7 @@ SECTION_READS = {
     "extract": {"chunking", "extract", "llm", "files"},
     "graph": {"graph", "neo4j", "embedding", "files", "code"},  # code: a code graph loads without embeddings
     "communities": {"communities", "graph", "embedding", "llm", "files"},
-    "search": {"search", "neo4j", "embedding", "llm"},
+    "search": {"search", "neo4j", "embedding", "llm", "files"},  # files: the ontology; chat models and embedders
     "llm": {"llm", "embedding", "files"},  # files: where the embedded llama-server keeps its pid and log
     "ontology": {"files"},
     "report": {"files"},
@@ -142,10 +142,18 @@ SECTION_READS = {
 }
 
 
+#: Section model name -> section (``Neo4jSettings`` -> ``neo4j``): a stage function takes the sections it
+#: reads as parameters of these types.
+SECTION_OF_MODEL = {model.__name__: name for name, model in SECTIONS.items()}
+
+
 def _section_reads(package: str) -> set[str]:
+    """The sections a package reads: ``settings.<section>`` in its code, and every section model it names
+    (the type of a parameter or of a bundle's field)."""
     folder = Path(__file__).resolve().parents[1] / "graphrag_got" / package
     text = "\n".join(p.read_text(encoding="utf-8") for p in folder.rglob("*.py"))
-    return set(re.findall(r"settings\.(" + "|".join(SECTIONS) + r")\b", text))
+    reads = set(re.findall(r"settings\.(" + "|".join(SECTIONS) + r")\b", text))
+    return reads | {SECTION_OF_MODEL[m] for m in re.findall(r"\b(" + "|".join(SECTION_OF_MODEL) + r")\b", text)}
 
 
 @pytest.mark.parametrize("package", sorted(SECTION_READS))

@@ -338,7 +338,7 @@ def drift_search(
             raise SearchError(f"drift {name} must be an integer from {low} to {high}, got {value!r}")
     if not question.strip():
         raise SearchError("the question is empty")
-    onto = load_ontology(ontology, settings)
+    onto = load_ontology(ontology, settings.files)
     res = DriftResult(question=question, depth=depth, max_followups=followups, max_calls=max_calls)
     t = time.perf_counter()
     ranked = rank_reports(settings, question, community_reports(driver, settings))

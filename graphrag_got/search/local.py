@@ -246,7 +246,7 @@ def local_search(
         raise SearchError(f"top_k must be an integer from 1 to 200, got {top_k!r}")
     if not question.strip():
         raise SearchError("the question is empty")
-    onto = load_ontology(ontology, settings)
+    onto = load_ontology(ontology, settings.files)
     types = relation_types(onto)
     res = LocalResult(question=question, hops=hops, retrieval=mode, timings=clock.timings)
     try:
