@@ -26,9 +26,10 @@ def chat():  # type: ignore[no-untyped-def]
     from graphrag_got.errors import GraphragGotError
 
     model = os.environ.get("GRAPHRAG_TEST_MODEL", "qwen2.5-coder-0.5b")
-    settings = Settings.load().with_overrides(llamacpp_model=model, llamacpp_n_ctx=2048, llm_max_tokens=128)
+    settings = Settings.load().with_overrides(llamacpp_model=model, llamacpp_n_ctx=2048, llm_max_tokens=128,
+                                              llamacpp_backend="in_process")  # this adapter, not the server
     try:
-        return _llamacpp(settings)
+        return _llamacpp(settings.llm, settings.files)
     except GraphragGotError as exc:
         if os.environ.get("GRAPHRAG_REQUIRE_LLM") == "1":
             raise
