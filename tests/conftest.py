@@ -136,3 +136,14 @@ def restore_logging() -> Iterator[None]:
     yield
     root.handlers[:] = handlers
     root.setLevel(level)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _stop_model_servers_after_module() -> Iterator[None]:
+    """A llama-server a test module started outside an extraction scope (the adapter built directly)
+    stops when the module ends, not at interpreter exit: the next module may use another home and
+    would find the port taken by a server that is not its own."""
+    yield
+    from graphrag_got.llm import server
+
+    server._stop_started_here()
