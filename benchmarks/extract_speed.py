@@ -100,7 +100,7 @@ class Row:
 def _chat(config: str, settings: Settings) -> Any:
     from graphrag_got.llm.model_store import resolve_model_path
 
-    path = str(resolve_model_path(settings))
+    path = str(resolve_model_path(settings.llm, files=settings.files))
     threads = settings.llm.llamacpp_threads or max(1, os.cpu_count() or 1)
     if config == "baseline":
         from langchain_community.chat_models import ChatLlamaCpp
@@ -278,7 +278,7 @@ def floor_text(model: str, rows: list[Row]) -> str:
     ids = None
     if rows and rows[0].chunks < len(gold.get("chunks", [])):
         ids = {c["id"] for c in gold.get("chunks", [])[:rows[0].chunks]}
-    tokens = gold_answer_tokens(str(resolve_model_path(settings)), gold, onto, ids)
+    tokens = gold_answer_tokens(str(resolve_model_path(settings.llm, files=settings.files)), gold, onto, ids)
     rate = max((r.output_tokens / r.seconds for r in rows if r.seconds), default=0.0)
     lines = [f"Floor: the gold answer itself is {tokens.get('full', 0):.0f} tokens per chunk in the full form and "
              f"{tokens.get('compact', 0):.0f} in the compact form (a confidence per entity, as the schema asks; no "

@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         questions = [f"¿Qué relación tiene {n} con los demás?" for n in rng.sample(names, min(half, len(names)))]
         questions += [GENERIC_QUESTIONS[i % len(GENERIC_QUESTIONS)] + ("" if i < len(GENERIC_QUESTIONS) else f" ({i})")
                       for i in range(args.questions - len(questions))]
-        embedder = shared_embedder(settings)
+        embedder = shared_embedder(settings.embedding, llm=settings.llm, files=settings.files)
         for q in questions[:2] + questions[-2:]:  # warm-up: model load, page cache, query plans
             for mode in ("graph", "hybrid"):
                 local_search(driver, settings, q, answer=False, ontology=onto, retrieval=mode, embedder=embedder)

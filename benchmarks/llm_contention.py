@@ -139,11 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.model:
         settings = settings.with_overrides(llamacpp_model=args.model)
     max_tokens = args.max_tokens or settings.llm.max_tokens
-    path = resolve_model_path(settings)
+    path = resolve_model_path(settings.llm, files=settings.files)
     before = sample_cpu(1.0)
     load = os.getloadavg()[0]
     chat = LlamaCppChatModel(model_path=str(path), n_ctx=settings.llm.llamacpp_n_ctx, n_batch=512,
-                             n_threads=llamacpp_thread_limit(settings), max_tokens=max_tokens, seed=0)
+                             n_threads=llamacpp_thread_limit(settings.llm), max_tokens=max_tokens, seed=0)
     prompts = workload(settings)
     conditions = [Condition(*known[c], [], [], []) for c in wanted]
     try:

@@ -163,7 +163,8 @@ def run_served(args: argparse.Namespace, slots: int, servers: int, corpus: Path,
     homes = [workdir / (f"server-{slots}-{servers}-{i}" + (f"-{run}" if run else "")) for i in range(servers)]
     each = [_settings(args, home, llamacpp_backend="server", llama_server_slots=slots, llama_server_port=_free_port(),
                       llamacpp_threads=threads) for home in homes]
-    started = [llm_server.start(s) for s in each]  # started before the run: the run leaves them running
+    # started before the run: the run leaves them running
+    started = [llm_server.start(s.llm, files=s.files) for s in each]
     try:
         chat = None
         settings = each[0]
@@ -181,7 +182,7 @@ def run_served(args: argparse.Namespace, slots: int, servers: int, corpus: Path,
         evaluated = [_evaluated_tokens(i.log) for i in started]
     finally:
         for s in each:
-            llm_server.stop(s)
+            llm_server.stop(s.files)
     return _row(name, settings, summary, seconds, gold, onto,
                 evaluated=None if None in evaluated else sum(e or 0 for e in evaluated),
                 peak=None if None in peaks else sum(p or 0 for p in peaks), reference=reference)
@@ -207,7 +208,7 @@ def live_answer(args: argparse.Namespace, extraction: Path, workdir: Path, slots
                                                                         llama_server_slots=slots,
                                                                         llama_server_port=_free_port()))):
             with llm_server.scope():  # the server started for the answer stops after it
-                chat = get_chat_model(settings)
+                chat = get_chat_model(settings.llm, files=settings.files)
                 t0 = time.monotonic()
                 res = local_search(driver, settings, question, chat=chat, ontology=ONTOLOGY)
                 seconds = time.monotonic() - t0
@@ -255,8 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", help="keep homes, caches and server logs here (default: a temporary folder)")
     ap.add_argument("--out", help="also write the report to this file")
     args = ap.parse_args(argv)
-    if llm_server.find_binary(Settings.load()) is None:
-        print(f"error: {llm_server.missing_reason(Settings.load())}", file=sys.stderr)
+    if llm_server.find_binary(Settings.load().llm) is None:
+        print(f"error: {llm_server.missing_reason(Settings.load().llm)}", file=sys.stderr)
         return 1
     load = os.getloadavg()[0]
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="llm-server-bench-"))

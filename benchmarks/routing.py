@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         from graphrag_got.config import Settings
         from graphrag_got.llm.factory import get_chat_model
 
-        chat = get_chat_model(Settings.load())
+        settings = Settings.load()
+        chat = get_chat_model(settings.llm, files=settings.files)
     report = run(load_questions(args.questions), catalogs(args.questions, args.notes_extraction), chat=chat,
                  classifier=args.classifier)  # fmt: skip
     sys.stdout.write(render(report) + "\n")

@@ -6,7 +6,7 @@
 #       extension: .py
 #       format_name: percent
 #       format_version: '1.3'
-#       jupytext_version: 1.19.6
+#       jupytext_version: 1.19.7
 #   kernelspec:
 #     display_name: Python 3 (ipykernel)
 #     language: python
@@ -205,7 +205,7 @@ def show_progress(event: ProgressEvent | str) -> None:
         print(f"  [{event.done}/{event.total if event.total is not None else '?'}] {event.step}{stats}")
 
 
-print(f"corpus {settings.files.corpus_path} · provider {resolve_provider(settings)}")
+print(f"corpus {settings.files.corpus_path} · provider {resolve_provider(settings.llm)}")
 ex = run_extraction(settings, onto, progress=show_progress)
 print("\n".join(ex.lines()))
 

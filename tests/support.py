@@ -32,7 +32,7 @@ def require_embedded_model(settings: Settings, model: str = TEST_MODEL) -> None:
     missing = []
     if importlib.util.find_spec("llama_cpp") is None:
         missing.append("llama-cpp-python is not installed")
-    elif not is_installed(model, settings):
+    elif not is_installed(model, settings.llm, files=settings.files):
         missing.append(f"model {model} is not installed (graphrag-got model install {model})")
     if missing:
         if os.environ.get("GRAPHRAG_REQUIRE_LLM") == "1":
@@ -45,10 +45,10 @@ def require_llama_server(settings: Settings) -> Path:
     unless the build was turned off on purpose (GRAPHRAG_BUILD_LLAMA_SERVER=0): setup was to build it."""
     from graphrag_got.llm.server import find_binary, missing_reason
 
-    binary = find_binary(settings)
+    binary = find_binary(settings.llm)
     if binary is not None:
         return binary
-    reason = missing_reason(settings)
+    reason = missing_reason(settings.llm)
     if os.environ.get("GRAPHRAG_REQUIRE_LLM") == "1" and os.environ.get("GRAPHRAG_BUILD_LLAMA_SERVER", "1") != "0":
         pytest.fail(f"{reason}; scripts/setup.sh was to build it (GRAPHRAG_BUILD_LLAMA_SERVER=0 turns that off)")
     pytest.skip(reason)

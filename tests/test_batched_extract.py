@@ -216,15 +216,15 @@ def test_progress_of_a_batched_run_in_a_log_that_is_not_a_terminal(tmp_path: Pat
 def test_calls_in_flight_follow_what_the_server_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pool = OpenAIPoolChatModel(model_name="m", base_urls=["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"],
                                timeout_s=1.0)
-    assert calls_in_flight(Settings(home=tmp_path), pool).calls == 2 * DEFAULT_SLOTS  # no /props: 4 per server
-    assert calls_in_flight(Settings(home=tmp_path, concurrency=1), pool).calls == 2  # at least one per server
-    assert calls_in_flight(Settings(home=tmp_path, concurrency=6), pool).calls == 6
-    assert calls_in_flight(Settings(home=tmp_path), CountingChat()).calls == 1  # a model we do not know
+    assert calls_in_flight(Settings(home=tmp_path).llm, pool).calls == 2 * DEFAULT_SLOTS  # no /props: 4 per server
+    assert calls_in_flight(Settings(home=tmp_path, concurrency=1).llm, pool).calls == 2  # at least one per server
+    assert calls_in_flight(Settings(home=tmp_path, concurrency=6).llm, pool).calls == 6
+    assert calls_in_flight(Settings(home=tmp_path).llm, CountingChat()).calls == 1  # a model we do not know
     from langchain_ollama import ChatOllama
 
     ollama = ChatOllama(model="m", base_url="http://127.0.0.1:9")
     monkeypatch.delenv("OLLAMA_NUM_PARALLEL", raising=False)
-    assert calls_in_flight(Settings(home=tmp_path), ollama).calls == DEFAULT_SLOTS
+    assert calls_in_flight(Settings(home=tmp_path).llm, ollama).calls == DEFAULT_SLOTS
     monkeypatch.setenv("OLLAMA_NUM_PARALLEL", "2")
-    assert calls_in_flight(Settings(home=tmp_path), ollama).calls == 2
-    assert calls_in_flight(Settings(home=tmp_path, concurrency=3), ollama).calls == 3
+    assert calls_in_flight(Settings(home=tmp_path).llm, ollama).calls == 2
+    assert calls_in_flight(Settings(home=tmp_path, concurrency=3).llm, ollama).calls == 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -132,9 +133,10 @@ def test_every_setting_lives_in_exactly_one_section():
 SECTION_READS = {
     "ingest": {"chunking"},
     "extract": {"chunking", "extract", "llm", "files"},
-    "graph": {"graph", "neo4j", "embedding", "files", "code"},  # code: a code graph loads without embeddings
+    # code: a code graph loads without embeddings; llm: the embedder (Ollama's URL)
+    "graph": {"graph", "neo4j", "embedding", "files", "code", "llm"},
     "communities": {"communities", "graph", "embedding", "llm", "files"},
-    "search": {"search", "neo4j", "embedding", "llm"},
+    "search": {"search", "neo4j", "embedding", "llm", "files"},  # files: the ontology; chat models and embedders
     "llm": {"llm", "embedding", "files"},  # files: where the embedded llama-server keeps its pid and log
     "ontology": {"files"},
     "report": {"files"},
@@ -142,10 +144,18 @@ SECTION_READS = {
 }
 
 
+#: Section model name -> section (``Neo4jSettings`` -> ``neo4j``): a stage function takes the sections it
+#: reads as parameters of these types.
+SECTION_OF_MODEL = {model.__name__: name for name, model in SECTIONS.items()}
+
+
 def _section_reads(package: str) -> set[str]:
+    """The sections a package reads: ``settings.<section>`` in its code, and every section model it names
+    (the type of a parameter or of a bundle's field)."""
     folder = Path(__file__).resolve().parents[1] / "graphrag_got" / package
     text = "\n".join(p.read_text(encoding="utf-8") for p in folder.rglob("*.py"))
-    return set(re.findall(r"settings\.(" + "|".join(SECTIONS) + r")\b", text))
+    reads = set(re.findall(r"settings\.(" + "|".join(SECTIONS) + r")\b", text))
+    return reads | {SECTION_OF_MODEL[m] for m in re.findall(r"\b(" + "|".join(SECTION_OF_MODEL) + r")\b", text)}
 
 
 @pytest.mark.parametrize("package", sorted(SECTION_READS))
@@ -153,11 +163,29 @@ def test_each_stage_reads_only_its_sections(package: str):
     assert _section_reads(package) <= SECTION_READS[package]
 
 
+#: Packages whose functions all take the sections they read, never the whole ``Settings``.
+SECTION_BASED = ("llm",)
+
+
+@pytest.mark.parametrize("package", SECTION_BASED)
+def test_section_based_packages_take_no_whole_settings(package: str):
+    folder = Path(__file__).resolve().parents[1] / "graphrag_got" / package
+    takes_settings = []
+    for path in sorted(folder.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+                takes_settings += [f"{path.name}:{node.name}({a.arg})" for a in args
+                                   if a.annotation is not None and "Settings" in re.findall(r"\w+", ast.unparse(a.annotation))]
+    assert takes_settings == []
+
+
 def test_paths_derived_from_home(clean_env: Path, tmp_path: Path):
     s = Settings(home=tmp_path / "h")
     assert s.cache_dir == tmp_path / "h" / "cache"
     assert s.models_dir == tmp_path / "h" / "models"
     assert s.with_overrides(models_path=tmp_path / "m").models_dir == tmp_path / "m"
+    assert s.files.cache_dir == s.cache_dir and s.llm.models_dir(s.files.home) == s.models_dir  # what stages read
 
 
 # --- sources and precedence ---------------------------------------------------------------------

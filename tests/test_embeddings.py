@@ -83,15 +83,15 @@ def test_query_and_passage_prefixes_differ(e5: E5Embeddings) -> None:
 def test_cache_on_disk_makes_the_second_run_free(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path / "home")
     texts = ["Zabbix polls the agents.", "LVM extends volumes.", "Zabbix polls the agents."]
-    first = get_embedder(settings)
+    first = get_embedder(settings.embedding, llm=settings.llm, files=settings.files)
     v1 = first.embed_documents(texts)
     assert first.stats.misses == 2 and first.stats.hits == 1 and first.stats.model_calls == 1  # duplicate once
     assert v1[0] == v1[2]
     first.close()
-    assert (embeddings_cache_dir(settings) / "vectors.sqlite").is_file()
-    assert embeddings_cache_dir(settings).parent == settings.files.home / "cache" / "embeddings"
+    assert (embeddings_cache_dir(settings.embedding, files=settings.files) / "vectors.sqlite").is_file()
+    assert embeddings_cache_dir(settings.embedding, files=settings.files).parent == settings.files.home / "cache" / "embeddings"
 
-    second = get_embedder(settings)  # a new process would build a new one the same way
+    second = get_embedder(settings.embedding, llm=settings.llm, files=settings.files)  # a new process would build a new one the same way
     v2 = second.embed_documents(texts)
     assert second.stats.model_calls == 0 and second.stats.misses == 0 and second.stats.hits == 3
     assert np.allclose(v1, v2, atol=1e-6)
@@ -137,15 +137,21 @@ def test_provider_returning_bad_vectors_is_a_clear_error() -> None:
 
 def test_shared_embedder_is_one_per_model_and_home(tmp_path: Path) -> None:
     a = Settings(home=tmp_path / "a")
-    assert shared_embedder(a) is shared_embedder(a)
-    assert shared_embedder(a) is not shared_embedder(Settings(home=tmp_path / "b"))
+    assert shared_embedder(a.embedding, llm=a.llm, files=a.files) is shared_embedder(a.embedding, llm=a.llm, files=a.files)
+    b = Settings(home=tmp_path / "b")
+    assert shared_embedder(a.embedding, llm=a.llm, files=a.files) is not shared_embedder(b.embedding, llm=b.llm,
+                                                                                         files=b.files)
 
 
 # ---------------------------------------------------------------------------- providers
 
 
+def _embedder(settings: Settings) -> CachedEmbeddings:
+    return get_embedder(settings.embedding, llm=settings.llm, files=settings.files)
+
+
 def test_default_provider_is_embedded_and_loads_lazily(tmp_path: Path) -> None:
-    emb = get_embedder(Settings(home=tmp_path))
+    emb = _embedder(Settings(home=tmp_path))
     assert isinstance(emb.inner, E5Embeddings) and emb.inner._model is None  # nothing loaded yet
     assert emb.dimensions == EMBEDDED_DIMENSIONS and emb.stats.model_calls == 0
     assert emb.model_id == "embedded-multilingual-e5-small-q4"
@@ -153,26 +159,26 @@ def test_default_provider_is_embedded_and_loads_lazily(tmp_path: Path) -> None:
 
 def test_langchain_provider_errors_name_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(EmbeddingError, match="needs GRAPHRAG_EMBEDDINGS_MODEL"):
-        get_embedder(Settings(home=tmp_path, embeddings_provider="langchain"))
+        _embedder(Settings(home=tmp_path, embeddings_provider="langchain"))
     # a provider whose package is not installed: the package is named
     with pytest.raises(EmbeddingError, match="'langchain-cohere'.*pip install langchain-cohere"):
-        get_embedder(Settings(home=tmp_path, embeddings_provider="langchain",
-                              embeddings_model="cohere:embed-english-v3.0"))
+        _embedder(Settings(home=tmp_path, embeddings_provider="langchain",
+                           embeddings_model="cohere:embed-english-v3.0"))
     with pytest.raises(EmbeddingError, match="not a usable init_embeddings string"):
-        get_embedder(Settings(home=tmp_path, embeddings_provider="langchain", embeddings_model="nosuch:model"))
+        _embedder(Settings(home=tmp_path, embeddings_provider="langchain", embeddings_model="nosuch:model"))
     assert issubclass(EmbeddingError, GraphragGotError)
 
 
 def test_langchain_provider_builds_the_model_and_caches_per_model(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path, embeddings_provider="langchain", embeddings_model="ollama:nomic-embed-text")
-    emb = get_embedder(settings)
+    emb = get_embedder(settings.embedding, llm=settings.llm, files=settings.files)
     assert type(emb.inner).__name__ == "OllamaEmbeddings"
-    assert embeddings_cache_dir(settings).name == "langchain-ollama_nomic-embed-text"
+    assert embeddings_cache_dir(settings.embedding, files=settings.files).name == "langchain-ollama_nomic-embed-text"
 
 
 def test_ollama_provider_that_does_not_answer_is_a_clear_error(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path, embeddings_provider="ollama", ollama_base_url="http://127.0.0.1:9")
-    emb = get_embedder(settings, cache=False)
+    emb = get_embedder(settings.embedding, cache=False, llm=settings.llm, files=settings.files)
     assert emb.model_id == "ollama-nomic-embed-text"
     with pytest.raises(EmbeddingError, match="ollama-nomic-embed-text.*failed"):
         emb.embed_documents(["hello"])

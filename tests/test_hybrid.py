@@ -240,7 +240,7 @@ def test_vector_hits_feed_expansion(graph, settings: Settings) -> None:  # type:
     driver, _ = graph
     from graphrag_got.llm.embeddings import shared_embedder
 
-    q = shared_embedder(settings).embed_query("alerts when a host is down")
+    q = shared_embedder(settings.embedding, llm=settings.llm, files=settings.files).embed_query("alerts when a host is down")
     hits = vector_hits(driver, settings, q, top_k=1)
     assert [c["id"] for c in hits.chunks] == [_cid("mon")] and len(hits.entities) == 1
     assert hits.expansion and hits.expansion[0]["id"] == _cid("x2")

@@ -29,7 +29,7 @@ def chat():  # type: ignore[no-untyped-def]
     settings = Settings.load().with_overrides(llamacpp_model=model, llamacpp_n_ctx=2048, llm_max_tokens=128,
                                               llamacpp_backend="in_process")  # this adapter, not the server
     try:
-        return _llamacpp(settings)
+        return _llamacpp(settings.llm, settings.files)
     except GraphragGotError as exc:
         if os.environ.get("GRAPHRAG_REQUIRE_LLM") == "1":
             raise

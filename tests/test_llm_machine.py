@@ -54,12 +54,12 @@ def test_never_more_threads_than_free_cores_nor_the_limit_and_at_least_one(cores
 
 def test_settings_give_the_ceiling_and_can_turn_adaptation_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cpu_threads, "usable_cpus", lambda: list(range(6)))
-    assert llamacpp_thread_limit(Settings()) == 6
-    assert llamacpp_thread_limit(Settings().with_overrides(llamacpp_threads=3)) == 3
+    assert llamacpp_thread_limit(Settings().llm) == 6
+    assert llamacpp_thread_limit(Settings().with_overrides(llamacpp_threads=3).llm) == 3
     busy = _sample(4.0, cores_=6)
-    assert llamacpp_threads(Settings(), busy) == 2
-    assert llamacpp_threads(Settings().with_overrides(llamacpp_adaptive_threads=False), busy) == 6
-    assert llamacpp_threads(Settings(), None) == 6
+    assert llamacpp_threads(Settings().llm, busy) == 2
+    assert llamacpp_threads(Settings().with_overrides(llamacpp_adaptive_threads=False).llm, busy) == 6
+    assert llamacpp_threads(Settings().llm, None) == 6
 
 
 # --- the warning, from the same sample -------------------------------------------------------------

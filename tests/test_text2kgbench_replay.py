@@ -370,7 +370,7 @@ def test_live_main_writes_its_report_from_cached_answers(replay, subset, tmp_pat
     home = tmp_path / "home"
     settings = live.Settings.load(home=home, llm_provider="llamacpp", llamacpp_model="qwen2.5-coder-0.5b",
                                   max_entities=live.DEFAULT_MAX_ITEMS, max_relations=live.DEFAULT_MAX_ITEMS)
-    cache = live.ExtractionCache(settings.cache_dir, live.model_label(settings, "llamacpp"),
+    cache = live.ExtractionCache(settings.cache_dir, live.model_label(settings.llm, "llamacpp"),
                                  settings.extract.max_entities, settings.extract.max_relations)
     ours, label_map = import_text2kgbench(subset["onto"])
     onto = Ontology.from_dict(ours, source=str(subset["onto"]))

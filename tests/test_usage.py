@@ -20,10 +20,10 @@ GOT = Path(__file__).resolve().parents[1] / "ontology" / "got.json"
 
 def test_cost_is_zero_locally_unknown_remotely_and_priced_when_given() -> None:
     s = Settings()
-    assert cost_usd(s, "llamacpp", 1000, 1000) == 0.0
-    assert cost_usd(s, "openai", 1000, 1000) is None
+    assert cost_usd(s.llm, "llamacpp", 1000, 1000) == 0.0
+    assert cost_usd(s.llm, "openai", 1000, 1000) is None
     priced = s.with_overrides(llm_price="0.5, 2")
-    assert cost_usd(priced, "openai", 2_000_000, 500_000) == pytest.approx(2.0)
+    assert cost_usd(priced.llm, "openai", 2_000_000, 500_000) == pytest.approx(2.0)
     assert "cost unknown (set GRAPHRAG_LLM_PRICE)" in usage_line(3, 10, 5, None)
     assert usage_line(3, 10, 5, 0.0).endswith("no cost (local model)")
     assert usage_line(3, 10, 5, 1.23456, estimated=True) == \
@@ -33,7 +33,7 @@ def test_cost_is_zero_locally_unknown_remotely_and_priced_when_given() -> None:
 @pytest.mark.parametrize("bad", ["1", "a,b", "1,2,3", "-1,2"])
 def test_a_bad_price_says_what_is_expected(bad: str) -> None:
     with pytest.raises(ConfigError, match="GRAPHRAG_LLM_PRICE"):
-        cost_usd(Settings().with_overrides(llm_price=bad), "openai", 1, 1)
+        cost_usd(Settings().with_overrides(llm_price=bad).llm, "openai", 1, 1)
 
 
 class _Empty(ReplayChatModel):

@@ -510,7 +510,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.llm:
                 from graphrag_got.llm.factory import get_chat_model, model_label
 
-                chat, llm_label = get_chat_model(settings), model_label(settings)
+                chat, llm_label = get_chat_model(settings.llm, files=settings.files), model_label(settings.llm)
                 sres = summarize_communities(driver, settings, chat, ontology=onto, export=False)
                 print(f"summaries: {sres.generated} generated, {sres.cached} cached, {sres.unchanged} unchanged, "
                       f"{len(sres.failed)} failed")  # fmt: skip

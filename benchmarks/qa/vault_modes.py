@@ -91,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         questions += [{**q, "kind": "held-out", "needs": []} for q in routing
                       if q.get("held_out") and q.get("corpus") == "notes"]  # fmt: skip
     try:
-        chat = get_chat_model(Settings.load(llm_provider=args.provider))
+        chosen = Settings.load(llm_provider=args.provider)
+        chat = get_chat_model(chosen.llm, files=chosen.files)
         with tempfile.TemporaryDirectory(prefix="vault-modes-") as tmp:
             settings = vault_settings(Path(tmp))
             with connect(settings) as driver:

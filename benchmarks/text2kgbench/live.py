@@ -11,8 +11,8 @@ Usage (from the repository root)::
 The code path is the one users run: the ontology comes from our importer (``Ontology.from_dict``),
 each test sentence becomes a :class:`graphrag_got.ingest.chunking.Chunk`, and
 ``graphrag_got.extract.run.extract_chunk`` makes the call with the system prompt, the JSON schema
-(``extraction_schema``) and the chat model of ``get_chat_model(settings)``. Answers are cached with
-``ExtractionCache`` (same key as ``extract``: model, prompt version, schema bounds, chunk hash,
+(``extraction_schema``) and the chat model of ``get_chat_model(settings.llm, files=settings.files)``.
+Answers are cached with ``ExtractionCache`` (same key as ``extract``: model, prompt version, schema bounds, chunk hash,
 ontology hash), so a rerun makes no model call. Each answer is scored as the model wrote it
 ("before": every relation item with string subject/relation/object, our types given to the scorer's
 domain/range measure) and after ``Validator`` ("after": the kept relations). Relation types are
@@ -288,7 +288,7 @@ def run_ontology(name: str, onto_path: Path, gt_path: Path, test_path: Path, per
         record = cache.get(chunk.hash, onto.hash)
         if record is None:
             if "chat" not in chat_holder:
-                chat_holder["chat"] = get_chat_model(settings, provider)
+                chat_holder["chat"] = get_chat_model(settings.llm, provider, files=settings.files)
             t0 = time.monotonic()
             if classify:
                 ex = settings.extract
@@ -498,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings.load(home=home, llm_provider=args.provider, llamacpp_model=args.model,
                                  ollama_model=args.ollama_model, max_entities=args.max_items,
                                  max_relations=args.max_items, extraction=args.strategy)
-        label = model_label(settings, args.provider)
+        label = model_label(settings.llm, args.provider)
         train = {} if args.train == "none" else load_train_examples(Path(args.train))
         try:
             hierarchy = None if args.hierarchy == "none" else replay.load_hierarchy(Path(args.hierarchy))

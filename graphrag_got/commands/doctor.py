@@ -32,14 +32,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     failures = 0
     # ---- LLM
     if settings.llm.provider in ("auto", "ollama"):
-        up, models = ollama_available(settings)
+        up, models = ollama_available(settings.llm)
         _line(None, "ollama", f"{settings.llm.ollama_base_url} {'answers' if up else 'does not answer'}"
               + (f"; models: {', '.join(models) or 'none'}" if up else ""))
-    provider = resolve_provider(settings)
+    provider = resolve_provider(settings.llm)
     if provider == "openai":
         failures += _openai_servers(settings)
     try:
-        label = model_label(settings, provider)
+        label = model_label(settings.llm, provider)
     except GraphragGotError as exc:
         _line(False, "llm provider", f"{settings.llm.provider} -> {provider}: {exc}")
         label, failures = "", failures + 1
@@ -57,16 +57,16 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         from graphrag_got.llm.factory import busy_cores_warning, llamacpp_thread_limit, llamacpp_threads
 
         try:
-            path = resolve_model_path(settings)
+            path = resolve_model_path(settings.llm, files=settings.files)
             _line(True, "embedded model file", str(path))
             sample = sample_cpu()  # the same fresh sample for the threads and the warning
-            threads, limit = llamacpp_threads(settings, sample), llamacpp_thread_limit(settings)
+            threads, limit = llamacpp_threads(settings.llm, sample), llamacpp_thread_limit(settings.llm)
             chosen = (f"{threads} threads now (at most {limit}, fewer while cores are busy)"
                       if settings.llm.llamacpp_adaptive_threads else f"{threads} threads")
             _line(None, "embedded model", f"context {settings.llm.llamacpp_n_ctx} tokens, {chosen}, batch 512")
             from graphrag_got.llm.server import choose_backend
 
-            backend = choose_backend(settings)
+            backend = choose_backend(settings.llm)
             slots = f", {settings.llm.llama_server_slots} parallel slots" if backend.server else ""
             _line(None, "embedded model runs", backend.describe() + slots)
             busy = busy_cores_warning(threads, sample, wanted=limit)
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             failures += 1
     if not failures and not args.no_llm_call:
         try:
-            chat = get_chat_model(settings, provider)
+            chat = get_chat_model(settings.llm, provider, files=settings.files)
             t0 = time.monotonic()  # one call's latency, without loading or building the model
             attempt = Attempt()
             answer = complete_text(chat, "Answer with one word.", "Say: ready", attempt, max_tokens=16)
@@ -116,7 +116,7 @@ def _openai_servers(settings: Settings) -> int:
 
     key = settings.llm.openai_api_key.get_secret_value() if settings.llm.openai_api_key else None
     failures = 0
-    for url in openai_base_urls(settings):
+    for url in openai_base_urls(settings.llm):
         info = server_info(url, key, timeout=min(10.0, settings.llm.timeout_s))
         if not info.answers:
             _line(False, "openai server", f"{url} does not answer ({info.error}); start it or fix --base-url")
@@ -137,7 +137,7 @@ def _langchain_model(settings: Settings) -> int:
     from graphrag_got.llm.factory import get_chat_model
 
     try:
-        chat = get_chat_model(settings, "langchain")
+        chat = get_chat_model(settings.llm, "langchain", files=settings.files)
     except GraphragGotError as exc:
         _line(False, "langchain model", str(exc))
         return 1

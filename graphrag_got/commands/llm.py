@@ -39,7 +39,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     cmd = getattr(args, "llm_command", None)
     if cmd == "start":
         with progress_bar() as progress:
-            info = srv.ensure_running(settings, wait_s=args.wait, progress=progress)
+            info = srv.ensure_running(settings.llm, wait_s=args.wait, files=settings.files, progress=progress)
         if not info.started:
             print(f"llama-server already answers at {info.url} (pid {info.pid}, {info.plan.describe()}); nothing to do")
             return 0
@@ -54,16 +54,16 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print("  stop it with `graphrag-got llm stop`")
         return 0
     if cmd == "stop":
-        pid = srv.stop(settings)
+        pid = srv.stop(settings.files)
         if pid is None:
-            print(f"the embedded llama-server (home {srv.server_home(settings)}) is not running")
+            print(f"the embedded llama-server (home {srv.server_home(settings.files)}) is not running")
         else:
             print(f"llama-server stopped (pid {pid})")
         return 0
     if cmd == "status":
-        st = srv.status(settings)
+        st = srv.status(settings.llm, files=settings.files)
         try:
-            runs = srv.choose_backend(settings).describe()
+            runs = srv.choose_backend(settings.llm).describe()
         except LLMServerError as exc:
             runs = str(exc)
         print(f"{st.url}: " + ("answering" if st.answering else st.health))
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             plan = f"; {st.plan.describe()}" if st.plan else ""
             print(f"  our server: running, pid {st.pid}{plan}; log {st.log}")
         else:
-            print(f"  our server: not running (home {srv.server_home(settings)})")
+            print(f"  our server: not running (home {srv.server_home(settings.files)})")
         print(f"  the embedded model runs: {runs}")
         return 0 if st.answering else 3
     raise LLMServerError("choose an llm subcommand: start, stop or status")

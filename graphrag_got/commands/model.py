@@ -44,11 +44,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                 f"{name!r} is not a model name this tool can install; choose one of: {known}"
             )
         with progress_bar() as progress:
-            path = model_store.install_model(name, settings, progress=progress, force=args.force)
+            path = model_store.install_model(name, settings.llm, progress=progress, force=args.force,
+                                             files=settings.files)
         print(path)
         return 0
     if cmd == "list":
-        rows = model_store.list_models(settings)
+        rows = model_store.list_models(settings.llm, files=settings.files)
         width = max(len(r.name) for r in rows)
         for r in rows:
             state = "installed" if r.installed else "not installed"
@@ -58,6 +59,6 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             print(f"{'':<{width}}  {r.description}; {r.path}")
         return 0
     if cmd == "path":
-        print(model_store.resolve_model_path(settings))
+        print(model_store.resolve_model_path(settings.llm, files=settings.files))
         return 0
     raise ModelInstallError("choose a model subcommand: install, list or path")

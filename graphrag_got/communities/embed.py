@@ -83,7 +83,7 @@ def embed_reports(driver: neo4j.Driver, settings: Settings, embedder: Embeddings
     and make sure the cosine vector index ``community_embedding`` exists with the model's dimension."""
     res = result or SummarizeResult()
     if embedder is None:
-        embedder = get_embedder(settings)
+        embedder = get_embedder(settings.embedding, llm=settings.llm, files=settings.files)
     reports = read_all(driver, settings, cypher.community_reports_to_embed())
     todo: list[tuple[int, str, str]] = []
     for r in reports:

@@ -128,7 +128,7 @@ def build_entity_graph(entity_rows: Iterable[Mapping[str, Any]], relation_rows: 
 def read_entity_graph(driver: neo4j.Driver, settings: Settings, ontology: Ontology | str | Path | None = None,
                       cooccurrence: bool | None = None) -> EntityGraph:
     """The entity graph from Neo4j, read only. ``cooccurrence`` None follows ``settings.communities.cooccurrence``."""
-    onto = load_ontology(ontology, settings)
+    onto = load_ontology(ontology, settings.files)
     use_cooc = settings.communities.cooccurrence if cooccurrence is None else cooccurrence
     ents = read_all(driver, settings, cypher.community_entities())
     grouped = read_all(driver, settings, cypher.community_relations(), types=relation_types(onto),

@@ -226,14 +226,14 @@ def summarize_communities(
     """One LLM call per non-singleton community whose report is missing or out of date, then the
     report embeddings.
 
-    ``label`` names the model in the cache key (default: ``llm.model_label(settings)``).
+    ``label`` names the model in the cache key (default: ``llm.model_label(settings.llm)``).
     ``force`` ignores the reports on the nodes (the disk cache still answers).
     A community whose answer stays invalid is reported in ``failed`` and left without a report.
     ``language`` forces the reports' language (``"English"``); None writes them in the language of
     each community's content. ``embed`` (default ``settings.embedding.enabled``) embeds the reports with
-    ``embedder`` (default ``embeddings.get_embedder(settings)``); an embedding failure is recorded in
-    ``embedding_error``, never fatal (the reports are written). ``graph``: the entity graph when the caller
-    has just read it (detection), instead of reading it again.
+    ``embedder`` (default ``embeddings.get_embedder(settings.embedding, llm=settings.llm, files=settings.files)``);
+    an embedding failure is recorded in ``embedding_error``, never fatal (the reports are written).
+    ``graph``: the entity graph when the caller has just read it (detection), instead of reading it again.
     """
     from graphrag_got.common.files import write_json_atomic
 
@@ -247,7 +247,7 @@ def summarize_communities(
     if label is None:
         from graphrag_got.llm.factory import model_label
 
-        label = model_label(settings)
+        label = model_label(settings.llm)
     res = SummarizeResult(communities=len(stored))
     cache_dir = settings.cache_dir / "communities"
     rows: list[dict[str, Any]] = []
@@ -283,7 +283,7 @@ def summarize_communities(
         if chat is None:
             from graphrag_got.llm.factory import get_chat_model
 
-            chat = get_chat_model(settings)
+            chat = get_chat_model(settings.llm, files=settings.files)
         lock = threading.Lock()
         done = 0
 
@@ -299,7 +299,7 @@ def summarize_communities(
             except LLMError as exc:
                 return rec, key, names, None, None, str(exc), 1
 
-        with ThreadPoolExecutor(max_workers=calls_in_flight(settings, chat).calls) as pool:
+        with ThreadPoolExecutor(max_workers=calls_in_flight(settings.llm, chat).calls) as pool:
             futures = [pool.submit(one, *t) for t in todo]
             for fut in as_completed(futures):
                 rec, key, names, obj, attempt, error, calls = fut.result()

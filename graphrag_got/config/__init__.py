@@ -22,8 +22,9 @@ An empty variable (``NEO4J_PASSWORD=``) counts as unset.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from dotenv import find_dotenv
 from pydantic import BaseModel, ConfigDict, Field, create_model, SecretStr, ValidationError, field_validator, model_validator
@@ -72,6 +73,11 @@ class FilesSettings(Section):
                              "corpus file or folder (`.txt` by paragraphs, `.md` by headings)")
     out_dir: Path = _env("GRAPHRAG_OUT", Path("out"),
                          "outputs: extraction.json, reports, communities.json, graph.html")
+
+    @property
+    def cache_dir(self) -> Path:
+        """Where answers, vectors and validations are cached: ``<home>/cache``."""
+        return self.home / "cache"
 
 
 class ChunkingSettings(Section):
@@ -160,6 +166,10 @@ class LLMSettings(Section):
     price: str = _env("GRAPHRAG_LLM_PRICE", "",
                           "price of the remote model, 'IN,OUT' US dollars per million input/output tokens "
                           "(empty: cost unknown; local models cost nothing)", flat="llm_price")
+
+    def models_dir(self, home: Path) -> Path:
+        """Where embedded models live: ``models_path``, else ``<home>/models`` (``home``: ``files.home``)."""
+        return self.models_path or home / "models"
 
     @field_validator("openai_base_urls", mode="before")
     @classmethod
@@ -499,11 +509,24 @@ class Settings(BaseSettings):
 
     @property
     def cache_dir(self) -> Path:
-        return self.files.home / "cache"
+        return self.files.cache_dir
 
     @property
     def models_dir(self) -> Path:
-        return self.llm.models_path or self.files.home / "models"
+        return self.llm.models_dir(self.files.home)
+
+
+@dataclass(frozen=True)
+class SectionBundle:
+    """The few sections one stage's run reads, as fields named like the sections (a stage defines its
+    own: ``SearchSections(search, neo4j, llm, embedding, files)``). The entry points, which hold the
+    :class:`Settings`, make one with :meth:`of`; a function that reads one to three sections takes them
+    as parameters instead (``connect(neo4j)``, ``get_chat_model(llm, files=files)``)."""
+
+    @classmethod
+    def of(cls, settings: Settings) -> Self:
+        """The sections of ``settings`` this bundle holds."""
+        return cls(**{f.name: getattr(settings, f.name) for f in fields(cls)})
 
 
 def _leaves(model: type[BaseModel]) -> list[tuple[str, str, FieldInfo]]:

@@ -170,7 +170,7 @@ def _chat_for(settings: Settings, provider: str, classify: bool) -> BaseChatMode
     if classify and provider == "llamacpp" and settings.llm.llamacpp_backend != "in_process":
         logger.info("classify strategy: the embedded model runs in-process (choices are scored by log-probability)")
         settings = settings.with_overrides(llamacpp_backend="in_process")
-    return get_chat_model(settings, provider)
+    return get_chat_model(settings.llm, provider, files=settings.files)
 
 
 def _run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None, out_path: str | Path | None, *,
@@ -191,8 +191,8 @@ def _run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | Non
         if chat is not None:
             provider, label = "custom", f"custom:{type(chat).__name__}"
         else:
-            provider = resolve_provider(settings)
-            label = model_label(settings, provider)
+            provider = resolve_provider(settings.llm)
+            label = model_label(settings.llm, provider)
         choice = strategy or choose_strategy(settings, corpus, provider,
                                              configured_model(settings, provider) if chat is None else None)
         if choice.strategy != settings.extract.strategy:  # every later step reads the strategy that runs
@@ -245,7 +245,7 @@ def _run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | Non
     if todo or todo_typed:
         if chat is None:
             chat = _chat_for(settings, provider, kind == "classify")
-        flight = calls_in_flight(settings, chat)  # what the server takes (its slots), or GRAPHRAG_CONCURRENCY
+        flight = calls_in_flight(settings.llm, chat)  # what the server takes (its slots), or GRAPHRAG_CONCURRENCY
         runner = runner_line(settings, provider, chat, flight.calls, flight.why)
         logger.info("extraction: %s", runner)
         line = announcement(settings, label, provider, chunks=len(todo) + len(todo_typed), workers=flight.calls)
@@ -305,14 +305,14 @@ def _run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | Non
         if not todo and not revalidate and not export_replay and not settings.extract.verify \
                 and fingerprint.unchanged(out, digest):
             return _unchanged_summary(out, docs, chunks, label, missing, t0,
-                                      usage_line(0, 0, 0, cost_usd(settings, provider, 0, 0)), choice.lines()[0])
+                                      usage_line(0, 0, 0, cost_usd(settings.llm, provider, 0, 0)), choice.lines()[0])
         fingerprint.forget(out)  # the file is about to be rewritten: its old digest no longer vouches for it
         verifier = None
         if settings.extract.verify:
             if chat is None and not revalidate:
-                chat = get_chat_model(settings, provider)
+                chat = get_chat_model(settings.llm, provider, files=settings.files)
             verifier = Verifier(onto, VerdictCache(settings.cache_dir, label), None if revalidate else chat,
-                                workers=calls_in_flight(settings, chat).calls if chat is not None else 1,
+                                workers=calls_in_flight(settings.llm, chat).calls if chat is not None else 1,
                                 progress=progress, prompts=prompts)
         try:
             memo_file = memo_path(settings.cache_dir, out)
@@ -336,11 +336,12 @@ def _run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | Non
             run_out += verifier.summary.output_tokens
         ext.usage = Usage(calls=sum(r.calls for r in stored), input_tokens=total_in,
                           output_tokens=total_out, tokens_estimated=any(r.tokens_estimated for r in stored),
-                          cost_usd=cost_usd(settings, provider, total_in, total_out))
+                          cost_usd=cost_usd(settings.llm, provider, total_in, total_out))
         ext.write(out)
     if not settings.extract.verify and not revalidate:  # verdicts and revalidation have inputs the digest omits
         fingerprint.remember(out, digest)
-    run_usage = usage_line(calls, run_in, run_out, cost_usd(settings, provider, run_in, run_out), estimated=estimated)
+    run_usage = usage_line(calls, run_in, run_out, cost_usd(settings.llm, provider, run_in, run_out),
+                           estimated=estimated)
     replay_path = None
     if export_replay:
         replay_path = Path(export_replay)
@@ -417,7 +418,7 @@ def runner_line(settings: Settings, provider: str, chat: BaseChatModel, calls: i
         from graphrag_got.llm.server import choose_backend
 
         try:
-            backend = choose_backend(settings)
+            backend = choose_backend(settings.llm)
             reason = "the classify strategy scores choices in-process" if backend.server else backend.why
         except LLMError as exc:
             reason = str(exc)

@@ -190,7 +190,7 @@ def _begin(settings: Settings, embedder: Embeddings | None
     if not settings.embedding.enabled:
         summary.skipped = True
         return summary, None, (0, 0, 0)
-    embedder = embedder or get_embedder(settings)
+    embedder = embedder or get_embedder(settings.embedding, llm=settings.llm, files=settings.files)
     summary.model = _model_name(embedder)
     summary.dimensions = embedding_dimensions(embedder)
     return summary, embedder, _count(embedder)

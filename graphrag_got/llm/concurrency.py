@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from graphrag_got.config import Settings
+from graphrag_got.config import LLMSettings
 from graphrag_got.llm.calls import is_llamacpp
 from graphrag_got.llm.providers.openai_pool import DEFAULT_SLOTS, OpenAIPoolChatModel
 
@@ -43,11 +43,11 @@ def _ollama_parallel() -> int | None:
     return value if value > 0 else None
 
 
-def calls_in_flight(settings: Settings, chat: Any) -> InFlight:
+def calls_in_flight(llm: LLMSettings, chat: Any) -> InFlight:
     """Calls to send ``chat`` at once (see the module docstring)."""
     from graphrag_got.llm.providers.langchain_provider import profile_of
 
-    wanted = settings.llm.concurrency
+    wanted = llm.concurrency
     if is_llamacpp(chat):
         return InFlight(1, "the in-process model answers one call at a time")
     if isinstance(chat, OpenAIPoolChatModel):

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from graphrag_got.config import Settings
+from graphrag_got.config import EmbeddingSettings, FilesSettings, LLMSettings
 from graphrag_got.errors import GraphragGotError
 
 log = logging.getLogger(__name__)
@@ -252,21 +252,21 @@ def embedding_dimensions(embedder: Embeddings) -> int:
     return len(embedder.embed_query("dimension probe"))
 
 
-def model_id(settings: Settings) -> str:
+def model_id(embedding: EmbeddingSettings) -> str:
     """A stable name of the configured embedding model (the cache folder and the index metadata)."""
-    if settings.embedding.provider == "embedded":
+    if embedding.provider == "embedded":
         return f"embedded-{EMBEDDED_MODEL}"
-    if settings.embedding.provider == "ollama":
-        return f"ollama-{settings.embedding.model or DEFAULT_OLLAMA_EMBEDDINGS_MODEL}"
-    return f"langchain-{settings.embedding.model}"
+    if embedding.provider == "ollama":
+        return f"ollama-{embedding.model or DEFAULT_OLLAMA_EMBEDDINGS_MODEL}"
+    return f"langchain-{embedding.model}"
 
 
 def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "model"
 
 
-def _provider(settings: Settings) -> Embeddings:
-    provider = settings.embedding.provider
+def _provider(embedding: EmbeddingSettings, llm: LLMSettings) -> Embeddings:
+    provider = embedding.provider
     if provider == "embedded":
         return E5Embeddings()
     if provider == "ollama":
@@ -275,10 +275,10 @@ def _provider(settings: Settings) -> Embeddings:
         except ImportError:
             raise EmbeddingError("GRAPHRAG_EMBEDDINGS_PROVIDER=ollama needs the package 'langchain-ollama'; "
                                  "install it with `pip install langchain-ollama`") from None
-        return OllamaEmbeddings(model=settings.embedding.model or DEFAULT_OLLAMA_EMBEDDINGS_MODEL,
-                                base_url=settings.llm.ollama_base_url)
+        return OllamaEmbeddings(model=embedding.model or DEFAULT_OLLAMA_EMBEDDINGS_MODEL,
+                                base_url=llm.ollama_base_url)
     if provider == "langchain":
-        spec = settings.embedding.model
+        spec = embedding.model
         if not spec:
             raise EmbeddingError("GRAPHRAG_EMBEDDINGS_PROVIDER=langchain needs GRAPHRAG_EMBEDDINGS_MODEL, an "
                                  "init_embeddings string such as 'ollama:nomic-embed-text' or "
@@ -302,34 +302,35 @@ def _provider(settings: Settings) -> Embeddings:
     raise EmbeddingError(f"unknown GRAPHRAG_EMBEDDINGS_PROVIDER {provider!r}; use embedded, ollama or langchain")
 
 
-def embeddings_cache_dir(settings: Settings) -> Path:
+def embeddings_cache_dir(embedding: EmbeddingSettings, *, files: FilesSettings) -> Path:
     """``<home>/cache/embeddings/<model>``: the cache folder of the configured model."""
-    return settings.cache_dir / "embeddings" / _slug(model_id(settings))
+    return files.cache_dir / "embeddings" / _slug(model_id(embedding))
 
 
-def get_embedder(settings: Settings, cache: bool = True) -> CachedEmbeddings:
+def get_embedder(embedding: EmbeddingSettings, cache: bool = True, *, llm: LLMSettings,
+                 files: FilesSettings) -> CachedEmbeddings:
     """The configured embedding model, normalized and cached on disk (``cache=False``: in memory only).
 
     Loading is lazy: building the embedder never calls the model; the first text does.
     """
-    inner = _provider(settings)
-    return CachedEmbeddings(inner, model_id(settings), embeddings_cache_dir(settings) if cache else None,
-                            batch_size=settings.embedding.batch_size)
+    inner = _provider(embedding, llm)
+    return CachedEmbeddings(inner, model_id(embedding), embeddings_cache_dir(embedding, files=files) if cache else None,
+                            batch_size=embedding.batch_size)
 
 
 _SHARED: dict[tuple[str, str, str | None], CachedEmbeddings] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_embedder(settings: Settings) -> CachedEmbeddings:
+def shared_embedder(embedding: EmbeddingSettings, *, llm: LLMSettings, files: FilesSettings) -> CachedEmbeddings:
     """One :func:`get_embedder` per (model, cache folder, Ollama URL) for the whole process.
 
     Searches embed one question each: loading the model (and opening the cache) once per process
     instead of once per question is what keeps a local search in milliseconds.
     """
-    key = (model_id(settings), str(embeddings_cache_dir(settings)),
-           settings.llm.ollama_base_url if settings.embedding.provider == "ollama" else None)
+    key = (model_id(embedding), str(embeddings_cache_dir(embedding, files=files)),
+           llm.ollama_base_url if embedding.provider == "ollama" else None)
     with _SHARED_LOCK:
         if key not in _SHARED:
-            _SHARED[key] = get_embedder(settings)
+            _SHARED[key] = get_embedder(embedding, llm=llm, files=files)
         return _SHARED[key]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 
-from graphrag_got.config import Settings
+from graphrag_got.config import FilesSettings, LLMSettings
 from graphrag_got.errors import LLMError
 from graphrag_got.llm.calls import LLAMA_LOCK
 from graphrag_got.llm.replay import ReplayChatModel
@@ -47,9 +47,9 @@ def _close_cached_models() -> None:
         _LLAMA_CACHE.clear()
 
 
-def ollama_available(settings: Settings, timeout: float = 1.5) -> tuple[bool, list[str]]:
-    """Whether an Ollama server answers at ``settings.llm.ollama_base_url``, and which models it has."""
-    url = settings.llm.ollama_base_url.rstrip("/") + "/api/tags"
+def ollama_available(llm: LLMSettings, timeout: float = 1.5) -> tuple[bool, list[str]]:
+    """Whether an Ollama server answers at ``llm.ollama_base_url``, and which models it has."""
+    url = llm.ollama_base_url.rstrip("/") + "/api/tags"
     try:
         with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 (configured URL)
             data = json.loads(resp.read().decode("utf-8"))
@@ -58,19 +58,19 @@ def ollama_available(settings: Settings, timeout: float = 1.5) -> tuple[bool, li
     return True, [m.get("name", "") for m in data.get("models", [])]
 
 
-def resolve_provider(settings: Settings) -> str:
+def resolve_provider(llm: LLMSettings) -> str:
     """``auto``: replay when a replay file is set, then a configured LangChain model, then configured
     OpenAI-compatible base URLs, then Ollama when it answers and has the model, else embedded llama.cpp."""
-    if settings.llm.provider != "auto":
-        return settings.llm.provider
-    if settings.llm.replay_file:
+    if llm.provider != "auto":
+        return llm.provider
+    if llm.replay_file:
         return "replay"
-    if settings.llm.langchain_model:
+    if llm.langchain_model:
         return "langchain"
-    if settings.llm.openai_base_urls:
+    if llm.openai_base_urls:
         return "openai"
-    up, models = ollama_available(settings)
-    if up and _has_model(models, settings.llm.ollama_model):
+    up, models = ollama_available(llm)
+    if up and _has_model(models, llm.ollama_model):
         return "ollama"
     return "llamacpp"
 
@@ -79,134 +79,136 @@ def _has_model(models: list[str], wanted: str) -> bool:
     return wanted in models or (":" not in wanted and f"{wanted}:latest" in models)
 
 
-def model_label(settings: Settings, provider: str | None = None) -> str:
+def model_label(llm: LLMSettings, provider: str | None = None) -> str:
     """A stable name of the model in use (part of the cache key)."""
-    provider = provider or resolve_provider(settings)
+    provider = provider or resolve_provider(llm)
     if provider == "ollama":
-        return f"ollama:{settings.llm.ollama_model}"
+        return f"ollama:{llm.ollama_model}"
     if provider == "llamacpp":
-        return f"llamacpp:{Path(settings.llm.llamacpp_model).name}"
+        return f"llamacpp:{Path(llm.llamacpp_model).name}"
     if provider == "openai":
-        return f"openai:{openai_model_name(settings)}"
+        return f"openai:{openai_model_name(llm)}"
     if provider == "langchain":
-        if not settings.llm.langchain_model:
+        if not llm.langchain_model:
             raise LLMError("provider 'langchain' needs a model: --model PROVIDER:MODEL (an init_chat_model string "
                            "such as openai:gpt-4o-mini or deepseek:deepseek-chat) or GRAPHRAG_LANGCHAIN_MODEL")
-        return f"langchain:{settings.llm.langchain_model}"
-    return f"replay:{Path(str(settings.llm.replay_file)).name}"
+        return f"langchain:{llm.langchain_model}"
+    return f"replay:{Path(str(llm.replay_file)).name}"
 
 
-def get_chat_model(settings: Settings, provider: str | None = None) -> BaseChatModel:
-    provider = provider or resolve_provider(settings)
+def get_chat_model(llm: LLMSettings, provider: str | None = None, *, files: FilesSettings) -> BaseChatModel:
+    """The chat model of ``provider`` (default: :func:`resolve_provider`). ``files``: where the embedded
+    model is installed and where its llama-server keeps its pid and log."""
+    provider = provider or resolve_provider(llm)
     if provider == "ollama":
-        return _ollama(settings)
+        return _ollama(llm)
     if provider == "llamacpp":
-        return _llamacpp(settings)
+        return _llamacpp(llm, files)
     if provider == "openai":
-        return _openai_pool(settings)
+        return _openai_pool(llm)
     if provider == "langchain":
-        return _langchain(settings)
+        return _langchain(llm)
     if provider == "replay":
-        if not settings.llm.replay_file:
+        if not llm.replay_file:
             raise LLMError("provider 'replay' needs a file: set GRAPHRAG_REPLAY_FILE or pass --replay-file")
-        return ReplayChatModel.from_file(settings.llm.replay_file)
+        return ReplayChatModel.from_file(llm.replay_file)
     raise LLMError(f"unknown LLM provider {provider!r}: use auto, ollama, llamacpp, openai, langchain or replay")
 
 
-def retry_policy(settings: Settings) -> "RetryPolicy":
+def retry_policy(llm: LLMSettings) -> "RetryPolicy":
     from graphrag_got.llm.providers.retry import RetryPolicy
 
-    return RetryPolicy(retries=settings.llm.retries, backoff_s=settings.llm.backoff_s)
+    return RetryPolicy(retries=llm.retries, backoff_s=llm.backoff_s)
 
 
-def openai_base_urls(settings: Settings) -> list[str]:
+def openai_base_urls(llm: LLMSettings) -> list[str]:
     """The pool of the ``openai`` provider: the configured base URLs, else the OpenAI API."""
     from graphrag_got.llm.providers.openai_pool import OPENAI_API_URL
 
-    return list(settings.llm.openai_base_urls) or [OPENAI_API_URL]
+    return list(llm.openai_base_urls) or [OPENAI_API_URL]
 
 
-def _api_key(settings: Settings) -> str | None:
-    return settings.llm.openai_api_key.get_secret_value() if settings.llm.openai_api_key else None
+def _api_key(llm: LLMSettings) -> str | None:
+    return llm.openai_api_key.get_secret_value() if llm.openai_api_key else None
 
 
-def openai_model_name(settings: Settings) -> str:
+def openai_model_name(llm: LLMSettings) -> str:
     """The configured model of the ``openai`` provider, else the first one its servers list."""
-    if settings.llm.openai_model:
-        return settings.llm.openai_model
-    if not settings.llm.openai_base_urls:
+    if llm.openai_model:
+        return llm.openai_model
+    if not llm.openai_base_urls:
         raise LLMError("provider 'openai' without --base-url talks to the OpenAI API: name the model with --model "
                        "or GRAPHRAG_OPENAI_MODEL (and set OPENAI_API_KEY), or pass --base-url URL of your server")
     from graphrag_got.llm.providers.openai_pool import discover_model
 
-    return discover_model(openai_base_urls(settings), _api_key(settings), timeout=min(10.0, settings.llm.timeout_s))
+    return discover_model(openai_base_urls(llm), _api_key(llm), timeout=min(10.0, llm.timeout_s))
 
 
-def _openai_pool(settings: Settings) -> BaseChatModel:
+def _openai_pool(llm: LLMSettings) -> BaseChatModel:
     from graphrag_got.llm.providers.openai_pool import OpenAIPoolChatModel
 
     try:
         import openai  # noqa: F401
     except ImportError:  # pragma: no cover - a dependency
         raise LLMError("the openai provider needs the openai package: pip install langchain-openai") from None
-    if not settings.llm.openai_base_urls and not settings.llm.openai_api_key:
+    if not llm.openai_base_urls and not llm.openai_api_key:
         raise LLMError("provider 'openai' without --base-url talks to the OpenAI API, which needs a key: set "
                        "OPENAI_API_KEY, or pass --base-url URL of an OpenAI-compatible server")
     return OpenAIPoolChatModel(
-        model_name=openai_model_name(settings), base_urls=openai_base_urls(settings),
-        api_key=settings.llm.openai_api_key, timeout_s=settings.llm.timeout_s, max_tokens=settings.llm.max_tokens,
-        response_format=settings.llm.openai_response_format, balance=settings.llm.openai_balance,
-        retries=settings.llm.retries, backoff_s=settings.llm.backoff_s,
+        model_name=openai_model_name(llm), base_urls=openai_base_urls(llm),
+        api_key=llm.openai_api_key, timeout_s=llm.timeout_s, max_tokens=llm.max_tokens,
+        response_format=llm.openai_response_format, balance=llm.openai_balance,
+        retries=llm.retries, backoff_s=llm.backoff_s,
     )
 
 
-def _langchain(settings: Settings) -> BaseChatModel:
+def _langchain(llm: LLMSettings) -> BaseChatModel:
     from graphrag_got.llm.providers.langchain_provider import ChatProfile, init_langchain_model, register
 
-    urls = list(settings.llm.openai_base_urls)
+    urls = list(llm.openai_base_urls)
     if len(urls) > 1:
         raise LLMError(f"provider 'langchain' takes at most one --base-url (got {len(urls)}: {', '.join(urls)}); "
                        "a pool of servers needs --provider openai")
-    chat = init_langchain_model(settings.llm.langchain_model, max_tokens=settings.llm.max_tokens,
-                                timeout_s=settings.llm.timeout_s, base_url=urls[0] if urls else None)
-    label = f"langchain model {settings.llm.langchain_model}"
-    return register(chat, ChatProfile(label=label, policy=retry_policy(settings), structured=settings.llm.structured_output))
+    chat = init_langchain_model(llm.langchain_model, max_tokens=llm.max_tokens,
+                                timeout_s=llm.timeout_s, base_url=urls[0] if urls else None)
+    label = f"langchain model {llm.langchain_model}"
+    return register(chat, ChatProfile(label=label, policy=retry_policy(llm), structured=llm.structured_output))
 
 
-def _ollama(settings: Settings) -> BaseChatModel:
+def _ollama(llm: LLMSettings) -> BaseChatModel:
     from langchain_ollama import ChatOllama
 
-    up, models = ollama_available(settings)
+    up, models = ollama_available(llm)
     if not up:
-        raise LLMError(f"Ollama does not answer at {settings.llm.ollama_base_url}. Start it (`ollama serve` or "
+        raise LLMError(f"Ollama does not answer at {llm.ollama_base_url}. Start it (`ollama serve` or "
                        "`docker compose up -d ollama`), or use the embedded model: GRAPHRAG_LLM_PROVIDER=llamacpp")
-    if not _has_model(models, settings.llm.ollama_model):
-        raise LLMError(f"Ollama has no model {settings.llm.ollama_model!r} (it has: {', '.join(models) or 'none'}). "
-                       f"Run `ollama pull {settings.llm.ollama_model}` or set GRAPHRAG_OLLAMA_MODEL.")
+    if not _has_model(models, llm.ollama_model):
+        raise LLMError(f"Ollama has no model {llm.ollama_model!r} (it has: {', '.join(models) or 'none'}). "
+                       f"Run `ollama pull {llm.ollama_model}` or set GRAPHRAG_OLLAMA_MODEL.")
     from graphrag_got.llm.providers.langchain_provider import ChatProfile, register
 
-    chat = ChatOllama(model=settings.llm.ollama_model, base_url=settings.llm.ollama_base_url, temperature=0,
-                      num_predict=settings.llm.max_tokens, num_ctx=max(settings.llm.llamacpp_n_ctx, 4096),
-                      client_kwargs={"timeout": settings.llm.timeout_s})
+    chat = ChatOllama(model=llm.ollama_model, base_url=llm.ollama_base_url, temperature=0,
+                      num_predict=llm.max_tokens, num_ctx=max(llm.llamacpp_n_ctx, 4096),
+                      client_kwargs={"timeout": llm.timeout_s})
     # Ollama keeps its own constraint (`format`); the profile only adds retries on 5xx/connection errors.
-    return register(chat, ChatProfile(label=f"ollama at {settings.llm.ollama_base_url}", policy=retry_policy(settings)))
+    return register(chat, ChatProfile(label=f"ollama at {llm.ollama_base_url}", policy=retry_policy(llm)))
 
 
-def llamacpp_thread_limit(settings: Settings) -> int:
+def llamacpp_thread_limit(llm: LLMSettings) -> int:
     """The most threads llama.cpp gets: GRAPHRAG_LLAMACPP_THREADS, else one per usable core (measured
     best on 2 cores)."""
     from graphrag_got.llm.cpu_threads import usable_cpus
 
-    return settings.llm.llamacpp_threads or max(1, len(usable_cpus()))
+    return llm.llamacpp_threads or max(1, len(usable_cpus()))
 
 
-def llamacpp_threads(settings: Settings, sample: CpuSample | None = None) -> int:
+def llamacpp_threads(llm: LLMSettings, sample: CpuSample | None = None) -> int:
     """Threads for the next llama.cpp call: the limit, and with adaptive threads (the default) no more
     than the cores free in ``sample`` (see :mod:`graphrag_got.llm.cpu_threads`)."""
     from graphrag_got.llm.cpu_threads import choose_threads
 
-    limit = llamacpp_thread_limit(settings)
-    return choose_threads(sample, limit) if settings.llm.llamacpp_adaptive_threads else limit
+    limit = llamacpp_thread_limit(llm)
+    return choose_threads(sample, limit) if llm.llamacpp_adaptive_threads else limit
 
 
 def busy_cores_warning(threads: int, sample: CpuSample | None, wanted: int | None = None) -> str | None:
@@ -217,40 +219,40 @@ def busy_cores_warning(threads: int, sample: CpuSample | None, wanted: int | Non
     return warning(threads, sample, wanted)
 
 
-def _llamacpp(settings: Settings) -> BaseChatModel:
+def _llamacpp(llm: LLMSettings, files: FilesSettings) -> BaseChatModel:
     """The embedded model: served by llama-server when that is the backend, else in this process."""
     from graphrag_got.llm.server import choose_backend
 
-    backend = choose_backend(settings)
+    backend = choose_backend(llm)
     if backend.server:
-        return _served(settings)
+        return _served(llm, files)
     logger.info("embedded model: in-process llama-cpp-python, one call at a time (%s)", backend.why)
-    return _in_process(settings)
+    return _in_process(llm, files)
 
 
-def _served(settings: Settings) -> BaseChatModel:
+def _served(llm: LLMSettings, files: FilesSettings) -> BaseChatModel:
     """The embedded model through our llama-server (started now when it does not run yet; the command
     that started it stops it, see :func:`graphrag_got.llm.server.scope`), over the OpenAI-compatible pool."""
     from graphrag_got.llm.providers.openai_pool import OpenAIPoolChatModel
     from graphrag_got.llm.server import ensure_running
 
-    info = ensure_running(settings)
+    info = ensure_running(llm, files=files)
     logger.info("embedded model: llama-server at %s (%s, pid %s)", info.url, info.plan.describe(), info.pid)
     # cache_prompt: a slot keeps its last prompt, so the instructions and ontology every extraction prompt
     # starts with are evaluated once per slot. json_schema is the form llama-server constrains with.
     return OpenAIPoolChatModel(
-        model_name=info.plan.alias, base_urls=[info.url], timeout_s=settings.llm.timeout_s,
-        max_tokens=settings.llm.max_tokens, response_format="json_schema", retries=settings.llm.retries,
-        backoff_s=settings.llm.backoff_s, extra_body={"cache_prompt": True}, embedded=True,
+        model_name=info.plan.alias, base_urls=[info.url], timeout_s=llm.timeout_s,
+        max_tokens=llm.max_tokens, response_format="json_schema", retries=llm.retries,
+        backoff_s=llm.backoff_s, extra_body={"cache_prompt": True}, embedded=True,
         context_window=info.plan.ctx_per_slot)
 
 
-def _in_process(settings: Settings) -> BaseChatModel:
+def _in_process(llm: LLMSettings, files: FilesSettings) -> BaseChatModel:
     from graphrag_got.llm.model_store import resolve_model_path
 
-    path = resolve_model_path(settings)
-    key = (str(path), settings.llm.llamacpp_n_ctx, settings.llm.llamacpp_threads, settings.llm.llamacpp_adaptive_threads,
-           settings.llm.max_tokens, settings.llm.llamacpp_loop_guard)
+    path = resolve_model_path(llm, files=files)
+    key = (str(path), llm.llamacpp_n_ctx, llm.llamacpp_threads, llm.llamacpp_adaptive_threads,
+           llm.max_tokens, llm.llamacpp_loop_guard)
     with LLAMA_LOCK:
         if key in _LLAMA_CACHE:
             return _LLAMA_CACHE[key]
@@ -264,10 +266,10 @@ def _in_process(settings: Settings) -> BaseChatModel:
         # Our own adapter (providers/llamacpp_chat.py): real token counts and KV-cache prefix reuse.
         # Threads are chosen again at the start of every call from the cores free then (and the
         # busy-cores warning comes from that same sample), not once here.
-        limit = llamacpp_thread_limit(settings)
-        chat = LlamaCppChatModel(model_path=str(path), n_ctx=settings.llm.llamacpp_n_ctx, n_batch=512,
-                                 n_threads=limit, adaptive_threads=settings.llm.llamacpp_adaptive_threads,
-                                 max_tokens=settings.llm.max_tokens, seed=0, loop_guard=settings.llm.llamacpp_loop_guard)
+        limit = llamacpp_thread_limit(llm)
+        chat = LlamaCppChatModel(model_path=str(path), n_ctx=llm.llamacpp_n_ctx, n_batch=512,
+                                 n_threads=limit, adaptive_threads=llm.llamacpp_adaptive_threads,
+                                 max_tokens=llm.max_tokens, seed=0, loop_guard=llm.llamacpp_loop_guard)
         if not _LLAMA_CACHE:
             atexit.register(_close_cached_models)
         _LLAMA_CACHE[key] = chat

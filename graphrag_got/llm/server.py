@@ -12,9 +12,9 @@ talks to it.
 It is managed like the embedded Neo4j: its pid file, log and the plan it was started with live in
 ``<home>/llama-server``; it listens on 127.0.0.1 only.
 
-    backend = choose_backend(settings)    # server or in-process, and why
-    info = ensure_running(settings)       # ours with the same plan, else started (and waited for)
-    status(settings); stop(settings)
+    backend = choose_backend(settings.llm)    # server or in-process, and why
+    info = ensure_running(settings.llm, files=settings.files)  # ours with the same plan, else started
+    status(settings.llm, files=settings.files); stop(settings.files)
 
 A server this process starts is stopped by it: at the end of the outermost :func:`scope` (``extract``,
 ``demo`` and ``build`` open one), else when the interpreter exits.
@@ -42,7 +42,7 @@ from typing import Any, Iterator
 from graphrag_got.common import processes
 from graphrag_got.common.files import write_text_atomic
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent
-from graphrag_got.config import Settings
+from graphrag_got.config import FilesSettings, LLMSettings
 from graphrag_got.errors import LLMServerError
 
 logger = logging.getLogger(__name__)
@@ -57,30 +57,30 @@ BUILD_FAILED_MARK = ".llama-server-build-failed"
 
 
 # ------------------------------------------------------------------------------------ where things are
-def server_home(settings: Settings) -> Path:
-    return settings.files.home / "llama-server"
+def server_home(files: FilesSettings) -> Path:
+    return files.home / "llama-server"
 
 
-def log_path(settings: Settings) -> Path:
-    return server_home(settings) / "server.log"
+def log_path(files: FilesSettings) -> Path:
+    return server_home(files) / "server.log"
 
 
-def pid_path(settings: Settings) -> Path:
-    return server_home(settings) / "server.pid"
+def pid_path(files: FilesSettings) -> Path:
+    return server_home(files) / "server.pid"
 
 
-def plan_path(settings: Settings) -> Path:
-    return server_home(settings) / "server.json"
+def plan_path(files: FilesSettings) -> Path:
+    return server_home(files) / "server.json"
 
 
 def _executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
 
-def find_binary(settings: Settings) -> Path | None:
+def find_binary(llm: LLMSettings) -> Path | None:
     """``GRAPHRAG_LLAMA_SERVER``, else the venv's ``bin/llama-server`` (what setup builds), else PATH."""
-    if settings.llm.llama_server is not None:
-        path = Path(settings.llm.llama_server).expanduser().absolute()
+    if llm.llama_server is not None:
+        path = Path(llm.llama_server).expanduser().absolute()
         return path if _executable(path) else None
     built = Path(sys.prefix) / "bin" / PROGRAM
     if _executable(built):
@@ -89,10 +89,10 @@ def find_binary(settings: Settings) -> Path | None:
     return Path(found).absolute() if found else None
 
 
-def missing_reason(settings: Settings) -> str:
+def missing_reason(llm: LLMSettings) -> str:
     """Why :func:`find_binary` found nothing, and what to do."""
-    if settings.llm.llama_server is not None:
-        return f"GRAPHRAG_LLAMA_SERVER={settings.llm.llama_server} is not an executable file"
+    if llm.llama_server is not None:
+        return f"GRAPHRAG_LLAMA_SERVER={llm.llama_server} is not an executable file"
     failed = Path(sys.prefix) / BUILD_FAILED_MARK
     if failed.is_file():
         why = " ".join(failed.read_text(errors="replace").split())[:300]
@@ -112,18 +112,18 @@ class Backend:
         return f"llama-server ({self.binary})" if self.server else f"in-process llama-cpp-python ({self.why})"
 
 
-def choose_backend(settings: Settings) -> Backend:
+def choose_backend(llm: LLMSettings) -> Backend:
     """``GRAPHRAG_LLAMACPP_BACKEND``: ``auto`` takes llama-server when it is built, else runs in-process."""
-    choice = settings.llm.llamacpp_backend
+    choice = llm.llamacpp_backend
     if choice == "in_process":
         return Backend(False, "GRAPHRAG_LLAMACPP_BACKEND=in_process")
-    binary = find_binary(settings)
+    binary = find_binary(llm)
     if binary is None:
         if choice == "server":
-            raise LLMServerError(f"GRAPHRAG_LLAMACPP_BACKEND=server but {missing_reason(settings)}. Run "
+            raise LLMServerError(f"GRAPHRAG_LLAMACPP_BACKEND=server but {missing_reason(llm)}. Run "
                                  "scripts/setup.sh, point GRAPHRAG_LLAMA_SERVER to a llama-server program, or set "
                                  "GRAPHRAG_LLAMACPP_BACKEND=in_process.")
-        return Backend(False, missing_reason(settings))
+        return Backend(False, missing_reason(llm))
     return Backend(True, f"GRAPHRAG_LLAMACPP_BACKEND={choice}", binary)
 
 
@@ -164,29 +164,29 @@ class ServerPlan:
                 f"thread(s), port {self.port}")
 
 
-def server_threads(settings: Settings) -> int:
+def server_threads(llm: LLMSettings) -> int:
     """GRAPHRAG_LLAMACPP_THREADS, else one per usable core (as the in-process model)."""
     from graphrag_got.llm.cpu_threads import usable_cpus
 
-    return settings.llm.llamacpp_threads or max(1, len(usable_cpus()))
+    return llm.llamacpp_threads or max(1, len(usable_cpus()))
 
 
-def plan_for(settings: Settings, binary: Path | None = None) -> ServerPlan:
-    """The plan ``settings`` ask for (the model must be installed)."""
+def plan_for(llm: LLMSettings, binary: Path | None = None, *, files: FilesSettings) -> ServerPlan:
+    """The plan ``llm`` asks for (the model must be installed)."""
     from graphrag_got.llm.model_store import resolve_model_path
 
-    binary = binary or find_binary(settings)
+    binary = binary or find_binary(llm)
     if binary is None:
-        raise LLMServerError(f"{missing_reason(settings)}; set GRAPHRAG_LLAMA_SERVER to a llama-server program, "
+        raise LLMServerError(f"{missing_reason(llm)}; set GRAPHRAG_LLAMA_SERVER to a llama-server program, "
                              "or use the in-process model (GRAPHRAG_LLAMACPP_BACKEND=in_process)")
-    return ServerPlan(binary=str(binary), model=str(resolve_model_path(settings)), port=settings.llm.llama_server_port,
-                      slots=settings.llm.llama_server_slots, ctx_per_slot=settings.llm.llamacpp_n_ctx,
-                      threads=server_threads(settings))
+    return ServerPlan(binary=str(binary), model=str(resolve_model_path(llm, files=files)), port=llm.llama_server_port,
+                      slots=llm.llama_server_slots, ctx_per_slot=llm.llamacpp_n_ctx,
+                      threads=server_threads(llm))
 
 
-def _read_plan(settings: Settings) -> ServerPlan | None:
+def _read_plan(files: FilesSettings) -> ServerPlan | None:
     try:
-        return ServerPlan(**json.loads(plan_path(settings).read_text(encoding="utf-8")))
+        return ServerPlan(**json.loads(plan_path(files).read_text(encoding="utf-8")))
     except (OSError, ValueError, TypeError):
         return None
 
@@ -195,9 +195,9 @@ def _is_llama_server(argv: list[str]) -> bool:
     return bool(argv) and Path(argv[0]).name == PROGRAM
 
 
-def _our_pid(settings: Settings) -> int | None:
+def _our_pid(files: FilesSettings) -> int | None:
     """The pid of our running server, or None (a stale pid file is removed)."""
-    path = pid_path(settings)
+    path = pid_path(files)
     pid = processes.read_pid(path)
     if pid is None:
         return None
@@ -274,12 +274,12 @@ def probe(port: int, timeout: float = 2.0) -> tuple[str, dict[str, Any]]:
     return "ok", info
 
 
-def status(settings: Settings) -> ServerStatus:
-    port = settings.llm.llama_server_port
-    pid = _our_pid(settings)
+def status(llm: LLMSettings, *, files: FilesSettings) -> ServerStatus:
+    port = llm.llama_server_port
+    pid = _our_pid(files)
     health, info = probe(port)
     return ServerStatus(url=f"http://{HOST}:{port}/v1", health=health, pid=pid,
-                        plan=_read_plan(settings) if pid is not None else None, log=log_path(settings), **info)
+                        plan=_read_plan(files) if pid is not None else None, log=log_path(files), **info)
 
 
 # ------------------------------------------------------------------------------------------ start/stop
@@ -306,34 +306,35 @@ def _report(progress: ProgressCallback | None, message: str, *, finished: bool =
 
 
 _STATE_LOCK = threading.RLock()
-#: Servers this process started that are still to be stopped: pid -> the settings naming their home.
-_STARTED_HERE: dict[int, Settings] = {}
+#: Servers this process started that are still to be stopped: pid -> the files settings naming their home.
+_STARTED_HERE: dict[int, FilesSettings] = {}
 _scope_depth = 0
 _scope_keep: frozenset[int] = frozenset()
 _atexit_registered = False
 
 
-def start(settings: Settings, wait_s: float = 300, *, progress: ProgressCallback | None = None) -> ServerInfo:
+def start(llm: LLMSettings, wait_s: float = 300, *, files: FilesSettings,
+          progress: ProgressCallback | None = None) -> ServerInfo:
     """Start our server in the background and wait (up to ``wait_s``) until it answers ``/health``.
 
     A server of ours already running with the same plan is returned as it is (``started`` False);
     one running with another plan, or another program on the port, is an :class:`LLMServerError`.
     """
-    plan = plan_for(settings)
-    log = log_path(settings)
-    with processes.file_lock(server_home(settings) / "start.lock"):
-        pid = _our_pid(settings)
+    plan = plan_for(llm, files=files)
+    log = log_path(files)
+    with processes.file_lock(server_home(files) / "start.lock"):
+        pid = _our_pid(files)
         if pid is not None:
-            running = _read_plan(settings)
+            running = _read_plan(files)
             if running != plan:
                 raise LLMServerError(
                     f"our llama-server (pid {pid}) runs {running.describe() if running else 'an unknown plan'}; "
                     f"this needs {plan.describe()}. Stop it (`graphrag-got llm stop`) or use the same settings.")
-            return _wait_ready(settings, plan, pid, None, time.monotonic(), wait_s, started=False, progress=progress)
+            return _wait_ready(files, plan, pid, None, time.monotonic(), wait_s, started=False, progress=progress)
         if _port_open(plan.port):
             raise LLMServerError(f"another program listens on {HOST}:{plan.port} (not our llama-server). Stop it, or "
                                  f"set GRAPHRAG_LLAMA_SERVER_PORT to a free port such as {plan.port + 1}.")
-        server_home(settings).mkdir(parents=True, exist_ok=True)
+        server_home(files).mkdir(parents=True, exist_ok=True)
         if log.exists():
             log.replace(log.with_suffix(".log.1"))  # the previous run's log, for diagnosis
         _report(progress, f"starting llama-server: {plan.describe()} (log {log})")
@@ -341,21 +342,21 @@ def start(settings: Settings, wait_s: float = 300, *, progress: ProgressCallback
         with open(log, "wb") as out:
             try:
                 proc = subprocess.Popen(plan.argv(), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                        start_new_session=True, close_fds=True, cwd=server_home(settings))
+                                        start_new_session=True, close_fds=True, cwd=server_home(files))
             except OSError as exc:
                 raise LLMServerError(f"cannot run {plan.binary}: {exc}") from None
         processes.remember_child(proc)
-        write_text_atomic(plan_path(settings), json.dumps(asdict(plan), indent=2) + "\n")
-        write_text_atomic(pid_path(settings), f"{proc.pid}\n")
+        write_text_atomic(plan_path(files), json.dumps(asdict(plan), indent=2) + "\n")
+        write_text_atomic(pid_path(files), f"{proc.pid}\n")
         with _STATE_LOCK:
-            _STARTED_HERE[proc.pid] = settings
+            _STARTED_HERE[proc.pid] = files
             _register_atexit()
-        return _wait_ready(settings, plan, proc.pid, proc, t0, wait_s, started=True, progress=progress)
+        return _wait_ready(files, plan, proc.pid, proc, t0, wait_s, started=True, progress=progress)
 
 
-def _wait_ready(settings: Settings, plan: ServerPlan, pid: int, proc: subprocess.Popen | None, t0: float,
+def _wait_ready(files: FilesSettings, plan: ServerPlan, pid: int, proc: subprocess.Popen | None, t0: float,
                 wait_s: float, *, started: bool, progress: ProgressCallback | None) -> ServerInfo:
-    log = log_path(settings)
+    log = log_path(files)
     deadline = t0 + wait_s
     noted = time.monotonic()
     while True:
@@ -367,12 +368,12 @@ def _wait_ready(settings: Settings, plan: ServerPlan, pid: int, proc: subprocess
             return ServerInfo(plan, pid, started, log, round(seconds, 1) if started else None)
         dead = proc.poll() is not None if proc is not None else not processes.alive(pid, _is_llama_server)
         if dead:
-            _forget(settings, pid)
+            _forget(files, pid)
             raise LLMServerError(f"llama-server did not start ({plan.describe()}). Log {log} ends with:\n"
                                  f"{processes.tail(log)}")
         if time.monotonic() > deadline:
             processes.stop_process(pid, timeout_s=10)
-            _forget(settings, pid)
+            _forget(files, pid)
             raise LLMServerError(f"llama-server did not answer within {wait_s:.0f} s and was stopped. Log {log} "
                                  f"ends with:\n{processes.tail(log)}")
         if time.monotonic() - noted > 5:
@@ -381,31 +382,31 @@ def _wait_ready(settings: Settings, plan: ServerPlan, pid: int, proc: subprocess
         time.sleep(0.2)
 
 
-def _forget(settings: Settings, pid: int) -> None:
-    pid_path(settings).unlink(missing_ok=True)
+def _forget(files: FilesSettings, pid: int) -> None:
+    pid_path(files).unlink(missing_ok=True)
     processes.forget_child(pid)
     with _STATE_LOCK:
         _STARTED_HERE.pop(pid, None)
 
 
-def stop(settings: Settings, timeout_s: float = 30) -> int | None:
+def stop(files: FilesSettings, timeout_s: float = 30) -> int | None:
     """Stop our server. Returns its pid, or None when it was not running."""
-    with processes.file_lock(server_home(settings) / "start.lock"):
-        pid = _our_pid(settings)
+    with processes.file_lock(server_home(files) / "start.lock"):
+        pid = _our_pid(files)
         if pid is None:
             return None
         clean = processes.stop_process(pid, timeout_s)
-        _forget(settings, pid)
+        _forget(files, pid)
         if not clean:
             logger.warning("llama-server (pid %s) did not stop within %.0f s and was killed", pid, timeout_s)
         return pid
 
 
-def ensure_running(settings: Settings, wait_s: float = 300, *,
+def ensure_running(llm: LLMSettings, wait_s: float = 300, *, files: FilesSettings,
                    progress: ProgressCallback | None = None) -> ServerInfo:
-    """Ours when it runs with the plan ``settings`` ask for, else started now (stopped by this process later:
+    """Ours when it runs with the plan ``llm`` asks for, else started now (stopped by this process later:
     see :func:`scope`)."""
-    return start(settings, wait_s=wait_s, progress=progress)
+    return start(llm, wait_s=wait_s, files=files, progress=progress)
 
 
 def keep_running(pid: int) -> None:
@@ -422,12 +423,12 @@ def started_here(pid: int) -> bool:
 def _stop_started_here(keep: frozenset[int] = frozenset()) -> None:
     """Stop the servers this process started (but those in ``keep``)."""
     with _STATE_LOCK:
-        started = [(pid, s) for pid, s in _STARTED_HERE.items() if pid not in keep]
-    for pid, settings in started:
-        if processes.read_pid(pid_path(settings)) == pid:
+        started = [(pid, f) for pid, f in _STARTED_HERE.items() if pid not in keep]
+    for pid, files in started:
+        if processes.read_pid(pid_path(files)) == pid:
             logger.info("stopping llama-server (pid %s), started by this command", pid)
-            stop(settings)
-        _forget(settings, pid)
+            stop(files)
+        _forget(files, pid)
 
 
 def _register_atexit() -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from graphrag_got.config import Settings
+from graphrag_got.config import LLMSettings
 from graphrag_got.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -42,9 +42,9 @@ class LLMUsage:
             self.transport_retries += attempt.transport_retries
 
 
-def prices(settings: Settings) -> tuple[float, float] | None:
+def prices(llm: LLMSettings) -> tuple[float, float] | None:
     """(input, output) dollars per million tokens from GRAPHRAG_LLM_PRICE, or None when unset."""
-    text = (settings.llm.price or "").strip()
+    text = (llm.price or "").strip()
     if not text:
         return None
     parts = [p.strip() for p in text.split(",")]
@@ -58,9 +58,9 @@ def prices(settings: Settings) -> tuple[float, float] | None:
     return values[0], values[1]
 
 
-def cost_usd(settings: Settings, provider: str, input_tokens: int, output_tokens: int) -> float | None:
+def cost_usd(llm: LLMSettings, provider: str, input_tokens: int, output_tokens: int) -> float | None:
     """The cost of these tokens: 0 for local providers, None when the price is not known."""
-    price = prices(settings)
+    price = prices(llm)
     if price is None:
         return 0.0 if provider in LOCAL_PROVIDERS else None
     return round(input_tokens / 1e6 * price[0] + output_tokens / 1e6 * price[1], 6)

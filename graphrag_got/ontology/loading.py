@@ -36,18 +36,18 @@ from graphrag_got.ontology.model import PROBLEM_SEP, Ontology, PropertySpec, jso
 from graphrag_got.ontology.reading import ontology_error
 
 if TYPE_CHECKING:
-    from graphrag_got.config import Settings
+    from graphrag_got.config import FilesSettings
 
 
 def load_ontology(ontology: Ontology | str | os.PathLike[str] | None = None,
-                  settings: Settings | None = None) -> Ontology:
+                  files: FilesSettings | None = None) -> Ontology:
     """The ontology a step works with: ``ontology`` itself when it is one, else the file it names,
-    else (None or an empty path) the configured file ``settings.files.ontology_path``."""
+    else (None or an empty path) the configured file ``files.ontology_path``."""
     if ontology is not None and not isinstance(ontology, (str, os.PathLike)):
         return ontology
-    path = ontology if ontology or settings is None else settings.files.ontology_path
+    path = ontology if ontology or files is None else files.ontology_path
     if path is None:
-        raise OntologyError("no ontology given: pass an ontology, a path to its file, or the settings")
+        raise OntologyError("no ontology given: pass an ontology, a path to its file, or the files settings")
     return Ontology.from_file(path)
 
 

@@ -75,7 +75,7 @@ def build_strategy(settings: Settings, corpus: str | Path, chat: Any = None) -> 
     else:
         from graphrag_got.llm.factory import resolve_provider
 
-        provider = resolve_provider(settings)
+        provider = resolve_provider(settings.llm)
     model = configured_model(settings, provider) if chat is None else None
     return choose_strategy(settings, corpus, provider, model)
 

@@ -153,7 +153,7 @@ def model_step(ctx: StepContext) -> StepOutcome:
     """Install the embedded model when it is the provider and missing (no-op for other providers)."""
     from graphrag_got.llm.factory import resolve_provider
 
-    provider = resolve_provider(ctx.settings)
+    provider = resolve_provider(ctx.settings.llm)
     if ctx.chat is not None:
         return StepOutcome(lines=["LLM: the chat model given by the caller"])
     if provider != "llamacpp":
@@ -161,12 +161,13 @@ def model_step(ctx: StepContext) -> StepOutcome:
     from graphrag_got.llm.model_store import REGISTRY, install_model, is_installed
 
     name = ctx.settings.llm.llamacpp_model
-    if name in REGISTRY and not is_installed(name, ctx.settings):
+    if name in REGISTRY and not is_installed(name, ctx.settings.llm, files=ctx.settings.files):
         # the download is long: its lines go to the progress callback (or the log) as they come
-        install_model(name, ctx.settings, progress=ctx.progress or (lambda line: logger.info("%s", line)))
+        install_model(name, ctx.settings.llm, progress=ctx.progress or (lambda line: logger.info("%s", line)),
+                      files=ctx.settings.files)
     from graphrag_got.llm.server import choose_backend
 
-    backend = choose_backend(ctx.settings)
+    backend = choose_backend(ctx.settings.llm)
     runs = (f"served by llama-server with {ctx.settings.llm.llama_server_slots} parallel slot(s), started when first "
             "called" if backend.server else f"in this process ({backend.why})")
     return StepOutcome(lines=[f"LLM: embedded llama.cpp, {name}, {runs}"])

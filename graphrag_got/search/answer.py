@@ -172,7 +172,7 @@ def _route(driver: neo4j.Driver, settings: Settings, question: str, *, chat: Bas
         if chat is None:
             from graphrag_got.llm.factory import get_chat_model
 
-            chat = get_chat_model(settings)
+            chat = get_chat_model(settings.llm, files=settings.files)
         route = route_question(question, catalog, chat=chat, classifier=True,
                                prompts=load_prompts(settings.llm.prompts_dir))
     if route.mode in {"global", "drift"} and not _has_reports(driver, settings):

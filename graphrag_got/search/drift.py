@@ -231,7 +231,7 @@ def _embedding_scores(settings: Settings, question: str, reports: Sequence[Repor
     try:
         from graphrag_got.llm.embeddings import get_embedder
 
-        q = get_embedder(settings).embed_query(question)
+        q = get_embedder(settings.embedding, llm=settings.llm, files=settings.files).embed_query(question)
     except (GraphragGotError, ImportError, OSError) as exc:
         logger.info("drift: question not embedded (%s); ranking reports lexically", exc)
         return None
@@ -338,7 +338,7 @@ def drift_search(
             raise SearchError(f"drift {name} must be an integer from {low} to {high}, got {value!r}")
     if not question.strip():
         raise SearchError("the question is empty")
-    onto = load_ontology(ontology, settings)
+    onto = load_ontology(ontology, settings.files)
     res = DriftResult(question=question, depth=depth, max_followups=followups, max_calls=max_calls)
     t = time.perf_counter()
     ranked = rank_reports(settings, question, community_reports(driver, settings))
@@ -362,7 +362,7 @@ def drift_search(
         res.sources = ctx.numbered()
         return res
 
-    chat = chat or get_chat_model(settings)
+    chat = chat or get_chat_model(settings.llm, files=settings.files)
     prompts = load_prompts(settings.llm.prompts_dir)
     asked = {normalize_name(question)}
     t = time.perf_counter()

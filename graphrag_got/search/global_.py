@@ -235,7 +235,7 @@ def _question_vector(settings: Settings, question: str, embedder: Embeddings | N
         try:
             from graphrag_got.llm.embeddings import get_embedder
 
-            embedder = get_embedder(settings)
+            embedder = get_embedder(settings.embedding, llm=settings.llm, files=settings.files)
         except GraphragGotError as exc:
             warnings.append(f"no embedding model ({exc}): communities ranked by rating")
             return None
@@ -289,7 +289,8 @@ def global_search(
     ``language`` forces the extracts' and the answer's language (``"English"``); None answers in the
     language of the question. ``level``, ``max_communities`` and ``min_similarity`` default to the
     settings (``level`` None: chosen as the module docstring says). ``embedder`` embeds the question
-    (default ``embeddings.get_embedder(settings)`` when ``settings.embedding.enabled``).
+    (default ``embeddings.get_embedder(settings.embedding, llm=settings.llm, files=settings.files)`` when
+    ``settings.embedding.enabled``).
     """
     t0 = time.perf_counter()
     threshold = settings.search.global_threshold if threshold is None else threshold
@@ -340,7 +341,7 @@ def global_search(
         res.timings["total"] = round(time.perf_counter() - t0, 4)
         return res
 
-    chat = chat or get_chat_model(settings)
+    chat = chat or get_chat_model(settings.llm, files=settings.files)
     lock = threading.Lock()
     prompts = load_prompts(settings.llm.prompts_dir)
     map_system, reduce_system = map_prompt(language, prompts=prompts), reduce_prompt(language, prompts=prompts)
@@ -366,7 +367,7 @@ def global_search(
             rating.error = str(exc)
         return rating
 
-    workers = max(1, concurrency or calls_in_flight(settings, chat).calls)
+    workers = max(1, concurrency or calls_in_flight(settings.llm, chat).calls)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         res.ratings = sorted(pool.map(one, to_map), key=lambda r: r.id)
     t_map = time.perf_counter()

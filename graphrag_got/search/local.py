@@ -223,12 +223,13 @@ def local_search(
 ) -> LocalResult:
     """Answer ``question`` from the neighbourhood of the entities it names (see module docstring).
 
-    ``answer=False`` retrieves only (no LLM at all). ``chat`` defaults to ``get_chat_model(settings)``,
-    built only when a call is needed. ``language`` forces the answer's language (``"English"``);
-    None answers in the language of the question. ``retrieval`` is ``graph``, ``vector`` or
-    ``hybrid`` (None: ``settings.search.local_retrieval``); ``embedder`` embeds the question (default: the
-    process-wide :func:`~graphrag_got.llm.embeddings.shared_embedder`); ``top_k`` vector hits per index
-    (default ``settings.search.local_top_k``).
+    ``answer=False`` retrieves only (no LLM at all). ``chat`` defaults to
+    ``get_chat_model(settings.llm, files=settings.files)``, built only when a call is needed. ``language``
+    forces the answer's language (``"English"``); None answers in the language of the question.
+    ``retrieval`` is ``graph``, ``vector`` or ``hybrid`` (None: ``settings.search.local_retrieval``);
+    ``embedder`` embeds the question (default: the process-wide
+    :func:`~graphrag_got.llm.embeddings.shared_embedder`); ``top_k`` vector hits per index (default
+    ``settings.search.local_top_k``).
     """
     t_start = time.perf_counter()
     clock = _Clock()
@@ -246,7 +247,7 @@ def local_search(
         raise SearchError(f"top_k must be an integer from 1 to 200, got {top_k!r}")
     if not question.strip():
         raise SearchError("the question is empty")
-    onto = load_ontology(ontology, settings)
+    onto = load_ontology(ontology, settings.files)
     types = relation_types(onto)
     res = LocalResult(question=question, hops=hops, retrieval=mode, timings=clock.timings)
     try:
@@ -279,8 +280,10 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
     # the vector half (embed the question, query the indexes) needs nothing of the name matching: it runs
     # beside it (the embedding model and the server's answers leave the interpreter free), and whether
     # it found hits decides the mode actually used
-    side = _VECTOR_POOL.submit(vector_side, driver, settings, embedder or shared_embedder(settings), question,
-                               top_k, mode == "hybrid") if mode != "graph" else None
+    side = None
+    if mode != "graph":
+        embedder = embedder or shared_embedder(settings.embedding, llm=settings.llm, files=settings.files)
+        side = _VECTOR_POOL.submit(vector_side, driver, settings, embedder, question, top_k, mode == "hybrid")
     catalog, index = entity_catalog(driver, settings)
     if not catalog:
         raise SearchError("the graph has no entities: run `graphrag-got load` first")
@@ -288,7 +291,7 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
 
     llm_names: list[str] = []
     if answer and llm_anchors and mode != "vector":
-        chat = chat or get_chat_model(settings)
+        chat = chat or get_chat_model(settings.llm, files=settings.files)
         try:
             obj, attempt = complete_json(chat, anchor_prompt(list(onto.classes), prompts=prompts), f"QUESTION: {question}",
                                          AnchorNames, schema=ANCHOR_SCHEMA, max_tokens=ANCHOR_MAX_TOKENS)
@@ -368,7 +371,7 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
     if not res.facts and not res.excerpts:
         res.answer = NO_FACTS_ANSWER.format(names=", ".join(a.name for a in res.anchors) or "the question")
         return res
-    chat = chat or get_chat_model(settings)
+    chat = chat or get_chat_model(settings.llm, files=settings.files)
     as_claims = use_claims(settings, chat)  # the embedded model fills cited claims (search/claims.py)
     max_ids = settings.search.claim_max_sources
     system = (claims_answer_prompt(language, max_ids=max_ids, prompts=prompts) if as_claims

@@ -75,7 +75,7 @@ class ServiceRuntime:
             if self._chat is None:
                 from graphrag_got.llm.factory import get_chat_model
 
-                self._chat = get_chat_model(self.settings)
+                self._chat = get_chat_model(self.settings.llm, files=self.settings.files)
             return self._chat
 
     def model_info(self) -> tuple[str | None, str | None]:
@@ -87,7 +87,7 @@ class ServiceRuntime:
                 from graphrag_got.llm.factory import model_label
 
                 try:
-                    self._model = (model_label(self.settings), None)
+                    self._model = (model_label(self.settings.llm), None)
                 except GraphragGotError as exc:
                     self._model = (None, str(exc))
         return self._model
