@@ -297,9 +297,9 @@ from graphrag_got.graph.load import load_extraction
 from graphrag_got.graph.stats import graph_stats
 from graphrag_got.graph.server import ensure_running
 
-info = ensure_running(settings)
+info = ensure_running(settings.neo4j, files=settings.files)
 print(f"Neo4j at {info.uri}" + (" (started now)" if info.started else " (already running)"))
-driver = connect(settings)
+driver = connect(settings.neo4j)
 ls = load_extraction(driver, settings, ex.out_path, onto)
 print(f"documents +{ls.documents_added} ~{ls.documents_updated} ={ls.documents_unchanged} -{ls.documents_pruned}; "
       f"entities written {ls.entities_written}, relationships written {ls.relations_written}, "

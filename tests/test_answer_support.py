@@ -235,7 +235,7 @@ def demo_graph(gold_graph, neo4j_settings, tmp_path_factory):  # type: ignore[no
                           "summary": "Resumen del grupo."})]), ontology=onto, label="fake", export=False,
                           progress=lambda s: None)  # fmt: skip
     ids = {}
-    with graphdb.session(gold_graph, settings, write=True) as s:
+    with graphdb.session(gold_graph, settings.neo4j, write=True) as s:
         for member, (title, summary, findings) in REPORTS.items():
             ids[member] = s.run(SET_REPORT, member=member, title=title, summary=summary,
                                 findings=json.dumps(findings, ensure_ascii=False)).single()["id"]
@@ -256,7 +256,7 @@ def _global_chat(ids: dict[str, int], community_ids: list[int]):  # type: ignore
 def _community_ids(driver, settings) -> list[int]:  # type: ignore[no-untyped-def]
     from graphrag_got.graph.db import read_all
 
-    return [r["id"] for r in read_all(driver, settings, "MATCH (c:Community) RETURN c.id AS id")]
+    return [r["id"] for r in read_all(driver, settings.neo4j, "MATCH (c:Community) RETURN c.id AS id")]
 
 
 def test_the_demo_local_answer_keeps_the_true_claim_and_says_why_the_rest_went(demo_graph) -> None:  # type: ignore[no-untyped-def]

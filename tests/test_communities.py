@@ -39,14 +39,14 @@ def got(gold_graph, neo4j_settings, tmp_path):  # type: ignore[no-untyped-def]
     """No communities yet; settings with caches and outputs under tmp_path."""
     settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", concurrency=1,
                                              embeddings=False)  # the report-embedding test passes its own model
-    with graphdb.session(gold_graph, settings, write=True) as s:
+    with graphdb.session(gold_graph, settings.neo4j, write=True) as s:
         s.run(communities_cypher.delete_communities()).consume()
         s.run(communities_cypher.clear_entity_communities()).consume()
     return gold_graph, settings
 
 
 def _stored(driver, settings) -> dict[int, set[str]]:  # type: ignore[no-untyped-def]
-    rows = graphdb.read_all(driver, settings, "MATCH (e:Entity)-[m:IN_COMMUNITY]->(c:Community) "
+    rows = graphdb.read_all(driver, settings.neo4j, "MATCH (e:Entity)-[m:IN_COMMUNITY]->(c:Community) "
                                          "RETURN c.id AS id, c.level AS level, c.size AS size, collect(e.uid) AS uids, "
                                          "collect(e.communityId) AS cids, collect(DISTINCT m.communityLevel) AS mlevels")  # fmt: skip
     for r in rows:
@@ -92,7 +92,7 @@ def test_detect_is_deterministic_and_written(got) -> None:  # type: ignore[no-un
 
     counts = write_communities(driver, settings, first)
     assert counts == {"communities": len(first), "members": sum(c.size for c in first), "summaries_kept": 0}
-    levels = graphdb.read_all(driver, settings, "MATCH (c:Community) RETURN c.id AS id, c.level AS level, "
+    levels = graphdb.read_all(driver, settings.neo4j, "MATCH (c:Community) RETURN c.id AS id, c.level AS level, "
                                                 "c.parent AS parent")  # fmt: skip
     assert {r["id"]: (r["level"], r["parent"]) for r in levels} == {c.id: (c.level, c.parent) for c in first}
     stored = _stored(driver, settings)
@@ -100,9 +100,9 @@ def test_detect_is_deterministic_and_written(got) -> None:  # type: ignore[no-un
     # rerun replaces instead of adding: same nodes, every entity in exactly one community
     write_communities(driver, settings, second)
     assert _stored(driver, settings) == stored
-    n = graphdb.read_all(driver, settings, "MATCH (c:Community) RETURN count(c) AS n")[0]["n"]
+    n = graphdb.read_all(driver, settings.neo4j, "MATCH (c:Community) RETURN count(c) AS n")[0]["n"]
     assert n == len(first)
-    per_entity = graphdb.read_all(driver, settings, "MATCH (e:Entity) RETURN COUNT { (e)-[m:IN_COMMUNITY]->() "
+    per_entity = graphdb.read_all(driver, settings.neo4j, "MATCH (e:Entity) RETURN COUNT { (e)-[m:IN_COMMUNITY]->() "
                                                     "WHERE m.communityLevel = 0 } AS k")  # fmt: skip
     assert {r["k"] for r in per_entity} == {1}  # exactly one level-0 community per entity
     # a different resolution replaces the previous communities
@@ -129,7 +129,7 @@ def test_sweep_values_are_sane_and_write_nothing(got) -> None:  # type: ignore[n
     assert [r.algorithm for r in both] == ["leiden", "louvain"] and all(r.ok for r in both)
     assert both[0].communities == sum(1 for c in detect_communities(eg, 1.0, 42) if c.level == 0)
     assert both[0].levels >= 2 and both[1].levels == 1
-    assert graphdb.read_all(driver, settings, "MATCH (c:Community) RETURN count(c) AS n")[0]["n"] == 0
+    assert graphdb.read_all(driver, settings.neo4j, "MATCH (c:Community) RETURN count(c) AS n")[0]["n"] == 0
 
 
 def test_summarize_calls_once_per_community_then_never(got) -> None:  # type: ignore[no-untyped-def]
@@ -374,7 +374,7 @@ def test_reports_have_findings_rating_excerpts_and_embeddings(got) -> None:  # t
     excerpt_lines = [ln for ln in jon.split("SOURCE EXCERPTS:")[1].splitlines() if ln.startswith("- [")]
     assert 1 <= len(excerpt_lines) <= MAX_EXCERPTS
     assert sum(len(ln) for ln in excerpt_lines) <= MAX_EXCERPTS_CHARS + 60 * len(excerpt_lines)
-    nodes = graphdb.read_all(driver, settings, "MATCH (c:Community) WHERE c.summary IS NOT NULL "
+    nodes = graphdb.read_all(driver, settings.neo4j, "MATCH (c:Community) WHERE c.summary IS NOT NULL "
                                                "RETURN c.id AS id, c.findings AS f, c.rating AS rating, "
                                                "c.rating_explanation AS why, size(c.embedding) AS dims, "
                                                "c.level AS level")  # fmt: skip
@@ -383,7 +383,7 @@ def test_reports_have_findings_rating_excerpts_and_embeddings(got) -> None:  # t
     for n in nodes:  # an invented member is never cited; Jon Snow only where he is a member
         cited = [m for f in json.loads(n["f"]) for m in f["members"]]
         assert "Nadie" not in cited and (cited == ["Jon Snow"]) == (n["id"] in jon_ids)
-    index = [r for r in graphdb.read_all(driver, settings, vector_cypher.vector_indexes())
+    index = [r for r in graphdb.read_all(driver, settings.neo4j, vector_cypher.vector_indexes())
              if r["name"] == communities_cypher.COMMUNITY_VECTOR_INDEX]
     assert index and index[0]["dimensions"] == 64 and index[0]["similarity"].lower() == "cosine"
     exported = json.loads((settings.files.out_dir / "communities.json").read_text(encoding="utf-8"))
@@ -401,7 +401,7 @@ def test_reports_have_findings_rating_excerpts_and_embeddings(got) -> None:  # t
     other = WordEmbeddings(dims=32)
     fourth = summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", embedder=other, embed=True)
     assert fourth.embedded == len(eligible) and other.calls == 1
-    index = [r for r in graphdb.read_all(driver, settings, vector_cypher.vector_indexes())
+    index = [r for r in graphdb.read_all(driver, settings.neo4j, vector_cypher.vector_indexes())
              if r["name"] == communities_cypher.COMMUNITY_VECTOR_INDEX]
     assert index[0]["dimensions"] == 32  # re-created for the new dimension
 
@@ -417,5 +417,5 @@ def test_a_failing_embedder_leaves_the_reports_written(got) -> None:  # type: ig
     chat, _ = fake_chat([REPORT])
     res = summarize_communities(driver, settings, chat, ontology=ONTO, label="fake", embedder=Broken(), embed=True)
     assert res.generated > 0 and "model server down" in (res.embedding_error or "")
-    n = graphdb.read_all(driver, settings, "MATCH (c:Community) WHERE c.summary IS NOT NULL RETURN count(c) AS n")
+    n = graphdb.read_all(driver, settings.neo4j, "MATCH (c:Community) WHERE c.summary IS NOT NULL RETURN count(c) AS n")
     assert n[0]["n"] == res.generated

@@ -180,7 +180,7 @@ def test_level_choice_and_selection_units() -> None:
 
 def test_stored_levels_and_parents_are_consistent(reports) -> None:  # type: ignore[no-untyped-def]
     driver, settings, comms, _ = reports
-    rows = graphdb.read_all(driver, settings, "MATCH (e:Entity)-[m:IN_COMMUNITY]->(c:Community) WHERE c.level > 0 "
+    rows = graphdb.read_all(driver, settings.neo4j, "MATCH (e:Entity)-[m:IN_COMMUNITY]->(c:Community) WHERE c.level > 0 "
                                               "MATCH (e)-[p:IN_COMMUNITY]->(up:Community {id: c.parent}) "
                                               "RETURN count(*) AS n, collect(DISTINCT m.communityLevel) AS levels, "
                                               "collect(DISTINCT p.communityLevel) AS up_levels")  # fmt: skip

@@ -206,7 +206,7 @@ def test_global_nothing_relevant_makes_no_reduce_call(summarized) -> None:  # ty
 
 def test_global_needs_summaries(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    with graphdb.session(driver, settings, write=True) as s:
+    with graphdb.session(driver, settings.neo4j, write=True) as s:
         s.run(communities_cypher.delete_communities()).consume()
     with pytest.raises(SearchError, match="communities summarize"):
         global_search(driver, settings, "¿Qué bandos hay?", chat=FakeListChatModel(responses=["{}"]))

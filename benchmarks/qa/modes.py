@@ -521,7 +521,7 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
             questions += [{**q, "kind": "held-out", "type": "held-out"} for q in routing
                           if q.get("held_out") and q.get("corpus") == "got"]  # fmt: skip
         chat = chat or get_chat_model(settings.llm, files=settings.files)
-        with connect(settings) as driver:
+        with connect(settings.neo4j) as driver:
             prepare_database(driver, settings, force=args.force)
             load_fixed(driver, settings, args.extraction, onto)
             comms = detect_communities(read_entity_graph(driver, settings, onto),

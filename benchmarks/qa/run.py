@@ -492,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {m}", file=sys.stderr)
         count, token_method = token_counter()
 
-        driver = connect(settings)
+        driver = connect(settings.neo4j)
         try:
             found = prepare_database(driver, settings, force=args.force)
             print(f"database at {settings.neo4j.uri}: {found}, emptied")
@@ -504,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
             local = run_local(driver, settings, questions, onto, HOPS, count)
             local_s = time.perf_counter() - t0
             comms = detect_and_write(driver, settings, onto)
-            catalog = graphdb.read_all(driver, settings, search_cypher.search_entity_catalog())
+            catalog = graphdb.read_all(driver, settings.neo4j, search_cypher.search_entity_catalog())
             names = {e["uid"]: e["name"] for e in catalog}
             chat, llm_label = None, None
             if args.llm:

@@ -61,7 +61,7 @@ def _connect(settings: Settings):  # type: ignore[no-untyped-def]
     from graphrag_got.graph.db import connect
     from graphrag_got.ontology.model import Ontology
 
-    return connect(settings), Ontology.from_file(settings.files.ontology_path)
+    return connect(settings.neo4j), Ontology.from_file(settings.files.ontology_path)
 
 
 def _graph_settings(args: argparse.Namespace, settings: Settings) -> Settings:

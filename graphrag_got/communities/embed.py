@@ -84,7 +84,7 @@ def embed_reports(driver: neo4j.Driver, settings: Settings, embedder: Embeddings
     res = result or SummarizeResult()
     if embedder is None:
         embedder = get_embedder(settings.embedding, llm=settings.llm, files=settings.files)
-    reports = read_all(driver, settings, cypher.community_reports_to_embed())
+    reports = read_all(driver, settings.neo4j, cypher.community_reports_to_embed())
     todo: list[tuple[int, str, str]] = []
     for r in reports:
         text = report_text(r["title"], r["summary"], r["findings"])
@@ -110,9 +110,9 @@ def embed_reports(driver: neo4j.Driver, settings: Settings, embedder: Embeddings
     rows = [{"id": cid, "embedding": [float(x) for x in vec], "hash": key}
             for (cid, _, key), vec in zip(todo, vectors)]  # fmt: skip
     if dims:  # nothing embedded: the index, if any, already has the dimension of the stored vectors
-        ensure_vector_index(driver, settings, cypher.COMMUNITY_VECTOR_INDEX, cypher.COMMUNITY, dims.pop())
+        ensure_vector_index(driver, settings.neo4j, cypher.COMMUNITY_VECTOR_INDEX, cypher.COMMUNITY, dims.pop())
     try:
-        with session(driver, settings, write=True) as ses:
+        with session(driver, settings.neo4j, write=True) as ses:
             for batch in batches(rows, size):
                 ses.execute_write(lambda tx, b=batch: tx.run(cypher.set_community_embeddings(), rows=b).consume())
     except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:

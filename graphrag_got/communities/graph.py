@@ -130,12 +130,12 @@ def read_entity_graph(driver: neo4j.Driver, settings: Settings, ontology: Ontolo
     """The entity graph from Neo4j, read only. ``cooccurrence`` None follows ``settings.communities.cooccurrence``."""
     onto = load_ontology(ontology, settings.files)
     use_cooc = settings.communities.cooccurrence if cooccurrence is None else cooccurrence
-    ents = read_all(driver, settings, cypher.community_entities())
-    grouped = read_all(driver, settings, cypher.community_relations(), types=relation_types(onto),
+    ents = read_all(driver, settings.neo4j, cypher.community_entities())
+    grouped = read_all(driver, settings.neo4j, cypher.community_relations(), types=relation_types(onto),
                        attributes=list(onto.relation_attributes))
     rels = [{"start": g["start"], "end": end, "type": rtype, "attributes": attrs, "symmetric": sym, "support": support}
             for g in grouped for end, rtype, attrs, sym, support in g["out"]]
-    cooc = read_all(driver, settings, cypher.community_cooccurrences()) if use_cooc else None
+    cooc = read_all(driver, settings.neo4j, cypher.community_cooccurrences()) if use_cooc else None
     if use_cooc and not cooc:
         logger.warning("co-occurrence asked but the graph has no CO_OCCURS edges: load the extraction with "
                        "GRAPHRAG_COOCCURRENCE=1 to write them")  # fmt: skip

@@ -184,7 +184,7 @@ def _excerpts(driver: neo4j.Driver, settings: Settings, groups: list[tuple[int, 
     out: dict[int, str] = {}
     rows = [{"id": cid, "uids": uids} for cid, uids in groups]
     for batch in batches(rows, max(1, min(settings.graph.batch_size, 500))):
-        for r in read_all(driver, settings, cypher.community_chunk_excerpts(), rows=batch, limit=MAX_EXCERPTS):
+        for r in read_all(driver, settings.neo4j, cypher.community_chunk_excerpts(), rows=batch, limit=MAX_EXCERPTS):
             out[r["id"]] = excerpts_block(r["chunks"] or [])
     return out
 
@@ -241,7 +241,7 @@ def summarize_communities(
     prompts = load_prompts(settings.llm.prompts_dir)
     version = prompts.version(COMMUNITY_REPORT)
     eg = graph if graph is not None else read_entity_graph(driver, settings, ontology, cooccurrence=False)
-    stored = read_all(driver, settings, cypher.communities_with_members())
+    stored = read_all(driver, settings.neo4j, cypher.communities_with_members())
     if not stored:
         raise GraphragGotError("the graph has no communities: run `graphrag-got communities detect` first")
     if label is None:
@@ -321,7 +321,7 @@ def summarize_communities(
                                                finished=done >= total))
     if rows:
         try:
-            with session(driver, settings, write=True) as ses:
+            with session(driver, settings.neo4j, write=True) as ses:
                 for batch in batches(sorted(rows, key=lambda r: r["id"]), settings.graph.batch_size):
                     ses.execute_write(lambda tx, b=batch: tx.run(cypher.set_community_summaries(), rows=b).consume())
         except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:

@@ -39,7 +39,7 @@ def write_communities(driver: neo4j.Driver, settings: Settings, communities: lis
     transaction (all or nothing). A report (with its embedding) whose content hash is unchanged is
     carried over."""
     try:
-        with session(driver, settings, write=True) as ses:
+        with session(driver, settings.neo4j, write=True) as ses:
             ses.run(cypher.community_constraint()).consume()
             kept = {r["content_hash"]: r.data() for r in ses.run(cypher.existing_community_summaries())}
             for c in communities:
@@ -85,7 +85,7 @@ def previous_communities(driver: neo4j.Driver, settings: Settings) -> list[Prior
     cs = settings.communities
     if cs.algorithm != "leiden":
         return []
-    rows = read_all(driver, settings, cypher.previous_communities())
+    rows = read_all(driver, settings.neo4j, cypher.previous_communities())
     if not rows:
         return []
     how = {(r["algorithm"], r["resolution"], r["seed"]) for r in rows}
@@ -113,7 +113,7 @@ def parse_findings(value: Any) -> list[dict[str, Any]]:
 
 def export_communities(driver: neo4j.Driver, settings: Settings) -> dict[str, Any]:
     """The stored communities as a JSON-ready dict (``communities.json``)."""
-    records = read_all(driver, settings, cypher.communities_with_members())
+    records = read_all(driver, settings.neo4j, cypher.communities_with_members())
     comms = []
     for r in records:
         comms.append({

@@ -56,7 +56,7 @@ class StepContext:
         if self._driver is None:
             from graphrag_got.graph.db import connect
 
-            self._driver = connect(self.settings)
+            self._driver = connect(self.settings.neo4j)
         return self._driver
 
     def close(self) -> None:
@@ -177,7 +177,7 @@ def neo4j_step(ctx: StepContext) -> StepOutcome:
     """Make sure a Neo4j server answers (starting the embedded one when none does)."""
     from graphrag_got.graph.server import ensure_running
 
-    info = ensure_running(ctx.settings, progress=ctx.progress)
+    info = ensure_running(ctx.settings.neo4j, files=ctx.settings.files, progress=ctx.progress)
     pid = getattr(info, "pid", None)
     return StepOutcome(lines=[f"Neo4j at {ctx.settings.neo4j.uri}" + (f" (embedded, pid {pid})" if pid else "")])
 
@@ -236,7 +236,8 @@ def embeddings_step(ctx: StepContext) -> StepOutcome:
         return StepOutcome(lines=["embeddings are off (GRAPHRAG_EMBEDDINGS)"])
     from graphrag_got.graph.vectors import embed_graph
 
-    es = embed_graph(ctx.driver, ctx.settings, ctx.embedder, progress=ctx.progress)
+    es = embed_graph(ctx.driver, ctx.settings.neo4j, ctx.settings.embedding, ctx.embedder, progress=ctx.progress,
+                     llm=ctx.settings.llm, files=ctx.settings.files)
     line = (f"{es.chunks_embedded} chunks and {es.entities_embedded} entities embedded, {es.unchanged} unchanged; "
             f"{es.model_calls} model call(s), {es.cache_hits} cache hit(s)"
             + (f"; vector indexes created: {', '.join(es.indexes_created)}" if es.indexes_created else ""))
