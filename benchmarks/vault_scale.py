@@ -203,7 +203,7 @@ def compare_fresh(driver, settings: Settings) -> str:  # type: ignore[no-untyped
     from graphrag_got.communities.graph import read_entity_graph
     from graphrag_got.graph.db import read_all
 
-    eg = read_entity_graph(driver, settings, ONTOLOGY)
+    eg = read_entity_graph(driver, settings.neo4j, ONTOLOGY, communities=settings.communities, files=settings.files)
     rows = read_all(driver, settings.neo4j, "MATCH (e:Entity)-[:IN_COMMUNITY]->(c:Community) WHERE c.level = 0 "
                                       "RETURN c.id AS id, collect(e.uid) AS members")  # fmt: skip
     reported = {r["h"] for r in read_all(driver, settings.neo4j, "MATCH (c:Community) WHERE c.summary IS NOT NULL "

@@ -229,11 +229,13 @@ def demo_graph(gold_graph, neo4j_settings, tmp_path_factory):  # type: ignore[no
     tmp = tmp_path_factory.mktemp("support")
     settings = neo4j_settings.with_overrides(home=tmp / "home", out_dir=tmp / "out", local_retrieval="graph",
                                              embeddings=False, answer_format="claims", ontology_path=ROOT / "ontology" / "got.json")
-    comms = detect_communities(read_entity_graph(gold_graph, settings, onto), 1.0, 42, algorithm="louvain")
-    write_communities(gold_graph, settings, comms)
-    summarize_communities(gold_graph, settings, FakeListChatModel(responses=[json.dumps({"title": "Grupo",
+    comms = detect_communities(read_entity_graph(gold_graph, settings.neo4j, onto,
+                                                 communities=settings.communities, files=settings.files), 1.0, 42, algorithm="louvain")
+    write_communities(gold_graph, settings.neo4j, comms,
+                      communities=settings.communities, graph_settings=settings.graph)
+    summarize_communities(gold_graph, settings.neo4j, FakeListChatModel(responses=[json.dumps({"title": "Grupo",
                           "summary": "Resumen del grupo."})]), ontology=onto, label="fake", export=False,
-                          progress=lambda s: None)  # fmt: skip
+                          progress=lambda s: None, llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)  # fmt: skip
     ids = {}
     with graphdb.session(gold_graph, settings.neo4j, write=True) as s:
         for member, (title, summary, findings) in REPORTS.items():

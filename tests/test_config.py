@@ -165,7 +165,7 @@ def test_each_stage_reads_only_its_sections(package: str):
 
 #: Packages (folders) and modules (``.py``) whose functions all take the sections they read, never the
 #: whole ``Settings``.
-SECTION_BASED = ("llm", "graph/db.py", "graph/server.py", "graph/vectors.py")
+SECTION_BASED = ("llm", "communities", "graph/db.py", "graph/server.py", "graph/vectors.py")
 
 
 @pytest.mark.parametrize("package", SECTION_BASED)

@@ -322,9 +322,9 @@ class GlobalRow:
 
 
 def detect_and_write(driver: neo4j.Driver, settings: Settings, onto: Ontology) -> list[Community]:
-    eg = read_entity_graph(driver, settings, onto)
+    eg = read_entity_graph(driver, settings.neo4j, onto, communities=settings.communities, files=settings.files)
     comms = detect_communities(eg, settings.communities.resolution, settings.communities.seed)
-    write_communities(driver, settings, comms)
+    write_communities(driver, settings.neo4j, comms, communities=settings.communities, graph_settings=settings.graph)
     return comms
 
 
@@ -511,7 +511,8 @@ def main(argv: list[str] | None = None) -> int:
                 from graphrag_got.llm.factory import get_chat_model, model_label
 
                 chat, llm_label = get_chat_model(settings.llm, files=settings.files), model_label(settings.llm)
-                sres = summarize_communities(driver, settings, chat, ontology=onto, export=False)
+                sres = summarize_communities(driver, settings.neo4j, chat, ontology=onto, export=False,
+                                             llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)
                 print(f"summaries: {sres.generated} generated, {sres.cached} cached, {sres.unchanged} unchanged, "
                       f"{len(sres.failed)} failed")  # fmt: skip
             glob = run_global(driver, settings, questions, comms, names, chat=chat)
