@@ -59,9 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args(argv)
     settings = Settings.load().with_overrides(local_catalog_cache_s=600.0)
-    driver = connect(settings)
+    driver = connect(settings.neo4j)
     with driver:
-        names = [r["name"] for r in read_all(driver, settings, "MATCH (e:Entity) RETURN e.name AS name LIMIT 5000")]
+        names = [r["name"] for r in read_all(driver, settings.neo4j, "MATCH (e:Entity) RETURN e.name AS name LIMIT 5000")]
         if not names:
             print("the graph is empty: run benchmarks.hybrid_latency --keep first")
             return 1
@@ -73,24 +73,24 @@ def main(argv: list[str] | None = None) -> int:
         catalog, index = entity_catalog(driver, settings)
         print(f"catalog of {len(catalog)} entities read and indexed in {time.perf_counter() - t:.1f} s "
               f"(once per process, cached)")
-        write_query(driver, settings, create_name_index())
-        write_query(driver, settings, await_index())
+        write_query(driver, settings.neo4j, create_name_index())
+        write_query(driver, settings.neo4j, await_index())
         times: dict[str, list[float]] = {"matcher": [], "fulltext": []}
         found: dict[str, int] = {"matcher": 0, "fulltext": 0}
         for q in questions[:3]:  # warm-up
             match_entities(q, catalog, index=index)
             if lucene_query(q):
-                read_all(driver, settings, query_names(), q=lucene_query(q))
+                read_all(driver, settings.neo4j, query_names(), q=lucene_query(q))
         for q in questions:
             t = time.perf_counter()
             matches = match_entities(q, catalog, index=index)
             times["matcher"].append((time.perf_counter() - t) * 1000)
             found["matcher"] += any(m.how != "ambiguous" for m in matches)
             t = time.perf_counter()
-            hits = read_all(driver, settings, query_names(), q=lucene_query(q)) if lucene_query(q) else []
+            hits = read_all(driver, settings.neo4j, query_names(), q=lucene_query(q)) if lucene_query(q) else []
             times["fulltext"].append((time.perf_counter() - t) * 1000)
             found["fulltext"] += bool(hits)
-        write_query(driver, settings, drop_name_index())
+        write_query(driver, settings.neo4j, drop_name_index())
     print(f"{len(questions)} questions ({half} name an entity), load average {__import__('os').getloadavg()[0]:.1f}")
     print(f"{'method':<9} {'p50 ms':>7} {'p95 ms':>7} {'mean ms':>8} {'questions with a hit':>21}")
     for k, v in times.items():

@@ -69,7 +69,7 @@ def write_random_vectors(driver: Any, settings: Settings, label: str, key: str, 
         part = ids[start:start + batch]
         vecs = random_unit_vectors(len(part), EMBEDDED_DIMENSIONS, rng)
         rows = [{"id": i, "embedding": v.tolist(), "hash": "random"} for i, v in zip(part, vecs)]
-        write_query(driver, settings, vector_cypher.set_embeddings(label, key), {"rows": rows})
+        write_query(driver, settings.neo4j, vector_cypher.set_embeddings(label, key), {"rows": rows})
     return time.perf_counter() - t
 
 
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     if settings.search.local_catalog_cache_s <= 0:  # a long-running process: read the 10^5-entity catalog once
         settings = settings.with_overrides(local_catalog_cache_s=600.0)
     onto = Ontology.from_file(settings.files.ontology_path)
-    driver = connect(settings)
+    driver = connect(settings.neo4j)
     print(f"server {settings.neo4j.uri}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     with driver:
         if not args.reuse:
@@ -108,15 +108,15 @@ def main(argv: list[str] | None = None) -> int:
                   f"{summary.chunks_written} chunks in {summary.seconds:.1f} s")
             for name, label in ((vector_cypher.CHUNK_VECTOR_INDEX, graph_cypher.CHUNK),
                                 (vector_cypher.ENTITY_VECTOR_INDEX, graph_cypher.ENTITY)):
-                ensure_vector_index(driver, settings, name, label, EMBEDDED_DIMENSIONS)
+                ensure_vector_index(driver, settings.neo4j, name, label, EMBEDDED_DIMENSIONS)
             secs = write_random_vectors(driver, settings, graph_cypher.CHUNK, "id",
                                         [c["id"] for c in ext["chunks"]], args.seed)
             secs += write_random_vectors(driver, settings, graph_cypher.ENTITY, "uid",
                                          [e["uid"] for e in ext["entities"]], args.seed + 1)
-            write_query(driver, settings, graph_cypher.await_indexes())
+            write_query(driver, settings.neo4j, graph_cypher.await_indexes())
             print(f"RANDOM unit vectors ({EMBEDDED_DIMENSIONS} dims) written for {len(ext['chunks'])} chunks and "
                   f"{len(ext['entities'])} entities in {secs:.1f} s (latency only: they carry no meaning)")
-        names = [r["name"] for r in read_all(driver, settings, "MATCH (e:Entity) RETURN e.name AS name LIMIT 5000")]
+        names = [r["name"] for r in read_all(driver, settings.neo4j, "MATCH (e:Entity) RETURN e.name AS name LIMIT 5000")]
         if not names:
             print("the graph is empty: run without --reuse")
             return 1

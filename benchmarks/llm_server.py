@@ -198,8 +198,8 @@ def live_answer(args: argparse.Namespace, extraction: Path, workdir: Path, slots
 
     question = json.loads((CORPUS.parent / "demo_questions.json").read_text(encoding="utf-8"))["local"]
     base = _settings(args, workdir / "live")
-    neo4j = ensure_running(base)  # started here: stopped at the end
-    driver = connect(base)
+    neo4j = ensure_running(base.neo4j, files=base.files)  # started here: stopped at the end
+    driver = connect(base.neo4j)
     lines = [f"Live local answer: {question!r} over the in-process extraction, loaded into {base.neo4j.uri}", ""]
     try:
         load_extraction(driver, base, extraction, ONTOLOGY)
@@ -218,7 +218,7 @@ def live_answer(args: argparse.Namespace, extraction: Path, workdir: Path, slots
     finally:
         driver.close()
         if neo4j.started:
-            stop(base)
+            stop(base.files)
     return lines
 
 

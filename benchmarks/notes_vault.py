@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     lines: list[str] = []
     with tempfile.TemporaryDirectory(prefix="notes-vault-") as tmp:
         settings = vault_settings(Path(tmp), args.replay)
-        driver = connect(settings)
+        driver = connect(settings.neo4j)
         with driver.session(database=settings.neo4j.database) as s:
             s.run(load_cypher.delete_all_in_batches(5000)).consume()
         chat = stand_in_chat(args.replay)

@@ -223,7 +223,7 @@ def retrieval(settings: Settings, questions: list[dict[str, Any]], built: set[st
     asked = [q for q in questions if all(n in built for n in q["needs"])]
     found: dict[str, list[float]] = {"hybrid": [], "vector": []}
     rows = []
-    driver = connect(settings)
+    driver = connect(settings.neo4j)
     try:
         for q in asked:
             cells = []
@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.batch_chars is not None:
             overrides["mentions_batch_chars"] = args.batch_chars
         settings = base.with_overrides(**overrides)
-        driver = connect(settings)
+        driver = connect(settings.neo4j)
         clear(driver, settings.neo4j.database)
         driver.close()
         echo = LineRenderer(lambda s: print("   " + s, flush=True), min_interval=30.0)

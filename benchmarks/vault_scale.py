@@ -203,10 +203,10 @@ def compare_fresh(driver, settings: Settings) -> str:  # type: ignore[no-untyped
     from graphrag_got.communities.graph import read_entity_graph
     from graphrag_got.graph.db import read_all
 
-    eg = read_entity_graph(driver, settings, ONTOLOGY)
-    rows = read_all(driver, settings, "MATCH (e:Entity)-[:IN_COMMUNITY]->(c:Community) WHERE c.level = 0 "
+    eg = read_entity_graph(driver, settings.neo4j, ONTOLOGY, communities=settings.communities, files=settings.files)
+    rows = read_all(driver, settings.neo4j, "MATCH (e:Entity)-[:IN_COMMUNITY]->(c:Community) WHERE c.level = 0 "
                                       "RETURN c.id AS id, collect(e.uid) AS members")  # fmt: skip
-    reported = {r["h"] for r in read_all(driver, settings, "MATCH (c:Community) WHERE c.summary IS NOT NULL "
+    reported = {r["h"] for r in read_all(driver, settings.neo4j, "MATCH (c:Community) WHERE c.summary IS NOT NULL "
                                                            "RETURN c.content_hash AS h")}  # fmt: skip
     cs = settings.communities
     fresh = detect_communities(eg, cs.resolution, cs.seed, max_size=cs.max_size, max_levels=cs.max_levels)
@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
             chunk_answers(settings, Path(nxt), next_facts, answers)
         write_replay(replay, answers)
 
-        driver = connect(settings)
+        driver = connect(settings.neo4j)
         clear(driver, settings.neo4j.database)  # relationships first: a 6,000-note graph is dense
         chat = stand_in_chat(replay)
         counter = WriteCounter()

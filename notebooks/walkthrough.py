@@ -297,9 +297,9 @@ from graphrag_got.graph.load import load_extraction
 from graphrag_got.graph.stats import graph_stats
 from graphrag_got.graph.server import ensure_running
 
-info = ensure_running(settings)
+info = ensure_running(settings.neo4j, files=settings.files)
 print(f"Neo4j at {info.uri}" + (" (started now)" if info.started else " (already running)"))
-driver = connect(settings)
+driver = connect(settings.neo4j)
 ls = load_extraction(driver, settings, ex.out_path, onto)
 print(f"documents +{ls.documents_added} ~{ls.documents_updated} ={ls.documents_unchanged} -{ls.documents_pruned}; "
       f"entities written {ls.entities_written}, relationships written {ls.relations_written}, "
@@ -321,13 +321,15 @@ from graphrag_got.communities.graph import fact_line, read_entity_graph
 from graphrag_got.communities.reports import summarize_communities
 from graphrag_got.communities.store import stored_communities, write_communities
 
-eg = read_entity_graph(driver, settings, onto)
+eg = read_entity_graph(driver, settings.neo4j, onto, communities=settings.communities, files=settings.files)
 comms = detect_communities(eg, settings.communities.resolution, settings.communities.seed)
-write_communities(driver, settings, comms)
+write_communities(driver, settings.neo4j, comms, communities=settings.communities, graph_settings=settings.graph)
 sizes = [c.size for c in comms]
 print(f"{len(comms)} communities; sizes {sizes[:15]}{' ...' if len(sizes) > 15 else ''}")
 if any(s > 1 for s in sizes):
-    sm = summarize_communities(driver, settings, ontology=onto, progress=show_progress)
+    sm = summarize_communities(driver, settings.neo4j, ontology=onto, progress=show_progress,
+                               llm=settings.llm, files=settings.files, embedding=settings.embedding,
+                               graph_settings=settings.graph)
     print(f"summaries: {sm.generated} new, {sm.cached + sm.unchanged} reused, {len(sm.failed)} failed; "
           f"{sm.llm_calls} LLM calls")
 else:
@@ -339,7 +341,7 @@ else:
 # The largest community: its members, the facts among them and its summary.
 
 # %%
-stored = {c["id"]: c for c in stored_communities(driver, settings)}
+stored = {c["id"]: c for c in stored_communities(driver, settings.neo4j, llm=settings.llm)}
 multi = [c for c in comms if c.size > 1]          # comms are sorted by size, largest first
 chosen = multi[0] if multi else None
 

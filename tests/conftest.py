@@ -37,12 +37,12 @@ def neo4j_server_info():  # type: ignore[no-untyped-def]
 
     settings = Settings.load()
     try:
-        info = neo4j_server.ensure_running(settings)
+        info = neo4j_server.ensure_running(settings.neo4j, files=settings.files)
     except Neo4jError as exc:
         pytest.fail(f"no Neo4j for the tests: {exc}\n(deselect these tests with -m 'not neo4j')", pytrace=False)
     yield info
     if info.started:
-        neo4j_server.stop(settings)
+        neo4j_server.stop(settings.files)
 
 
 @pytest.fixture(scope="session")
@@ -55,7 +55,7 @@ def neo4j_settings(neo4j_server_info) -> Settings:  # type: ignore[no-untyped-de
 def neo4j_driver(neo4j_settings: Settings):  # type: ignore[no-untyped-def]
     from graphrag_got.graph.db import connect
 
-    driver = connect(neo4j_settings)
+    driver = connect(neo4j_settings.neo4j)
     yield driver
     driver.close()
 

@@ -229,13 +229,15 @@ def demo_graph(gold_graph, neo4j_settings, tmp_path_factory):  # type: ignore[no
     tmp = tmp_path_factory.mktemp("support")
     settings = neo4j_settings.with_overrides(home=tmp / "home", out_dir=tmp / "out", local_retrieval="graph",
                                              embeddings=False, answer_format="claims", ontology_path=ROOT / "ontology" / "got.json")
-    comms = detect_communities(read_entity_graph(gold_graph, settings, onto), 1.0, 42, algorithm="louvain")
-    write_communities(gold_graph, settings, comms)
-    summarize_communities(gold_graph, settings, FakeListChatModel(responses=[json.dumps({"title": "Grupo",
+    comms = detect_communities(read_entity_graph(gold_graph, settings.neo4j, onto,
+                                                 communities=settings.communities, files=settings.files), 1.0, 42, algorithm="louvain")
+    write_communities(gold_graph, settings.neo4j, comms,
+                      communities=settings.communities, graph_settings=settings.graph)
+    summarize_communities(gold_graph, settings.neo4j, FakeListChatModel(responses=[json.dumps({"title": "Grupo",
                           "summary": "Resumen del grupo."})]), ontology=onto, label="fake", export=False,
-                          progress=lambda s: None)  # fmt: skip
+                          progress=lambda s: None, llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)  # fmt: skip
     ids = {}
-    with graphdb.session(gold_graph, settings, write=True) as s:
+    with graphdb.session(gold_graph, settings.neo4j, write=True) as s:
         for member, (title, summary, findings) in REPORTS.items():
             ids[member] = s.run(SET_REPORT, member=member, title=title, summary=summary,
                                 findings=json.dumps(findings, ensure_ascii=False)).single()["id"]
@@ -256,7 +258,7 @@ def _global_chat(ids: dict[str, int], community_ids: list[int]):  # type: ignore
 def _community_ids(driver, settings) -> list[int]:  # type: ignore[no-untyped-def]
     from graphrag_got.graph.db import read_all
 
-    return [r["id"] for r in read_all(driver, settings, "MATCH (c:Community) RETURN c.id AS id")]
+    return [r["id"] for r in read_all(driver, settings.neo4j, "MATCH (c:Community) RETURN c.id AS id")]
 
 
 def test_the_demo_local_answer_keeps_the_true_claim_and_says_why_the_rest_went(demo_graph) -> None:  # type: ignore[no-untyped-def]

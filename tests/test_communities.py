@@ -39,14 +39,14 @@ def got(gold_graph, neo4j_settings, tmp_path):  # type: ignore[no-untyped-def]
     """No communities yet; settings with caches and outputs under tmp_path."""
     settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", concurrency=1,
                                              embeddings=False)  # the report-embedding test passes its own model
-    with graphdb.session(gold_graph, settings, write=True) as s:
+    with graphdb.session(gold_graph, settings.neo4j, write=True) as s:
         s.run(communities_cypher.delete_communities()).consume()
         s.run(communities_cypher.clear_entity_communities()).consume()
     return gold_graph, settings
 
 
 def _stored(driver, settings) -> dict[int, set[str]]:  # type: ignore[no-untyped-def]
-    rows = graphdb.read_all(driver, settings, "MATCH (e:Entity)-[m:IN_COMMUNITY]->(c:Community) "
+    rows = graphdb.read_all(driver, settings.neo4j, "MATCH (e:Entity)-[m:IN_COMMUNITY]->(c:Community) "
                                          "RETURN c.id AS id, c.level AS level, c.size AS size, collect(e.uid) AS uids, "
                                          "collect(e.communityId) AS cids, collect(DISTINCT m.communityLevel) AS mlevels")  # fmt: skip
     for r in rows:
@@ -59,7 +59,7 @@ def _stored(driver, settings) -> dict[int, set[str]]:  # type: ignore[no-untyped
 
 def test_entity_graph_counts_symmetric_relations_once(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    eg = read_entity_graph(driver, settings, ONTO)
+    eg = read_entity_graph(driver, settings.neo4j, ONTO, communities=settings.communities, files=settings.files)
     gold = json.loads(GOLD.read_text(encoding="utf-8"))
     assert len(eg.entities) == len(gold["entities"]) == 65
     assert len(eg.relations) == len(gold["relations"]) == 109  # both directions of a symmetric pair: one
@@ -72,9 +72,10 @@ def test_entity_graph_counts_symmetric_relations_once(got) -> None:  # type: ign
 
 def test_detect_is_deterministic_and_written(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    eg = read_entity_graph(driver, settings, ONTO)
+    eg = read_entity_graph(driver, settings.neo4j, ONTO, communities=settings.communities, files=settings.files)
     first = detect_communities(eg, resolution=1.0, seed=42)
-    second = detect_communities(read_entity_graph(driver, settings, ONTO), resolution=1.0, seed=42)
+    second = detect_communities(read_entity_graph(driver, settings.neo4j, ONTO,
+                                                  communities=settings.communities, files=settings.files), resolution=1.0, seed=42)
     assert [(c.id, c.level, c.parent, c.members) for c in first] == [(c.id, c.level, c.parent, c.members)
                                                                        for c in second]
     top = [c for c in first if c.level == 0]
@@ -90,30 +91,31 @@ def test_detect_is_deterministic_and_written(got) -> None:  # type: ignore[no-un
         parent = by_id[c.parent]
         assert c.level == parent.level + 1 and set(c.members) < set(parent.members) and parent.size > 10
 
-    counts = write_communities(driver, settings, first)
+    counts = write_communities(driver, settings.neo4j, first,
+                               communities=settings.communities, graph_settings=settings.graph)
     assert counts == {"communities": len(first), "members": sum(c.size for c in first), "summaries_kept": 0}
-    levels = graphdb.read_all(driver, settings, "MATCH (c:Community) RETURN c.id AS id, c.level AS level, "
+    levels = graphdb.read_all(driver, settings.neo4j, "MATCH (c:Community) RETURN c.id AS id, c.level AS level, "
                                                 "c.parent AS parent")  # fmt: skip
     assert {r["id"]: (r["level"], r["parent"]) for r in levels} == {c.id: (c.level, c.parent) for c in first}
     stored = _stored(driver, settings)
     assert stored == {c.id: set(c.members) for c in first}
     # rerun replaces instead of adding: same nodes, every entity in exactly one community
-    write_communities(driver, settings, second)
+    write_communities(driver, settings.neo4j, second, communities=settings.communities, graph_settings=settings.graph)
     assert _stored(driver, settings) == stored
-    n = graphdb.read_all(driver, settings, "MATCH (c:Community) RETURN count(c) AS n")[0]["n"]
+    n = graphdb.read_all(driver, settings.neo4j, "MATCH (c:Community) RETURN count(c) AS n")[0]["n"]
     assert n == len(first)
-    per_entity = graphdb.read_all(driver, settings, "MATCH (e:Entity) RETURN COUNT { (e)-[m:IN_COMMUNITY]->() "
+    per_entity = graphdb.read_all(driver, settings.neo4j, "MATCH (e:Entity) RETURN COUNT { (e)-[m:IN_COMMUNITY]->() "
                                                     "WHERE m.communityLevel = 0 } AS k")  # fmt: skip
     assert {r["k"] for r in per_entity} == {1}  # exactly one level-0 community per entity
     # a different resolution replaces the previous communities
     more = detect_communities(eg, resolution=2.0, seed=42)
-    write_communities(driver, settings, more)
+    write_communities(driver, settings.neo4j, more, communities=settings.communities, graph_settings=settings.graph)
     assert _stored(driver, settings) == {c.id: set(c.members) for c in more}
 
 
 def test_sweep_values_are_sane_and_write_nothing(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    eg = read_entity_graph(driver, settings, ONTO)
+    eg = read_entity_graph(driver, settings.neo4j, ONTO, communities=settings.communities, files=settings.files)
     rows = sweep(eg, [0.5, 1.0, 2.0], seed=42, algorithms=["louvain"])
     assert [r.resolution for r in rows] == [0.5, 1.0, 2.0]
     isolated = sum(1 for n in eg.graph.nodes if eg.graph.degree(n) == 0)
@@ -129,19 +131,20 @@ def test_sweep_values_are_sane_and_write_nothing(got) -> None:  # type: ignore[n
     assert [r.algorithm for r in both] == ["leiden", "louvain"] and all(r.ok for r in both)
     assert both[0].communities == sum(1 for c in detect_communities(eg, 1.0, 42) if c.level == 0)
     assert both[0].levels >= 2 and both[1].levels == 1
-    assert graphdb.read_all(driver, settings, "MATCH (c:Community) RETURN count(c) AS n")[0]["n"] == 0
+    assert graphdb.read_all(driver, settings.neo4j, "MATCH (c:Community) RETURN count(c) AS n")[0]["n"] == 0
 
 
 def test_summarize_calls_once_per_community_then_never(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    eg = read_entity_graph(driver, settings, ONTO)
+    eg = read_entity_graph(driver, settings.neo4j, ONTO, communities=settings.communities, files=settings.files)
     comms = detect_communities(eg, 1.0, 42)
-    write_communities(driver, settings, comms)
+    write_communities(driver, settings.neo4j, comms, communities=settings.communities, graph_settings=settings.graph)
     eligible = [c for c in comms if c.size > 1]
 
     chat, counter = fake_chat([SUMMARY])
     lines: list = []
-    res = summarize_communities(driver, settings, chat, ontology=ONTO, label="fake", progress=lines.append)
+    res = summarize_communities(driver, settings.neo4j, chat, ontology=ONTO, label="fake", progress=lines.append,
+                                llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)
     assert counter.calls == res.llm_calls == len(eligible)
     assert (res.generated, res.cached, res.unchanged, res.failed) == (len(eligible), 0, 0, [])
     assert res.singletons_skipped == len(comms) - len(eligible)
@@ -163,39 +166,46 @@ def test_summarize_calls_once_per_community_then_never(got) -> None:  # type: ig
     # unchanged graph: no call (summaries on the nodes), nor with --force (disk cache), nor after
     # detecting the same communities again (summaries carried over)
     chat2, counter2 = fake_chat([SUMMARY])
-    again = summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", progress=lines.append)
+    again = summarize_communities(driver, settings.neo4j, chat2, ontology=ONTO, label="fake", progress=lines.append,
+                                  llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)
     assert (counter2.calls, again.llm_calls, again.unchanged) == (0, 0, len(eligible))
-    forced = summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", force=True,
-                                      progress=lines.append)  # fmt: skip
+    forced = summarize_communities(driver, settings.neo4j, chat2, ontology=ONTO, label="fake", force=True,
+                                      progress=lines.append, llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)  # fmt: skip
     assert (counter2.calls, forced.cached) == (0, len(eligible))
-    kept = write_communities(driver, settings, detect_communities(eg, 1.0, 42))
+    kept = write_communities(driver, settings.neo4j, detect_communities(eg, 1.0, 42),
+                             communities=settings.communities, graph_settings=settings.graph)
     assert kept["summaries_kept"] == len(eligible)
-    summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", progress=lines.append)
+    summarize_communities(driver, settings.neo4j, chat2, ontology=ONTO, label="fake", progress=lines.append,
+                          llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)
     assert counter2.calls == 0
     # another model label is another cache key
-    summarize_communities(driver, settings, chat2, ontology=ONTO, label="other", progress=lines.append)
+    summarize_communities(driver, settings.neo4j, chat2, ontology=ONTO, label="other", progress=lines.append,
+                          llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)
     assert counter2.calls == len(eligible)
     # a forced language is another cache key, and the prompt says it
     chat3, counter3 = fake_chat([SUMMARY])
-    summarize_communities(driver, settings, chat3, ontology=ONTO, label="fake", language="English",
-                             progress=lines.append)  # fmt: skip
+    summarize_communities(driver, settings.neo4j, chat3, ontology=ONTO, label="fake", language="English",
+                             progress=lines.append, llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)  # fmt: skip
     assert counter3.calls == len(eligible)
     assert all("Write in English." in p and "community's content" not in p for p in counter3.prompts)
 
 
 def test_summarize_reports_a_failing_community_and_goes_on(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    comms = detect_communities(read_entity_graph(driver, settings, ONTO), 1.0, 42)
-    write_communities(driver, settings, comms)
+    comms = detect_communities(read_entity_graph(driver, settings.neo4j, ONTO,
+                                                 communities=settings.communities, files=settings.files), 1.0, 42)
+    write_communities(driver, settings.neo4j, comms, communities=settings.communities, graph_settings=settings.graph)
     eligible = sum(1 for c in comms if c.size > 1)
     # the first community answers garbage twice (answer + retry), the others answer well
     chat, counter = fake_chat(["no es JSON", "tampoco"] + [SUMMARY] * eligible)
-    res = summarize_communities(driver, settings, chat, ontology=ONTO, label="fake", progress=lambda s: None)
+    res = summarize_communities(driver, settings.neo4j, chat, ontology=ONTO, label="fake", progress=lambda s: None,
+                                llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)
     assert [f["id"] for f in res.failed] == [0]
     assert res.generated == eligible - 1 and counter.calls == res.llm_calls == eligible + 1
     # the next run only asks for the failed one
     chat2, counter2 = fake_chat([SUMMARY])
-    res2 = summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", progress=lambda s: None)
+    res2 = summarize_communities(driver, settings.neo4j, chat2, ontology=ONTO, label="fake", progress=lambda s: None,
+                                 llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)
     assert (counter2.calls, res2.generated, res2.failed) == (1, 1, [])
 
 
@@ -360,13 +370,14 @@ REPORT = json.dumps({"title": "Grupo", "summary": "Un grupo de entidades relacio
 
 def test_reports_have_findings_rating_excerpts_and_embeddings(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    eg = read_entity_graph(driver, settings, ONTO)
+    eg = read_entity_graph(driver, settings.neo4j, ONTO, communities=settings.communities, files=settings.files)
     comms = detect_communities(eg, 1.0, 42)
-    write_communities(driver, settings, comms)
+    write_communities(driver, settings.neo4j, comms, communities=settings.communities, graph_settings=settings.graph)
     eligible = [c for c in comms if c.size > 1]
     chat, counter = fake_chat([REPORT])
     emb = WordEmbeddings()
-    res = summarize_communities(driver, settings, chat, ontology=ONTO, label="fake", embedder=emb, embed=True)
+    res = summarize_communities(driver, settings.neo4j, chat, ontology=ONTO, label="fake", embedder=emb, embed=True,
+                                llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)
     assert res.generated == len(eligible) == counter.calls and res.embedded == len(eligible)
     assert res.embedding_error is None and emb.texts == len(eligible)
     jon = next(p for p in counter.prompts if "Jon Snow (Personaje" in p)
@@ -374,7 +385,7 @@ def test_reports_have_findings_rating_excerpts_and_embeddings(got) -> None:  # t
     excerpt_lines = [ln for ln in jon.split("SOURCE EXCERPTS:")[1].splitlines() if ln.startswith("- [")]
     assert 1 <= len(excerpt_lines) <= MAX_EXCERPTS
     assert sum(len(ln) for ln in excerpt_lines) <= MAX_EXCERPTS_CHARS + 60 * len(excerpt_lines)
-    nodes = graphdb.read_all(driver, settings, "MATCH (c:Community) WHERE c.summary IS NOT NULL "
+    nodes = graphdb.read_all(driver, settings.neo4j, "MATCH (c:Community) WHERE c.summary IS NOT NULL "
                                                "RETURN c.id AS id, c.findings AS f, c.rating AS rating, "
                                                "c.rating_explanation AS why, size(c.embedding) AS dims, "
                                                "c.level AS level")  # fmt: skip
@@ -383,7 +394,7 @@ def test_reports_have_findings_rating_excerpts_and_embeddings(got) -> None:  # t
     for n in nodes:  # an invented member is never cited; Jon Snow only where he is a member
         cited = [m for f in json.loads(n["f"]) for m in f["members"]]
         assert "Nadie" not in cited and (cited == ["Jon Snow"]) == (n["id"] in jon_ids)
-    index = [r for r in graphdb.read_all(driver, settings, vector_cypher.vector_indexes())
+    index = [r for r in graphdb.read_all(driver, settings.neo4j, vector_cypher.vector_indexes())
              if r["name"] == communities_cypher.COMMUNITY_VECTOR_INDEX]
     assert index and index[0]["dimensions"] == 64 and index[0]["similarity"].lower() == "cosine"
     exported = json.loads((settings.files.out_dir / "communities.json").read_text(encoding="utf-8"))
@@ -392,30 +403,33 @@ def test_reports_have_findings_rating_excerpts_and_embeddings(got) -> None:  # t
 
     # nothing changed: no LLM call, no embedding call; re-detecting carries reports and vectors over
     chat2, counter2 = fake_chat([REPORT])
-    again = summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", embedder=emb, embed=True)
+    again = summarize_communities(driver, settings.neo4j, chat2, ontology=ONTO, label="fake", embedder=emb, embed=True, llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)
     assert (counter2.calls, again.embedded, again.embeddings_unchanged, emb.calls) == (0, 0, len(eligible), 1)
-    write_communities(driver, settings, detect_communities(eg, 1.0, 42))
-    third = summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", embedder=emb, embed=True)
+    write_communities(driver, settings.neo4j, detect_communities(eg, 1.0, 42),
+                      communities=settings.communities, graph_settings=settings.graph)
+    third = summarize_communities(driver, settings.neo4j, chat2, ontology=ONTO, label="fake", embedder=emb, embed=True, llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)
     assert (counter2.calls, third.unchanged, third.embedded, emb.calls) == (0, len(eligible), 0, 1)
     # another embedding model: every report is embedded again
     other = WordEmbeddings(dims=32)
-    fourth = summarize_communities(driver, settings, chat2, ontology=ONTO, label="fake", embedder=other, embed=True)
+    fourth = summarize_communities(driver, settings.neo4j, chat2, ontology=ONTO, label="fake", embedder=other, embed=True, llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)
     assert fourth.embedded == len(eligible) and other.calls == 1
-    index = [r for r in graphdb.read_all(driver, settings, vector_cypher.vector_indexes())
+    index = [r for r in graphdb.read_all(driver, settings.neo4j, vector_cypher.vector_indexes())
              if r["name"] == communities_cypher.COMMUNITY_VECTOR_INDEX]
     assert index[0]["dimensions"] == 32  # re-created for the new dimension
 
 
 def test_a_failing_embedder_leaves_the_reports_written(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    write_communities(driver, settings, detect_communities(read_entity_graph(driver, settings, ONTO), 1.0, 42))
+    eg = read_entity_graph(driver, settings.neo4j, ONTO, communities=settings.communities, files=settings.files)
+    write_communities(driver, settings.neo4j, detect_communities(eg, 1.0, 42), communities=settings.communities,
+                      graph_settings=settings.graph)
 
     class Broken(WordEmbeddings):
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
             raise RuntimeError("model server down")
 
     chat, _ = fake_chat([REPORT])
-    res = summarize_communities(driver, settings, chat, ontology=ONTO, label="fake", embedder=Broken(), embed=True)
+    res = summarize_communities(driver, settings.neo4j, chat, ontology=ONTO, label="fake", embedder=Broken(), embed=True, llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)
     assert res.generated > 0 and "model server down" in (res.embedding_error or "")
-    n = graphdb.read_all(driver, settings, "MATCH (c:Community) WHERE c.summary IS NOT NULL RETURN count(c) AS n")
+    n = graphdb.read_all(driver, settings.neo4j, "MATCH (c:Community) WHERE c.summary IS NOT NULL RETURN count(c) AS n")
     assert n[0]["n"] == res.generated

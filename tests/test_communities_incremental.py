@@ -153,7 +153,7 @@ def test_a_deleted_member_or_an_old_graph_without_inner_hash_keeps_nothing_of_it
 def got(gold_graph, neo4j_settings, tmp_path):  # type: ignore[no-untyped-def]
     """The gold GoT graph without communities; settings with outputs under tmp_path."""
     settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", embeddings=False)
-    with graphdb.session(gold_graph, settings, write=True) as s:
+    with graphdb.session(gold_graph, settings.neo4j, write=True) as s:
         s.run(communities_cypher.delete_communities()).consume()
         s.run(communities_cypher.clear_entity_communities()).consume()
     return gold_graph, settings
@@ -164,9 +164,9 @@ def test_the_stored_detection_is_the_next_ones_starting_point(got) -> None:  # t
     driver, settings = got
     _, first, _ = detect_and_write(driver, settings, ONTO)
     assert first and not any(c.kept for c in first)
-    stored = graphdb.read_all(driver, settings, "MATCH (c:Community) RETURN c.inner_hash AS inner, c.seed AS seed")
+    stored = graphdb.read_all(driver, settings.neo4j, "MATCH (c:Community) RETURN c.inner_hash AS inner, c.seed AS seed")
     assert all(r["inner"] and r["seed"] == settings.communities.seed for r in stored)
-    prior = previous_communities(driver, settings)
+    prior = previous_communities(driver, settings.neo4j, communities=settings.communities)
     assert sorted((p.id, p.level, p.parent, p.members) for p in prior) == \
         sorted((c.id, c.level, c.parent, tuple(c.members)) for c in first)  # fmt: skip
 
@@ -176,10 +176,10 @@ def test_the_stored_detection_is_the_next_ones_starting_point(got) -> None:  # t
     _, fresh, _ = detect_and_write(driver, settings, ONTO, fresh=True)
     assert not any(c.kept for c in fresh) and kept_line(fresh) == ""
     # another seed, resolution or algorithm: the stored communities are not a starting point
-    assert previous_communities(driver, settings.with_overrides(community_seed=7)) == []
-    assert previous_communities(driver, settings.with_overrides(community_resolution=2.0)) == []
-    assert previous_communities(driver, settings.with_overrides(community_algorithm="louvain")) == []
-    assert previous_communities(driver, settings.with_overrides(community_incremental=False)) != []  # the caller decides
+    assert previous_communities(driver, settings.neo4j, communities=settings.with_overrides(community_seed=7).communities) == []
+    assert previous_communities(driver, settings.neo4j, communities=settings.with_overrides(community_resolution=2.0).communities) == []
+    assert previous_communities(driver, settings.neo4j, communities=settings.with_overrides(community_algorithm="louvain").communities) == []
+    assert previous_communities(driver, settings.neo4j, communities=settings.with_overrides(community_incremental=False).communities) != []  # the caller decides
 
 
 def test_a_change_deep_in_the_hierarchy_keeps_the_untouched_sub_communities() -> None:

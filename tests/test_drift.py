@@ -37,14 +37,16 @@ NAMED_REPORTS = (
 
 def summarize(driver, settings) -> list[int]:  # type: ignore[no-untyped-def]
     """Detect, write and (fake-)summarize communities; returns the ids of the summarized ones."""
-    comms = detect_communities(read_entity_graph(driver, settings, ONTO), 1.0, 42)
-    write_communities(driver, settings, comms)
+    comms = detect_communities(read_entity_graph(driver, settings.neo4j, ONTO,
+                                                 communities=settings.communities, files=settings.files), 1.0, 42)
+    write_communities(driver, settings.neo4j, comms, communities=settings.communities, graph_settings=settings.graph)
     summary = json.dumps({"title": "Grupo", "summary": "Resumen del grupo."})
-    summarize_communities(driver, settings, FakeListChatModel(responses=[summary]), ontology=ONTO,
-                             label="fake", export=False, progress=lambda s: None)  # fmt: skip
-    with graphdb.session(driver, settings, write=True) as s:
+    summarize_communities(driver, settings.neo4j, FakeListChatModel(responses=[summary]), ontology=ONTO,
+                             label="fake", export=False, progress=lambda s: None, llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)  # fmt: skip
+    with graphdb.session(driver, settings.neo4j, write=True) as s:
         s.run(NAMED_REPORTS).consume()
-    embed_reports(driver, settings)  # the reports changed: embed them again, as `communities summarize` does
+    embed_reports(driver, settings.neo4j, embedding=settings.embedding,
+                  llm=settings.llm, files=settings.files)  # the reports changed: embed them again, as `communities summarize` does
     return [c.id for c in comms if c.size > 1]
 
 
@@ -187,7 +189,7 @@ def test_ask_refuses_bad_input_and_empty_graph_parts(reports_graph) -> None:  # 
 
 def test_drift_needs_reports(gold_graph, neo4j_settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
     settings = neo4j_settings.with_overrides(home=tmp_path / "home", local_retrieval="graph")
-    with graphdb.session(gold_graph, settings, write=True) as s:
+    with graphdb.session(gold_graph, settings.neo4j, write=True) as s:
         s.run(communities_cypher.delete_communities()).consume()
     with pytest.raises(SearchError, match="communities summarize"):
         drift_search(gold_graph, settings, QUESTION, answer=False, ontology=ONTO)

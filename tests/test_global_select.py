@@ -77,11 +77,13 @@ def reports(gold_graph, neo4j_settings, tmp_path_factory):  # type: ignore[no-un
     """The gold graph with Leiden communities (levels), reports and report embeddings."""
     tmp = tmp_path_factory.mktemp("global_select")
     settings = neo4j_settings.with_overrides(home=tmp / "home", out_dir=tmp / "out", concurrency=1)
-    comms = detect_communities(read_entity_graph(gold_graph, settings, ONTO), 1.0, 42)
-    write_communities(gold_graph, settings, comms)
+    comms = detect_communities(read_entity_graph(gold_graph, settings.neo4j, ONTO,
+                                                 communities=settings.communities, files=settings.files), 1.0, 42)
+    write_communities(gold_graph, settings.neo4j, comms,
+                      communities=settings.communities, graph_settings=settings.graph)
     emb = WordEmbeddings()
-    res = summarize_communities(gold_graph, settings, MemberReportModel(), ontology=ONTO, label="fake",
-                                   embedder=emb, embed=True, export=False)  # fmt: skip
+    res = summarize_communities(gold_graph, settings.neo4j, MemberReportModel(), ontology=ONTO, label="fake",
+                                   embedder=emb, embed=True, export=False, llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)  # fmt: skip
     assert res.failed == [] and res.embedded == res.eligible > 6
     assert len({c.level for c in comms}) >= 2
     return gold_graph, settings, comms, emb
@@ -180,7 +182,7 @@ def test_level_choice_and_selection_units() -> None:
 
 def test_stored_levels_and_parents_are_consistent(reports) -> None:  # type: ignore[no-untyped-def]
     driver, settings, comms, _ = reports
-    rows = graphdb.read_all(driver, settings, "MATCH (e:Entity)-[m:IN_COMMUNITY]->(c:Community) WHERE c.level > 0 "
+    rows = graphdb.read_all(driver, settings.neo4j, "MATCH (e:Entity)-[m:IN_COMMUNITY]->(c:Community) WHERE c.level > 0 "
                                               "MATCH (e)-[p:IN_COMMUNITY]->(up:Community {id: c.parent}) "
                                               "RETURN count(*) AS n, collect(DISTINCT m.communityLevel) AS levels, "
                                               "collect(DISTINCT p.communityLevel) AS up_levels")  # fmt: skip

@@ -126,7 +126,7 @@ def graph(neo4j_driver, settings: Settings, onto: Ontology, wipe_graph):  # type
     """The test vault loaded and embedded once for the module; yields (driver, first embed summary)."""
     wipe_graph()
     load_extraction(neo4j_driver, settings, build_extraction(), onto, embed=False)  # embed_graph is under test
-    summary = embed_graph(neo4j_driver, settings)
+    summary = embed_graph(neo4j_driver, settings.neo4j, settings.embedding, llm=settings.llm, files=settings.files)
     yield neo4j_driver, summary
     wipe_graph()
 
@@ -138,50 +138,53 @@ def test_embed_graph_writes_vectors_and_indexes_idempotently(graph, settings: Se
     driver, first = graph
     assert first.chunks_embedded == len(CHUNKS) and first.entities_embedded == len(ENTITIES)
     assert set(first.indexes_created) <= {vector_cypher.CHUNK_VECTOR_INDEX, vector_cypher.ENTITY_VECTOR_INDEX}
-    assert vector_index_dimensions(driver, settings) == {vector_cypher.CHUNK_VECTOR_INDEX: 384,
-                                                         vector_cypher.ENTITY_VECTOR_INDEX: 384}
-    rows = read_all(driver, settings, "MATCH (n) WHERE n:Chunk OR n:Entity "
+    assert vector_index_dimensions(driver, settings.neo4j) == {vector_cypher.CHUNK_VECTOR_INDEX: 384,
+                                                               vector_cypher.ENTITY_VECTOR_INDEX: 384}
+    rows = read_all(driver, settings.neo4j, "MATCH (n) WHERE n:Chunk OR n:Entity "
                     "RETURN size(n.embedding) AS dims, n.embedding_hash IS NOT NULL AS hashed")
     assert rows and all(r["dims"] == 384 and r["hashed"] for r in rows)
 
-    again = embed_graph(driver, settings)  # nothing changed: nothing embedded, no model call, same indexes
+    again = embed_graph(driver, settings.neo4j, settings.embedding, llm=settings.llm, files=settings.files)  # nothing changed: nothing embedded, no model call, same indexes
     assert again.embedded == 0 and again.unchanged == len(CHUNKS) + len(ENTITIES)
     assert again.model_calls == 0 and again.indexes_created == [] and again.indexes_recreated == []
-    assert len(read_all(driver, settings, vector_cypher.vector_indexes())) == 2
+    assert len(read_all(driver, settings.neo4j, vector_cypher.vector_indexes())) == 2
 
     # one chunk's text changes: only it is embedded again
-    write_query(driver, settings, "MATCH (c:Chunk {id: $id}) SET c.text = c.text + ' Edited.'", {"id": _cid("boot")})
-    edited = embed_graph(driver, settings)
+    write_query(driver, settings.neo4j, "MATCH (c:Chunk {id: $id}) SET c.text = c.text + ' Edited.'", {"id": _cid("boot")})
+    edited = embed_graph(driver, settings.neo4j, settings.embedding, llm=settings.llm, files=settings.files)
     assert edited.chunks_embedded == 1 and edited.entities_embedded == 0 and edited.model_calls == 1
 
 
 def test_embeddings_off_skips(graph, settings: Settings) -> None:  # type: ignore[no-untyped-def]
     driver, _ = graph
-    summary = embed_graph(driver, settings.with_overrides(embeddings=False))
+    off = settings.with_overrides(embeddings=False)
+    summary = embed_graph(driver, off.neo4j, off.embedding, llm=off.llm, files=off.files)
     assert summary.skipped and summary.embedded == 0
 
 
 def test_embed_nodes_for_other_labels(graph, settings: Settings) -> None:  # type: ignore[no-untyped-def]
     driver, _ = graph
     rows = [("monitoring.md", "Notes about watching servers"), ("storage.md", "Notes about disks")]
-    first = embed_nodes(driver, settings, "Document", rows, "document_embedding")
+    first = embed_nodes(driver, settings.neo4j, settings.embedding, "Document", rows, "document_embedding",
+                        llm=settings.llm, files=settings.files)
     assert first.nodes_embedded == 2 and first.indexes_created == ["document_embedding"]
-    second = embed_nodes(driver, settings, "Document", rows, "document_embedding")
+    second = embed_nodes(driver, settings.neo4j, settings.embedding, "Document", rows, "document_embedding",
+                        llm=settings.llm, files=settings.files)
     assert second.nodes_embedded == 0 and second.unchanged == 2 and second.model_calls == 0
-    assert vector_index_dimensions(driver, settings)["document_embedding"] == 384
-    write_query(driver, settings, vector_cypher.drop_index("document_embedding"))
+    assert vector_index_dimensions(driver, settings.neo4j)["document_embedding"] == 384
+    write_query(driver, settings.neo4j, vector_cypher.drop_index("document_embedding"))
 
 
 def test_dimension_change_recreates_the_index_with_a_warning(graph, settings: Settings,
                                                              caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
     driver, _ = graph
     with caplog.at_level(logging.WARNING, logger="graphrag_got.graph.vectors"):
-        assert ensure_vector_index(driver, settings, "probe_embedding", "Document", 8) == "created"
-        assert ensure_vector_index(driver, settings, "probe_embedding", "Document", 8) == "kept"
-        assert ensure_vector_index(driver, settings, "probe_embedding", "Document", 16) == "recreated"
-    assert vector_index_dimensions(driver, settings)["probe_embedding"] == 16
+        assert ensure_vector_index(driver, settings.neo4j, "probe_embedding", "Document", 8) == "created"
+        assert ensure_vector_index(driver, settings.neo4j, "probe_embedding", "Document", 8) == "kept"
+        assert ensure_vector_index(driver, settings.neo4j, "probe_embedding", "Document", 16) == "recreated"
+    assert vector_index_dimensions(driver, settings.neo4j)["probe_embedding"] == 16
     assert any("probe_embedding has 8 dimensions" in r.getMessage() for r in caplog.records)
-    write_query(driver, settings, vector_cypher.drop_index("probe_embedding"))
+    write_query(driver, settings.neo4j, vector_cypher.drop_index("probe_embedding"))
     with pytest.raises(ValueError):
         vector_cypher.create_vector_index("x", "Chunk", 0)
     with pytest.raises(ValueError):
@@ -223,7 +226,7 @@ def test_default_retrieval_comes_from_the_settings(graph, settings: Settings, on
 
 def test_expansion_ranks_chunks_by_shared_entity_weight(graph, settings: Settings) -> None:  # type: ignore[no-untyped-def]
     driver, _ = graph
-    rows = read_all(driver, settings, search_cypher.chunk_expansion(), chunk_ids=[_cid("mon")], max_mentions=50, limit=10)
+    rows = read_all(driver, settings.neo4j, search_cypher.chunk_expansion(), chunk_ids=[_cid("mon")], max_mentions=50, limit=10)
     got = {r["id"]: r["score"] for r in rows}
     # from "mon" (Zabbix 0.9, alerting 0.8): x2 shares both, x1 Zabbix only, x3 alerting only
     expected = {_cid("x2"): 0.9 * 0.6 + 0.8 * 0.7, _cid("x1"): 0.9 * 1.0, _cid("x3"): 0.8 * 0.55}
@@ -232,7 +235,7 @@ def test_expansion_ranks_chunks_by_shared_entity_weight(graph, settings: Setting
     assert _cid("mon") not in got and _cid("lvm") not in got  # seeds and unrelated chunks are not expanded to
     assert set(next(r for r in rows if r["id"] == _cid("x2"))["shared"]) == {"Zabbix", "alerting"}
     # Zabbix and alerting are mentioned by 3 chunks each: above max_mentions they are hubs, not used
-    hub = read_all(driver, settings, search_cypher.chunk_expansion(), chunk_ids=[_cid("mon")], max_mentions=2, limit=10)
+    hub = read_all(driver, settings.neo4j, search_cypher.chunk_expansion(), chunk_ids=[_cid("mon")], max_mentions=2, limit=10)
     assert hub == []
 
 
@@ -270,7 +273,7 @@ def test_hybrid_fuses_graph_and_vector_lists(graph, settings: Settings, onto: On
 def test_without_vector_indexes_hybrid_degrades_to_graph(graph, settings: Settings, onto: Ontology,
                                                          caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
     driver, _ = graph
-    write_query(driver, settings, vector_cypher.drop_index(vector_cypher.CHUNK_VECTOR_INDEX))
+    write_query(driver, settings.neo4j, vector_cypher.drop_index(vector_cypher.CHUNK_VECTOR_INDEX))
     try:
         with caplog.at_level(logging.WARNING, logger="graphrag_got.search.local"):
             res = local_search(driver, settings, "What does Nginx do?", answer=False, ontology=onto)
@@ -280,8 +283,8 @@ def test_without_vector_indexes_hybrid_degrades_to_graph(graph, settings: Settin
         with pytest.raises(SearchError, match="vector retrieval is not possible"):
             local_search(driver, settings, "What does Nginx do?", answer=False, ontology=onto, retrieval="vector")
     finally:
-        embed_graph(driver, settings)  # recreates the index
-    assert vector_cypher.CHUNK_VECTOR_INDEX in vector_index_dimensions(driver, settings)
+        embed_graph(driver, settings.neo4j, settings.embedding, llm=settings.llm, files=settings.files)  # recreates the index
+    assert vector_cypher.CHUNK_VECTOR_INDEX in vector_index_dimensions(driver, settings.neo4j)
 
 
 def test_other_model_dimension_degrades_with_a_reason(graph, settings: Settings, onto: Ontology) -> None:  # type: ignore[no-untyped-def]

@@ -403,7 +403,7 @@ def test_neo4j_nodes_get_aliases_and_local_search_anchors_on_them(project, clean
     summary, ext = _run(project)
     settings = neo4j_settings.with_overrides(home=project["home"], out_dir=project["out"])
     load_extraction(clean_graph, settings, summary.out_path, GOT)
-    rows = graphdb.read_all(clean_graph, settings,
+    rows = graphdb.read_all(clean_graph, settings.neo4j,
                             "MATCH (e:Entity) RETURN e.uid AS uid, e.aliases AS aliases ORDER BY uid")
     assert {r["uid"]: r["aliases"] for r in rows} == {
         "CasaNoble|casa targaryen": ["Targaryen"], "Personaje|daenerys targaryen": ["Daenerys"],

@@ -150,11 +150,12 @@ def summarized(got):  # type: ignore[no-untyped-def]
     # map-reduce tests: one level (louvain), no embeddings and no cap, so every community is mapped
     # (selection by level and similarity is tested in tests/test_global_select.py)
     settings = settings.with_overrides(embeddings=False, global_max_communities=1000)
-    comms = detect_communities(read_entity_graph(driver, settings, ONTO), 1.0, 42, algorithm="louvain")
-    write_communities(driver, settings, comms)
+    comms = detect_communities(read_entity_graph(driver, settings.neo4j, ONTO,
+                                                 communities=settings.communities, files=settings.files), 1.0, 42, algorithm="louvain")
+    write_communities(driver, settings.neo4j, comms, communities=settings.communities, graph_settings=settings.graph)
     summary = json.dumps({"title": "Grupo", "summary": "Resumen del grupo."})
-    summarize_communities(driver, settings, FakeListChatModel(responses=[summary]), ontology=ONTO,
-                             label="fake", export=False, progress=lambda s: None)  # fmt: skip
+    summarize_communities(driver, settings.neo4j, FakeListChatModel(responses=[summary]), ontology=ONTO,
+                             label="fake", export=False, progress=lambda s: None, llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)  # fmt: skip
     ids = [c.id for c in comms if c.size > 1]
     assert len(ids) >= 4
     return driver, settings, ids
@@ -206,7 +207,7 @@ def test_global_nothing_relevant_makes_no_reduce_call(summarized) -> None:  # ty
 
 def test_global_needs_summaries(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    with graphdb.session(driver, settings, write=True) as s:
+    with graphdb.session(driver, settings.neo4j, write=True) as s:
         s.run(communities_cypher.delete_communities()).consume()
     with pytest.raises(SearchError, match="communities summarize"):
         global_search(driver, settings, "¿Qué bandos hay?", chat=FakeListChatModel(responses=["{}"]))

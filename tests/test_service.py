@@ -131,11 +131,13 @@ def service_graph(neo4j_driver, neo4j_settings, wipe_graph, tmp_path_factory):  
     path, sentence = evidence_extraction(tmp / "extraction.json")
     wipe_graph()
     load_extraction(neo4j_driver, settings, path, ONTO)
-    comms = detect_communities(read_entity_graph(neo4j_driver, settings, ONTO), 1.0, 42)
-    write_communities(neo4j_driver, settings, comms)
+    comms = detect_communities(read_entity_graph(neo4j_driver, settings.neo4j, ONTO,
+                                                 communities=settings.communities, files=settings.files), 1.0, 42)
+    write_communities(neo4j_driver, settings.neo4j, comms,
+                      communities=settings.communities, graph_settings=settings.graph)
     summary = json.dumps({"title": "Group", "summary": "What the group is about."})
-    summarize_communities(neo4j_driver, settings, FakeListChatModel(responses=[summary]), ontology=ONTO,
-                             label="fake", export=False, progress=lambda s: None)  # fmt: skip
+    summarize_communities(neo4j_driver, settings.neo4j, FakeListChatModel(responses=[summary]), ontology=ONTO,
+                             label="fake", export=False, progress=lambda s: None, llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)  # fmt: skip
     yield {"driver": neo4j_driver, "settings": settings, "sentence": sentence, "tmp": tmp,
            "entities": len(json.loads(path.read_text(encoding="utf-8"))["entities"]), "communities": len(comms),
            "levels": sorted({c.level for c in comms}), "level0": sum(1 for c in comms if c.level == 0)}

@@ -392,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.load()
     onto = Ontology.from_file(ONTOLOGY)
     walks = []
-    with connect(settings) as driver:
+    with connect(settings.neo4j) as driver:
         for n, a in enumerate(anchors):
             max_k = args.max_k if n else max(args.max_k, len(revs) - 1 - a)  # the first anchor walks the window
             walks.append(walk_anchor(clone, revs, a, max_k, work, truths, driver, settings, onto, compare=n == 0))

@@ -233,7 +233,7 @@ def measure_package(spec: str, work: Path) -> dict[str, Any]:
     settings = Settings.load()
     rows: list[dict[str, Any]] = []
     latencies: list[float] = []
-    with connect(settings) as driver:
+    with connect(settings.neo4j) as driver:
         with driver.session(database=settings.neo4j.database,
                             notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF) as s:
             ids = [r["id"] for r in s.run("MATCH (d:Document) RETURN d.id AS id LIMIT 100000")]

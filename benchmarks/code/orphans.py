@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     ext = Extraction.read(out)
     entities = [e for e in ext.entities if e.type in ("Function", "Class") and "path" in e.properties]
     settings = Settings.load()
-    with connect(settings) as driver:
+    with connect(settings.neo4j) as driver:
         with driver.session(database=settings.neo4j.database) as s:
             s.run("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
         load_extraction(driver, settings, out, onto)

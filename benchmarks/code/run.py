@@ -125,7 +125,7 @@ def impact_check(ext_path: Path, ext: Extraction, root: Path) -> dict[str, Any]:
 
     settings = Settings.load()
     truth = json.loads(GROUND_TRUTH.read_text(encoding="utf-8"))
-    driver = connect(settings)
+    driver = connect(settings.neo4j)
     with driver:
         with driver.session(database=settings.neo4j.database) as s:
             ids = [r["id"] for r in s.run("MATCH (d:Document) RETURN d.id AS id LIMIT 10000")]

@@ -521,13 +521,16 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
             questions += [{**q, "kind": "held-out", "type": "held-out"} for q in routing
                           if q.get("held_out") and q.get("corpus") == "got"]  # fmt: skip
         chat = chat or get_chat_model(settings.llm, files=settings.files)
-        with connect(settings) as driver:
+        with connect(settings.neo4j) as driver:
             prepare_database(driver, settings, force=args.force)
             load_fixed(driver, settings, args.extraction, onto)
-            comms = detect_communities(read_entity_graph(driver, settings, onto),
+            comms = detect_communities(read_entity_graph(driver, settings.neo4j, onto,
+                                                         communities=settings.communities, files=settings.files),
                                           settings.communities.resolution, settings.communities.seed)  # fmt: skip
-            write_communities(driver, settings, comms)
-            summarize_communities(driver, settings, chat, ontology=onto, export=False)
+            write_communities(driver, settings.neo4j, comms,
+                              communities=settings.communities, graph_settings=settings.graph)
+            summarize_communities(driver, settings.neo4j, chat, ontology=onto, export=False,
+                                  llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)
             rows = run(driver, settings, questions, onto, chat, modes, progress=_print_row)
     except GraphragGotError as exc:
         print(f"error: {exc}", file=sys.stderr)

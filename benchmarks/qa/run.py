@@ -322,9 +322,9 @@ class GlobalRow:
 
 
 def detect_and_write(driver: neo4j.Driver, settings: Settings, onto: Ontology) -> list[Community]:
-    eg = read_entity_graph(driver, settings, onto)
+    eg = read_entity_graph(driver, settings.neo4j, onto, communities=settings.communities, files=settings.files)
     comms = detect_communities(eg, settings.communities.resolution, settings.communities.seed)
-    write_communities(driver, settings, comms)
+    write_communities(driver, settings.neo4j, comms, communities=settings.communities, graph_settings=settings.graph)
     return comms
 
 
@@ -492,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {m}", file=sys.stderr)
         count, token_method = token_counter()
 
-        driver = connect(settings)
+        driver = connect(settings.neo4j)
         try:
             found = prepare_database(driver, settings, force=args.force)
             print(f"database at {settings.neo4j.uri}: {found}, emptied")
@@ -504,14 +504,15 @@ def main(argv: list[str] | None = None) -> int:
             local = run_local(driver, settings, questions, onto, HOPS, count)
             local_s = time.perf_counter() - t0
             comms = detect_and_write(driver, settings, onto)
-            catalog = graphdb.read_all(driver, settings, search_cypher.search_entity_catalog())
+            catalog = graphdb.read_all(driver, settings.neo4j, search_cypher.search_entity_catalog())
             names = {e["uid"]: e["name"] for e in catalog}
             chat, llm_label = None, None
             if args.llm:
                 from graphrag_got.llm.factory import get_chat_model, model_label
 
                 chat, llm_label = get_chat_model(settings.llm, files=settings.files), model_label(settings.llm)
-                sres = summarize_communities(driver, settings, chat, ontology=onto, export=False)
+                sres = summarize_communities(driver, settings.neo4j, chat, ontology=onto, export=False,
+                                             llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)
                 print(f"summaries: {sres.generated} generated, {sres.cached} cached, {sres.unchanged} unchanged, "
                       f"{len(sres.failed)} failed")  # fmt: skip
             glob = run_global(driver, settings, questions, comms, names, chat=chat)

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         chat = get_chat_model(chosen.llm, files=chosen.files)
         with tempfile.TemporaryDirectory(prefix="vault-modes-") as tmp:
             settings = vault_settings(Path(tmp))
-            with connect(settings) as driver:
+            with connect(settings.neo4j) as driver:
                 with driver.session(database=settings.neo4j.database) as s:
                     s.run(load_cypher.delete_all_in_batches(5000)).consume()
                 run_build(settings, VAULT, chat=stand_in_chat(REPLAY), communities=False, say=lambda line: None)

@@ -143,7 +143,7 @@ def _ask(args: argparse.Namespace, settings: Settings, mode: str, **kwargs: Any)
     from graphrag_got.search.answer import ask
 
     onto = Ontology.from_file(settings.files.ontology_path)
-    driver = connect(settings)
+    driver = connect(settings.neo4j)
     with driver:
         return ask(driver, settings, args.question, mode, answer=not args.no_answer, ontology=onto, **kwargs)  # type: ignore[arg-type]
 

@@ -51,7 +51,7 @@ def run_refresh(args: argparse.Namespace, settings: Settings) -> int:
             from graphrag_got.graph.db import connect
             from graphrag_got.graph.load import load_extraction
 
-            with connect(settings) as driver:
+            with connect(settings.neo4j) as driver:
                 summary.load = load_extraction(driver, settings, ext, onto, progress=progress, source=str(out))
     for line in summary.lines():
         print(line)

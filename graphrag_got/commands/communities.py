@@ -61,7 +61,7 @@ def _connect(settings: Settings):  # type: ignore[no-untyped-def]
     from graphrag_got.graph.db import connect
     from graphrag_got.ontology.model import Ontology
 
-    return connect(settings), Ontology.from_file(settings.files.ontology_path)
+    return connect(settings.neo4j), Ontology.from_file(settings.files.ontology_path)
 
 
 def _graph_settings(args: argparse.Namespace, settings: Settings) -> Settings:
@@ -135,7 +135,7 @@ def run_sweep(args: argparse.Namespace, settings: Settings) -> int:
     settings = _graph_settings(args, settings)
     driver, onto = _connect(settings)
     with driver:
-        eg = read_entity_graph(driver, settings, onto)
+        eg = read_entity_graph(driver, settings.neo4j, onto, communities=settings.communities, files=settings.files)
     rows = sweep(eg, resolutions, settings.communities.seed, algorithms, max_size=settings.communities.max_size,
                  max_levels=settings.communities.max_levels)  # fmt: skip
     print(f"entities: {len(eg.entities)}, links: {eg.graph.number_of_edges()}"
@@ -159,8 +159,10 @@ def run_summarize(args: argparse.Namespace, settings: Settings) -> int:
 
     driver, onto = _connect(settings)
     with driver, progress_bar() as progress:
-        res = summarize_communities(driver, settings, ontology=onto, force=args.force, progress=progress,
-                                    embed=False if args.no_embeddings else None)  # fmt: skip
+        res = summarize_communities(driver, settings.neo4j, ontology=onto, force=args.force, progress=progress,
+                                    embed=False if args.no_embeddings else None, llm=settings.llm,
+                                    files=settings.files, embedding=settings.embedding,
+                                    graph_settings=settings.graph)  # fmt: skip
     print(f"communities: {res.communities} ({res.singletons_skipped} singleton(s) not reported)")
     print(f"reports: {res.generated} generated, {res.cached} from cache, {res.unchanged} unchanged, "
           f"{len(res.failed)} failed")  # fmt: skip

@@ -91,7 +91,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     # ---- Neo4j
     from graphrag_got.graph.server import status
 
-    st = status(settings)
+    st = status(settings.neo4j, files=settings.files)
     if st.answering and st.auth_ok:
         _line(True, "neo4j", f"{st.uri} answers ({st.server_agent}); "
               f"{'embedded server pid ' + str(st.pid) if st.ours else 'external server'}")

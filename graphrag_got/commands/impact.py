@@ -45,7 +45,7 @@ def run_orphans(args: argparse.Namespace, settings: Settings) -> int:
     from graphrag_got.code.orphans import orphans
     from graphrag_got.graph.db import connect
 
-    with connect(settings) as driver:
+    with connect(settings.neo4j) as driver:
         report = orphans(driver, settings)
     if args.json:
         print(json.dumps(report.to_data(), ensure_ascii=False, indent=2))
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         raise ConfigError("give either TARGET or --diff [REV] (`ask impact pkg.mod.func`, `ask impact --diff HEAD~1..HEAD`)")
     if not diff and args.root != ".":
         raise ConfigError("--root applies to --diff only")
-    driver = connect(settings)
+    driver = connect(settings.neo4j)
     with driver:
         if diff:
             from graphrag_got.code.diff import diff_impact

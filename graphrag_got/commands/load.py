@@ -40,7 +40,7 @@ def _connect_and_ontology(settings: Settings):  # type: ignore[no-untyped-def]
     from graphrag_got.graph.db import connect
     from graphrag_got.ontology.model import Ontology
 
-    return connect(settings), Ontology.from_file(settings.files.ontology_path)
+    return connect(settings.neo4j), Ontology.from_file(settings.files.ontology_path)
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     cmd = getattr(args, "neo4j_command", None)
     if cmd == "start":
         with progress_bar() as progress:
-            info = srv.ensure_running(settings, wait_s=args.wait, progress=progress)
+            info = srv.ensure_running(settings.neo4j, wait_s=args.wait, files=settings.files, progress=progress)
         if not info.started:
             owner = f"embedded, pid {info.pid}" if info.pid else "not started by graphrag-got"
             print(f"Neo4j {info.version or ''} already answers at {info.uri} ({owner}); nothing to do".replace("  ", " "))
@@ -53,16 +53,16 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print("  stop it with `graphrag-got neo4j stop`")
         return 0
     if cmd == "stop":
-        pid = srv.stop(settings)
+        pid = srv.stop(settings.files)
         if pid is None:
-            st = srv.status(settings)
+            st = srv.status(settings.neo4j, files=settings.files)
             extra = f"; a server not started by graphrag-got still answers at {st.uri}" if st.answering else ""
-            print(f"the embedded Neo4j (home {srv.server_home(settings)}) is not running{extra}")
+            print(f"the embedded Neo4j (home {srv.server_home(settings.files)}) is not running{extra}")
         else:
-            print(f"Neo4j stopped (pid {pid}); data kept in {srv.server_home(settings)}")
+            print(f"Neo4j stopped (pid {pid}); data kept in {srv.server_home(settings.files)}")
         return 0
     if cmd == "status":
-        st = srv.status(settings)
+        st = srv.status(settings.neo4j, files=settings.files)
         if st.answering:
             auth = "credentials accepted" if st.auth_ok else f"credentials REFUSED ({st.detail})"
             print(f"{st.uri}: answering, {st.server_agent or 'Neo4j'}, {auth}")

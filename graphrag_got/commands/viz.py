@@ -53,7 +53,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if args.from_neo4j:
         from graphrag_got.graph.db import connect
 
-        driver = connect(settings)
+        driver = connect(settings.neo4j)
         try:
             nodes, edges, titles = viz.graph_from_neo4j(driver, settings, community_id=args.community, limit=args.limit)
         finally:

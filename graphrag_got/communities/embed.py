@@ -30,7 +30,7 @@ from graphrag_got.common.progress import ProgressCallback, ProgressEvent
 from graphrag_got.communities import cypher
 from graphrag_got.communities.graph import sha
 from graphrag_got.communities.store import batches, parse_findings
-from graphrag_got.config import Settings
+from graphrag_got.config import EmbeddingSettings, FilesSettings, LLMSettings, Neo4jSettings
 from graphrag_got.errors import GraphragGotError, Neo4jError
 from graphrag_got.graph.db import read_all, session
 from graphrag_got.graph.vectors import ensure_vector_index
@@ -77,14 +77,15 @@ def embedding_key(embedder: Embeddings, text: str) -> str:
     return sha(f"{_embedder_id(embedder)}\0{text}")
 
 
-def embed_reports(driver: neo4j.Driver, settings: Settings, embedder: Embeddings | None = None,
-                  result: SummarizeResult | None = None, *, progress: ProgressCallback | None = None) -> SummarizeResult:
+def embed_reports(driver: neo4j.Driver, db: Neo4jSettings, embedder: Embeddings | None = None,
+                  result: SummarizeResult | None = None, *, embedding: EmbeddingSettings, llm: LLMSettings,
+                  files: FilesSettings, progress: ProgressCallback | None = None) -> SummarizeResult:
     """Embed every report whose stored embedding is missing or was made from another text or model,
     and make sure the cosine vector index ``community_embedding`` exists with the model's dimension."""
     res = result or SummarizeResult()
     if embedder is None:
-        embedder = get_embedder(settings.embedding, llm=settings.llm, files=settings.files)
-    reports = read_all(driver, settings, cypher.community_reports_to_embed())
+        embedder = get_embedder(embedding, llm=llm, files=files)
+    reports = read_all(driver, db, cypher.community_reports_to_embed())
     todo: list[tuple[int, str, str]] = []
     for r in reports:
         text = report_text(r["title"], r["summary"], r["findings"])
@@ -95,7 +96,7 @@ def embed_reports(driver: neo4j.Driver, settings: Settings, embedder: Embeddings
             todo.append((r["id"], text, key))
     calls_before = _embedding_calls(embedder)
     vectors: list[list[float]] = []
-    size = max(1, settings.embedding.batch_size)
+    size = max(1, embedding.batch_size)
     for start in range(0, len(todo), size):
         part = todo[start : start + size]
         vectors += _embed_documents(embedder, [t for _, t, _ in part])
@@ -110,9 +111,9 @@ def embed_reports(driver: neo4j.Driver, settings: Settings, embedder: Embeddings
     rows = [{"id": cid, "embedding": [float(x) for x in vec], "hash": key}
             for (cid, _, key), vec in zip(todo, vectors)]  # fmt: skip
     if dims:  # nothing embedded: the index, if any, already has the dimension of the stored vectors
-        ensure_vector_index(driver, settings, cypher.COMMUNITY_VECTOR_INDEX, cypher.COMMUNITY, dims.pop())
+        ensure_vector_index(driver, db, cypher.COMMUNITY_VECTOR_INDEX, cypher.COMMUNITY, dims.pop())
     try:
-        with session(driver, settings, write=True) as ses:
+        with session(driver, db, write=True) as ses:
             for batch in batches(rows, size):
                 ses.execute_write(lambda tx, b=batch: tx.run(cypher.set_community_embeddings(), rows=b).consume())
     except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:

@@ -1,6 +1,7 @@
 """The entity graph communities are detected on, and the text of a community's content.
 
-    eg = read_entity_graph(driver, settings, ontology)                # read only
+    eg = read_entity_graph(driver, settings.neo4j, ontology, communities=settings.communities,
+                           files=settings.files)                      # read only
 
 * The graph is undirected. A link's weight is the sum, over the distinct relations joining the two
   entities, of the number of chunks supporting each (at least 1). A symmetric relation (stored in
@@ -27,7 +28,7 @@ import networkx as nx
 
 from graphrag_got.common.normalize import swap_ends
 from graphrag_got.communities import cypher
-from graphrag_got.config import Settings
+from graphrag_got.config import CommunitySettings, FilesSettings, Neo4jSettings
 from graphrag_got.graph.db import read_all
 from graphrag_got.ontology.loading import load_ontology
 from graphrag_got.ontology.model import RESERVED_PROPERTIES, Ontology
@@ -125,17 +126,21 @@ def build_entity_graph(entity_rows: Iterable[Mapping[str, Any]], relation_rows: 
     return EntityGraph(entities, relations, g, cooccurrence=cooccurrence_rows is not None, cooccurrence_links=links)
 
 
-def read_entity_graph(driver: neo4j.Driver, settings: Settings, ontology: Ontology | str | Path | None = None,
-                      cooccurrence: bool | None = None) -> EntityGraph:
-    """The entity graph from Neo4j, read only. ``cooccurrence`` None follows ``settings.communities.cooccurrence``."""
-    onto = load_ontology(ontology, settings.files)
-    use_cooc = settings.communities.cooccurrence if cooccurrence is None else cooccurrence
-    ents = read_all(driver, settings, cypher.community_entities())
-    grouped = read_all(driver, settings, cypher.community_relations(), types=relation_types(onto),
+def read_entity_graph(driver: neo4j.Driver, db: Neo4jSettings, ontology: Ontology | str | Path | None = None,
+                      cooccurrence: bool | None = None, *, communities: CommunitySettings | None = None,
+                      files: FilesSettings) -> EntityGraph:
+    """The entity graph from Neo4j, read only. ``cooccurrence`` None follows ``communities.cooccurrence``
+    (then ``communities`` is needed); ``files`` locates the default ontology."""
+    onto = load_ontology(ontology, files)
+    if cooccurrence is None and communities is None:
+        raise TypeError("read_entity_graph needs cooccurrence or the communities settings")
+    use_cooc = communities.cooccurrence if cooccurrence is None else cooccurrence
+    ents = read_all(driver, db, cypher.community_entities())
+    grouped = read_all(driver, db, cypher.community_relations(), types=relation_types(onto),
                        attributes=list(onto.relation_attributes))
     rels = [{"start": g["start"], "end": end, "type": rtype, "attributes": attrs, "symmetric": sym, "support": support}
             for g in grouped for end, rtype, attrs, sym, support in g["out"]]
-    cooc = read_all(driver, settings, cypher.community_cooccurrences()) if use_cooc else None
+    cooc = read_all(driver, db, cypher.community_cooccurrences()) if use_cooc else None
     if use_cooc and not cooc:
         logger.warning("co-occurrence asked but the graph has no CO_OCCURS edges: load the extraction with "
                        "GRAPHRAG_COOCCURRENCE=1 to write them")  # fmt: skip

@@ -1,6 +1,7 @@
 """LLM reports of communities: the report model and prompt, its cache, :func:`summarize_communities`.
 
-    run = summarize_communities(driver, settings, chat)               # one LLM call per changed report
+    run = summarize_communities(driver, settings.neo4j, chat, llm=settings.llm, files=settings.files,
+                                embedding=settings.embedding, graph_settings=settings.graph)  # one LLM call per changed report
 
 Reports (title, summary, key findings citing members, importance rating 0-10 with its reason) are
 written from the members with their properties, the relations among them
@@ -35,7 +36,7 @@ from graphrag_got.communities import cypher
 from graphrag_got.communities.embed import SummarizeResult, embed_reports
 from graphrag_got.communities.graph import EntityGraph, community_content, read_entity_graph, relations_inside, sha
 from graphrag_got.communities.store import batches, export_communities
-from graphrag_got.config import Settings
+from graphrag_got.config import EmbeddingSettings, FilesSettings, GraphSettings, LLMSettings, Neo4jSettings
 from graphrag_got.errors import GraphragGotError, LLMError, Neo4jError
 from graphrag_got.graph.db import read_all, session
 from graphrag_got.llm.calls import LLMOutputError, drop_repeated_sentences
@@ -179,12 +180,12 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and data.get("title") and data.get("summary") else None
 
 
-def _excerpts(driver: neo4j.Driver, settings: Settings, groups: list[tuple[int, list[str]]]) -> dict[int, str]:
+def _excerpts(driver: neo4j.Driver, db: Neo4jSettings, batch_size: int, groups: list[tuple[int, list[str]]]) -> dict[int, str]:
     """Community id -> its SOURCE EXCERPTS block (the chunks mentioning most of its members)."""
     out: dict[int, str] = {}
     rows = [{"id": cid, "uids": uids} for cid, uids in groups]
-    for batch in batches(rows, max(1, min(settings.graph.batch_size, 500))):
-        for r in read_all(driver, settings, cypher.community_chunk_excerpts(), rows=batch, limit=MAX_EXCERPTS):
+    for batch in batches(rows, max(1, min(batch_size, 500))):
+        for r in read_all(driver, db, cypher.community_chunk_excerpts(), rows=batch, limit=MAX_EXCERPTS):
             out[r["id"]] = excerpts_block(r["chunks"] or [])
     return out
 
@@ -210,7 +211,7 @@ def _node_row(cid: int, record: Mapping[str, Any], key: str) -> dict[str, Any]:
 
 def summarize_communities(
     driver: neo4j.Driver,
-    settings: Settings,
+    db: Neo4jSettings,
     chat: BaseChatModel | None = None,
     *,
     ontology: Ontology | str | Path | None = None,
@@ -222,34 +223,40 @@ def summarize_communities(
     embedder: Embeddings | None = None,
     embed: bool | None = None,
     graph: EntityGraph | None = None,
+    llm: LLMSettings,
+    files: FilesSettings,
+    embedding: EmbeddingSettings,
+    graph_settings: GraphSettings,
 ) -> SummarizeResult:
     """One LLM call per non-singleton community whose report is missing or out of date, then the
     report embeddings.
 
-    ``label`` names the model in the cache key (default: ``llm.model_label(settings.llm)``).
+    ``label`` names the model in the cache key (default: ``llm.factory.model_label(llm)``).
     ``force`` ignores the reports on the nodes (the disk cache still answers).
     A community whose answer stays invalid is reported in ``failed`` and left without a report.
     ``language`` forces the reports' language (``"English"``); None writes them in the language of
-    each community's content. ``embed`` (default ``settings.embedding.enabled``) embeds the reports with
-    ``embedder`` (default ``embeddings.get_embedder(settings.embedding, llm=settings.llm, files=settings.files)``);
+    each community's content. ``embed`` (default ``embedding.enabled``) embeds the reports with
+    ``embedder`` (default ``embeddings.get_embedder(embedding, llm=llm, files=files)``);
     an embedding failure is recorded in ``embedding_error``, never fatal (the reports are written).
     ``graph``: the entity graph when the caller has just read it (detection), instead of reading it again.
+    The sections: ``db`` the database, ``llm`` the chat model and prompts, ``files`` the cache and
+    export folders, ``embedding`` the report embeddings, ``graph_settings`` the write batch size.
     """
     from graphrag_got.common.files import write_json_atomic
 
     t0 = time.perf_counter()
-    prompts = load_prompts(settings.llm.prompts_dir)
+    prompts = load_prompts(llm.prompts_dir)
     version = prompts.version(COMMUNITY_REPORT)
-    eg = graph if graph is not None else read_entity_graph(driver, settings, ontology, cooccurrence=False)
-    stored = read_all(driver, settings, cypher.communities_with_members())
+    eg = graph if graph is not None else read_entity_graph(driver, db, ontology, cooccurrence=False, files=files)
+    stored = read_all(driver, db, cypher.communities_with_members())
     if not stored:
         raise GraphragGotError("the graph has no communities: run `graphrag-got communities detect` first")
     if label is None:
         from graphrag_got.llm.factory import model_label
 
-        label = model_label(settings.llm)
+        label = model_label(llm)
     res = SummarizeResult(communities=len(stored))
-    cache_dir = settings.cache_dir / "communities"
+    cache_dir = files.cache_dir / "communities"
     rows: list[dict[str, Any]] = []
     todo: list[tuple[dict[str, Any], str, str, list[str]]] = []
     eligible: list[tuple[dict[str, Any], list[str]]] = []
@@ -260,7 +267,7 @@ def summarize_communities(
             continue
         eligible.append((rec, members))
     res.eligible = len(eligible)
-    excerpts = _excerpts(driver, settings, [(rec["id"], members) for rec, members in eligible])
+    excerpts = _excerpts(driver, db, graph_settings.batch_size, [(rec["id"], members) for rec, members in eligible])
     inner = relations_inside(eg, [members for _, members in eligible])
     for (rec, members), among in zip(eligible, inner):
         content, _ = community_content(eg, members, among)
@@ -283,7 +290,7 @@ def summarize_communities(
         if chat is None:
             from graphrag_got.llm.factory import get_chat_model
 
-            chat = get_chat_model(settings.llm, files=settings.files)
+            chat = get_chat_model(llm, files=files)
         lock = threading.Lock()
         done = 0
 
@@ -299,7 +306,7 @@ def summarize_communities(
             except LLMError as exc:
                 return rec, key, names, None, None, str(exc), 1
 
-        with ThreadPoolExecutor(max_workers=calls_in_flight(settings.llm, chat).calls) as pool:
+        with ThreadPoolExecutor(max_workers=calls_in_flight(llm, chat).calls) as pool:
             futures = [pool.submit(one, *t) for t in todo]
             for fut in as_completed(futures):
                 rec, key, names, obj, attempt, error, calls = fut.result()
@@ -321,15 +328,15 @@ def summarize_communities(
                                                finished=done >= total))
     if rows:
         try:
-            with session(driver, settings, write=True) as ses:
-                for batch in batches(sorted(rows, key=lambda r: r["id"]), settings.graph.batch_size):
+            with session(driver, db, write=True) as ses:
+                for batch in batches(sorted(rows, key=lambda r: r["id"]), graph_settings.batch_size):
                     ses.execute_write(lambda tx, b=batch: tx.run(cypher.set_community_summaries(), rows=b).consume())
         except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
             raise Neo4jError(f"writing community reports failed: {exc}") from exc
-    if settings.embedding.enabled if embed is None else embed:
+    if embedding.enabled if embed is None else embed:
         t1 = time.perf_counter()
         try:
-            embed_reports(driver, settings, embedder, res, progress=progress)
+            embed_reports(driver, db, embedder, res, embedding=embedding, llm=llm, files=files, progress=progress)
         except GraphragGotError as exc:
             if isinstance(exc, Neo4jError):
                 raise
@@ -337,8 +344,8 @@ def summarize_communities(
             logger.warning("community reports were not embedded (global search will rank by rating): %s", exc)
         res.embedding_seconds = round(time.perf_counter() - t1, 3)
     if export:
-        path = Path(settings.files.out_dir) / "communities.json"
-        write_json_atomic(path, export_communities(driver, settings))
+        path = Path(files.out_dir) / "communities.json"
+        write_json_atomic(path, export_communities(driver, db, llm=llm))
         res.export_path = str(path)
     res.failed.sort(key=lambda f: f["id"])
     res.seconds = round(time.perf_counter() - t0, 3)

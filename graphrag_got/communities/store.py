@@ -1,7 +1,8 @@
 """Communities in Neo4j: writing a detection as ``:Community`` nodes, reading them back, the export.
 
-    write_communities(driver, settings, comms)                        # replaces previous communities
-    data = export_communities(driver, settings)                       # communities.json
+    write_communities(driver, settings.neo4j, comms, communities=settings.communities,
+                      graph_settings=settings.graph)                  # replaces previous communities
+    data = export_communities(driver, settings.neo4j, llm=settings.llm)  # communities.json
 
 Every membership is an ``IN_COMMUNITY`` relationship with ``communityLevel``; the Community node has
 ``level`` and (below level 0) ``parent``. A new detection carries a report (and its embedding) over
@@ -20,7 +21,7 @@ import neo4j
 
 from graphrag_got.communities import cypher
 from graphrag_got.communities.detect import Community, PriorCommunity
-from graphrag_got.config import Settings
+from graphrag_got.config import CommunitySettings, GraphSettings, LLMSettings, Neo4jSettings
 from graphrag_got.errors import Neo4jError
 from graphrag_got.graph.db import read_all, session
 from graphrag_got.prompts import COMMUNITY_REPORT, load_prompts
@@ -34,15 +35,16 @@ def batches(rows: list[dict[str, Any]], size: int) -> Iterable[list[dict[str, An
         yield rows[i : i + size]
 
 
-def write_communities(driver: neo4j.Driver, settings: Settings, communities: list[Community]) -> dict[str, int]:
-    """Replace every ``:Community`` node and ``Entity.communityId`` by ``communities``, in one
+def write_communities(driver: neo4j.Driver, db: Neo4jSettings, comms: list[Community], *,
+                      communities: CommunitySettings, graph_settings: GraphSettings) -> dict[str, int]:
+    """Replace every ``:Community`` node and ``Entity.communityId`` by ``comms``, in one
     transaction (all or nothing). A report (with its embedding) whose content hash is unchanged is
     carried over."""
     try:
-        with session(driver, settings, write=True) as ses:
+        with session(driver, db, write=True) as ses:
             ses.run(cypher.community_constraint()).consume()
             kept = {r["content_hash"]: r.data() for r in ses.run(cypher.existing_community_summaries())}
-            for c in communities:
+            for c in comms:
                 old = kept.get(c.content_hash)
                 if old and c.size > 1:
                     c.title, c.summary, c.summary_key = old["title"], old["summary"], old["summary_key"]
@@ -51,41 +53,41 @@ def write_communities(driver: neo4j.Driver, settings: Settings, communities: lis
                     c.embedding, c.embedding_hash = old.get("embedding"), old.get("embedding_hash")
             comm_rows = [
                 {"id": c.id, "level": c.level, "parent": c.parent, "algorithm": c.algorithm,
-                 "resolution": c.resolution, "seed": settings.communities.seed, "size": c.size,
+                 "resolution": c.resolution, "seed": communities.seed, "size": c.size,
                  "members_hash": c.members_hash, "content_hash": c.content_hash, "inner_hash": c.inner_hash,
                  "title": c.title, "summary": c.summary, "findings": c.findings,
                  "rating": c.rating, "rating_explanation": c.rating_explanation, "summary_key": c.summary_key}
-                for c in communities
+                for c in comms
             ]  # fmt: skip
-            member_rows = [{"uid": u, "id": c.id, "level": c.level} for c in communities for u in c.members]
+            member_rows = [{"uid": u, "id": c.id, "level": c.level} for c in comms for u in c.members]
             vector_rows = [{"id": c.id, "embedding": [float(x) for x in c.embedding], "hash": c.embedding_hash}
-                           for c in communities if c.embedding and c.summary]  # fmt: skip
+                           for c in comms if c.embedding and c.summary]  # fmt: skip
 
             def work(tx: neo4j.ManagedTransaction) -> None:
                 tx.run(cypher.delete_communities()).consume()
                 tx.run(cypher.clear_entity_communities()).consume()
-                for batch in batches(comm_rows, settings.graph.batch_size):
+                for batch in batches(comm_rows, graph_settings.batch_size):
                     tx.run(cypher.create_communities(), rows=batch).consume()
-                for batch in batches(member_rows, settings.graph.batch_size):
+                for batch in batches(member_rows, graph_settings.batch_size):
                     tx.run(cypher.link_community_members(), rows=batch).consume()
-                for batch in batches(vector_rows, settings.graph.batch_size):
+                for batch in batches(vector_rows, graph_settings.batch_size):
                     tx.run(cypher.set_community_embeddings(), rows=batch).consume()
 
             ses.execute_write(work)
     except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
         raise Neo4jError(f"writing communities failed: {exc}") from exc
     return {"communities": len(comm_rows), "members": len(member_rows),
-            "summaries_kept": sum(1 for c in communities if c.summary)}  # fmt: skip
+            "summaries_kept": sum(1 for c in comms if c.summary)}  # fmt: skip
 
 
-def previous_communities(driver: neo4j.Driver, settings: Settings) -> list[PriorCommunity]:
+def previous_communities(driver: neo4j.Driver, db: Neo4jSettings, *, communities: CommunitySettings) -> list[PriorCommunity]:
     """The communities an incremental detection may keep: those in the graph when they were
-    detected by Leiden with the resolution and seed of ``settings`` (else none: detect from scratch,
+    detected by Leiden with the resolution and seed of ``communities`` (else none: detect from scratch,
     and the log says why)."""
-    cs = settings.communities
+    cs = communities
     if cs.algorithm != "leiden":
         return []
-    rows = read_all(driver, settings, cypher.previous_communities())
+    rows = read_all(driver, db, cypher.previous_communities())
     if not rows:
         return []
     how = {(r["algorithm"], r["resolution"], r["seed"]) for r in rows}
@@ -111,9 +113,9 @@ def parse_findings(value: Any) -> list[dict[str, Any]]:
     return [i for i in items if isinstance(i, dict) and isinstance(i.get("statement"), str)] if isinstance(items, list) else []
 
 
-def export_communities(driver: neo4j.Driver, settings: Settings) -> dict[str, Any]:
+def export_communities(driver: neo4j.Driver, db: Neo4jSettings, *, llm: LLMSettings) -> dict[str, Any]:
     """The stored communities as a JSON-ready dict (``communities.json``)."""
-    records = read_all(driver, settings, cypher.communities_with_members())
+    records = read_all(driver, db, cypher.communities_with_members())
     comms = []
     for r in records:
         comms.append({
@@ -123,12 +125,12 @@ def export_communities(driver: neo4j.Driver, settings: Settings) -> dict[str, An
             "rating_explanation": r["rating_explanation"], "members_hash": r["members_hash"],
             "members": [{"uid": m["uid"], "name": m["name"], "type": m["type"]} for m in r["members"] if m.get("uid")],
         })  # fmt: skip
-    version = load_prompts(settings.llm.prompts_dir).version(COMMUNITY_REPORT)
+    version = load_prompts(llm.prompts_dir).version(COMMUNITY_REPORT)
     return {"format": "graphrag_got.communities/2", "prompt_version": version, "communities": comms}
 
 
-def stored_communities(driver: neo4j.Driver, settings: Settings) -> list[dict[str, Any]]:
-    return export_communities(driver, settings)["communities"]
+def stored_communities(driver: neo4j.Driver, db: Neo4jSettings, *, llm: LLMSettings) -> list[dict[str, Any]]:
+    return export_communities(driver, db, llm=llm)["communities"]
 
 
 __all__ = [

@@ -22,9 +22,8 @@ An empty variable (``NEO4J_PASSWORD=``) counts as unset.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal
 
 from dotenv import find_dotenv
 from pydantic import BaseModel, ConfigDict, Field, create_model, SecretStr, ValidationError, field_validator, model_validator
@@ -514,19 +513,6 @@ class Settings(BaseSettings):
     @property
     def models_dir(self) -> Path:
         return self.llm.models_dir(self.files.home)
-
-
-@dataclass(frozen=True)
-class SectionBundle:
-    """The few sections one stage's run reads, as fields named like the sections (a stage defines its
-    own: ``SearchSections(search, neo4j, llm, embedding, files)``). The entry points, which hold the
-    :class:`Settings`, make one with :meth:`of`; a function that reads one to three sections takes them
-    as parameters instead (``connect(neo4j)``, ``get_chat_model(llm, files=files)``)."""
-
-    @classmethod
-    def of(cls, settings: Settings) -> Self:
-        """The sections of ``settings`` this bundle holds."""
-        return cls(**{f.name: getattr(settings, f.name) for f in fields(cls)})
 
 
 def _leaves(model: type[BaseModel]) -> list[tuple[str, str, FieldInfo]]:

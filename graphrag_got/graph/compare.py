@@ -198,19 +198,19 @@ def stored_view(driver: neo4j.Driver, settings: Settings, onto: Ontology) -> Gra
     identity = identity_attributes(onto)
     skip = sorted(_OTHER_STAGES)
     view: GraphView = {s: {} for s in Section}
-    for r in read_all(driver, settings, load_cypher.view_documents(), skip=skip):
+    for r in read_all(driver, settings.neo4j, load_cypher.view_documents(), skip=skip):
         view[Section.DOCUMENT][r["id"]] = dict(r["fields"])
-    for r in read_all(driver, settings, load_cypher.view_chunks(), skip=skip):
+    for r in read_all(driver, settings.neo4j, load_cypher.view_chunks(), skip=skip):
         view[Section.CHUNK][r["id"]] = {"fields": dict(r["fields"]), "documents": sorted(r["documents"])}
-    for r in read_all(driver, settings, load_cypher.view_entities(), skip=skip):
+    for r in read_all(driver, settings.neo4j, load_cypher.view_entities(), skip=skip):
         f = dict(r["fields"])
         props = {k: v for k, v in f.items() if k not in RESERVED_PROPERTIES}
         view[Section.ENTITY][r["uid"]] = _entity_value(r["labels"], f.get("key"), f.get("name"), f.get("type"), props,
                                                        f.get("aliases") or [], f.get("chunk_ids") or [],
                                                        f.get("doc_ids") or [], f.get("record_hash"))  # fmt: skip
-    for r in read_all(driver, settings, load_cypher.view_mentions()):
+    for r in read_all(driver, settings.neo4j, load_cypher.view_mentions()):
         view[Section.MENTION][f"({r['chunk']})->({r['uid']})"] = {"weight": round(r["weight"], _DIGITS)}
-    for r in read_all(driver, settings, load_cypher.view_relations(), skip=skip):
+    for r in read_all(driver, settings.neo4j, load_cypher.view_relations(), skip=skip):
         f = dict(r["fields"])
         if r["type"] == cypher.CO_OCCURS:
             view[Section.COOCCURRENCE][f"({r['start']})~({r['end']})"] = _cooccurrence_value(
@@ -221,11 +221,11 @@ def stored_view(driver: neo4j.Driver, settings: Settings, onto: Ontology) -> Gra
         view[Section.RELATION][_relation_key(r["start"], r["type"], r["end"], ident)] = _relation_value(
             attributes, bool(f.get("symmetric")), f.get("chunk_ids") or [], f.get("doc_ids") or [],
             f.get("evidence") or [], f.get("evidence_chunk_ids") or [])
-    for r in read_all(driver, settings, load_cypher.view_note_structure()):
+    for r in read_all(driver, settings.neo4j, load_cypher.view_note_structure()):
         f = dict(r["fields"])
         qualifier = f.pop("source", "") if r["type"] == notes_cypher.TAGGED else f.pop("kind", "")
         view[Section.NOTE_STRUCTURE][_note_key(r["id"], r["type"], r["label"], r["target"], qualifier)] = f
-    for r in read_all(driver, settings, load_cypher.view_folders()):
+    for r in read_all(driver, settings.neo4j, load_cypher.view_folders()):
         view[Section.FOLDER][r["path"]] = {"name": r["name"], "parents": sorted(r["parents"])}
     return view
 

@@ -1,9 +1,12 @@
 """Connecting to Neo4j with one clear error instead of a driver traceback, plus query helpers.
 
-    driver = connect(settings)                          # verified: reachable, credentials, database
-    records, summary, keys = read_query(driver, settings, "MATCH (n) RETURN count(n) AS n")
-    write_query(driver, settings, cypher.upsert_entities(...), {"rows": rows})
-    with read_session(driver, settings) as session: ...
+    driver = connect(settings.neo4j)                    # verified: reachable, credentials, database
+    records, summary, keys = read_query(driver, settings.neo4j, "MATCH (n) RETURN count(n) AS n")
+    write_query(driver, settings.neo4j, cypher.upsert_entities(...), {"rows": rows})
+    with read_session(driver, settings.neo4j) as session: ...
+
+Every function takes the ``neo4j`` section (:class:`~graphrag_got.config.Neo4jSettings`: address,
+credentials, database, time limit), named ``db`` here because ``neo4j`` is the driver module.
 
 Query text comes from the ``cypher`` modules (``graphrag_got.graph.cypher`` and the feature modules
 next to their callers); every value travels as a parameter.
@@ -21,7 +24,7 @@ from urllib.parse import urlsplit
 import neo4j
 from neo4j import exceptions as nx
 
-from graphrag_got.config import Settings
+from graphrag_got.config import Neo4jSettings
 from graphrag_got.errors import Neo4jError
 
 START_HINT = (
@@ -77,22 +80,22 @@ def hang_message(uri: str, limits: Limits) -> str:
             f"{limits.setting}.")
 
 
-def connection_error(exc: BaseException, driver: neo4j.Driver | None, settings: Settings, doing: str) -> Neo4jError:
+def connection_error(exc: BaseException, driver: neo4j.Driver | None, db: Neo4jSettings, doing: str) -> Neo4jError:
     """One clear Neo4jError for a driver error while ``doing`` something (``"reading the graph"``)."""
-    uri = settings.neo4j.uri
+    uri = db.uri
     if timed_out(exc):
         limits = _LIMITS.get(driver) if driver is not None else None
-        return Neo4jError(f"{doing} failed: " + hang_message(uri, limits or Limits(settings.neo4j.timeout_s,
+        return Neo4jError(f"{doing} failed: " + hang_message(uri, limits or Limits(db.timeout_s,
                                                                                      "GRAPHRAG_NEO4J_TIMEOUT")))
     reason = " ".join(str(exc).split())[:400]
     return Neo4jError(f"{doing} failed: lost the connection to Neo4j at {uri} ({reason}). {START_HINT}")
 
 
-def connect(settings: Settings, timeout_s: float | None = None, *, retry_s: float | None = None,
+def connect(db: Neo4jSettings, timeout_s: float | None = None, *, retry_s: float | None = None,
             setting: str = "GRAPHRAG_NEO4J_TIMEOUT", query_timeout_s: float | None = None) -> neo4j.Driver:
-    """A driver for settings.neo4j.uri whose connection, credentials and database were checked.
+    """A driver for ``db.uri`` whose connection, credentials and database were checked.
 
-    ``timeout_s`` (default ``settings.neo4j.timeout_s``, named ``setting`` in messages) bounds
+    ``timeout_s`` (default ``db.timeout_s``, named ``setting`` in messages) bounds
     opening a connection (TCP connect, TLS, Bolt handshake) and taking one from the pool, which
     includes checking that a pooled connection still answers (a liveness check on every use);
     ``retry_s`` (default ``timeout_s``) is how long a failed read or write transaction is retried,
@@ -111,9 +114,9 @@ def connect(settings: Settings, timeout_s: float | None = None, *, retry_s: floa
     Raises Neo4jError with one message saying what is wrong and what to do; the driver's own
     exception is not chained, so no deep traceback reaches the user.
     """
-    timeout_s = settings.neo4j.timeout_s if timeout_s is None else timeout_s
+    timeout_s = db.timeout_s if timeout_s is None else timeout_s
     limits = Limits(timeout_s, setting, query_timeout_s)
-    uri = settings.neo4j.uri
+    uri = db.uri
     scheme = urlsplit(uri).scheme
     if scheme not in {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}:
         raise Neo4jError(
@@ -129,7 +132,7 @@ def connect(settings: Settings, timeout_s: float | None = None, *, retry_s: floa
             warnings.simplefilter("ignore")
             driver = neo4j.GraphDatabase.driver(
                 uri,
-                auth=(settings.neo4j.username, settings.neo4j.password),
+                auth=(db.username, db.password),
                 connection_timeout=timeout_s,
                 connection_acquisition_timeout=timeout_s,
                 liveness_check_timeout=0,  # every pooled connection is checked before use (docstring)
@@ -144,11 +147,11 @@ def connect(settings: Settings, timeout_s: float | None = None, *, retry_s: floa
         # verify_connectivity and an auto-commit query: unlike execute_query they are not retried,
         # so a stopped server is reported at once instead of after ~30 s of retries.
         driver.verify_connectivity()
-        with driver.session(database=settings.neo4j.database, default_access_mode=neo4j.READ_ACCESS) as session:
+        with driver.session(database=db.database, default_access_mode=neo4j.READ_ACCESS) as session:
             session.run("RETURN 1").consume()
     except nx.AuthError as exc:
         problem = (
-            f"Neo4j at {uri} refused user {settings.neo4j.username!r} with the configured password "
+            f"Neo4j at {uri} refused user {db.username!r} with the configured password "
             f"({exc.message or 'authentication failure'}). Set NEO4J_USERNAME / NEO4J_PASSWORD (environment "
             "or .env) to the server's credentials; the embedded server and the docker compose service use "
             "NEO4J_PASSWORD, default 'graphrag-got'. Note: after 3 failed attempts Neo4j locks the user for 5 s."
@@ -162,7 +165,7 @@ def connect(settings: Settings, timeout_s: float | None = None, *, retry_s: floa
     except nx.ClientError as exc:
         if exc.code and "DatabaseNotFound" in exc.code:
             problem = (
-                f"Neo4j at {uri} has no database {settings.neo4j.database!r}. Set NEO4J_DATABASE to an existing "
+                f"Neo4j at {uri} has no database {db.database!r}. Set NEO4J_DATABASE to an existing "
                 "one (Community edition has exactly one: 'neo4j')."
             )
         else:
@@ -176,7 +179,7 @@ def connect(settings: Settings, timeout_s: float | None = None, *, retry_s: floa
     return driver
 
 
-def _run(driver: neo4j.Driver, settings: Settings, query: str, params: dict[str, Any] | None,
+def _run(driver: neo4j.Driver, db: Neo4jSettings, query: str, params: dict[str, Any] | None,
          routing: neo4j.RoutingControl, **kwargs: Any) -> neo4j.EagerResult:
     what = "write" if routing == neo4j.RoutingControl.WRITE else "read"
     limits = _LIMITS.get(driver)
@@ -185,55 +188,55 @@ def _run(driver: neo4j.Driver, settings: Settings, query: str, params: dict[str,
         text = neo4j.Query(text, timeout=limits.query_timeout_s)
     try:
         return driver.execute_query(text, parameters_=params or {}, routing_=routing,
-                                    database_=settings.neo4j.database, **kwargs)
+                                    database_=db.database, **kwargs)
     except CONNECTION_ERRORS as exc:
-        raise connection_error(exc, driver, settings, f"a Neo4j {what}") from exc
+        raise connection_error(exc, driver, db, f"a Neo4j {what}") from exc
     except nx.Neo4jError as exc:
         raise Neo4jError(f"Neo4j {what} failed: {exc.code}: {exc.message}") from exc
 
 
-def read_query(driver: neo4j.Driver, settings: Settings, query: str,
+def read_query(driver: neo4j.Driver, db: Neo4jSettings, query: str,
                params: dict[str, Any] | None = None, **kwargs: Any) -> neo4j.EagerResult:
     """Run a read query (managed, retried transaction); returns ``(records, summary, keys)``."""
-    return _run(driver, settings, query, params, neo4j.RoutingControl.READ, **kwargs)
+    return _run(driver, db, query, params, neo4j.RoutingControl.READ, **kwargs)
 
 
-def write_query(driver: neo4j.Driver, settings: Settings, query: str,
+def write_query(driver: neo4j.Driver, db: Neo4jSettings, query: str,
                 params: dict[str, Any] | None = None, **kwargs: Any) -> neo4j.EagerResult:
     """Run a write query (managed, retried transaction); returns ``(records, summary, keys)``.
 
     ``summary.counters`` tells what changed (nodes_created, relationships_created, ...).
     """
-    return _run(driver, settings, query, params, neo4j.RoutingControl.WRITE, **kwargs)
+    return _run(driver, db, query, params, neo4j.RoutingControl.WRITE, **kwargs)
 
 
 @contextlib.contextmanager
-def session(driver: neo4j.Driver, settings: Settings, *, write: bool = False) -> Iterator[neo4j.Session]:
-    """A session on settings.neo4j.database, read-only unless ``write``; driver errors become one
+def session(driver: neo4j.Driver, db: Neo4jSettings, *, write: bool = False) -> Iterator[neo4j.Session]:
+    """A session on db.database, read-only unless ``write``; driver errors become one
     clear Neo4jError. Server notifications are off: "property key does not exist" warnings on a
     graph without communities yet are noise."""
     mode = neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS
     try:
-        with driver.session(database=settings.neo4j.database, default_access_mode=mode,
+        with driver.session(database=db.database, default_access_mode=mode,
                             notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF) as s:
             yield s
     except CONNECTION_ERRORS as exc:
-        raise connection_error(exc, driver, settings, f"a Neo4j {'write' if write else 'read'}") from exc
+        raise connection_error(exc, driver, db, f"a Neo4j {'write' if write else 'read'}") from exc
     except nx.Neo4jError as exc:
         raise Neo4jError(f"Neo4j {'write' if write else 'read'} failed: {exc.code}: {exc.message}") from exc
 
 
-def read_session(driver: neo4j.Driver, settings: Settings) -> contextlib.AbstractContextManager[neo4j.Session]:
-    """A read-only session on settings.neo4j.database (writes in it fail on the server)."""
-    return session(driver, settings)
+def read_session(driver: neo4j.Driver, db: Neo4jSettings) -> contextlib.AbstractContextManager[neo4j.Session]:
+    """A read-only session on db.database (writes in it fail on the server)."""
+    return session(driver, db)
 
 
-def write_session(driver: neo4j.Driver, settings: Settings) -> contextlib.AbstractContextManager[neo4j.Session]:
-    """A read-write session on settings.neo4j.database, e.g. for `CALL {...} IN TRANSACTIONS`."""
-    return session(driver, settings, write=True)
+def write_session(driver: neo4j.Driver, db: Neo4jSettings) -> contextlib.AbstractContextManager[neo4j.Session]:
+    """A read-write session on db.database, e.g. for `CALL {...} IN TRANSACTIONS`."""
+    return session(driver, db, write=True)
 
 
-def read_all(driver: neo4j.Driver, settings: Settings, query: str, **params: Any) -> list[dict[str, Any]]:
+def read_all(driver: neo4j.Driver, db: Neo4jSettings, query: str, **params: Any) -> list[dict[str, Any]]:
     """Records of one read query as dicts, run as a read transaction in a read-only session (ended
     by the server after the driver's query limit, when :func:`connect` was given one)."""
     limits = _LIMITS.get(driver)
@@ -243,5 +246,5 @@ def read_all(driver: neo4j.Driver, settings: Settings, query: str, **params: Any
 
     if limits is not None and limits.query_timeout_s:
         work = neo4j.unit_of_work(timeout=limits.query_timeout_s)(work)
-    with session(driver, settings) as s:
+    with session(driver, db) as s:
         return s.execute_read(work)

@@ -408,7 +408,8 @@ def load_extraction(
     if settings.embedding.enabled if embed is None else embed:
         from graphrag_got.graph.vectors import embed_graph
 
-        summary.embeddings = embed_graph(driver, settings, embedder, progress=progress).as_dict()
+        summary.embeddings = embed_graph(driver, settings.neo4j, settings.embedding, embedder, progress=progress,
+                                         llm=settings.llm, files=settings.files).as_dict()
     return summary
 
 

@@ -3,10 +3,11 @@
 The jars come from Maven Central (``neo4j/pom.xml``, copied into the git-ignored ``neo4j/lib``) and
 ``neo4j/Launcher.java`` runs them as a single-file Java program (no compile step). The server's
 home (databases, Neo4j's own logs), the launcher log and the pid file live in
-``settings.files.home / "neo4j"``; Bolt listens on the host and port of ``settings.neo4j.uri``.
+``files.home / "neo4j"``; Bolt listens on the host and port of ``neo4j.uri`` (the functions take the
+``neo4j`` section as ``db`` and the ``files`` section, never the whole settings).
 
-    info = ensure_running(settings)   # reuse whatever answers at NEO4J_URI, else start ours
-    status(settings); stop(settings)
+    info = ensure_running(settings.neo4j, files=settings.files)  # reuse what answers at NEO4J_URI, else start ours
+    status(settings.neo4j, files=settings.files); stop(settings.files)
 
 We start a plain ``java`` process ourselves instead of using neo4j-harness (test libraries, random
 ports, deletes its folder on close) or a Neo4j tarball (not on the registries we can reach).
@@ -32,7 +33,7 @@ from urllib.parse import urlsplit
 
 from graphrag_got.common import processes
 from graphrag_got.common.files import write_text_atomic
-from graphrag_got.config import Settings
+from graphrag_got.config import FilesSettings, Neo4jSettings
 from graphrag_got.errors import Neo4jServerError
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent
 
@@ -108,16 +109,16 @@ class ServerStatus:
 # --------------------------------------------------------------------------------------- paths
 
 
-def server_home(settings: Settings) -> Path:
-    return settings.files.home / "neo4j"
+def server_home(files: FilesSettings) -> Path:
+    return files.home / "neo4j"
 
 
-def log_path(settings: Settings) -> Path:
-    return server_home(settings) / "launcher.log"
+def log_path(files: FilesSettings) -> Path:
+    return server_home(files) / "launcher.log"
 
 
-def pid_path(settings: Settings) -> Path:
-    return server_home(settings) / "neo4j.pid"
+def pid_path(files: FilesSettings) -> Path:
+    return server_home(files) / "neo4j.pid"
 
 
 def _report(progress: ProgressCallback | None, step: str, message: str, *, done: int = 0,
@@ -145,14 +146,14 @@ def _folder_mb(folder: Path) -> tuple[int, float]:
     return len(jars), sum(j.stat().st_size for j in jars) / 1e6
 
 
-def ensure_jars(settings: Settings, neo4j_dir: Path = NEO4J_DIR, *,
+def ensure_jars(db: Neo4jSettings, neo4j_dir: Path = NEO4J_DIR, *,
                 progress: ProgressCallback | None = None) -> JarInfo:
-    """Make sure ``neo4j/lib`` holds the jars of ``settings.neo4j.version``; runs Maven once if not.
+    """Make sure ``neo4j/lib`` holds the jars of ``db.version``; runs Maven once if not.
 
     The download goes to a temporary folder that replaces ``lib`` only when Maven succeeded, so an
     interrupted download never leaves a half-filled (or mixed-version) classpath behind.
     """
-    version = settings.neo4j.version
+    version = db.version
     lib = neo4j_dir / "lib"
     if _jar_version_ok(lib, version):
         n, mb = _folder_mb(lib)
@@ -237,9 +238,9 @@ def _java() -> str:
 # ------------------------------------------------------------------------------ address, pid
 
 
-def bolt_address(settings: Settings) -> tuple[str, int]:
-    """(host, port) of settings.neo4j.uri, which must point at this machine for the embedded server."""
-    uri = settings.neo4j.uri
+def bolt_address(db: Neo4jSettings) -> tuple[str, int]:
+    """(host, port) of ``db.uri``, which must point at this machine for the embedded server."""
+    uri = db.uri
     parts = urlsplit(uri)
     if parts.scheme not in {"bolt", "neo4j"}:
         raise Neo4jServerError(
@@ -278,14 +279,14 @@ def _is_our_launcher(pid: int, home: Path) -> bool:
                            proc=_CHILDREN.get(pid))
 
 
-def _read_pid(settings: Settings) -> int | None:
+def _read_pid(files: FilesSettings) -> int | None:
     """The pid of our running launcher, or None (a stale pid file is removed)."""
-    path = pid_path(settings)
+    path = pid_path(files)
     try:
         pid = int(path.read_text().strip())
     except (OSError, ValueError):
         return None
-    if _is_our_launcher(pid, server_home(settings)):
+    if _is_our_launcher(pid, server_home(files)):
         return pid
     path.unlink(missing_ok=True)
     return None
@@ -300,9 +301,9 @@ def _log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
 
 
 @contextlib.contextmanager
-def _start_lock(settings: Settings) -> Iterator[None]:
+def _start_lock(files: FilesSettings) -> Iterator[None]:
     """Serialises start/stop between processes (e.g. parallel test runs) on one home."""
-    home = server_home(settings)
+    home = server_home(files)
     home.mkdir(parents=True, exist_ok=True)
     with open(home / "start.lock", "w") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
@@ -315,16 +316,16 @@ def _start_lock(settings: Settings) -> Iterator[None]:
 # ------------------------------------------------------------------------------------- status
 
 
-def status(settings: Settings, timeout_s: float = 3.0) -> ServerStatus:
-    """Is a server answering at settings.neo4j.uri (and do our credentials work)? Is our pid alive?"""
-    home = server_home(settings)
-    pid = _read_pid(settings) if pid_path(settings).exists() else None
+def status(db: Neo4jSettings, timeout_s: float = 3.0, *, files: FilesSettings) -> ServerStatus:
+    """Is a server answering at ``db.uri`` (and do our credentials work)? Is our pid (in ``files.home``) alive?"""
+    home = server_home(files)
+    pid = _read_pid(files) if pid_path(files).exists() else None
     answering, auth_ok, agent, detail = False, None, None, ""
-    parts = urlsplit(settings.neo4j.uri)
+    parts = urlsplit(db.uri)
     try:
         host, port = parts.hostname or "127.0.0.1", parts.port or 7687
     except ValueError:
-        return ServerStatus(settings.neo4j.uri, False, None, None, pid, home, log_path(settings),
+        return ServerStatus(db.uri, False, None, None, pid, home, log_path(files),
                             "invalid port in NEO4J_URI")
     if _port_open(host, port, timeout=timeout_s):
         import neo4j  # the driver; imported late so `graphrag-got --help` stays fast
@@ -333,11 +334,11 @@ def status(settings: Settings, timeout_s: float = 3.0) -> ServerStatus:
             warnings.simplefilter("ignore")
             try:
                 driver = neo4j.GraphDatabase.driver(
-                    settings.neo4j.uri, auth=(settings.neo4j.username, settings.neo4j.password),
+                    db.uri, auth=(db.username, db.password),
                     connection_timeout=timeout_s, connection_acquisition_timeout=timeout_s,
                 )
             except Exception as exc:  # bad URI: reported, not raised
-                return ServerStatus(settings.neo4j.uri, False, None, None, pid, home, log_path(settings), str(exc))
+                return ServerStatus(db.uri, False, None, None, pid, home, log_path(files), str(exc))
             try:
                 info = driver.get_server_info()
                 answering, auth_ok, agent = True, True, info.agent
@@ -349,47 +350,48 @@ def status(settings: Settings, timeout_s: float = 3.0) -> ServerStatus:
                 driver.close()
     else:
         detail = f"nothing listens on {host}:{port}"
-    return ServerStatus(settings.neo4j.uri, answering, auth_ok, agent, pid, home, log_path(settings), detail)
+    return ServerStatus(db.uri, answering, auth_ok, agent, pid, home, log_path(files), detail)
 
 
 # -------------------------------------------------------------------------------- start / stop
 
 
-def start(settings: Settings, wait_s: float = 180, *, progress: ProgressCallback | None = None) -> ServerInfo:
+def start(db: Neo4jSettings, wait_s: float = 180, *, files: FilesSettings,
+          progress: ProgressCallback | None = None) -> ServerInfo:
     """Start the embedded server in the background and wait (up to ``wait_s``) until it answers.
 
     Returns the running server unchanged when our launcher for this home is already running.
     Raises Neo4jServerError with the end of the log when it cannot start. ``progress`` receives the
     milestones (jar download, start, still starting, ready); without it they are logged at INFO.
     """
-    host, port = bolt_address(settings)
-    if settings.neo4j.username != "neo4j":
+    host, port = bolt_address(db)
+    if db.username != "neo4j":
         raise Neo4jServerError(
-            f"NEO4J_USERNAME={settings.neo4j.username!r}: the embedded server has the single user 'neo4j'"
+            f"NEO4J_USERNAME={db.username!r}: the embedded server has the single user 'neo4j'"
         )
-    if len(settings.neo4j.password) < 8:
+    if len(db.password) < 8:
         raise Neo4jServerError("NEO4J_PASSWORD must have at least 8 characters (Neo4j's minimum)")
-    home = server_home(settings)
-    log = log_path(settings)
-    with _start_lock(settings):
-        pid = _read_pid(settings)
+    home = server_home(files)
+    log = log_path(files)
+    with _start_lock(files):
+        pid = _read_pid(files)
         if pid is not None:
-            return _wait_ready(settings, pid, None, time.monotonic(), wait_s, None, started=False,
+            return _wait_ready(db, files, pid, None, time.monotonic(), wait_s, None, started=False,
                                progress=progress)
         if _port_open(host, port):
             raise Neo4jServerError(
                 f"another server already listens on {host}:{port} (not ours). Use it (`graphrag-got neo4j "
                 f"status`), stop it, or set NEO4J_URI to a free port such as bolt://127.0.0.1:{port + 1}."
             )
-        jars = ensure_jars(settings, progress=progress)
+        jars = ensure_jars(db, progress=progress)
         java = _java()
         launcher = NEO4J_DIR / "Launcher.java"
         cmd = [java, *JVM_FLAGS, "-cp", str(jars.lib_dir / "*"), str(launcher), str(home.resolve()),
                "--host", host, "--port", str(port), "--pagecache", PAGECACHE]
         if log.exists():
             log.replace(log.with_suffix(".log.1"))  # keep the previous run's log for diagnosis
-        env = {**os.environ, "NEO4J_PASSWORD": settings.neo4j.password}
-        _report(progress, START_STEP, f"starting Neo4j {settings.neo4j.version} on bolt://{host}:{port} "
+        env = {**os.environ, "NEO4J_PASSWORD": db.password}
+        _report(progress, START_STEP, f"starting Neo4j {db.version} on bolt://{host}:{port} "
                 f"(home {home}, log {log})")
         t0 = time.monotonic()
         with open(log, "wb") as out:
@@ -399,13 +401,14 @@ def start(settings: Settings, wait_s: float = 180, *, progress: ProgressCallback
             except OSError as exc:
                 raise Neo4jServerError(f"cannot run {java}: {exc}") from None
         _CHILDREN[proc.pid] = proc
-        write_text_atomic(pid_path(settings), f"{proc.pid}\n")
-        return _wait_ready(settings, proc.pid, proc, t0, wait_s, jars, started=True, progress=progress)
+        write_text_atomic(pid_path(files), f"{proc.pid}\n")
+        return _wait_ready(db, files, proc.pid, proc, t0, wait_s, jars, started=True, progress=progress)
 
 
-def _wait_ready(settings: Settings, pid: int, proc: subprocess.Popen | None, t0: float, wait_s: float,
-                jars: JarInfo | None, *, started: bool, progress: ProgressCallback | None = None) -> ServerInfo:
-    log = log_path(settings)
+def _wait_ready(db: Neo4jSettings, files: FilesSettings, pid: int, proc: subprocess.Popen | None, t0: float,
+                wait_s: float, jars: JarInfo | None, *, started: bool,
+                progress: ProgressCallback | None = None) -> ServerInfo:
+    log = log_path(files)
     deadline = t0 + wait_s
     last_note = time.monotonic()
     while True:
@@ -421,20 +424,20 @@ def _wait_ready(settings: Settings, pid: int, proc: subprocess.Popen | None, t0:
         if ready:
             seconds = time.monotonic() - t0
             if started:
-                _report(progress, START_STEP, f"ready at {settings.neo4j.uri} (pid {pid}) in {seconds:.1f} s",
+                _report(progress, START_STEP, f"ready at {db.uri} (pid {pid}) in {seconds:.1f} s",
                         finished=True)
-            return ServerInfo(settings.neo4j.uri, started, pid, server_home(settings), log,
-                              settings.neo4j.version, round(seconds, 1) if started else None, jars)
-        dead = (proc.poll() is not None) if proc is not None else not _is_our_launcher(pid, server_home(settings))
+            return ServerInfo(db.uri, started, pid, server_home(files), log,
+                              db.version, round(seconds, 1) if started else None, jars)
+        dead = (proc.poll() is not None) if proc is not None else not _is_our_launcher(pid, server_home(files))
         if failed or dead:
-            pid_path(settings).unlink(missing_ok=True)
+            pid_path(files).unlink(missing_ok=True)
             why = failed or "the server process exited"
             raise Neo4jServerError(
                 f"Neo4j did not start: {why}\nLog {log} ends with:\n{_log_tail(log)}"
             )
         if time.monotonic() > deadline:
             _terminate(pid, proc, timeout_s=30)
-            pid_path(settings).unlink(missing_ok=True)
+            pid_path(files).unlink(missing_ok=True)
             raise Neo4jServerError(
                 f"Neo4j did not become ready within {wait_s:.0f} s and was stopped; on a slow machine "
                 f"pass a longer wait (--wait). Log {log} ends with:\n{_log_tail(log)}"
@@ -450,25 +453,26 @@ def _terminate(pid: int, proc: subprocess.Popen | None, timeout_s: float) -> boo
     return processes.stop_process(pid, timeout_s, proc)
 
 
-def stop(settings: Settings, timeout_s: float = 60) -> int | None:
-    """Stop our embedded server (clean shutdown). Returns its pid, or None when it was not running."""
-    with _start_lock(settings):
-        pid = _read_pid(settings)
+def stop(files: FilesSettings, timeout_s: float = 60) -> int | None:
+    """Stop our embedded server of ``files.home`` (clean shutdown). Returns its pid, or None when it was
+    not running."""
+    with _start_lock(files):
+        pid = _read_pid(files)
         if pid is None:
             return None
         clean = _terminate(pid, _CHILDREN.get(pid), timeout_s)
         _CHILDREN.pop(pid, None)
-        pid_path(settings).unlink(missing_ok=True)
+        pid_path(files).unlink(missing_ok=True)
         if not clean:
             logger.warning("Neo4j (pid %s) did not stop within %.0f s and was killed", pid, timeout_s)
         return pid
 
 
-def ensure_running(settings: Settings, wait_s: float = 180, *,
+def ensure_running(db: Neo4jSettings, wait_s: float = 180, *, files: FilesSettings,
                    progress: ProgressCallback | None = None) -> ServerInfo:
     """Reuse a server answering at NEO4J_URI (Docker, ours, any), else start the embedded one."""
-    st = status(settings)
+    st = status(db, files=files)
     if st.answering:
-        return ServerInfo(settings.neo4j.uri, False, st.pid, st.home, st.log_path,
+        return ServerInfo(db.uri, False, st.pid, st.home, st.log_path,
                           (st.server_agent or "").removeprefix("Neo4j/") or None)
-    return start(settings, wait_s=wait_s, progress=progress)
+    return start(db, wait_s=wait_s, files=files, progress=progress)

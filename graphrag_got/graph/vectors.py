@@ -26,7 +26,7 @@ import neo4j
 from langchain_core.embeddings import Embeddings
 
 from graphrag_got.graph import cypher, vector_cypher
-from graphrag_got.config import Settings
+from graphrag_got.config import EmbeddingSettings, FilesSettings, LLMSettings, Neo4jSettings
 from graphrag_got.llm.embeddings import embedding_dimensions, get_embedder, text_hash
 from graphrag_got.graph.db import read_all, write_query
 from graphrag_got.ontology.model import RESERVED_PROPERTIES
@@ -124,27 +124,27 @@ def _hash(model: str, text: str) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def vector_index_dimensions(driver: neo4j.Driver, settings: Settings) -> dict[str, int]:
+def vector_index_dimensions(driver: neo4j.Driver, db: Neo4jSettings) -> dict[str, int]:
     """Every vector index of the database and its dimension (name -> dimensions)."""
-    rows = read_all(driver, settings, vector_cypher.vector_indexes())
+    rows = read_all(driver, db, vector_cypher.vector_indexes())
     return {r["name"]: int(r["dimensions"]) for r in rows if r.get("dimensions") is not None}
 
 
-def ensure_vector_index(driver: neo4j.Driver, settings: Settings, name: str, label: str, dimensions: int,
+def ensure_vector_index(driver: neo4j.Driver, db: Neo4jSettings, name: str, label: str, dimensions: int,
                         summary: EmbedSummary | None = None) -> str:  # fmt: skip
     """Create the cosine vector index ``name`` on ``(:label).embedding`` if missing; recreate it when
     its dimension is not ``dimensions`` (the model changed). Returns "created", "recreated" or "kept"."""
-    existing = vector_index_dimensions(driver, settings).get(name)
+    existing = vector_index_dimensions(driver, db).get(name)
     if existing == dimensions:
         return "kept"
     outcome = "created"
     if existing is not None:
         log.warning("vector index %s has %d dimensions but the embedding model gives %d: dropping and "
                     "recreating it (the model changed; every %s is embedded again)", name, existing, dimensions, label)
-        write_query(driver, settings, vector_cypher.drop_index(name))
+        write_query(driver, db, vector_cypher.drop_index(name))
         outcome = "recreated"
-    write_query(driver, settings, vector_cypher.create_vector_index(name, label, dimensions))
-    write_query(driver, settings, cypher.await_indexes())
+    write_query(driver, db, vector_cypher.create_vector_index(name, label, dimensions))
+    write_query(driver, db, cypher.await_indexes())
     if summary is not None:
         (summary.indexes_recreated if outcome == "recreated" else summary.indexes_created).append(name)
     return outcome
@@ -159,21 +159,21 @@ def _model_name(embedder: Embeddings) -> str:
     return str(getattr(embedder, "model_id", None) or getattr(embedder, "model_name", None) or type(embedder).__name__)
 
 
-def _write_vectors(driver: neo4j.Driver, settings: Settings, label: str, key: str, rows: list[dict[str, Any]],
+def _write_vectors(driver: neo4j.Driver, db: Neo4jSettings, batch_size: int, label: str, key: str, rows: list[dict[str, Any]],
                    embedder: Embeddings) -> None:  # fmt: skip
     """Embed ``rows`` ({id, text, hash}) and write their vectors, one UNWIND batch per model batch."""
-    step = max(1, settings.embedding.batch_size)
+    step = max(1, batch_size)
     for start in range(0, len(rows), step):
         part = rows[start:start + step]
         vectors = embedder.embed_documents([r["text"] for r in part])
         payload = [{"id": r["id"], "embedding": v, "hash": r["hash"]} for r, v in zip(part, vectors)]
-        write_query(driver, settings, vector_cypher.set_embeddings(label, key), {"rows": payload})
+        write_query(driver, db, vector_cypher.set_embeddings(label, key), {"rows": payload})
 
 
-def _pages(driver: neo4j.Driver, settings: Settings, query: str, **params: Any) -> Iterable[list[dict[str, Any]]]:
+def _pages(driver: neo4j.Driver, db: Neo4jSettings, query: str, **params: Any) -> Iterable[list[dict[str, Any]]]:
     after = ""
     while True:
-        rows = read_all(driver, settings, query, after=after, limit=PAGE_SIZE, **params)
+        rows = read_all(driver, db, query, after=after, limit=PAGE_SIZE, **params)
         if not rows:
             return
         yield rows
@@ -182,15 +182,15 @@ def _pages(driver: neo4j.Driver, settings: Settings, query: str, **params: Any) 
             return
 
 
-def _begin(settings: Settings, embedder: Embeddings | None
+def _begin(embedding: EmbeddingSettings, embedder: Embeddings | None, *, llm: LLMSettings, files: FilesSettings
            ) -> tuple[EmbedSummary, Embeddings | None, tuple[int, int, int]]:
     """A run's summary (model and dimensions filled in), its embedder and the embedder's counters
     before the run; the embedder is None (and the summary ``skipped``) when embeddings are off."""
     summary = EmbedSummary()
-    if not settings.embedding.enabled:
+    if not embedding.enabled:
         summary.skipped = True
         return summary, None, (0, 0, 0)
-    embedder = embedder or get_embedder(settings.embedding, llm=settings.llm, files=settings.files)
+    embedder = embedder or get_embedder(embedding, llm=llm, files=files)
     summary.model = _model_name(embedder)
     summary.dimensions = embedding_dimensions(embedder)
     return summary, embedder, _count(embedder)
@@ -203,23 +203,25 @@ def _count(embedder: Embeddings) -> tuple[int, int, int]:
     return int(stats.hits), int(stats.misses), int(stats.model_calls)
 
 
-def embed_graph(driver: neo4j.Driver, settings: Settings, embedder: Embeddings | None = None,
-                progress: ProgressCallback | None = None) -> EmbedSummary:  # fmt: skip
+def embed_graph(driver: neo4j.Driver, db: Neo4jSettings, embedding: EmbeddingSettings,
+                embedder: Embeddings | None = None, progress: ProgressCallback | None = None, *,
+                llm: LLMSettings, files: FilesSettings) -> EmbedSummary:  # fmt: skip
     """Embed the chunks and entities whose text changed since their vector was computed, and make
     sure both vector indexes exist with the model's dimension (see the module docstring).
 
-    ``embedder`` defaults to :func:`graphrag_got.llm.embeddings.get_embedder` (disk-cached). With
-    ``settings.embedding.enabled`` off nothing is done and the summary says ``skipped``.
+    ``embedder`` defaults to :func:`graphrag_got.llm.embeddings.get_embedder` of ``embedding`` (disk-cached;
+    ``llm`` and ``files`` say where its model runs and caches). With ``embedding.enabled`` off nothing is
+    done and the summary says ``skipped``.
     """
     t0 = time.perf_counter()
-    summary, embedder, before = _begin(settings, embedder)
+    summary, embedder, before = _begin(embedding, embedder, llm=llm, files=files)
     if embedder is None:
         return summary
     emit = progress or no_progress
     model = summary.model
     for name, label in ((vector_cypher.CHUNK_VECTOR_INDEX, cypher.CHUNK),
                         (vector_cypher.ENTITY_VECTOR_INDEX, cypher.ENTITY)):
-        ensure_vector_index(driver, settings, name, label, summary.dimensions, summary)
+        ensure_vector_index(driver, db, name, label, summary.dimensions, summary)
 
     done = 0
     emit(ProgressEvent("embed", 0, None, "chunks"))
@@ -231,7 +233,7 @@ def embed_graph(driver: neo4j.Driver, settings: Settings, embedder: Embeddings |
          cypher.ENTITY, "uid"),
     )
     for query, page_args, text_of, label, key in kinds:
-        for page in _pages(driver, settings, query, **page_args):
+        for page in _pages(driver, db, query, **page_args):
             todo = []
             for r in page:
                 text = text_of(r)
@@ -240,7 +242,7 @@ def embed_graph(driver: neo4j.Driver, settings: Settings, embedder: Embeddings |
                     summary.unchanged += 1
                 else:
                     todo.append({"id": r["id"], "text": text, "hash": h})
-            _write_vectors(driver, settings, label, key, todo, embedder)
+            _write_vectors(driver, db, embedding.batch_size, label, key, todo, embedder)
             if label == cypher.CHUNK:
                 summary.chunks_embedded += len(todo)
             else:
@@ -257,8 +259,9 @@ def embed_graph(driver: neo4j.Driver, settings: Settings, embedder: Embeddings |
     return summary
 
 
-def embed_nodes(driver: neo4j.Driver, settings: Settings, label: str, rows: Iterable[tuple[str, str]],
-                index_name: str, embedder: Embeddings | None = None, *, key: str = "id",
+def embed_nodes(driver: neo4j.Driver, db: Neo4jSettings, embedding: EmbeddingSettings, label: str,
+                rows: Iterable[tuple[str, str]], index_name: str, embedder: Embeddings | None = None, *,
+                llm: LLMSettings, files: FilesSettings, key: str = "id",
                 progress: ProgressCallback | None = None) -> EmbedSummary:  # fmt: skip
     """Embed arbitrary ``label`` nodes: ``rows`` are ``(id, text)`` pairs, ``id`` the value of the
     node property ``key``. Nodes whose stored ``embedding_hash`` matches the text are left alone;
@@ -266,18 +269,18 @@ def embed_nodes(driver: neo4j.Driver, settings: Settings, label: str, rows: Iter
     dimension change). Rows whose node does not exist are ignored by the write.
     """
     t0 = time.perf_counter()
-    summary, embedder, before = _begin(settings, embedder)
+    summary, embedder, before = _begin(embedding, embedder, llm=llm, files=files)
     if embedder is None:
         return summary
     emit = progress or no_progress
     model = summary.model
-    ensure_vector_index(driver, settings, index_name, label, summary.dimensions, summary)
+    ensure_vector_index(driver, db, index_name, label, summary.dimensions, summary)
     items = [(str(i), t) for i, t in rows if t and str(t).strip()]
     stored: dict[str, Any] = {}
     for start in range(0, len(items), PAGE_SIZE):
         ids = [i for i, _ in items[start:start + PAGE_SIZE]]
         query = vector_cypher.stored_embedding_hashes(label, key)
-        stored.update({r["id"]: r["hash"] for r in read_all(driver, settings, query, ids=ids)})
+        stored.update({r["id"]: r["hash"] for r in read_all(driver, db, query, ids=ids)})
     todo = []
     for node_id, text in items:
         h = _hash(model, text)
@@ -286,7 +289,7 @@ def embed_nodes(driver: neo4j.Driver, settings: Settings, label: str, rows: Iter
         else:
             todo.append({"id": node_id, "text": text, "hash": h})
     emit(ProgressEvent("embed", 0, len(todo), label))
-    _write_vectors(driver, settings, label, key, todo, embedder)
+    _write_vectors(driver, db, embedding.batch_size, label, key, todo, embedder)
     summary.nodes_embedded = len(todo)
     _finish(summary, embedder, before, t0)
     emit(ProgressEvent("embed", len(todo), len(todo), f"{len(todo)} {label} embedded",

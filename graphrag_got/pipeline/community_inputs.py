@@ -29,7 +29,7 @@ def sidecar(settings: Settings) -> Sidecar:
 
 def graph_digest(driver: neo4j.Driver, settings: Settings, ontology_hash: str) -> str:
     """sha256 of what detection and the reports depend on (two read queries)."""
-    (size,) = read_all(driver, settings, graph_size())
+    (size,) = read_all(driver, settings.neo4j, graph_size())
     head = {"v": VERSION, "ontology": ontology_hash, "size": size,
             "communities": settings.communities.model_dump(mode="json"),
             "llm": settings.llm.model_dump(mode="json"), "embedding": settings.embedding.model_dump(mode="json")}
@@ -41,7 +41,7 @@ def unchanged(driver: neo4j.Driver, settings: Settings, digest: str) -> int:
     the graph; 0 otherwise (detect again)."""
     if sidecar(settings).kept(digest) is None:
         return 0
-    (row,) = read_all(driver, settings, community_count())
+    (row,) = read_all(driver, settings.neo4j, community_count())
     return int(row["count"] or 0)
 
 

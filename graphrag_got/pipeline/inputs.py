@@ -22,7 +22,7 @@ from graphrag_got.graph.load_cypher import existing_documents
 def graph_documents_digest(driver: neo4j.Driver, settings: Settings, head: dict[str, Any]) -> str:
     """sha256 of ``head`` (JSON) followed by every document of the graph (one read query)."""
     docs = sorted((r["id"], r["hash"] or "", r["ontology_hash"] or "", r["records_hash"] or "")
-                  for r in read_all(driver, settings, existing_documents()))
+                  for r in read_all(driver, settings.neo4j, existing_documents()))
     h = hashlib.sha256(json.dumps(head, sort_keys=True, default=str).encode("utf-8"))
     for doc in docs:
         h.update("\n".join(("", *doc)).encode("utf-8"))

@@ -56,7 +56,7 @@ class StepContext:
         if self._driver is None:
             from graphrag_got.graph.db import connect
 
-            self._driver = connect(self.settings)
+            self._driver = connect(self.settings.neo4j)
         return self._driver
 
     def close(self) -> None:
@@ -177,7 +177,7 @@ def neo4j_step(ctx: StepContext) -> StepOutcome:
     """Make sure a Neo4j server answers (starting the embedded one when none does)."""
     from graphrag_got.graph.server import ensure_running
 
-    info = ensure_running(ctx.settings, progress=ctx.progress)
+    info = ensure_running(ctx.settings.neo4j, files=ctx.settings.files, progress=ctx.progress)
     pid = getattr(info, "pid", None)
     return StepOutcome(lines=[f"Neo4j at {ctx.settings.neo4j.uri}" + (f" (embedded, pid {pid})" if pid else "")])
 
@@ -236,7 +236,8 @@ def embeddings_step(ctx: StepContext) -> StepOutcome:
         return StepOutcome(lines=["embeddings are off (GRAPHRAG_EMBEDDINGS)"])
     from graphrag_got.graph.vectors import embed_graph
 
-    es = embed_graph(ctx.driver, ctx.settings, ctx.embedder, progress=ctx.progress)
+    es = embed_graph(ctx.driver, ctx.settings.neo4j, ctx.settings.embedding, ctx.embedder, progress=ctx.progress,
+                     llm=ctx.settings.llm, files=ctx.settings.files)
     line = (f"{es.chunks_embedded} chunks and {es.entities_embedded} entities embedded, {es.unchanged} unchanged; "
             f"{es.model_calls} model call(s), {es.cache_hits} cache hit(s)"
             + (f"; vector indexes created: {', '.join(es.indexes_created)}" if es.indexes_created else ""))
@@ -257,15 +258,16 @@ def detect_and_write(driver: "neo4j.Driver", settings: Settings, ontology: "Onto
     from graphrag_got.pipeline.community_inputs import forget
 
     forget(settings)  # whatever this detection writes, the last build's digest no longer vouches for it
-    eg = read_entity_graph(driver, settings, ontology)
+    eg = read_entity_graph(driver, settings.neo4j, ontology, communities=settings.communities, files=settings.files)
     if not eg.entities:
         return eg, [], {}
     incremental = settings.communities.incremental and not fresh
-    previous = previous_communities(driver, settings) if incremental else None
+    previous = previous_communities(driver, settings.neo4j, communities=settings.communities) if incremental else None
     comms = detect_communities(eg, settings.communities.resolution, settings.communities.seed,
                                algorithm=settings.communities.algorithm, max_size=settings.communities.max_size,
                                max_levels=settings.communities.max_levels, previous=previous)  # fmt: skip
-    counts = write_communities(driver, settings, comms)
+    counts = write_communities(driver, settings.neo4j, comms, communities=settings.communities,
+                               graph_settings=settings.graph)
     return eg, comms, counts
 
 
@@ -296,8 +298,9 @@ def communities_step(ctx: StepContext) -> StepOutcome:
     lines = [f"{len(comms)} communities over {len(levels)} level(s) ({settings.communities.algorithm}): "
              + ", ".join(f"level {lv} {sum(1 for c in comms if c.level == lv)}" for lv in levels)
              + kept_line(comms)]
-    sm = summarize_communities(ctx.driver, settings, ctx.chat, ontology=onto, progress=ctx.progress,
-                               embedder=ctx.embedder, graph=eg)  # fmt: skip
+    sm = summarize_communities(ctx.driver, settings.neo4j, ctx.chat, ontology=onto, progress=ctx.progress,
+                               embedder=ctx.embedder, graph=eg, llm=settings.llm, files=settings.files,
+                               embedding=settings.embedding, graph_settings=settings.graph)  # fmt: skip
     est = " (estimated)" if sm.tokens_estimated else ""
     lines.append(f"reports: {sm.generated} new, {sm.cached + sm.unchanged} reused, {len(sm.failed)} failed; "
                  f"{sm.llm_calls} LLM calls, tokens in/out {sm.input_tokens}/{sm.output_tokens}{est}")

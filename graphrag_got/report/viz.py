@@ -96,7 +96,7 @@ def graph_from_neo4j(
     from graphrag_got.graph.db import read_query  # managed read transaction, Neo4jError with a hint on failure
 
     def read(query: str, **params: Any) -> list[dict[str, Any]]:
-        return [r.data() for r in read_query(driver, settings, query, params).records]
+        return [r.data() for r in read_query(driver, settings.neo4j, query, params).records]
 
     community = None if community_id is None else str(community_id)
     node_rows = read(cypher.viz_entities(), community=community, limit=int(limit))

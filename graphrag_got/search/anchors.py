@@ -336,17 +336,17 @@ def entity_catalog(driver: neo4j.Driver, settings: Settings) -> tuple[list[dict[
     """
     ttl = settings.search.local_catalog_cache_s
     if ttl <= 0:
-        catalog = read_all(driver, settings, cypher.search_entity_catalog())
+        catalog = read_all(driver, settings.neo4j, cypher.search_entity_catalog())
         return catalog, MatchIndex(catalog)
     key = (id(driver), settings.neo4j.uri, settings.neo4j.database)
-    rows = read_all(driver, settings, cypher.search_catalog_fingerprint())
+    rows = read_all(driver, settings.neo4j, cypher.search_catalog_fingerprint())
     stamp = (rows[0]["entities"], repr(rows[0]["documents"])) if rows else None
     now = time.monotonic()
     with _CATALOGS_LOCK:
         cached = _CATALOGS.get(key)
         if cached is not None and cached[1] == stamp and now - cached[0] <= ttl:
             return cached[2], cached[3]
-    catalog = read_all(driver, settings, cypher.search_entity_catalog())
+    catalog = read_all(driver, settings.neo4j, cypher.search_entity_catalog())
     index = MatchIndex(catalog)
     with _CATALOGS_LOCK:
         _CATALOGS[key] = (now, stamp, catalog, index)

@@ -136,7 +136,7 @@ def _checks(out: AskResult, res: Any) -> None:
 
 
 def _catalog(driver: neo4j.Driver, settings: Settings) -> list[dict[str, Any]]:
-    catalog = read_all(driver, settings, cypher.search_entity_catalog())
+    catalog = read_all(driver, settings.neo4j, cypher.search_entity_catalog())
     if not catalog:
         raise SearchError("the graph has no entities: run `graphrag-got load` first")
     return catalog
@@ -147,13 +147,13 @@ ENABLE_REPORTS = "graphrag-got communities summarize"
 
 
 def _has_reports(driver: neo4j.Driver, settings: Settings) -> bool:
-    return bool(read_all(driver, settings, cypher.community_report_count())[0]["n"])
+    return bool(read_all(driver, settings.neo4j, cypher.community_report_count())[0]["n"])
 
 
 def _check_mode_can_run(driver: neo4j.Driver, settings: Settings, mode: str) -> None:
     """An explicit global or drift needs community reports: without them, say what to run."""
     if mode in {"global", "drift"} and not _has_reports(driver, settings):
-        n = read_all(driver, settings, cypher.community_count())[0]["n"]
+        n = read_all(driver, settings.neo4j, cypher.community_count())[0]["n"]
         first = "" if n else "`graphrag-got communities detect`, then "
         raise ModeUnavailable(f"mode {mode} needs community reports and the graph has none: run {first}"
                               f"`{ENABLE_REPORTS}`, or ask in mode auto or local", mode=mode,

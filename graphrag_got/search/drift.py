@@ -177,7 +177,7 @@ def _as_text_list(value: Any) -> list[str]:
 
 def community_reports(driver: neo4j.Driver, settings: Settings) -> list[Report]:
     """Every community with a summary, as a :class:`Report` (read-only)."""
-    rows = read_all(driver, settings, cypher.drift_community_reports(), members=MAX_MEMBERS)
+    rows = read_all(driver, settings.neo4j, cypher.drift_community_reports(), members=MAX_MEMBERS)
     out = []
     for r in rows:
         props = r.get("props") or {}

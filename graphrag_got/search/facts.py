@@ -93,14 +93,14 @@ def _attribute_rows(driver: neo4j.Driver, settings: Settings, names: list[str], 
     a graph loaded before that index existed falls back to reading every relationship (slow on a big
     graph: load it again to get the index)."""
     try:
-        return read_all(driver, settings, cypher.local_attribute_facts_indexed(),
+        return read_all(driver, settings.neo4j, cypher.local_attribute_facts_indexed(),
                         terms=cypher.lucene_phrases(names), limit=limit, **params)
     except neo4j.exceptions.ClientError as exc:
         if "relation_attributes" not in str(exc) and "index" not in str(exc).lower():
             raise
         log.warning("no relation attribute index (load the graph again to create it); scanning every "
                        "relationship instead")
-        return read_all(driver, settings, cypher.local_attribute_facts(), names=names, limit=limit, **params)
+        return read_all(driver, settings.neo4j, cypher.local_attribute_facts(), names=names, limit=limit, **params)
 
 
 def retrieve_facts(driver: neo4j.Driver, settings: Settings, anchors: list[Anchor], hops: int, types: list[str],
@@ -113,10 +113,10 @@ def retrieve_facts(driver: neo4j.Driver, settings: Settings, anchors: list[Ancho
     """
     uids = [a.uid for a in anchors]
     params = {"anchors": uids, "types": types, "attributes": list(attributes)}
-    found = _facts(read_all(driver, settings, cypher.local_anchor_facts(), limit=max_facts * 2, **params), "path")
+    found = _facts(read_all(driver, settings.neo4j, cypher.local_anchor_facts(), limit=max_facts * 2, **params), "path")
     if hops >= 2:
         q = cypher.local_neighborhood(hops)
-        found += _facts(read_all(driver, settings, q, path_limit=path_limit, limit=max_facts * 4, **params), "path")
+        found += _facts(read_all(driver, settings.neo4j, q, path_limit=path_limit, limit=max_facts * 4, **params), "path")
         names = sorted({a.name.lower() for a in anchors if len(a.name) >= 4})
         if names and attributes:
             found += _facts(_attribute_rows(driver, settings, names, max_facts, params), "attribute")
@@ -158,7 +158,7 @@ def excerpts_for(driver: neo4j.Driver, settings: Settings, facts: list[Fact], an
     ids = ids[:limit]
     if not ids:
         return []
-    texts = {r["id"]: r["text"] or "" for r in read_all(driver, settings, cypher.chunk_texts(), ids=ids)}
+    texts = {r["id"]: r["text"] or "" for r in read_all(driver, settings.neo4j, cypher.chunk_texts(), ids=ids)}
     names = [normalize_words(a.name) for a in anchors]
     out = []
     for cid in ids:

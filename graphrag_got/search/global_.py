@@ -304,11 +304,11 @@ def global_search(
         raise SearchError(f"the minimum similarity must be a number from -1 to 1, got {min_similarity!r}")
     if not question.strip():
         raise SearchError("the question is empty")
-    rows = read_all(driver, settings, cypher.community_summaries(), members=MAX_MEMBERS_SHOWN)
+    rows = read_all(driver, settings.neo4j, cypher.community_summaries(), members=MAX_MEMBERS_SHOWN)
     if not rows:
         raise SearchError("no community has a summary: run `graphrag-got communities detect` and "
                           "`graphrag-got communities summarize` first")  # fmt: skip
-    hierarchy = read_all(driver, settings, cypher.community_levels())
+    hierarchy = read_all(driver, settings.neo4j, cypher.community_levels())
     reported = {r["id"] for r in rows}
     present = sorted({int(h["level"]) for h in hierarchy})
     counts = {lv: sum(1 for h in level_view(hierarchy, lv) if h["id"] in reported) for lv in present}

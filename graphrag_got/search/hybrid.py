@@ -71,7 +71,7 @@ class VectorHits:
 
 def vector_status(driver: neo4j.Driver, settings: Settings) -> dict[str, int]:
     """The dimensions of the chunk and entity vector indexes that exist (missing ones left out)."""
-    dims = vector_index_dimensions(driver, settings)
+    dims = vector_index_dimensions(driver, settings.neo4j)
     return {n: dims[n] for n in (vector_cypher.CHUNK_VECTOR_INDEX, vector_cypher.ENTITY_VECTOR_INDEX) if n in dims}
 
 
@@ -80,12 +80,12 @@ def vector_hits(driver: neo4j.Driver, settings: Settings, vector: list[float], t
     """Top-``top_k`` chunks and entities nearest to ``vector``, and (``expand``) the chunks sharing
     entities with those chunks, ranked by shared-entity weight (:func:`cypher.chunk_expansion`)."""
     hits = VectorHits()
-    hits.chunks = read_all(driver, settings, cypher.vector_chunks(), index=vector_cypher.CHUNK_VECTOR_INDEX,
+    hits.chunks = read_all(driver, settings.neo4j, cypher.vector_chunks(), index=vector_cypher.CHUNK_VECTOR_INDEX,
                            k=top_k, vector=vector)
-    hits.entities = read_all(driver, settings, cypher.vector_entities(), index=vector_cypher.ENTITY_VECTOR_INDEX,
+    hits.entities = read_all(driver, settings.neo4j, cypher.vector_entities(), index=vector_cypher.ENTITY_VECTOR_INDEX,
                              k=top_k, vector=vector)
     if expand and hits.chunks:
-        hits.expansion = read_all(driver, settings, cypher.chunk_expansion(), chunk_ids=[c["id"] for c in hits.chunks],
+        hits.expansion = read_all(driver, settings.neo4j, cypher.chunk_expansion(), chunk_ids=[c["id"] for c in hits.chunks],
                                   max_mentions=EXPANSION_MAX_MENTIONS, limit=top_k * 2)
     return hits
 

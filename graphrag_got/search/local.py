@@ -144,7 +144,7 @@ def _chunk_meta(driver: neo4j.Driver, settings: Settings, ids: Iterable[str]) ->
     wanted = sorted(set(ids))
     if not wanted:
         return {}
-    return {r["id"]: r for r in read_all(driver, settings, cypher.chunk_sources(), ids=wanted)}
+    return {r["id"]: r for r in read_all(driver, settings.neo4j, cypher.chunk_sources(), ids=wanted)}
 
 
 def build_sources(facts: list[Fact], excerpts: list[Excerpt], meta: dict[str, dict[str, Any]],

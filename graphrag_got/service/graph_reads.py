@@ -63,13 +63,13 @@ def find_entities(driver: neo4j.Driver, settings: Settings, name: str, ontology:
     if type_ is not None and type_ not in ontology.classes:
         raise BadLookup(f"type {type_!r} is not a class of the ontology; use one of: {', '.join(ontology.classes)}")
     key = normalize_name(name)
-    rows = read_all(driver, settings, cypher.service_entities_by_key(), keys=[key], type=type_,
+    rows = read_all(driver, settings.neo4j, cypher.service_entities_by_key(), keys=[key], type=type_,
                     limit=MAX_ENTITIES_PER_NAME)
     if not rows:
-        uids = [r["uid"] for r in read_all(driver, settings, cypher.service_entity_aliases())
+        uids = [r["uid"] for r in read_all(driver, settings.neo4j, cypher.service_entity_aliases())
                 if any(isinstance(a, str) and normalize_name(a) == key for a in r["aliases"] or [])]
         if uids:
-            rows = read_all(driver, settings, cypher.service_entities_by_uid(), uids=uids[:MAX_ENTITIES_PER_NAME],
+            rows = read_all(driver, settings.neo4j, cypher.service_entities_by_uid(), uids=uids[:MAX_ENTITIES_PER_NAME],
                             type=type_)
     if not rows:
         suggestions = suggest_names(driver, settings, name)
@@ -118,7 +118,7 @@ def neighbourhood(driver: neo4j.Driver, settings: Settings, name: str, ontology:
     _check_range("limit", limit, 1, MAX_RELATIONS)
     entities = find_entities(driver, settings, name, ontology, type_=type_)
     fetch = limit * 2 + 1  # symmetric relations come back twice; one more row tells "truncated"
-    rows = read_all(driver, settings, cypher.service_neighbourhood(), uids=[e.uid for e in entities],
+    rows = read_all(driver, settings.neo4j, cypher.service_neighbourhood(), uids=[e.uid for e in entities],
                     types=sorted(r.name for r in ontology.relations), limit=fetch)
     relations: list[RelationOut] = []
     seen: set[tuple[Any, ...]] = set()
@@ -147,10 +147,10 @@ def communities_page(driver: neo4j.Driver, settings: Settings, *, level: int | N
     _check_range("limit", limit, 1, MAX_COMMUNITIES)
     _check_range("offset", offset, 0, 10_000_000)
     _check_range("members", members, 0, MAX_MEMBERS)
-    counts = read_all(driver, settings, cypher.service_community_counts(), level=level)
+    counts = read_all(driver, settings.neo4j, cypher.service_community_counts(), level=level)
     total = int(counts[0]["total"]) if counts else 0
     levels = sorted(int(x) for x in (counts[0]["levels"] if counts else []))
-    rows = read_all(driver, settings, cypher.service_communities(), level=level, limit=limit, offset=offset,
+    rows = read_all(driver, settings.neo4j, cypher.service_communities(), level=level, limit=limit, offset=offset,
                     members=members)
     items = [CommunityOut(id=r["id"], level=r["level"], size=r["size"], title=r["title"], summary=r["summary"],
                           members=[str(m) for m in r["members"] or []]) for r in rows]
@@ -159,5 +159,5 @@ def communities_page(driver: neo4j.Driver, settings: Settings, *, level: int | N
 
 def graph_counts(driver: neo4j.Driver, settings: Settings) -> tuple[int, int]:
     """(entities, communities) of the graph."""
-    rows = read_all(driver, settings, cypher.service_health())
+    rows = read_all(driver, settings.neo4j, cypher.service_health())
     return (int(rows[0]["entities"]), int(rows[0]["communities"])) if rows else (0, 0)

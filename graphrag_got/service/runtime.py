@@ -59,7 +59,7 @@ class ServiceRuntime:
                 # the budget covers a failed attempt and the one retry the driver always makes; a
                 # read still running when its request got 504 is ended by the server too
                 wait = self.settings.service.neo4j_timeout_s
-                self._driver = connect(self.settings, timeout_s=wait / 2, retry_s=wait / 10,
+                self._driver = connect(self.settings.neo4j, timeout_s=wait / 2, retry_s=wait / 10,
                                        setting="GRAPHRAG_SERVICE_NEO4J_TIMEOUT",
                                        query_timeout_s=self.settings.service.timeout_s)
             return self._driver
