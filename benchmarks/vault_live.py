@@ -192,7 +192,7 @@ class EtaLog:
         if self.echo is not None:
             self.echo(event)
         if isinstance(event, ProgressEvent) and event.step == "extract" and event.total:
-            self.events.append((time.monotonic(), event.done, event.total, event.eta))
+            self.events.append((time.monotonic(), event.done, event.total, event.eta_s))
 
     def check(self) -> list[str]:
         """At 10, 25, 50, 75% of the chunks this build asked (those found cached come at once, first): the

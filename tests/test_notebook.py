@@ -162,6 +162,11 @@ def test_walkthrough_notebook_runs_end_to_end(neo4j_settings: Settings, clean_gr
         pytest.fail(f"the notebook failed:\n{exc}", pytrace=False)
     finally:
         nbformat.write(nb, str(tmp_path / "executed.ipynb"))  # kept for inspection
+        # the kernel's llama-server (started by its first model call) outlives a kernel that is shut down
+        # without running its exit hooks: stop it by its home, as `graphrag-got llm stop` would
+        from graphrag_got.llm import server as llm_server
+
+        llm_server.stop(base.with_overrides(home=tmp_path / "home").files)
 
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
