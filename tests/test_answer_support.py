@@ -71,6 +71,15 @@ def test_a_word_written_in_lower_case_is_a_common_noun_not_a_name() -> None:
     assert report.left_out[0].detail == "Analytical Engine is in none of its sources (F1)"
 
 
+def test_a_word_of_a_key_inside_another_capitalized_name_is_not_that_entity() -> None:
+    # "Engine" alone is a distinctive word of "Analytical Engine"; "Difference Engine" is another
+    # machine, one the graph does not hold: that claim names Ada Lovelace only, which F1 backs
+    report = _check(("Ada Lovelace wrote about the Difference Engine.", ["F1"]),
+                    ("Ada Lovelace wrote about the Engine.", ["F1"]))  # fmt: skip
+    assert [c.entities for c in report.kept] == [["Ada Lovelace"]]
+    assert report.left_out[0].detail == "Analytical Engine is in none of its sources (F1)"
+
+
 def test_each_unsupported_claim_is_left_out_with_its_reason() -> None:
     report = _check(("Ada Lovelace met Mary Somerville.", ["F1"]),  # Somerville is in none of its sources
                     ("Mary Somerville designed the Analytical Engine.", ["C1", "F2"]),  # never in one place together

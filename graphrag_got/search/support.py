@@ -13,7 +13,9 @@ cited sources, in code, and leaves out the ones that are not backed:
    (:func:`graphrag_got.search.anchors.match_entities`: keys and aliases of the graph, distinctive
    words, close spellings; ambiguous words are not entities; a distinctive word or close spelling the
    claim writes only in lower case is a common noun, not a name: "at war" names no event whose
-   name starts with "War"). Each must occur in at least one cited
+   name starts with "War"; a word matched alone inside a longer capitalized name whose other words
+   are not the entity's is another name: "Boda Roja" is not the graph's "Boda Púrpura"). Each must
+   occur in at least one cited
    source, else the claim is left out (:attr:`SupportReason.ENTITY_NOT_IN_SOURCES`). An entity occurs
    in a source when the source is about it (a fact's two ends, a report's members, a finding's
    members) or the same matcher finds it in the source's text (the fact line with its attributes,
@@ -50,7 +52,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from graphrag_got.search.anchors import Match, MatchIndex, match_entities, normalize_words
+from graphrag_got.search.anchors import STOPWORDS, Match, MatchIndex, match_entities, normalize_words
 from graphrag_got.search.citations import Citation, CitationKind, split_inline_ids
 
 #: Most source ids a kept claim keeps (``settings.search.claim_max_sources`` sets it for answers).
@@ -253,6 +255,41 @@ def _common_word(m: Match, words: dict[str, list[str]]) -> bool:
     return bool(written) and all(w[:1].islower() for w in written)
 
 
+def _capitalized_runs(statement: str) -> list[list[str]]:
+    """Runs of words the statement writes with a capital first letter, one space apart ("la Boda
+    Roja de" -> ["Boda", "Roja"]): the proper names it writes. Scripts without letter case give none."""
+    runs: list[list[str]] = []
+    last_end = -2
+    for m in re.finditer(r"\w+", statement):
+        word = m.group()
+        if not word[:1].isupper():
+            last_end = -2
+            continue
+        if runs and statement[last_end:m.start()] == " ":
+            runs[-1].append(word)
+        else:
+            runs.append([word])
+        last_end = m.end()
+    return runs
+
+
+def _another_name(m: Match, runs: list[list[str]]) -> bool:
+    """Whether a match on one word (partial or fuzzy) stands inside a longer proper name the statement
+    writes whose other words are not words of the entity's name: "Boda Roja" is not "Boda Púrpura",
+    which shares only "Boda" with it; the claim names something the graph does not hold. Function
+    words inside a name ("Guardia de la Noche") are not counted."""
+    if m.how == "exact" or " " in m.term:
+        return False
+    own = {w for name in m.names for w in normalize_words(name).split()}
+    for run in runs:
+        words = [normalize_words(w) for w in run]
+        if m.term in words:
+            others = [w for w in words if w != m.term and w not in STOPWORDS]
+            if any(w not in own for w in others):
+                return True
+    return False
+
+
 def _named(statement: str, index: MatchIndex) -> list[_Named]:
     """The entities ``statement`` names, in the order it names them."""
     out: list[_Named] = []
@@ -265,9 +302,11 @@ def _named(statement: str, index: MatchIndex) -> list[_Named]:
         at = text.find(f" {m.term} ")
         return at if at >= 0 else len(text)
 
+    runs = _capitalized_runs(statement)
     for m in sorted(match_entities(statement, [], index=index), key=where):
         uids = frozenset(m.uids)
-        if m.how not in _MATCHED or not uids or any(n.uids == uids for n in out) or _common_word(m, words):
+        if (m.how not in _MATCHED or not uids or any(n.uids == uids for n in out) or _common_word(m, words)
+                or _another_name(m, runs)):
             continue
         label = m.names[0] if len(m.names) == 1 else f"{m.term} ({' / '.join(m.names)})"
         out.append(_Named(label, uids, m.term))
