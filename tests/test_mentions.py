@@ -24,7 +24,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from graphrag_got.common.progress import ProgressEvent
 from graphrag_got.config import Settings
 from graphrag_got.errors import ConfigError, ExtractionError, LLMError
-from graphrag_got.extract.classify.mentions import candidate_spans, read_sections, sections_schema
+from graphrag_got.extract.classify.mentions import candidate_spans, read_mentions, read_sections, sections_schema
 from graphrag_got.extract.extraction import Extraction
 from graphrag_got.extract.mentions_only import answer_form, plan_batches
 from graphrag_got.extract.progress import ExtractProgress
@@ -110,6 +110,20 @@ def test_short_chunks_share_a_call_up_to_the_budget() -> None:
     chunks = [chunk(1, 300), chunk(2, 500), chunk(3, 900), chunk(4, 2000), chunk(5, 100)]
     assert [[c.id for c in b] for b in plan_batches(chunks, 1200)] == [["c1", "c2"], ["c3"], ["c4"], ["c5"]]
     assert [len(b) for b in plan_batches(chunks, 0)] == [1, 1, 1, 1, 1]
+
+
+def test_a_json_answer_cut_short_keeps_its_complete_items() -> None:
+    # a server's JSON-schema answer, indented, cut by the token limit inside the second text's list
+    cut = json.dumps({"TEXT 1": [{"name": "Orla \"Venn\"", "class": "Person"}],
+                      "TEXT 2": [{"name": "Tassow", "class": "Town"}, {"name": "Brel", "class": "Town"}]},
+                     indent=2)[:-40]
+    with pytest.raises(ValueError):
+        json.loads(cut)
+    reads = read_sections(cut, 2)
+    assert [r.mentions for r in reads] == [(('Orla "Venn"', "Person"),), (("Tassow", "Town"),)]
+    assert reads[0].unread == () and read_sections(cut[:1], 2)[1].mentions == ()
+    single = read_mentions(json.dumps({"mentions": [{"name": "Tassow", "class": "Town"}, {"name": "B"}]}, indent=2)[:-30])
+    assert single.mentions == (("Tassow", "Town"),)
 
 
 def test_an_answer_for_several_texts_is_read_per_text() -> None:

@@ -23,6 +23,8 @@ from graphrag_got.errors import LLMError
 from graphrag_got.llm.calls import LLAMA_LOCK, Attempt, LLMContextError, constraint_kwargs, invoke_model, is_llamacpp
 
 MENTION_MAX_TOKENS = 320
+#: The same list as JSON (a server's schema grammar lets the model indent it): about twice the tokens.
+JSON_MENTION_MAX_TOKENS = 2 * MENTION_MAX_TOKENS
 CHOICE_MAX_TOKENS = 16
 
 
@@ -53,12 +55,13 @@ class ChatBackend:
         return Answer(raw, attempt.input_tokens, attempt.output_tokens, estimated=attempt.tokens_estimated)
 
     def mentions(self, system: str, user: str, spans: list[tuple[str, ...]], classes: list[str], key: str) -> Answer:
-        return self._call(system, user, mention_schema(spans, classes), key, MENTION_MAX_TOKENS)
+        return self._call(system, user, mention_schema(spans, classes), key, JSON_MENTION_MAX_TOKENS)
 
     def mentions_batch(self, system: str, user: str, sections: list[list[tuple[str, ...]]], classes: list[str],
                        key: str) -> Answer:
         """The mentions of several texts in one call (a list per text, names enumerated per text)."""
-        return self._call(system, user, sections_schema(sections, classes), key, MENTION_MAX_TOKENS * len(sections))
+        return self._call(system, user, sections_schema(sections, classes), key,
+                          JSON_MENTION_MAX_TOKENS * len(sections))
 
     def choose(self, system: str, user: str, labels: Sequence[str], key: str) -> Answer:
         schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": list(labels)}},

@@ -155,12 +155,37 @@ def _json_object(text: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+_ITEM = re.compile(r'\{\s*"name"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"class"\s*:\s*"((?:[^"\\]|\\.)*)"\s*\}')
+_KEY = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*\[')
+
+
+def _salvage(text: str) -> dict[str, Any] | None:
+    """The complete ``{"name", "class"}`` items of a JSON answer cut short (the model ran out of
+    tokens: a server's JSON-schema grammar lets it indent, which costs about twice the tokens of the
+    line form), under the list key each one follows; None when ``text`` is not such an answer. What
+    the cut left unfinished is lost; the record's ``finish`` says the answer was cut."""
+    if not text.startswith("{"):
+        return None
+    keys = list(_KEY.finditer(text))
+    if not keys:
+        return None
+    out: dict[str, Any] = {}
+    for k, key in enumerate(keys):
+        end = keys[k + 1].start() if k + 1 < len(keys) else len(text)
+        items = [{"name": json.loads(f'"{m.group(1)}"'), "class": json.loads(f'"{m.group(2)}"')}
+                 for m in _ITEM.finditer(text, key.end(), end)]
+        out[json.loads(f'"{key.group(1)}"')] = items
+    return out
+
+
 def read_mentions(raw: str) -> MentionAnswer:
     """Lines ``- name (Class)`` or a JSON object ``{"mentions": [{"name", "class"}]}``."""
     items: list[tuple[str, str]] = []
     unread: list[str] = []
     text = raw.strip()
     data = _json_object(text)
+    if data is None:
+        data = _salvage(text)
     if data is not None:
         for item in data.get("mentions") or []:
             if isinstance(item, dict) and isinstance(item.get("name"), str) and isinstance(item.get("class"), str):
@@ -188,6 +213,8 @@ def read_sections(raw: str, n: int) -> list[MentionAnswer]:
     if n == 1 and not _SECTION.match(text.split("\n", 1)[0] if text else ""):
         return [read_mentions(raw)]
     data = _json_object(text)
+    if data is None:
+        data = _salvage(text)
     if data is not None:
         return [read_mentions(json.dumps({"mentions": data.get(section_key(k)) or []}, ensure_ascii=False))
                 for k in range(1, n + 1)]
