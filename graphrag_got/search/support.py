@@ -14,7 +14,7 @@ cited sources, in code, and leaves out the ones that are not backed:
    words, close spellings; ambiguous words are not entities; a distinctive word or close spelling the
    claim writes only in lower case is a common noun, not a name: "at war" names no event whose
    name starts with "War"; a word matched alone inside a longer capitalized name whose other words
-   are not the entity's is another name: "Boda Roja" is not the graph's "Boda Púrpura"). Each must
+   are not the entity's is another name: "Difference Engine" is not the graph's "Analytical Engine"). Each must
    occur in at least one cited
    source, else the claim is left out (:attr:`SupportReason.ENTITY_NOT_IN_SOURCES`). An entity occurs
    in a source when the source is about it (a fact's two ends, a report's members, a finding's
@@ -256,8 +256,8 @@ def _common_word(m: Match, words: dict[str, list[str]]) -> bool:
 
 
 def _capitalized_runs(statement: str) -> list[list[str]]:
-    """Runs of words the statement writes with a capital first letter, one space apart ("la Boda
-    Roja de" -> ["Boda", "Roja"]): the proper names it writes. Scripts without letter case give none."""
+    """Runs of words the statement writes with a capital first letter, one space apart ("the Difference
+    Engine of" -> ["Difference", "Engine"]): the proper names it writes. Scripts without letter case give none."""
     runs: list[list[str]] = []
     last_end = -2
     for m in re.finditer(r"\w+", statement):
@@ -275,9 +275,9 @@ def _capitalized_runs(statement: str) -> list[list[str]]:
 
 def _another_name(m: Match, runs: list[list[str]]) -> bool:
     """Whether a match on one word (partial or fuzzy) stands inside a longer proper name the statement
-    writes whose other words are not words of the entity's name: "Boda Roja" is not "Boda Púrpura",
-    which shares only "Boda" with it; the claim names something the graph does not hold. Function
-    words inside a name ("Guardia de la Noche") are not counted."""
+    writes whose other words are not words of the entity's name: "Difference Engine" is not
+    "Analytical Engine", which shares only "Engine" with it; the claim names something the graph does
+    not hold. Function words inside a name ("Bank of England") are not counted."""
     if m.how == "exact" or " " in m.term:
         return False
     own = {w for name in m.names for w in normalize_words(name).split()}
