@@ -146,4 +146,4 @@ def _stop_model_servers_after_module() -> Iterator[None]:
     yield
     from graphrag_got.llm import server
 
-    server._stop_started_here()
+    server.stop_started_here()

@@ -22,7 +22,6 @@ download rates we see (~100 MB/s) a part-level resume would not pay for its comp
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import re
@@ -32,21 +31,17 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from graphrag_got.common.processes import file_lock
 from graphrag_got.errors import ModelInstallError
 
 if TYPE_CHECKING:  # pragma: no cover
     from graphrag_got.config import FilesSettings, LLMSettings
-
-try:  # POSIX advisory locks; on other systems installs simply are not serialised
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
 
 Progress = Callable[[str], object]
 
@@ -264,20 +259,6 @@ def _wheel_parts(wheel: Path) -> list[tuple[int, str]]:
     return sorted(parts)
 
 
-@contextlib.contextmanager
-def _install_lock(path: Path) -> Iterator[None]:
-    if fcntl is None:  # pragma: no cover
-        yield
-        return
-    lock = path.with_name(path.name + ".lock")
-    with open(lock, "a+") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 def _hash_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -312,7 +293,7 @@ def install_model(
     models_dir.mkdir(parents=True, exist_ok=True)
     final = models_dir / spec.filename
 
-    with _install_lock(final):
+    with file_lock(final.with_name(final.name + ".lock")):  # one install of a file at a time
         if not force and final.is_file():
             if _marker_ok(final, spec.sha256):
                 say(f"{spec.name}: already installed at {final}")

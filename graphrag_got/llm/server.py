@@ -420,7 +420,7 @@ def started_here(pid: int) -> bool:
         return pid in _STARTED_HERE
 
 
-def _stop_started_here(keep: frozenset[int] = frozenset()) -> None:
+def stop_started_here(keep: frozenset[int] = frozenset()) -> None:
     """Stop the servers this process started (but those in ``keep``)."""
     with _STATE_LOCK:
         started = [(pid, f) for pid, f in _STARTED_HERE.items() if pid not in keep]
@@ -434,7 +434,7 @@ def _stop_started_here(keep: frozenset[int] = frozenset()) -> None:
 def _register_atexit() -> None:
     global _atexit_registered
     if not _atexit_registered:
-        atexit.register(_stop_started_here)
+        atexit.register(stop_started_here)
         _atexit_registered = True
 
 
@@ -454,4 +454,4 @@ def scope() -> Iterator[None]:
             _scope_depth -= 1
             outermost = _scope_depth == 0
         if outermost:
-            _stop_started_here(_scope_keep)
+            stop_started_here(_scope_keep)
