@@ -295,3 +295,34 @@ def test_cli_extract_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "--revalidate only apply to --extractor llm" in capsys.readouterr().err
     assert main(["extract", "--extractor", "code", str(root), "-o", str(out)]) == 1  # default ontology: not code
     assert "--ontology ontology/code.json" in capsys.readouterr().err
+
+
+def test_definitions_only_walk_finds_the_full_walks_definitions():
+    """`ask impact --diff` parses with ``definitions_only``: on real files (this package, pytest's
+    sources: decorators, nested classes, overloads, tests) its definitions equal the full walk's."""
+    import inspect
+
+    import _pytest
+
+    from graphrag_got.code.extractor import decode_source
+    from graphrag_got.code.parse import parse_file
+
+    here = Path(__file__).resolve().parents[1]
+    files = sorted((here / "graphrag_got").rglob("*.py")) + sorted(Path(inspect.getfile(_pytest)).parent.rglob("*.py"))
+    files += sorted((here / "tests").glob("test_code_*.py"))
+
+    def seen(facts):
+        return [(d.qualname, d.node_kind, d.kind, d.start_line, d.end_line, d.overload, d.is_test, d.fixture,
+                 tuple(d.decorators), tuple(sorted(d.members.items())), d.signature, d.segment) for d in facts.definitions]
+
+    compared = calls = 0
+    for path in files:
+        source, text = decode_source(path.read_bytes())
+        rel = path.as_posix()
+        full = parse_file(rel, "pkg.mod", source, text, is_package=False)
+        light = parse_file(rel, "pkg.mod", source, text, is_package=False, definitions_only=True)
+        assert seen(light) == seen(full), path
+        assert not any(d.calls for d in light.definitions)  # expressions were skipped
+        compared += len(full.definitions)
+        calls += sum(len(d.calls) for d in full.definitions)
+    assert compared > 1000 and calls > 1000

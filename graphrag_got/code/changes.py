@@ -113,7 +113,8 @@ class _Side:
         except ValueError as exc:
             logger.warning("%s: not read (%s)", path, exc)
             return
-        self.facts = parse_file(path, module[0], source, text, is_package=module[1])
+        # definitions only: their names and lines are the full walk's; calls and bindings are not read here
+        self.facts = parse_file(path, module[0], source, text, is_package=module[1], definitions_only=True)
         self.statements = Statements(text)
         for d in self.facts.definitions:  # an @overload stub never stands for its name
             if d.qualname not in self.defs or (self.defs[d.qualname].overload and not d.overload):
@@ -122,7 +123,7 @@ class _Side:
 
     def fingerprint(self, d: Definition) -> str:
         assert self.facts is not None
-        return fingerprint(self.facts.text, d.start_line, d.end_line)
+        return fingerprint(self.facts.text, d.start_line, d.end_line, self.statements.lines_kept)
 
 
 def _symbol(out: dict[str, ChangedSymbol], d: Definition, old: _Side, new: _Side, path: str) -> ChangedSymbol:

@@ -20,14 +20,16 @@ from __future__ import annotations
 import ast
 import copy
 import hashlib
+from collections import deque
 from functools import cached_property
 
 FINGERPRINT_CHARS = 16
 
 
-def fingerprint(text: str, start_line: int, end_line: int) -> str:
-    """sha256 (first 16 hex digits) of lines ``start_line``..``end_line`` (1-based) of ``text``."""
-    lines = text.splitlines(keepends=True)[start_line - 1:end_line]
+def fingerprint(text: str, start_line: int, end_line: int, lines: list[str] | None = None) -> str:
+    """sha256 (first 16 hex digits) of lines ``start_line``..``end_line`` (1-based) of ``text``
+    (``lines``: ``text.splitlines(keepends=True)`` when the caller has it)."""
+    lines = (lines if lines is not None else text.splitlines(keepends=True))[start_line - 1:end_line]
     return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()[:FINGERPRINT_CHARS]
 
 
@@ -94,9 +96,17 @@ def _header_end(node: ast.AST, first: int) -> int:
             continue
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, ast.AST):
-                for sub in ast.walk(item):
-                    end = max(end, getattr(sub, "end_lineno", None) or 0)
+                end = max(end, _last_line(item))
     return end
+
+
+def _last_line(node: ast.AST) -> int:
+    """The last line of ``node``: its own end when it has one (a node's span holds its children's),
+    else its children's (``ast.arguments`` has no position)."""
+    end = getattr(node, "end_lineno", None)
+    if end is not None:
+        return end
+    return max((_last_line(c) for c in ast.iter_child_nodes(node)), default=0)
 
 
 class Statements:
@@ -115,9 +125,9 @@ class Statements:
             self.parsed = False
             return
         self.parsed = True
-        todo: list[tuple[ast.AST, ast.AST]] = [(child, tree) for child in ast.iter_child_nodes(tree)]
+        todo = deque((child, tree) for child in ast.iter_child_nodes(tree))
         while todo:  # outer statements first: inner ones paint over them
-            node, parent = todo.pop(0)
+            node, parent = todo.popleft()
             if isinstance(node, (ast.stmt, ast.excepthandler, ast.match_case)) and not (
                     isinstance(node, ast.stmt) and _is_docstring(node, parent)):
                 self._own(node)
@@ -163,6 +173,11 @@ class Statements:
     @cached_property
     def _lines(self) -> list[str]:
         return self.text.splitlines()
+
+    @cached_property
+    def lines_kept(self) -> list[str]:
+        """The text's lines with their ends (what :func:`fingerprint` hashes)."""
+        return self.text.splitlines(keepends=True)
 
     def indent(self, line: int) -> int:
         """Indentation (columns) of ``line``."""
