@@ -15,7 +15,7 @@ from graphrag_got.config import Settings
 from graphrag_got.llm.calls import Attempt
 from graphrag_got.search.anchors import MatchIndex
 from graphrag_got.search.citations import Citation, Finding
-from graphrag_got.search.claims import NO_SUPPORTED_CLAIM, Claim, checked_answer
+from graphrag_got.search.claims import NO_SUPPORTED_CLAIM, NO_SUPPORTED_CLAIM_IN, Claim, checked_answer, no_supported_claim
 from graphrag_got.search.support import SupportReason, check_claims, check_lines
 from support import CallCounter
 
@@ -38,7 +38,7 @@ SOURCES = [
     Citation(id="F2", kind="fact", text="Charles Babbage DESIGNS Analytical Engine",
              entities=["Charles Babbage", "Analytical Engine"]),
     Citation(id="F3", kind="fact", text="Mary Somerville LIVES_IN London", entities=["Mary Somerville", "London"]),
-    Citation(id="C1", kind="chunk", text="Ada Lovelace and Mary Somerville met Charles Babbage in London. "
+    Citation(id="C1", kind="chunk", text="Mary Somerville met Charles Babbage in London. Ada Lovelace wrote notes. "
                                          "Somerville wrote books."),
     Citation(id="R1", kind="report", text="Inventors: a group around a machine.", entities=["Ada Lovelace"],
              findings=[Finding(statement="They worked on the Analytical Engine together.",
@@ -66,31 +66,31 @@ def test_a_claim_its_sources_state_is_kept_with_what_backs_it() -> None:
 
 def test_a_word_written_in_lower_case_is_a_common_noun_not_a_name() -> None:
     # "engine" is a distinctive word of "Analytical Engine": written in lower case it names nothing
-    report = _check(("Ada Lovelace wrote about an engine.", ["F1"]), ("Ada Lovelace wrote about the Engine.", ["F1"]))
-    assert [c.entities for c in report.kept] == [["Ada Lovelace"]]
-    assert report.left_out[0].detail == "Analytical Engine is in none of its sources (F1)"
+    report = _check(("Mary Somerville wrote about an engine.", ["F3"]), ("Mary Somerville wrote about the Engine.", ["F3"]))
+    assert [c.entities for c in report.kept] == [["Mary Somerville"]]
+    assert report.left_out[0].detail == "Analytical Engine is in none of its sources (F3)"
 
 
 def test_a_word_of_a_key_inside_another_capitalized_name_is_not_that_entity() -> None:
     # "Engine" alone is a distinctive word of "Analytical Engine"; "Difference Engine" is another
-    # machine, one the graph does not hold: that claim names Ada Lovelace only, which F1 backs
-    report = _check(("Ada Lovelace wrote about the Difference Engine.", ["F1"]),
-                    ("Ada Lovelace wrote about the Engine.", ["F1"]))  # fmt: skip
-    assert [c.entities for c in report.kept] == [["Ada Lovelace"]]
-    assert report.left_out[0].detail == "Analytical Engine is in none of its sources (F1)"
+    # machine, one the graph does not hold: that claim names Mary Somerville only, which F3 backs
+    report = _check(("Mary Somerville wrote about the Difference Engine.", ["F3"]),
+                    ("Mary Somerville wrote about the Engine.", ["F3"]))  # fmt: skip
+    assert [c.entities for c in report.kept] == [["Mary Somerville"]]
+    assert report.left_out[0].detail == "Analytical Engine is in none of its sources (F3)"
 
 
 def test_each_unsupported_claim_is_left_out_with_its_reason() -> None:
     report = _check(("Ada Lovelace met Mary Somerville.", ["F1"]),  # Somerville is in none of its sources
                     ("Mary Somerville designed the Analytical Engine.", ["C1", "F2"]),  # never in one place together
-                    ("Ada Lovelace lived in London.", []),  # no source
+                    ("Mary Somerville met Ada Lovelace.", []),  # no source (and none of the context states it)
                     ("Babbage built it.", ["F9"]),  # only an invented id
                     (" ", ["F1"]))  # fmt: skip
     assert report.kept == []
     reasons = [(c.reason, c.statement) for c in report.left_out]
     assert reasons == [(SupportReason.ENTITY_NOT_IN_SOURCES, "Ada Lovelace met Mary Somerville."),
                        (SupportReason.RELATION_NOT_IN_SOURCES, "Mary Somerville designed the Analytical Engine."),
-                       (SupportReason.NO_SOURCE, "Ada Lovelace lived in London."),
+                       (SupportReason.NO_SOURCE, "Mary Somerville met Ada Lovelace."),
                        (SupportReason.NO_SOURCE, "Babbage built it."),
                        (SupportReason.EMPTY, "")]  # fmt: skip
     assert report.left_out[0].detail == "Mary Somerville is in none of its sources (F1)"
@@ -130,11 +130,33 @@ def test_a_kept_claim_keeps_at_most_max_ids_and_only_sources_that_hold_it() -> N
 
 def test_report_findings_back_claims_and_a_global_claim_must_cite_a_report() -> None:
     report = _check(("Ada Lovelace and Charles Babbage worked on the Analytical Engine.", ["R1"]),
-                    ("Charles Babbage designed the Analytical Engine.", ["F2"]),
+                    ("Charles Babbage designed the Analytical Engine.", ["F2"]),  # a finding of R1 holds both
+                    ("Charles Babbage was an inventor.", ["F2"]),
                     required_kind="report")  # fmt: skip
-    assert [c.statement for c in report.kept] == ["Ada Lovelace and Charles Babbage worked on the Analytical Engine."]
+    assert [(c.statement, c.sources, c.cited_as) for c in report.kept] == [
+        ("Ada Lovelace and Charles Babbage worked on the Analytical Engine.", ["R1"], []),
+        ("Charles Babbage designed the Analytical Engine.", ["R1"], ["F2"])]  # re-cited to the report
     assert report.left_out[0].reason is SupportReason.NO_SOURCE
     assert report.left_out[0].detail == "cites no community report (F2)"
+
+
+def test_a_relation_claim_cited_to_the_wrong_source_is_recited_to_the_one_that_states_it() -> None:
+    report = _check(("Charles Babbage designed the Analytical Engine.", ["F1"]),  # F2 states it
+                    ("Mary Somerville met Charles Babbage in London.", ["F3", "F9"]),  # C1 states it
+                    ("Somerville wrote books.", ["F1"]),  # one entity: any source about her would do; not re-cited
+                    ("Mary Somerville designed the Analytical Engine.", ["C1", "F2"]))  # no source of the context states it
+    engine, met = report.kept
+    assert (engine.sources, engine.cited_as, engine.removed_sources, engine.basis) == (["F2"], ["F1"], ["F1"], "relation")
+    assert (met.sources, met.cited_as, met.removed_sources) == (["C1"], ["F3", "F9"], ["F3", "F9"])
+    assert engine.recited and met.recited and report.invented == ["F9"]
+    assert [c.reason for c in report.left_out] == [SupportReason.ENTITY_NOT_IN_SOURCES,
+                                                   SupportReason.RELATION_NOT_IN_SOURCES]
+    assert report.summary() == ("2 claims kept (2 re-cited), 2 left out (1 entity not in its sources, "
+                                "1 relation not in its sources)")  # fmt: skip
+    lines = check_lines("claims", 2, report.left_out, recited=report.kept)
+    assert lines[:3] == ["claims: 2 claims kept (2 re-cited), 2 left out (1 entity not in its sources, 1 relation "
+                         "not in its sources)", "Re-cited (its own ids did not state it; the ids shown do):",
+                         "  - Charles Babbage designed the Analytical Engine. [F2] (cited F1, which does not state it)"]
 
 
 def test_ids_written_inside_a_statement_count_as_cited() -> None:
@@ -202,7 +224,8 @@ def test_prose_is_not_checked_and_an_answer_left_with_no_claim_says_so() -> None
     bad = json.dumps({"claims": [{"statement": "Mary Somerville conoció a Ada Lovelace en una fiesta.",
                                   "sources": ["F1"]}]})  # fmt: skip
     out, _, _ = _answer([bad])
-    assert out.text == NO_SUPPORTED_CLAIM and out.citations == [] and len(out.support.left_out) == 1
+    assert out.text == NO_SUPPORTED_CLAIM_IN["Spanish"] and out.citations == [] and len(out.support.left_out) == 1
+    assert no_supported_claim("English") == no_supported_claim("Klingon") == no_supported_claim(None) == NO_SUPPORTED_CLAIM
 
 
 # --------------------------------------------------------------- the demo's questions, recorded answers

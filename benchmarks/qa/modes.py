@@ -105,6 +105,7 @@ class ModeRow:
     claims_kept: int | None = None  # claims shown (a prose answer: its sentences)
     claims_left_out: int | None = None  # claims its check left out (None: no check in this version or format)
     left_out_reasons: dict[str, int] = field(default_factory=dict)
+    recited: list[str] = field(default_factory=list)  # kept claims the check re-cited (their own ids did not back them)
     left_out: list[str] = field(default_factory=list)  # the claims left out, with why
     strict_cited: int = 0  # citations of sentences naming an entity of the graph
     strict_supported: int = 0  # of those, citations whose source holds the sentence's relation
@@ -309,6 +310,7 @@ def _score_form(row: "ModeRow", question: str, res: Any, index: Any = None) -> N
             reason = getattr(c.reason, "value", str(c.reason))
             row.left_out_reasons[reason] = row.left_out_reasons.get(reason, 0) + 1
         row.left_out = [c.line() for c in left_out]
+        row.recited = [c.recite_line() for c in res.claims if getattr(c, "recited", False)]
     elif res.answer:
         row.claims_kept = sum(1 for _ in _claims(res.answer))
     row.language_retry = bool(getattr(res, "language_retry", False))
@@ -379,7 +381,8 @@ def totals(rows: list[ModeRow]) -> dict[str, dict[str, Any]]:
             "claims_kept": sum(r.claims_kept or 0 for r in mine),
             "claims_left_out": sum(r.claims_left_out or 0 for r in mine)
             if any(r.claims_left_out is not None for r in mine) else None,
-            "left_out_reasons": _sum_reasons(mine), "language_retries": sum(r.language_retry for r in mine),
+            "left_out_reasons": _sum_reasons(mine), "claims_recited": sum(len(r.recited) for r in mine),
+            "language_retries": sum(r.language_retry for r in mine),
             "in_question_language": f"{sum(lang)}/{len(lang)}", "narrating": sum(r.narrates for r in answered),
             "llm_calls": sum(r.llm_calls for r in mine), "input_tokens": sum(r.input_tokens for r in mine),
             "output_tokens": sum(r.output_tokens for r in mine), "seconds": round(sum(r.seconds for r in mine), 1),
@@ -428,6 +431,10 @@ def markdown(rows: list[ModeRow], tot: dict[str, dict[str, Any]], meta: dict[str
     if reasons:
         lines += ["", "Left out, by reason: " + "; ".join(
             f"{g}: " + ", ".join(f"{k} {v}" for k, v in r.items()) for g, r in reasons.items())]  # fmt: skip
+    recited = {g: t.get("claims_recited") for g, t in tot.items() if t.get("claims_recited")}
+    if recited:
+        lines += ["", "Kept claims re-cited (their own ids did not state them; another source of the context "
+                  "does): " + "; ".join(f"{g}: {n}" for g, n in recited.items())]  # fmt: skip
     lines += ["", "| question | mode | needed | in context | in answer | cited (supported) | strict cited (supported) "
               "[unchecked] | claims kept / left out | invented | language | retried | narrates | calls | "
               "tokens in/out | seconds | error |",
@@ -442,6 +449,7 @@ def markdown(rows: list[ModeRow], tot: dict[str, dict[str, Any]], meta: dict[str
     for r in rows:
         text = (r.answer or r.error or "").strip().replace("\n", " ")
         lines.append(f"- **{r.question_id} / {r.mode}**: {text}")
+        lines += [f"    - re-cited: {line}" for line in r.recited]
         lines += [f"    - left out: {line}" for line in r.left_out]
     return "\n".join(lines) + "\n"
 

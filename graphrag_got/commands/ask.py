@@ -188,7 +188,7 @@ def check_lines(res: Any) -> list[str]:
     from graphrag_got.search.support import check_lines as lines
 
     found = lines(res.answer_format, len(res.claims), res.left_out, language_retry=res.language_retry,
-                  language=res.language)  # fmt: skip
+                  language=res.language, recited=[c for c in res.claims if c.recited])  # fmt: skip
     return ["", *found] if found else []
 
 

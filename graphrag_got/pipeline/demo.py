@@ -81,7 +81,8 @@ def answer_check_lines(res: Any) -> list[str]:
 
     support = getattr(res, "support", None)
     kept, left = (len(support.kept), support.left_out) if support is not None else (0, [])
-    lines = check_lines(getattr(res, "answer_format", None), kept, left,
+    recited = [c for c in support.kept if c.recited] if support is not None else []
+    lines = check_lines(getattr(res, "answer_format", None), kept, left, recited=recited,
                         language_retry=bool(getattr(res, "language_retry", False)))  # fmt: skip
     return lines + [f"warning: {w}" for w in getattr(res, "warnings", None) or []]
 

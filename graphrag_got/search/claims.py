@@ -56,8 +56,23 @@ log = logging.getLogger(__name__)
 MAX_CLAIMS = 6
 MAX_IDS_PER_CLAIM = MAX_IDS
 
-#: The answer when the check leaves out every claim (the left-out list says why).
+#: The answer when the check leaves out every claim (the left-out list says why), in English.
 NO_SUPPORTED_CLAIM = "No claim of the answer is supported by the sources it cites (see the claims left out)."
+#: The same line in the question's language (by the English name :func:`question_language` gives),
+#: for the languages written here; any other language gets the English line.
+NO_SUPPORTED_CLAIM_IN: dict[str, str] = {
+    "English": NO_SUPPORTED_CLAIM,
+    "Spanish": "Ninguna afirmación de la respuesta está respaldada por las fuentes que cita (ver las afirmaciones omitidas).",
+    "French": "Aucune affirmation de la réponse n'est étayée par les sources qu'elle cite (voir les affirmations écartées).",
+    "German": "Keine Aussage der Antwort wird von den Quellen gestützt, die sie zitiert (siehe die ausgelassenen Aussagen).",
+    "Italian": "Nessuna affermazione della risposta è sostenuta dalle fonti che cita (vedi le affermazioni escluse).",
+    "Portuguese": "Nenhuma afirmação da resposta é sustentada pelas fontes que cita (veja as afirmações deixadas de fora).",
+}  # fmt: skip
+
+
+def no_supported_claim(language: str | None) -> str:
+    """The answer shown when no claim is kept, in ``language`` when it is written here, else in English."""
+    return NO_SUPPORTED_CLAIM_IN.get(language or "", NO_SUPPORTED_CLAIM)
 
 
 class Claim(BaseModel):
@@ -253,7 +268,7 @@ def checked_answer(chat: BaseChatModel, settings: Settings, *, claims: bool, sys
     text = draft.text
     if draft.claims is not None and index is not None:
         out.support = check_claims(draft.claims, sources, index, max_ids=max_ids, required_kind=required_kind)
-        text = render_statements([(c.statement, c.sources) for c in out.support.kept]) or NO_SUPPORTED_CLAIM
+        text = render_statements([(c.statement, c.sources) for c in out.support.kept]) or no_supported_claim(expected)
         out.invented = list(out.support.invented)
         if out.support.left_out:
             log.info("answer check: %s", out.support.summary())
@@ -263,6 +278,6 @@ def checked_answer(chat: BaseChatModel, settings: Settings, *, claims: bool, sys
     return out
 
 
-__all__ = ["MAX_CLAIMS", "MAX_IDS_PER_CLAIM", "NO_SUPPORTED_CLAIM", "AnswerChecks", "CheckedAnswer", "Claim", "ClaimsAnswer",
-           "ask_claims", "checked_answer", "claims_schema", "complete_claims", "prose_claims", "render_claims",
+__all__ = ["MAX_CLAIMS", "MAX_IDS_PER_CLAIM", "NO_SUPPORTED_CLAIM", "NO_SUPPORTED_CLAIM_IN", "AnswerChecks", "CheckedAnswer", "Claim", "ClaimsAnswer",
+           "ask_claims", "checked_answer", "claims_schema", "complete_claims", "no_supported_claim", "prose_claims", "render_claims",
            "render_statements", "use_claims"]  # fmt: skip

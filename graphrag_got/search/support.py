@@ -27,6 +27,13 @@ cited sources, in code, and leaves out the ones that are not backed:
    or one report finding (its statement and members) - else it is left out
    (:attr:`SupportReason.RELATION_NOT_IN_SOURCES`). The evidence window is one sentence: two facts
    that share a name and stand in different sentences do not make a claim joining them.
+   **Re-cited.** A claim naming two or more entities that its own ids do not back, but that one place
+   of another source of the context holds together (all of its entities in one fact, sentence or
+   finding: the same test), is kept with that source's id instead (the sources whose fact ends
+   hold most of its entities, at most ``max_ids``, in context order), and the
+   ids the model wrote are kept as ``KeptClaim.cited_as``: the model often writes a right statement
+   under the id of the fact next to it. A claim naming one entity is not re-cited: any source about
+   that entity would pass, and the check would then say little.
 4. **Repeats.** Claims of the same template (the statement with its entity names taken out, compared
    with ``difflib``, ratio >= ``TEMPLATE_RATIO``) are one claim written twice when they cite the same
    sources with other names, or name the same entities. The best-backed of such a group is kept (the
@@ -99,6 +106,16 @@ class KeptClaim(BaseModel):
     removed_sources: list[str] = Field(default_factory=list)  # cited ids removed: invented, unrelated, over the cap
     entities: list[str] = Field(default_factory=list)  # the graph entities it names
     basis: Literal["relation", "entity", "no entity"] = "no entity"  # what was checked (module docstring)
+    cited_as: list[str] = Field(default_factory=list)  # re-cited: the ids the model wrote, which did not back it
+
+    @property
+    def recited(self) -> bool:
+        return bool(self.cited_as)
+
+    def recite_line(self) -> str:
+        """``statement [F7] (cited F4, which does not state it)``."""
+        cited = ", ".join(self.cited_as)
+        return f"{self.statement} [{', '.join(self.sources)}] (cited {cited}, which {'do' if len(self.cited_as) > 1 else 'does'} not state it)"
 
 
 class LeftOutClaim(BaseModel):
@@ -128,13 +145,13 @@ class SupportReport(BaseModel):
         return {k: v for k, v in out.items() if v}
 
     def summary(self) -> str:
-        """``2 claims kept, 4 left out (3 entity not in its sources, 1 repeat)``."""
-        return support_summary(len(self.kept), self.left_out)
+        """``2 claims kept (1 re-cited), 4 left out (3 entity not in its sources, 1 repeat)``."""
+        return support_summary(len(self.kept), self.left_out, recited=sum(1 for c in self.kept if c.recited))
 
 
-def support_summary(kept: int, left_out: Sequence[LeftOutClaim]) -> str:
-    """One line: how many claims were kept, how many left out and why."""
-    line = f"{kept} claim{'s' if kept != 1 else ''} kept"
+def support_summary(kept: int, left_out: Sequence[LeftOutClaim], *, recited: int = 0) -> str:
+    """One line: how many claims were kept (and re-cited), how many left out and why."""
+    line = f"{kept} claim{'s' if kept != 1 else ''} kept" + (f" ({recited} re-cited)" if recited else "")
     if not left_out:
         return f"{line}, none left out"
     counts = {r: sum(1 for c in left_out if c.reason is r) for r in SupportReason}
@@ -143,12 +160,17 @@ def support_summary(kept: int, left_out: Sequence[LeftOutClaim]) -> str:
 
 
 def check_lines(answer_format: str | None, kept: int, left_out: Sequence[LeftOutClaim], *,
-                language_retry: bool = False, language: str | None = None) -> list[str]:  # fmt: skip
+                language_retry: bool = False, language: str | None = None,
+                recited: Sequence[KeptClaim] = ()) -> list[str]:  # fmt: skip
     """The lines printed under an answer (CLI, demo): how many claims were kept and left out and why,
-    each left-out claim with its reason, and a language retry. None for a result without an answer."""
+    each re-cited claim with the ids it had, each left-out claim with its reason, and a language
+    retry. None for a result without an answer."""
     lines = []
     if answer_format == "claims":
-        lines.append(f"claims: {support_summary(kept, left_out)}")
+        lines.append(f"claims: {support_summary(kept, left_out, recited=len(recited))}")
+        if recited:
+            lines.append("Re-cited (its own ids did not state it; the ids shown do):")
+            lines += [f"  - {c.recite_line()}" for c in recited]
         if left_out:
             lines.append("Left out (not supported by its sources):")
             lines += [f"  - {c.line()}" for c in left_out]
@@ -332,25 +354,39 @@ def _check_one(number: int, statement: str, cited: list[str], by_id: dict[str, C
     def out(reason: SupportReason, detail: str) -> LeftOutClaim:
         return LeftOutClaim(statement=statement, sources=cited, reason=reason, detail=detail, entities=labels)
 
+    def together(v: _View) -> bool:
+        return any(all(n.uids & place for n in named) for place in v.places)
+
+    def recite(left: LeftOutClaim) -> _Candidate | LeftOutClaim:
+        """Another source of the context that holds the claim's entities together (module docstring)."""
+        if len(named) < 2:
+            return left
+        pool = [i for i, c in by_id.items() if required_kind is None or c.kind == required_kind]
+        holders = [i for i in pool if together(reader.view(by_id[i]))]
+        if not holders:
+            return left
+        ends = {i: sum(1 for n in named if n.uids & reader.view(by_id[i]).ends) for i in holders}
+        best = max(ends.values())
+        keep = [i for i in holders if ends[i] == best][:max_ids]  # the best-backed ones, in context order
+        kept = KeptClaim(statement=statement, sources=keep, removed_sources=[i for i in cited if i not in keep],
+                         entities=labels, basis="relation", cited_as=list(cited))
+        return _Candidate(number, keep, named, kept, _template(statement, named), max(ends.values()))
+
     known = [i for i in cited if i in by_id]
     if not known:
-        return out(SupportReason.NO_SOURCE, "cites no source of its context")
+        return recite(out(SupportReason.NO_SOURCE, "cites no source of its context"))
     if required_kind is not None and not any(by_id[i].kind == required_kind for i in known):
-        return out(SupportReason.NO_SOURCE, f"cites no {_KIND_WORDS[required_kind]} ({', '.join(known)})")
+        return recite(out(SupportReason.NO_SOURCE, f"cites no {_KIND_WORDS[required_kind]} ({', '.join(known)})"))
     views = {i: reader.view(by_id[i]) for i in known}
     missing = [n.label for n in named if not any(n.uids & v.occurs for v in views.values())]
     if missing:
         verb = "is" if len(missing) == 1 else "are"
-        return out(SupportReason.ENTITY_NOT_IN_SOURCES,
-                   f"{_listing(missing)} {verb} in none of its sources ({', '.join(known)})")
-
-    def together(v: _View) -> bool:
-        return any(all(n.uids & place for n in named) for place in v.places)
-
+        return recite(out(SupportReason.ENTITY_NOT_IN_SOURCES,
+                          f"{_listing(missing)} {verb} in none of its sources ({', '.join(known)})"))
     if len(named) >= 2 and not any(together(v) for v in views.values()):
-        return out(SupportReason.RELATION_NOT_IN_SOURCES,
-                   f"none of its sources ({', '.join(known)}) states {_listing(labels)} together "
-                   "(in one fact, sentence or finding)")
+        return recite(out(SupportReason.RELATION_NOT_IN_SOURCES,
+                          f"none of its sources ({', '.join(known)}) states {_listing(labels)} together "
+                          "(in one fact, sentence or finding)"))
     if named:  # the sources holding all its entities in one place first, then those holding most of them
         held = {i: sum(1 for n in named if n.uids & v.occurs) for i, v in views.items()}
         # a relation's source holds two of its entities at least: a source about one of them only is not its source

@@ -106,8 +106,20 @@ function renderLeftOut(r) {
   if (r.answer_format === "claims") {
     const left = r.left_out || [];
     const kept = (r.claims || []).length;
+    const recited = (r.claims || []).filter((c) => c.cited_as && c.cited_as.length);
     box.append(el("p", { class: "muted", id: "claims-summary" },
-                  `claims: ${kept} kept, ${left.length ? left.length + " left out" : "none left out"}`));
+                  `claims: ${kept} kept${recited.length ? " (" + recited.length + " re-cited)" : ""}, ` +
+                  `${left.length ? left.length + " left out" : "none left out"}`));
+    if (recited.length) {
+      box.append(el("h2", {}, "Re-cited (its own ids did not state it; the ids shown do)"));
+      const list = el("ul", { class: "left-out" });
+      for (const c of recited) {
+        const li = el("li", {}, `${c.statement} [${c.sources.join(", ")}]`);
+        li.append(el("span", { class: "reason" }, ` — cited ${c.cited_as.join(", ")}`));
+        list.append(li);
+      }
+      box.append(list);
+    }
     if (left.length) {
       box.append(el("h2", {}, "Left out (not supported by its sources)"));
       const list = el("ul", { class: "left-out" });
