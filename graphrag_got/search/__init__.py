@@ -1,11 +1,11 @@
 """Questions over the graph: local (entity neighbourhoods) and global (community summaries).
 
     from graphrag_got.search import local_search, global_search
-    s = settings   # each search takes the sections it reads
-    res = local_search(driver, s.neo4j, "How did Ada Lovelace meet Charles Babbage?", chat=chat,
-                       search=s.search, llm=s.llm, files=s.files, embedding=s.embedding)
-    res = global_search(driver, s.neo4j, "¿Qué bandos hay en la guerra?", chat=chat,
-                        search=s.search, llm=s.llm, files=s.files, embedding=s.embedding)
+    # each search takes the settings sections it reads
+    res = local_search(driver, settings.neo4j, "How did Ada Lovelace meet Charles Babbage?", chat=chat,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
+    res = global_search(driver, settings.neo4j, "¿Qué bandos hay en la guerra?", chat=chat,
+                        search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
 """
 
 from __future__ import annotations
