@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         questions = [f"¿Qué relación tiene {n} con los demás?" for n in rng.sample(names, min(half, len(names)))]
         questions += [GENERIC_QUESTIONS[i % len(GENERIC_QUESTIONS)] for i in range(args.questions - len(questions))]
         t = time.perf_counter()
-        catalog, index = entity_catalog(driver, settings)
+        catalog, index = entity_catalog(driver, settings.neo4j, search=settings.search)
         print(f"catalog of {len(catalog)} entities read and indexed in {time.perf_counter() - t:.1f} s "
               f"(once per process, cached)")
         write_query(driver, settings.neo4j, create_name_index())

@@ -128,14 +128,16 @@ def main(argv: list[str] | None = None) -> int:
         embedder = shared_embedder(settings.embedding, llm=settings.llm, files=settings.files)
         for q in questions[:2] + questions[-2:]:  # warm-up: model load, page cache, query plans
             for mode in ("graph", "hybrid"):
-                local_search(driver, settings, q, answer=False, ontology=onto, retrieval=mode, embedder=embedder)
+                local_search(driver, settings.neo4j, q, answer=False, ontology=onto, retrieval=mode, embedder=embedder,
+                             search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
         times: dict[str, list[float]] = {"graph": [], "hybrid": []}
         stages: dict[str, dict[str, list[float]]] = {"graph": {}, "hybrid": {}}
         slow: dict[str, list[tuple[float, str, dict[str, float]]]] = {"graph": [], "hybrid": []}
         for q in questions:
             for mode in ("graph", "hybrid"):
                 t = time.perf_counter()
-                res = local_search(driver, settings, q, answer=False, ontology=onto, retrieval=mode, embedder=embedder)
+                res = local_search(driver, settings.neo4j, q, answer=False, ontology=onto, retrieval=mode, embedder=embedder,
+                                   search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
                 times[mode].append(time.perf_counter() - t)
                 if res.retrieval != mode:
                     print(f"WARNING: {mode} ran as {res.retrieval}: {res.warnings}")

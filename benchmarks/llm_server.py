@@ -210,7 +210,8 @@ def live_answer(args: argparse.Namespace, extraction: Path, workdir: Path, slots
             with llm_server.scope():  # the server started for the answer stops after it
                 chat = get_chat_model(settings.llm, files=settings.files)
                 t0 = time.monotonic()
-                res = local_search(driver, settings, question, chat=chat, ontology=ONTOLOGY)
+                res = local_search(driver, settings.neo4j, question, chat=chat, ontology=ONTOLOGY,
+                                   search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
                 seconds = time.monotonic() - t0
             lines.append(f"- {name}: {seconds:.1f} s, {res.llm_calls} LLM call(s), {res.input_tokens} tokens in, "
                          f"{res.output_tokens} out; answer {len(res.answer or '')} characters: "

@@ -87,7 +87,8 @@ def run_questions(driver: Any, settings: Settings, questions: list[dict[str, Any
     for q in questions:
         row: dict[str, Any] = {"id": q["id"], "class": q["class"]}
         for mode in MODES:
-            res = local_search(driver, settings, q["question"], answer=False, llm_anchors=False, retrieval=mode)
+            res = local_search(driver, settings.neo4j, q["question"], answer=False, llm_anchors=False, retrieval=mode,
+                               search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
             for k in ks:
                 r = recall_at(res.chunk_ids, q["needs"], k)
                 scores[(q["class"], mode, k)].append(r)

@@ -228,7 +228,8 @@ def retrieval(settings: Settings, questions: list[dict[str, Any]], built: set[st
         for q in asked:
             cells = []
             for mode in found:
-                res = local_search(driver, settings, q["question"], answer=False, llm_anchors=False, retrieval=mode)
+                res = local_search(driver, settings.neo4j, q["question"], answer=False, llm_anchors=False, retrieval=mode,
+                                   search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
                 docs = {document_of(c) for c in res.chunk_ids[:K]}
                 hit = float(all(n in docs for n in q["needs"]))
                 found[mode].append(hit)

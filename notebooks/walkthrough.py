@@ -435,7 +435,7 @@ import html as html_lib
 
 from graphrag_got.report.viz import graph_from_neo4j, render_html
 
-nodes, edges, titles = graph_from_neo4j(driver, settings)
+nodes, edges, titles = graph_from_neo4j(driver, settings.neo4j)
 graph_html = render_html(nodes, edges, OUT / "graph.html", "graphrag_got walkthrough", legend_labels=titles or None)
 print(f"{len(nodes)} nodes, {len(edges)} edges -> {graph_html}")
 page = graph_html.read_text(encoding="utf-8")
@@ -466,11 +466,13 @@ def show_local(lr):
 
 
 try:
-    lr = local_search(driver, settings, LOCAL_QUESTION, ontology=onto)
+    lr = local_search(driver, settings.neo4j, LOCAL_QUESTION, ontology=onto,
+                      search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     if lr.no_anchor and eg.entities:
         print(f"'{LOCAL_QUESTION}' names no entity of this graph; asking about the best connected one.\n")
         hub = max(eg.entities, key=lambda u: (eg.graph.degree(u), u))
-        lr = local_search(driver, settings, f"¿Qué se sabe de {eg.entities[hub]['name']}?", ontology=onto)
+        lr = local_search(driver, settings.neo4j, f"¿Qué se sabe de {eg.entities[hub]['name']}?", ontology=onto,
+                          search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     show_local(lr)
 except SearchError as exc:
     print(f"local search not possible: {exc}")
@@ -485,7 +487,8 @@ from graphrag_got.search.global_ import global_search
 
 GLOBAL_QUESTION = "¿Cuáles son las principales facciones en conflicto y qué las mueve?"
 try:
-    gr = global_search(driver, settings, GLOBAL_QUESTION)
+    gr = global_search(driver, settings.neo4j, GLOBAL_QUESTION,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     print(f"Q: {GLOBAL_QUESTION}")
     display(md_table(["community", "title", "relevance", "kept"],
                      [[r.id, r.title, r.relevance if r.error is None else f"error: {r.error[:60]}",

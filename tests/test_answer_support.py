@@ -191,7 +191,8 @@ def _answer(responses: list[str], settings: Settings | None = None, claims: bool
     counter = CallCounter()
     chat = FakeListChatModel(responses=responses, callbacks=[counter])
     attempt = Attempt()
-    out = checked_answer(chat, settings or Settings(), claims=claims, system="SYSTEM", prose_system="PROSE",
+    settings = settings or Settings()
+    out = checked_answer(chat, settings.search, llm=settings.llm, claims=claims, system="SYSTEM", prose_system="PROSE",
                          user="QUESTION AND SOURCES", sources=SOURCES, attempt=attempt, max_tokens=200,
                          question=QUESTION, language=None, index=INDEX)  # fmt: skip
     return out, counter, attempt
@@ -301,7 +302,8 @@ def test_the_demo_local_answer_keeps_the_true_claim_and_says_why_the_rest_went(d
     driver, settings, _, onto = demo_graph
     recorded = RECORDED["local"]
     chat = ReplayChatModel(fallback=list(recorded["fallback"]))
-    res = local_search(driver, settings, recorded["question"], chat=chat, ontology=onto)
+    res = local_search(driver, settings.neo4j, recorded["question"], chat=chat, ontology=onto,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     # the English answer was caught and asked again once (anchors, English, Spanish)
     assert res.llm_calls == 3 and res.language_retry and res.answer_language == "Spanish"
     assert res.answer == "Jon Snow conoció a Daenerys Targaryen en Rocadragón [F1, C1]."
@@ -323,7 +325,8 @@ def test_the_demo_global_answer_is_claims_each_citing_a_report_in_spanish(demo_g
     driver, settings, ids, _ = demo_graph
     recorded = RECORDED["global"]
     chat = _global_chat(ids, _community_ids(driver, settings))
-    res = global_search(driver, settings, recorded["question"], chat=chat, concurrency=1)
+    res = global_search(driver, settings.neo4j, recorded["question"], chat=chat, concurrency=1,
+                        search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert [r.id for r in res.kept] == [ids["Casa Stark"], ids["Casa Targaryen"]]  # R1, R2
     assert res.language_retry and res.answer_language == "Spanish" and res.answer_format == "claims"
     assert [c.statement for c in res.support.kept] == [
@@ -342,14 +345,14 @@ def test_ask_carries_the_left_out_claims_and_the_language_retry(demo_graph) -> N
     from graphrag_got.search.answer import ask
 
     driver, settings, ids, onto = demo_graph
-    local = ask(driver, settings, RECORDED["local"]["question"], "local", ontology=onto,
-                chat=ReplayChatModel(fallback=list(RECORDED["local"]["fallback"])))  # fmt: skip
+    local = ask(driver, settings.neo4j, RECORDED["local"]["question"], "local", ontology=onto,
+                chat=ReplayChatModel(fallback=list(RECORDED["local"]["fallback"])), search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)  # fmt: skip
     data = local.model_dump(mode="json")
     assert data["answer_format"] == "claims" and data["language"] == "Spanish" and data["language_retry"] is True
     assert len(data["claims"]) == 1 and data["claims"][0]["sources"] == ["F1", "C1"]
     assert [c["reason"] for c in data["left_out"]].count("entity_not_in_sources") == 3
-    glob = ask(driver, settings, RECORDED["global"]["question"], "global",
-               chat=_global_chat(ids, _community_ids(driver, settings)))  # fmt: skip
+    glob = ask(driver, settings.neo4j, RECORDED["global"]["question"], "global",
+               chat=_global_chat(ids, _community_ids(driver, settings)), search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)  # fmt: skip
     assert glob.mode == "global" and len(glob.claims) == 3 and len(glob.left_out) == 3
     assert not any("English" in w for w in glob.warnings)
 
@@ -360,7 +363,8 @@ def test_a_drift_answer_is_claims_checked_against_reports_and_facts(demo_graph) 
 
     driver, settings, ids, onto = demo_graph
     question = "¿Qué relación hay entre la Casa Stark y la Casa Lannister?"
-    probe = drift_search(driver, settings, question, answer=False, ontology=onto)  # the ids the answer will see
+    probe = drift_search(driver, settings.neo4j, question, answer=False, ontology=onto,
+                         search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)  # the ids the answer will see
     report = next(c.id for c in probe.sources if c.kind == "report" and c.community_id == str(ids["Casa Stark"]))
     fact = next(c.id for c in probe.sources if c.kind == "fact" and "EN_GUERRA_CON" in c.text
                 and set(c.entities) == {"Casa Stark", "Casa Lannister"})  # fmt: skip
@@ -368,7 +372,8 @@ def test_a_drift_answer_is_claims_checked_against_reports_and_facts(demo_graph) 
         {"statement": "La Casa Lannister está en guerra con la Casa Stark.", "sources": [fact, report]},
         {"statement": "La Casa Greyjoy está en guerra con la Casa Stark.", "sources": [fact]}]})  # fmt: skip
     chat = ReplayChatModel(fallback=[json.dumps({"answer": "Borrador.", "follow_ups": []}), answer])
-    res = drift_search(driver, settings, question, chat=chat, ontology=onto)
+    res = drift_search(driver, settings.neo4j, question, chat=chat, ontology=onto,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert res.answer == f"La Casa Lannister está en guerra con la Casa Stark [{fact}, {report}]."
     assert res.answer_format == "claims" and res.llm_calls == 2
     assert [(c.reason.value, c.detail) for c in res.support.left_out] == [

@@ -36,9 +36,9 @@ def test_the_schema_admits_only_the_context_ids() -> None:
 def test_auto_asks_claims_of_the_embedded_model_only() -> None:
     fake = FakeListChatModel(responses=["x"])
     settings = Settings.load()
-    assert not use_claims(settings.with_overrides(answer_format="auto"), fake)
-    assert use_claims(settings.with_overrides(answer_format="claims"), fake)
-    assert not use_claims(settings.with_overrides(answer_format="text"), fake)
+    assert not use_claims(settings.with_overrides(answer_format="auto").search, fake)
+    assert use_claims(settings.with_overrides(answer_format="claims").search, fake)
+    assert not use_claims(settings.with_overrides(answer_format="text").search, fake)
 
 
 def test_a_local_answer_as_claims_and_its_fallback_to_prose(gold_graph, neo4j_settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -49,7 +49,8 @@ def test_a_local_answer_as_claims_and_its_fallback_to_prose(gold_graph, neo4j_se
                                      "sources": ["F1", "C1"]}]})  # fmt: skip
     counter = CallCounter()
     chat = FakeListChatModel(responses=[ANCHORS, claims], callbacks=[counter])
-    res = local_search(gold_graph, settings, MEETING, chat=chat, ontology=ONTO)
+    res = local_search(gold_graph, settings.neo4j, MEETING, chat=chat, ontology=ONTO,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert res.answer == "Jon Snow y Daenerys se conocieron en Rocadragón [F1, C1]."
     assert [c.id for c in res.citations] == ["F1", "C1"] and counter.calls == res.llm_calls == 2
     assert res.answer_format == "claims" and res.support is not None and res.support.left_out == []
@@ -58,7 +59,8 @@ def test_a_local_answer_as_claims_and_its_fallback_to_prose(gold_graph, neo4j_se
     counter = CallCounter()
     prose = "Se conocieron tras la Batalla de los Bastardos [F1]. Se casaron en Invernalia [F1]."
     chat = FakeListChatModel(responses=[ANCHORS, "no json", "still none", prose], callbacks=[counter])  # fmt: skip
-    res = local_search(gold_graph, settings, MEETING, chat=chat, ontology=ONTO)
+    res = local_search(gold_graph, settings.neo4j, MEETING, chat=chat, ontology=ONTO,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert res.answer == "Se conocieron tras la Batalla de los Bastardos [F1]." and counter.calls == res.llm_calls == 4
     assert res.support is not None and [c.reason.value for c in res.support.left_out] == ["entity_not_in_sources"]
     assert any("prose fallback was checked" in w for w in res.warnings)

@@ -180,15 +180,15 @@ def test_impact_unions_static_and_coverage_and_reimport_replaces(clean_graph, ne
                                                                  shapes: Path, tmp_path: Path) -> None:
     data = run_coverage(shapes, tmp_path / "run1.coverage")
     extract_and_load(clean_graph, neo4j_settings, shapes, tmp_path / "e1.json", data)
-    res = impact(clean_graph, neo4j_settings, "core.area")
+    res = impact(clean_graph, neo4j_settings.neo4j, "core.area", code=neo4j_settings.code)
     assert by_name(res) == {"test_shapes.test_direct": "static exact + coverage",
                             "test_shapes.test_dynamic": "coverage", "test_shapes.test_skipped": "static exact"}
-    helper = impact(clean_graph, neo4j_settings, "core.helper")
+    helper = impact(clean_graph, neo4j_settings.neo4j, "core.helper", code=neo4j_settings.code)
     assert by_name(helper)["test_shapes.test_dynamic"] == "coverage"  # ran it through area
     assert helper.tests[0].distance == 0
     assert "tests/test_shapes.py::test_dynamic  [coverage]" in "\n".join(res.lines())
-    assert impact(clean_graph, neo4j_settings, "core.unused").tests == []
-    nested = impact(clean_graph, neo4j_settings, "core.outer")  # the closure's body is part of outer's text
+    assert impact(clean_graph, neo4j_settings.neo4j, "core.unused", code=neo4j_settings.code).tests == []
+    nested = impact(clean_graph, neo4j_settings.neo4j, "core.outer", code=neo4j_settings.code)  # the closure's body is part of outer's text
     assert [n.name for n in nested.changed] == ["shapes.core.outer.inner"]
     # the static resolver types INNER by outer()'s return value, so both kinds of evidence find the test
     assert by_name(nested) == {"test_shapes.test_closure": "static exact + coverage"}
@@ -199,14 +199,14 @@ def test_impact_unions_static_and_coverage_and_reimport_replaces(clean_graph, ne
     data2 = run_coverage(shapes, tmp_path / "run2.coverage")
     _, loaded = extract_and_load(clean_graph, neo4j_settings, shapes, tmp_path / "e2.json", data2)
     assert loaded.documents_updated >= 1
-    assert by_name(impact(clean_graph, neo4j_settings, "core.area")) == {
+    assert by_name(impact(clean_graph, neo4j_settings.neo4j, "core.area", code=neo4j_settings.code)) == {
         "test_shapes.test_direct": "static exact + coverage", "test_shapes.test_skipped": "static exact"}
-    assert by_name(impact(clean_graph, neo4j_settings, "core.unused")) == {"test_shapes.test_dynamic": "coverage"}
+    assert by_name(impact(clean_graph, neo4j_settings.neo4j, "core.unused", code=neo4j_settings.code)) == {"test_shapes.test_dynamic": "coverage"}
 
     # extracted without coverage: the evidence documents leave the graph
     _, loaded = extract_and_load(clean_graph, neo4j_settings, shapes, tmp_path / "e3.json")
     assert loaded.documents_pruned == 2  # the test file's evidence and the state the run recorded
-    assert impact(clean_graph, neo4j_settings, "core.unused").tests == []
+    assert impact(clean_graph, neo4j_settings.neo4j, "core.unused", code=neo4j_settings.code).tests == []
 
 
 def test_cli_extract_with_coverage_and_impact_json(clean_graph, shapes: Path, tmp_path: Path,  # type: ignore[no-untyped-def]
@@ -238,14 +238,15 @@ def test_closure_reaches_its_fixed_point_and_the_cap_cuts_it(clean_graph, neo4j_
                                                               tmp_path: Path) -> None:
     root = write_tree(tmp_path / "chain", CHAIN)
     extract_and_load(clean_graph, neo4j_settings, root, tmp_path / "c.json")
-    full = impact(clean_graph, neo4j_settings, "m7.f7")
+    full = impact(clean_graph, neo4j_settings.neo4j, "m7.f7", code=neo4j_settings.code)
     assert {n.name: n.distance for n in full.affected} == {f"m{i}.f{i}": 7 - i for i in range(7)}
     assert full.steps == 7 and not full.cut
     assert {t.name: t.distance for t in full.tests} == {"test_chain.test_top": 7}  # a test is not a step
-    capped = impact(clean_graph, neo4j_settings.with_overrides(impact_max_nodes=4), "m7.f7")
+    capped = impact(clean_graph, neo4j_settings.neo4j, "m7.f7",
+                    code=neo4j_settings.with_overrides(impact_max_nodes=4).code)
     assert capped.cut and [n.name for n in capped.affected] == ["m6.f6", "m5.f5", "m4.f4"]
     assert capped.tests == [] and "cut at 4 nodes (GRAPHRAG_IMPACT_MAX_NODES)" in capped.lines()[1]
-    assert impact(clean_graph, neo4j_settings, "m7.f7", hops=2).affected[-1].name == "m5.f5"
+    assert impact(clean_graph, neo4j_settings.neo4j, "m7.f7", hops=2, code=neo4j_settings.code).affected[-1].name == "m5.f5"
 
 
 def test_code_graph_loads_without_embeddings_by_default(clean_graph, neo4j_settings: Settings,  # type: ignore[no-untyped-def]
@@ -290,9 +291,9 @@ def test_recorded_run_overrules_a_static_branch_it_did_not_take(clean_graph, neo
     root = write_tree(tmp_path / "repo", BRANCHES)
     data = run_coverage(root, tmp_path / "run.coverage")
     extract_and_load(clean_graph, neo4j_settings, root, tmp_path / "e.json", data)
-    taken = impact(clean_graph, neo4j_settings, "core.one")
+    taken = impact(clean_graph, neo4j_settings.neo4j, "core.one", code=neo4j_settings.code)
     assert by_name(taken) == {"test_pick.test_first": "static exact + coverage"} and taken.not_run == []
-    other = impact(clean_graph, neo4j_settings, "core.two")
+    other = impact(clean_graph, neo4j_settings.neo4j, "core.two", code=neo4j_settings.code)
     assert other.tests == [] and [t.name for t in other.not_run] == ["test_pick.test_first"]
     data_out = other.to_data()
     assert data_out["pytest_args"] == [] and data_out["counts"]["static_not_run"] == 1
@@ -300,5 +301,5 @@ def test_recorded_run_overrules_a_static_branch_it_did_not_take(clean_graph, neo
 
     # without coverage the static closure stands: the same test is listed for two()
     extract_and_load(clean_graph, neo4j_settings, root, tmp_path / "e2.json")
-    alone = impact(clean_graph, neo4j_settings, "core.two")
+    alone = impact(clean_graph, neo4j_settings.neo4j, "core.two", code=neo4j_settings.code)
     assert by_name(alone) == {"test_pick.test_first": "static exact"} and alone.not_run == []

@@ -166,7 +166,7 @@ def evidence_of(res) -> dict[str, str]:  # type: ignore[no-untyped-def]
 def test_recorded_coverage_answers_line_by_line_then_goes_stale(covered, neo4j_settings: Settings, capsys) -> None:  # type: ignore[no-untyped-def]
     root, out, driver = covered
     edit(root, "calc/core.py", "        return -1\n", "        return -2\n")
-    res = diff_impact(driver, neo4j_settings, root)
+    res = diff_impact(driver, neo4j_settings.neo4j, root, code=neo4j_settings.code)
     assert evidence_of(res) == {"tests/test_core.py::test_neg": "coverage"}
     assert [t.nodeid for t in res.ran_function_only] == ["tests/test_core.py::test_pos"]
     assert [(s.name, s.coverage, s.answered_by) for s in res.symbols] == [("calc.core.sign", "recorded", "coverage")]
@@ -179,7 +179,7 @@ def test_recorded_coverage_answers_line_by_line_then_goes_stale(covered, neo4j_s
     edit(root, "tests/test_core.py", "def test_double():", "def test_zero():\n    assert sign(0) == 1\n\n\n"
                                                         "def test_double():")
     edit(root, "calc/core.py", "def sign(x):", "print(end='')\n\n\ndef sign(x):")
-    res = diff_impact(driver, neo4j_settings, root)
+    res = diff_impact(driver, neo4j_settings.neo4j, root, code=neo4j_settings.code)
     assert evidence_of(res)["tests/test_core.py::test_zero"] == "changed"
     assert set(evidence_of(res)) == {"tests/test_core.py::test_neg", "tests/test_core.py::test_pos",
                                   "tests/test_core.py::test_double", "tests/test_core.py::test_zero"}
@@ -189,18 +189,18 @@ def test_recorded_coverage_answers_line_by_line_then_goes_stale(covered, neo4j_s
     git(root, "commit", "-qam", "two")
     assert main(["code", "refresh", str(root), "-o", str(out), *ONTO]) == 0
     assert "coverage evidence: kept as recorded" in capsys.readouterr().out
-    one = impact(driver, neo4j_settings, "calc.core.sign")  # one target: its recorded run is older than it
+    one = impact(driver, neo4j_settings.neo4j, "calc.core.sign", code=neo4j_settings.code)  # one target: its recorded run is older than it
     assert one.stale == 1 and one.not_run == []
     assert {t.nodeid for t in one.tests} == {"tests/test_core.py::test_neg", "tests/test_core.py::test_pos"}
     edit(root, "calc/core.py", "        return -2\n", "        return -3\n")
-    res = diff_impact(driver, neo4j_settings, root)  # who enters sign is up to its callers: the run says
+    res = diff_impact(driver, neo4j_settings.neo4j, root, code=neo4j_settings.code)  # who enters sign is up to its callers: the run says
     assert [(s.coverage, s.answered_by) for s in res.symbols] == [("stale", "coverage (before it changed)")]
     assert evidence_of(res) == {"tests/test_core.py::test_neg": "coverage (before it changed)",
                                 "tests/test_core.py::test_pos": "coverage (before it changed)"}
     # double is unchanged since the run: still answered by it
     edit(root, "calc/core.py", "def sign(x):", "# a comment line\ndef sign(x):")
     edit(root, "calc/core.py", "    return x * 2\n", "    return x + x\n")
-    res = diff_impact(driver, neo4j_settings, root)
+    res = diff_impact(driver, neo4j_settings.neo4j, root, code=neo4j_settings.code)
     by = {s.name: (s.coverage, s.answered_by) for s in res.symbols}
     assert by["calc.core.double"] == ("recorded", "coverage")
     assert evidence_of(res)["tests/test_core.py::test_double"] == "coverage"
@@ -359,7 +359,7 @@ def test_a_rename_or_a_move_answers_with_the_run_of_the_old_name(renamed_repo, n
     edit(root, "calc/core.py", "class Box:\n    def __init__(self, v):", "class _Box:\n    def __init__(self, v: int):")
     edit(root, "calc/core.py", "return Box(x)", "return _Box(x)")
     edit(root, "tests/test_core.py", "import Box, make", "import _Box as Box, make")
-    res = diff_impact(driver, neo4j_settings, root)
+    res = diff_impact(driver, neo4j_settings.neo4j, root, code=neo4j_settings.code)
     by = {s.name: s for s in res.symbols}
     assert (by["calc.core._Box"].change, by["calc.core._Box"].old_name, by["calc.core._Box"].answered_by) == \
         ("renamed", "calc.core.Box", "coverage (renamed)")
@@ -372,7 +372,7 @@ def test_a_rename_or_a_move_answers_with_the_run_of_the_old_name(renamed_repo, n
     # a module moved to another file (the tests follow the import): the run of the old name answers
     git(root, "mv", "calc/signs.py", "calc/sign.py")
     edit(root, "tests/test_core.py", "from calc.signs import sign", "from calc.sign import sign")
-    res = diff_impact(driver, neo4j_settings, root)
+    res = diff_impact(driver, neo4j_settings.neo4j, root, code=neo4j_settings.code)
     moved = [s for s in res.symbols if s.name == "calc.sign.sign"]
     assert [(s.change, s.old_name, s.old_path, s.coverage, s.answered_by, s.tests) for s in moved] == [
         ("moved", "calc.signs.sign", "calc/signs.py", "recorded", "coverage (moved)", 1)]
@@ -384,18 +384,18 @@ def test_a_test_moved_since_the_run_keeps_its_recorded_lines(renamed_repo, neo4j
     body = "def test_box():\n    assert Box(2).get() == 4\n"
     edit(root, "tests/test_core.py", body + "\n\n", "")
     (root / "tests" / "test_box.py").write_text("from calc.core import Box\n\n\n" + body, encoding="utf-8")
-    res = diff_impact(driver, neo4j_settings, root)  # the test the change deletes is not listed
+    res = diff_impact(driver, neo4j_settings.neo4j, root, code=neo4j_settings.code)  # the test the change deletes is not listed
     assert evidence_of(res) == {"tests/test_box.py::test_box": "changed"}
     assert [s.answered_by for s in res.symbols if s.change == "deleted"] == ["nothing (deleted)"]
     git(root, "add", "-A")
     git(root, "commit", "-qm", "move test_box")
     assert main(["code", "refresh", str(root), "-o", str(out), *ONTO]) == 0  # the run is kept as recorded
     edit(root, "calc/core.py", "return double(self.v)", "return double(self.v) + 0")
-    res = diff_impact(driver, neo4j_settings, root)
+    res = diff_impact(driver, neo4j_settings.neo4j, root, code=neo4j_settings.code)
     assert evidence_of(res) == {"tests/test_box.py::test_box": "coverage"}  # measured as test_core.test_box
     assert all(t.nodeid for t in res.tests)
     # a static path from a moved test the run measured without it running the line is overruled
     edit(root, "calc/core.py", "        return Box(x)\n", "        return Box(x + 1)\n")
-    res = diff_impact(driver, neo4j_settings, root)
+    res = diff_impact(driver, neo4j_settings.neo4j, root, code=neo4j_settings.code)
     assert "tests/test_box.py::test_box" in res.pytest_args  # it ran Box.get
     assert "tests/test_core.py::test_make" not in res.pytest_args

@@ -114,7 +114,7 @@ def test_cypher_builders_escape_types_and_take_values_as_parameters() -> None:
 
 # ------------------------------------------------------------------------------ with Neo4j
 def test_function_blast_radius_by_distance(code_graph, neo4j_settings: Settings) -> None:  # type: ignore[no-untyped-def]
-    res = impact(code_graph, neo4j_settings, "money.add", hops=3)
+    res = impact(code_graph, neo4j_settings.neo4j, "money.add", hops=3, code=neo4j_settings.code)
     assert [m.name for m in res.matches] == ["app.money.add"]
     assert names(res.affected) == {"app.cart.Cart.total": 1, "app.cart.Shop.checkout": 2, "app.cart.report": 3}
     # a test is not a step: test_add tests add itself (0), test_empty tests report (3)
@@ -123,23 +123,23 @@ def test_function_blast_radius_by_distance(code_graph, neo4j_settings: Settings)
     assert {t.evidence_label for t in res.tests} == {"static exact"}
     assert names(res.files) == {"app/money.py": 0, "app/cart.py": 1}
     assert res.affected[0].via == "CALLS app.money.add (line 8)"
-    closure = impact(code_graph, neo4j_settings, "app.money.add")  # default: to a fixed point
+    closure = impact(code_graph, neo4j_settings.neo4j, "app.money.add", code=neo4j_settings.code)  # default: to a fixed point
     assert names(closure.affected) == {**names(res.affected), "app.cli.main": 4}
     assert closure.steps == 4 and not closure.cut and closure.hops is None
-    shallow = impact(code_graph, neo4j_settings, "app.money.add", hops=1)
+    shallow = impact(code_graph, neo4j_settings.neo4j, "app.money.add", hops=1, code=neo4j_settings.code)
     assert names(shallow.affected) == {"app.cart.Cart.total": 1}
     assert names(shallow.tests) == {"test_money.test_add": 0}
 
 
 def test_class_target_includes_its_methods_and_subclasses(code_graph, neo4j_settings: Settings) -> None:  # type: ignore[no-untyped-def]
-    res = impact(code_graph, neo4j_settings, "Cart", hops=1)
+    res = impact(code_graph, neo4j_settings.neo4j, "Cart", hops=1, code=neo4j_settings.code)
     assert {n.name for n in res.changed} == {"app.cart.Cart.total"}
     assert names(res.affected) == {"app.cart.Shop": 1, "app.cart.Shop.checkout": 1}
-    assert names(impact(code_graph, neo4j_settings, "Cart").affected)["app.cart.report"] == 2
+    assert names(impact(code_graph, neo4j_settings.neo4j, "Cart", code=neo4j_settings.code).affected)["app.cart.report"] == 2
 
 
 def test_file_target_follows_importers_and_their_tests(code_graph, neo4j_settings: Settings) -> None:  # type: ignore[no-untyped-def]
-    res = impact(code_graph, neo4j_settings, "app/money.py", hops=2)
+    res = impact(code_graph, neo4j_settings.neo4j, "app/money.py", hops=2, code=neo4j_settings.code)
     files = names(res.files)
     assert files["app/money.py"] == 0 and files["app/cart.py"] == 1 and files["tests/test_money.py"] == 1
     assert files["app/cli.py"] == 2  # imports app.cart, which imports app.money
@@ -151,24 +151,24 @@ def test_file_target_follows_importers_and_their_tests(code_graph, neo4j_setting
 
 def test_unknown_and_ambiguous_targets_are_one_clear_error(code_graph, neo4j_settings: Settings) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ImpactError, match="'nothing.here' matches no function, class or test"):
-        impact(code_graph, neo4j_settings, "nothing.here")
+        impact(code_graph, neo4j_settings.neo4j, "nothing.here", code=neo4j_settings.code)
     with pytest.raises(ImpactError, match="matches no file"):
-        impact(code_graph, neo4j_settings, "app/nothing.py")
+        impact(code_graph, neo4j_settings.neo4j, "app/nothing.py", code=neo4j_settings.code)
     with pytest.raises(ConfigError, match="--hops"):
-        impact(code_graph, neo4j_settings, "add", hops=0)
+        impact(code_graph, neo4j_settings.neo4j, "add", hops=0, code=neo4j_settings.code)
 
 
 def test_ambiguous_tail_lists_candidates(clean_graph, neo4j_settings: Settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root = write_tree(tmp_path / "r", {"a.py": "def run():\n    pass\n", "b.py": "def run():\n    pass\n"})
     load_tree(clean_graph, neo4j_settings, root, tmp_path / "e.json")
     with pytest.raises(ImpactError, match=r"'run' is ambiguous: it names 2 entities: a\.run \(Function\), b\.run"):
-        impact(clean_graph, neo4j_settings, "run")
-    assert [m.name for m in impact(clean_graph, neo4j_settings, "b.run").matches] == ["b.run"]
+        impact(clean_graph, neo4j_settings.neo4j, "run", code=neo4j_settings.code)
+    assert [m.name for m in impact(clean_graph, neo4j_settings.neo4j, "b.run", code=neo4j_settings.code).matches] == ["b.run"]
 
 
 def test_no_code_graph_says_what_to_do(clean_graph, neo4j_settings: Settings) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ImpactError, match="extract --extractor code"):
-        impact(clean_graph, neo4j_settings, "anything")
+        impact(clean_graph, neo4j_settings.neo4j, "anything", code=neo4j_settings.code)
 
 
 def test_cli_json_and_exit_codes(code_graph, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
@@ -194,13 +194,13 @@ def test_incremental_reload_drops_stale_calls(clean_graph, neo4j_settings: Setti
     files = {"a.py": "from b import g\n\n\ndef f():\n    return g()\n", "b.py": "def g():\n    return 1\n"}
     root = write_tree(tmp_path / "r", files)
     load_tree(clean_graph, neo4j_settings, root, tmp_path / "1.json")
-    assert names(impact(clean_graph, neo4j_settings, "b.g").affected) == {"a.f": 1}
+    assert names(impact(clean_graph, neo4j_settings.neo4j, "b.g", code=neo4j_settings.code).affected) == {"a.f": 1}
     write_tree(root, {"b.py": "def h():\n    return 1\n"})
     load_tree(clean_graph, neo4j_settings, root, tmp_path / "2.json")
     with pytest.raises(ImpactError, match="matches no"):
-        impact(clean_graph, neo4j_settings, "b.g")
-    assert impact(clean_graph, neo4j_settings, "b.h").affected == []
+        impact(clean_graph, neo4j_settings.neo4j, "b.g", code=neo4j_settings.code)
+    assert impact(clean_graph, neo4j_settings.neo4j, "b.h", code=neo4j_settings.code).affected == []
     (root / "b.py").unlink()
     load_tree(clean_graph, neo4j_settings, root, tmp_path / "3.json")
     with pytest.raises(ImpactError, match="matches no file"):
-        impact(clean_graph, neo4j_settings, "b.py")
+        impact(clean_graph, neo4j_settings.neo4j, "b.py", code=neo4j_settings.code)

@@ -48,7 +48,7 @@ def test_orphans_static_then_with_coverage_then_after_a_deletion(tmp_path: Path,
     write(root, {"app/__init__.py": "", "app/core.py": CORE, "tests/test_core.py": TESTS})
     out = tmp_path / "code.json"
     assert main(["code", "refresh", str(root), "-o", str(out), *ONTO]) == 0
-    static = orphans(clean_graph, neo4j_settings)
+    static = orphans(clean_graph, neo4j_settings.neo4j)
     assert not static.coverage
     got = listed(static)
     assert set(got) == {"app.core.dead", "app.core.dyn", "app.core.Dead", "app.core.Dead.m", "app.core.outer.inner"}
@@ -62,7 +62,7 @@ def test_orphans_static_then_with_coverage_then_after_a_deletion(tmp_path: Path,
                           timeout=300, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "COVERAGE_FILE": str(data)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert main(["code", "refresh", str(root), "-o", str(out), "--coverage", str(data), *ONTO]) == 0
-    covered = listed(orphans(clean_graph, neo4j_settings))
+    covered = listed(orphans(clean_graph, neo4j_settings.neo4j))
     assert set(covered) == {"app.core.dead", "app.core.Dead", "app.core.Dead.m"}  # dyn and inner ran in the recorded run
     write(root, {"app/core.py": CORE.replace("def gone():\n    return 4\n\n\n", ""),
                  "tests/test_core.py": TESTS.replace(" and gone() == 4", "").replace("gone, ", "")})

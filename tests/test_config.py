@@ -164,8 +164,10 @@ def test_each_stage_reads_only_its_sections(package: str):
 
 
 #: Packages (folders) and modules (``.py``) whose functions all take the sections they read, never the
-#: whole ``Settings``.
-SECTION_BASED = ("llm", "communities", "graph/db.py", "graph/server.py", "graph/vectors.py")
+#: whole ``Settings``. The service's entry points (``create_app``, ``mcp.build_server``, ``mcp.serve_stdio``)
+#: take ``Settings``, like the CLI; the runtime they build and its graph reads take the sections.
+SECTION_BASED = ("llm", "communities", "graph/db.py", "graph/server.py", "graph/vectors.py", "search", "code",
+                 "service/runtime.py", "service/graph_reads.py", "report/viz.py")
 
 
 @pytest.mark.parametrize("package", SECTION_BASED)

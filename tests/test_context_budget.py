@@ -50,7 +50,8 @@ def test_the_longest_prefix_that_leaves_room_for_the_answer_is_kept() -> None:
 @pytest.mark.neo4j
 def test_a_local_answer_never_exceeds_the_window(gold_graph, neo4j_settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
     settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", local_retrieval="graph")
-    full = local_search(gold_graph, settings, MEETING, answer=False, ontology=ONTO)
+    full = local_search(gold_graph, settings.neo4j, MEETING, answer=False, ontology=ONTO,
+                        search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert len(full.sources) > 4
     counter = CallCounter()
     room = (len(local_answer_prompt().split()) + len(f"QUESTION: {MEETING}".split())
@@ -58,7 +59,8 @@ def test_a_local_answer_never_exceeds_the_window(gold_graph, neo4j_settings, tmp
     chat = WindowedChat(responses=['{"entities": ["Jon Snow", "Daenerys Targaryen"]}',
                                    "Se conocieron en Rocadragón [F1]."], callbacks=[counter],
                         context_window=ANSWER_MAX_TOKENS + TEMPLATE_MARGIN + room)
-    res = local_search(gold_graph, settings, MEETING, chat=chat, ontology=ONTO)
+    res = local_search(gold_graph, settings.neo4j, MEETING, chat=chat, ontology=ONTO,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert counter.calls == 2 and 0 < len(res.sources) < len(full.sources)  # the anchors, then the answer
     assert [c.id for c in res.sources] == [c.id for c in full.sources[: len(res.sources)]]
     assert len(res.facts) + len(res.excerpts) == len(res.sources)

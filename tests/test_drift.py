@@ -76,10 +76,11 @@ def test_report_ranking_falls_back_to_lexical_without_usable_embeddings() -> Non
 
     reports = [Report(1, "Grupo 1", "Miembros: Daenerys Targaryen", embedding=[1.0, 0.0]),
                Report(2, "Grupo 2", "Miembros: Walder Frey; Robb Stark", embedding=None)]  # fmt: skip
-    ranked = rank_reports(Settings(), QUESTION, reports)  # one report has no embedding
+    s = Settings()
+    ranked = rank_reports(s.embedding, QUESTION, reports, llm=s.llm, files=s.files)  # one report has no embedding
     assert [r.id for r in ranked] == [2, 1] and {r.ranking for r in ranked} == {"lexical"}
     reports[1].embedding = [0.0, 1.0]  # two dimensions: not the embedder's
-    assert rank_reports(Settings(), QUESTION, reports)[0].ranking == "lexical"
+    assert rank_reports(s.embedding, QUESTION, reports, llm=s.llm, files=s.files)[0].ranking == "lexical"
 
 
 def test_drift_runs_followups_as_local_searches_and_resolves_citations(reports_graph) -> None:  # type: ignore[no-untyped-def]
@@ -87,7 +88,8 @@ def test_drift_runs_followups_as_local_searches_and_resolves_citations(reports_g
     counter = CallCounter()
     chat = FakeListChatModel(responses=[primer("Borrador [R1] [R99].", FOLLOWUPS),
                                         "Respuesta final [R1] y [F1], además [F999]."], callbacks=[counter])  # fmt: skip
-    res = drift_search(driver, settings, QUESTION, chat=chat, ontology=ONTO, followups=3, reports=3)
+    res = drift_search(driver, settings.neo4j, QUESTION, chat=chat, ontology=ONTO, followups=3, reports=3,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert counter.calls == res.llm_calls == 2  # one primer round, one final answer: retrieval-only follow-ups
     assert res.rounds == 1 and res.bounds == {"depth": 1, "followups": 3, "max_calls": 6, "reports": 3, "rounds": 1}
     round1 = [f for f in res.followups if f.round == 1]
@@ -116,7 +118,8 @@ def test_drift_rounds_stop_at_the_call_bound(reports_graph) -> None:  # type: ig
     counter = CallCounter()
     chat = FakeListChatModel(responses=[primer("Uno.", FOLLOWUPS[:1]), primer("Dos.", FOLLOWUPS[1:2]),
                                         "Final."], callbacks=[counter])  # fmt: skip
-    res = drift_search(driver, settings, QUESTION, chat=chat, ontology=ONTO, depth=3, max_calls=3)
+    res = drift_search(driver, settings.neo4j, QUESTION, chat=chat, ontology=ONTO, depth=3, max_calls=3,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert counter.calls == res.llm_calls == 3 <= res.max_calls
     assert res.rounds == 2 and res.stopped and "max calls (3)" in res.stopped
     assert [f.question for f in res.followups if f.round] == FOLLOWUPS[:2] and res.drafts == ["Uno.", "Dos."]
@@ -127,7 +130,8 @@ def test_drift_without_new_followups_stops_and_a_bad_primer_is_skipped(reports_g
     driver, settings, _ = reports_graph
     counter = CallCounter()
     chat = FakeListChatModel(responses=["no es JSON", "tampoco", "Respuesta."], callbacks=[counter])
-    res = drift_search(driver, settings, QUESTION, chat=chat, ontology=ONTO, depth=2)
+    res = drift_search(driver, settings.neo4j, QUESTION, chat=chat, ontology=ONTO, depth=2,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert counter.calls == res.llm_calls == 3 and res.answer == "Respuesta."
     assert [f.round for f in res.followups] == [0] and "primer gave no valid answer" in res.warnings[0]
     assert res.stopped == "round 1 gave no new follow-up question"
@@ -136,8 +140,8 @@ def test_drift_without_new_followups_stops_and_a_bad_primer_is_skipped(reports_g
 def test_drift_retrieval_only_makes_no_llm_call(reports_graph) -> None:  # type: ignore[no-untyped-def]
     driver, settings, _ = reports_graph
     counter = CallCounter()
-    res = drift_search(driver, settings, QUESTION, chat=FakeListChatModel(responses=["x"], callbacks=[counter]),
-                       answer=False, ontology=ONTO)  # fmt: skip
+    res = drift_search(driver, settings.neo4j, QUESTION, chat=FakeListChatModel(responses=["x"], callbacks=[counter]),
+                       answer=False, ontology=ONTO, search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)  # fmt: skip
     assert counter.calls == res.llm_calls == 0 and res.answer is None
     kinds = {c.kind for c in res.sources}
     assert {"report", "fact"} <= kinds and res.communities == [r.id for r in res.reports]
@@ -146,16 +150,19 @@ def test_drift_retrieval_only_makes_no_llm_call(reports_graph) -> None:  # type:
 def test_drift_bounds_are_validated(reports_graph) -> None:  # type: ignore[no-untyped-def]
     driver, settings, _ = reports_graph
     with pytest.raises(SearchError, match="drift depth must be an integer from 1 to 3, got 0"):
-        drift_search(driver, settings, QUESTION, depth=0, answer=False, ontology=ONTO)
+        drift_search(driver, settings.neo4j, QUESTION, depth=0, answer=False, ontology=ONTO,
+                     search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     with pytest.raises(SearchError, match="max_calls"):
-        drift_search(driver, settings, QUESTION, max_calls=1, answer=False, ontology=ONTO)
+        drift_search(driver, settings.neo4j, QUESTION, max_calls=1, answer=False, ontology=ONTO,
+                     search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
 
 
 def test_ask_routes_and_fills_one_result_shape(reports_graph) -> None:  # type: ignore[no-untyped-def]
     driver, settings, _ = reports_graph
     counter = CallCounter()
     chat = FakeListChatModel(responses=[primer("Borrador.", FOLLOWUPS[:2]), "Final [F2] [R1]."], callbacks=[counter])
-    res = ask(driver, settings, QUESTION, chat=chat, ontology=ONTO)
+    res = ask(driver, settings.neo4j, QUESTION, chat=chat, ontology=ONTO,
+              search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert isinstance(res, AskResult) and res.mode == "drift" and res.route.rule == "connective.es.que_relacion"
     assert res.llm_calls == counter.calls == 2 and res.followups == FOLLOWUPS[:2]
     assert [c.id for c in res.citations] == ["F2", "R1"] and res.bounds["followups"] == 3
@@ -165,26 +172,33 @@ def test_ask_routes_and_fills_one_result_shape(reports_graph) -> None:  # type: 
     data = json.loads(json.dumps(res.model_dump(mode="json")))
     assert data["route"]["mode"] == "drift" and data["citations"][0]["kind"] == "fact" and "detail" not in data
     # local, retrieval only: no LLM, anchors and fact sources numbered
-    local = ask(driver, settings, "¿Quién traicionó a Robb Stark?", answer=False, ontology=ONTO)
+    local = ask(driver, settings.neo4j, "¿Quién traicionó a Robb Stark?", answer=False, ontology=ONTO,
+                search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert local.mode == "local" and local.route.entities == ["Robb Stark"] and local.llm_calls == 0
     assert local.anchors and local.sources and local.sources[0].id in {"F1", "C1"}
     # global, retrieval only: the most similar reports, no LLM
-    glob = ask(driver, settings, "¿Cuáles son los principales temas?", answer=False, ontology=ONTO)
+    glob = ask(driver, settings.neo4j, "¿Cuáles son los principales temas?", answer=False, ontology=ONTO,
+               search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert glob.mode == "global" and glob.llm_calls == 0 and glob.sources[0].kind == "report" and glob.communities
-    forced = ask(driver, settings, "¿Quién traicionó a Robb Stark?", "global", answer=False)
+    forced = ask(driver, settings.neo4j, "¿Quién traicionó a Robb Stark?", "global", answer=False,
+                 search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert forced.mode == "global" and forced.route.decided_by == "explicit"
 
 
 def test_ask_refuses_bad_input_and_empty_graph_parts(reports_graph) -> None:  # type: ignore[no-untyped-def]
     driver, settings, _ = reports_graph
     with pytest.raises(SearchError, match="empty"):
-        ask(driver, settings, "  ")
+        ask(driver, settings.neo4j, "  ",
+            search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     with pytest.raises(SearchError, match="characters long"):
-        ask(driver, settings, "x" * 5000)
+        ask(driver, settings.neo4j, "x" * 5000,
+            search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     with pytest.raises(SearchError, match="unknown mode 'fast'"):
-        ask(driver, settings, "q", "fast")  # type: ignore[arg-type]
+        ask(driver, settings.neo4j, "q", "fast",
+            search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)  # type: ignore[arg-type]
     with pytest.raises(SearchError, match="unknown retrieval 'magic'"):
-        ask(driver, settings, "q", retrieval="magic")
+        ask(driver, settings.neo4j, "q", retrieval="magic",
+            search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
 
 
 def test_drift_needs_reports(gold_graph, neo4j_settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -192,14 +206,17 @@ def test_drift_needs_reports(gold_graph, neo4j_settings, tmp_path) -> None:  # t
     with graphdb.session(gold_graph, settings.neo4j, write=True) as s:
         s.run(communities_cypher.delete_communities()).consume()
     with pytest.raises(SearchError, match="communities summarize"):
-        drift_search(gold_graph, settings, QUESTION, answer=False, ontology=ONTO)
+        drift_search(gold_graph, settings.neo4j, QUESTION, answer=False, ontology=ONTO,
+                     search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     # routed (not forced) to drift or global on a graph without reports: local when it names entities
-    res = ask(gold_graph, settings, QUESTION, answer=False, ontology=ONTO)
+    res = ask(gold_graph, settings.neo4j, QUESTION, answer=False, ontology=ONTO,
+              search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert res.mode == "local" and res.route.rule == "connective.es.que_relacion"
     assert "no community reports, so local" in res.route.reason
     assert any("local retrieval answered it" in w and "`graphrag-got communities summarize`" in w for w in res.warnings)
     # a corpus-wide question (routed to global, naming no entity) falls back too instead of failing
-    res = ask(gold_graph, settings, "¿Cuáles son los temas principales?", answer=False)
+    res = ask(gold_graph, settings.neo4j, "¿Cuáles son los temas principales?", answer=False,
+              search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert res.mode == "local" and res.route.rule != "explicit"
     assert "routed to global (corpus-wide question: 'principales')" in res.warnings[0]
     assert "`graphrag-got communities summarize`" in res.warnings[0]
@@ -207,5 +224,6 @@ def test_drift_needs_reports(gold_graph, neo4j_settings, tmp_path) -> None:  # t
     for mode in ("global", "drift"):
         for answer in (False, True):
             with pytest.raises(ModeUnavailable, match="communities detect.*communities summarize") as info:
-                ask(gold_graph, settings, "¿Cuáles son los temas principales?", mode, answer=answer)
+                ask(gold_graph, settings.neo4j, "¿Cuáles son los temas principales?", mode, answer=answer,
+                    search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
             assert info.value.mode == mode and info.value.command.endswith("graphrag-got communities summarize")

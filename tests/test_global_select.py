@@ -98,7 +98,8 @@ def test_similarity_ranking_skips_unrelated_communities_and_bounds_calls(reports
     counter = CallCounter()
     answer = "Jon Snow y Daenerys Targaryen se alían [R1]. Un detalle inventado [R9]."
     chat = ReplayChatModel(responses=_maps(comms), fallback=[answer], callbacks=[counter])
-    res = global_search(driver, settings, QUESTION, chat=chat, embedder=emb, min_similarity=0.1, max_communities=4)
+    res = global_search(driver, settings.neo4j, QUESTION, chat=chat, embedder=emb, min_similarity=0.1, max_communities=4,
+                        search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert res.selection == "similarity" and res.level == 0  # level 0 has the count closest to 8
     by_id = {c.id: c for c in comms}
     assert {c.id for c in res.candidates} == {c.id for c in comms if c.level == 0 and c.size > 1}
@@ -131,7 +132,8 @@ def test_without_embeddings_the_most_important_reports_are_kept(reports) -> None
     plain = settings.with_overrides(embeddings=False)
     counter = CallCounter()
     chat = ReplayChatModel(responses=_maps(comms), fallback=["Respuesta [R2]."], callbacks=[counter])
-    res = global_search(driver, plain, QUESTION, chat=chat, max_communities=3)
+    res = global_search(driver, plain.neo4j, QUESTION, chat=chat, max_communities=3,
+                        search=plain.search, llm=plain.llm, files=plain.files, embedding=plain.embedding)
     assert res.selection == "rating" and res.min_similarity is None and res.warnings
     ratings = [c.rating for c in res.candidates]
     assert ratings == sorted(ratings, reverse=True)  # the fake rates by size
@@ -144,8 +146,8 @@ def test_nothing_similar_makes_no_llm_call(reports) -> None:  # type: ignore[no-
     driver, settings, comms, emb = reports
     counter = CallCounter()
     chat = ReplayChatModel(responses=_maps(comms), fallback=["x"], callbacks=[counter])
-    res = global_search(driver, settings, "¿Qué tiempo hará mañana en la playa?", chat=chat, embedder=emb,
-                        min_similarity=0.5)  # fmt: skip
+    res = global_search(driver, settings.neo4j, "¿Qué tiempo hará mañana en la playa?", chat=chat, embedder=emb,
+                        min_similarity=0.5, search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)  # fmt: skip
     assert counter.calls == res.llm_calls == 0 and res.selected == [] and res.ratings == []
     assert res.answer.startswith(NOTHING_SIMILAR_ANSWER.split("(")[0])
 
@@ -153,17 +155,19 @@ def test_nothing_similar_makes_no_llm_call(reports) -> None:  # type: ignore[no-
 def test_level_is_chosen_or_given(reports) -> None:  # type: ignore[no-untyped-def]
     driver, settings, comms, emb = reports
     chat = ReplayChatModel(responses=_maps(comms), fallback=["ok"])
-    deep = global_search(driver, settings, QUESTION, chat=chat, embedder=emb, level=1, min_similarity=-1,
-                         max_communities=100)  # fmt: skip
+    deep = global_search(driver, settings.neo4j, QUESTION, chat=chat, embedder=emb, level=1, min_similarity=-1,
+                         max_communities=100, search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)  # fmt: skip
     view = {c.id for c in level_view(comms, 1) if c.size > 1}
     assert deep.level == 1 and {c.id for c in deep.candidates} == view
     assert any(c.level == 0 for c in deep.candidates) and any(c.level == 1 for c in deep.candidates)
     assert deep.levels[1] == len(view) and deep.levels[0] == sum(1 for c in comms if c.level == 0 and c.size > 1)
     # a target of many communities picks the deeper level
     many = settings.with_overrides(global_target_communities=len(view))
-    assert global_search(driver, many, QUESTION, chat=chat, embedder=emb, min_similarity=0.99).level == 1
+    assert global_search(driver, many.neo4j, QUESTION, chat=chat, embedder=emb, min_similarity=0.99,
+                         search=many.search, llm=many.llm, files=many.files, embedding=many.embedding).level == 1
     with pytest.raises(SearchError, match="levels 0, 1"):
-        global_search(driver, settings, QUESTION, chat=chat, embedder=emb, level=7)
+        global_search(driver, settings.neo4j, QUESTION, chat=chat, embedder=emb, level=7,
+                      search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
 
 
 def test_level_choice_and_selection_units() -> None:

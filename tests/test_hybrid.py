@@ -197,10 +197,12 @@ def test_dimension_change_recreates_the_index_with_a_warning(graph, settings: Se
 def test_question_without_entity_names_finds_the_chunk_in_hybrid_only(graph, settings: Settings,
                                                                      onto: Ontology) -> None:  # type: ignore[no-untyped-def]
     driver, _ = graph
-    g = local_search(driver, settings, NO_NAME_QUESTION, answer=False, ontology=onto, retrieval="graph")
+    g = local_search(driver, settings.neo4j, NO_NAME_QUESTION, answer=False, ontology=onto, retrieval="graph",
+                     search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert g.no_anchor and g.answer == NO_ANCHOR_ANSWER and g.chunk_ids == []
 
-    h = local_search(driver, settings, NO_NAME_QUESTION, answer=False, ontology=onto, retrieval="hybrid")
+    h = local_search(driver, settings.neo4j, NO_NAME_QUESTION, answer=False, ontology=onto, retrieval="hybrid",
+                     search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert not h.no_anchor and h.retrieval == "hybrid" and h.llm_calls == 0
     assert h.chunk_ids[0] == _cid("mon")
     assert h.excerpts[0].chunk_id == _cid("mon") and h.excerpts[0].document_id == "monitoring.md"
@@ -210,18 +212,22 @@ def test_question_without_entity_names_finds_the_chunk_in_hybrid_only(graph, set
     c1 = next(s for s in h.sources if s.id == "C1")
     assert c1.chunk_id == _cid("mon") and c1.heading == "Monitoring" and c1.document_id == "monitoring.md"
 
-    v = local_search(driver, settings, NO_NAME_QUESTION, answer=False, ontology=onto, retrieval="vector")
+    v = local_search(driver, settings.neo4j, NO_NAME_QUESTION, answer=False, ontology=onto, retrieval="vector",
+                     search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert v.chunk_ids[0] == _cid("mon") and all(a.how == "vector" for a in v.anchors)
     assert v.matches == []  # no name matching in vector mode
 
 
 def test_default_retrieval_comes_from_the_settings(graph, settings: Settings, onto: Ontology) -> None:  # type: ignore[no-untyped-def]
     driver, _ = graph
-    assert local_search(driver, settings, NO_NAME_QUESTION, answer=False, ontology=onto).retrieval == "hybrid"
+    assert local_search(driver, settings.neo4j, NO_NAME_QUESTION, answer=False, ontology=onto,
+                        search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding).retrieval == "hybrid"
     graph_only = settings.with_overrides(local_retrieval="graph")
-    assert local_search(driver, graph_only, NO_NAME_QUESTION, answer=False, ontology=onto).no_anchor
+    assert local_search(driver, graph_only.neo4j, NO_NAME_QUESTION, answer=False, ontology=onto,
+                        search=graph_only.search, llm=graph_only.llm, files=graph_only.files, embedding=graph_only.embedding).no_anchor
     with pytest.raises(SearchError, match="retrieval must be one of"):
-        local_search(driver, settings, "x", answer=False, ontology=onto, retrieval="fuzzy")  # type: ignore[arg-type]
+        local_search(driver, settings.neo4j, "x", answer=False, ontology=onto, retrieval="fuzzy",
+                     search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)  # type: ignore[arg-type]
 
 
 def test_expansion_ranks_chunks_by_shared_entity_weight(graph, settings: Settings) -> None:  # type: ignore[no-untyped-def]
@@ -244,7 +250,7 @@ def test_vector_hits_feed_expansion(graph, settings: Settings) -> None:  # type:
     from graphrag_got.llm.embeddings import shared_embedder
 
     q = shared_embedder(settings.embedding, llm=settings.llm, files=settings.files).embed_query("alerts when a host is down")
-    hits = vector_hits(driver, settings, q, top_k=1)
+    hits = vector_hits(driver, settings.neo4j, q, top_k=1)
     assert [c["id"] for c in hits.chunks] == [_cid("mon")] and len(hits.entities) == 1
     assert hits.expansion and hits.expansion[0]["id"] == _cid("x2")
 
@@ -261,7 +267,8 @@ def test_rrf_fuses_ranked_lists() -> None:
 
 def test_hybrid_fuses_graph_and_vector_lists(graph, settings: Settings, onto: Ontology) -> None:  # type: ignore[no-untyped-def]
     driver, _ = graph
-    res = local_search(driver, settings, "What does Nginx do?", answer=False, ontology=onto, retrieval="hybrid")
+    res = local_search(driver, settings.neo4j, "What does Nginx do?", answer=False, ontology=onto, retrieval="hybrid",
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert res.anchors[0].name == "Nginx" and res.anchors[0].how == "exact"
     assert res.chunk_ids[0] == _cid("web")  # the vector list and the chunks behind Nginx's facts agree
     top = res.ranked_chunks[0]
@@ -276,12 +283,14 @@ def test_without_vector_indexes_hybrid_degrades_to_graph(graph, settings: Settin
     write_query(driver, settings.neo4j, vector_cypher.drop_index(vector_cypher.CHUNK_VECTOR_INDEX))
     try:
         with caplog.at_level(logging.WARNING, logger="graphrag_got.search.local"):
-            res = local_search(driver, settings, "What does Nginx do?", answer=False, ontology=onto)
+            res = local_search(driver, settings.neo4j, "What does Nginx do?", answer=False, ontology=onto,
+                               search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
         assert res.retrieval == "graph" and res.vector_unavailable and res.warnings
         assert any("falls back to graph" in r.getMessage() for r in caplog.records)
         assert [a.name for a in res.anchors] == ["Nginx"] and res.facts
         with pytest.raises(SearchError, match="vector retrieval is not possible"):
-            local_search(driver, settings, "What does Nginx do?", answer=False, ontology=onto, retrieval="vector")
+            local_search(driver, settings.neo4j, "What does Nginx do?", answer=False, ontology=onto, retrieval="vector",
+                         search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     finally:
         embed_graph(driver, settings.neo4j, settings.embedding, llm=settings.llm, files=settings.files)  # recreates the index
     assert vector_cypher.CHUNK_VECTOR_INDEX in vector_index_dimensions(driver, settings.neo4j)
@@ -290,7 +299,8 @@ def test_without_vector_indexes_hybrid_degrades_to_graph(graph, settings: Settin
 def test_other_model_dimension_degrades_with_a_reason(graph, settings: Settings, onto: Ontology) -> None:  # type: ignore[no-untyped-def]
     driver, _ = graph
     other = CachedEmbeddings(DeterministicFakeEmbedding(size=8), "fake-8", None)
-    res = local_search(driver, settings, NO_NAME_QUESTION, answer=False, ontology=onto, embedder=other)
+    res = local_search(driver, settings.neo4j, NO_NAME_QUESTION, answer=False, ontology=onto, embedder=other,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert res.retrieval == "graph" and res.vector_unavailable and "the model changed" in res.warnings[0]
 
 
@@ -303,7 +313,8 @@ def test_cited_answer_keeps_known_ids_and_drops_invented_ones(graph, settings: S
     answer = ("Zabbix avisa cuando una máquina deja de responder [C1][F1]. Nagios envía un correo al administrador "
               "[F1, F99]. También avisa por radio [X7] [C42].")
     chat = FakeListChatModel(responses=['{"entities": []}', answer], callbacks=[counter])
-    res = local_search(driver, settings, NO_NAME_QUESTION, chat=chat, ontology=onto, retrieval="hybrid")
+    res = local_search(driver, settings.neo4j, NO_NAME_QUESTION, chat=chat, ontology=onto, retrieval="hybrid",
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert counter.calls == res.llm_calls == 2 and res.answer_language == "Spanish" and not res.language_retry
     prompt = counter.prompts[-1]
     assert "[F1] " in prompt and "[C1] " in prompt and "cite only ids" in prompt.lower()

@@ -116,7 +116,7 @@ def test_a_claims_answer_cites_only_the_context_ids(chat) -> None:  # type: igno
     from graphrag_got.prompts import claims_answer_prompt
     from graphrag_got.search.claims import complete_claims, use_claims
 
-    assert use_claims(Settings.load().with_overrides(answer_format="auto"), chat)
+    assert use_claims(Settings.load().with_overrides(answer_format="auto").search, chat)
     user = ("QUESTION: Who repairs the clock tower?\n\nFACTS:\n[F1] Mara REPAIRS Clock Tower\n"
             "[F2] Clock Tower LOCATED_IN Old Harbor\n\nAnswer the question from this context only.")
     attempt = Attempt()

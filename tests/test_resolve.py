@@ -408,8 +408,8 @@ def test_neo4j_nodes_get_aliases_and_local_search_anchors_on_them(project, clean
     assert {r["uid"]: r["aliases"] for r in rows} == {
         "CasaNoble|casa targaryen": ["Targaryen"], "Personaje|daenerys targaryen": ["Daenerys"],
         "Personaje|jon snow": []}
-    res = local_search(clean_graph, settings, "¿Con quién se encuentra Daenerys?", answer=False, ontology=GOT,
-                       retrieval="graph")  # name anchoring only: hybrid adds vector-matched anchors
+    res = local_search(clean_graph, settings.neo4j, "¿Con quién se encuentra Daenerys?", answer=False, ontology=GOT,
+                       retrieval="graph", search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)  # name anchoring only: hybrid adds vector-matched anchors
     assert [a.uid for a in res.anchors] == ["Personaje|daenerys targaryen"]
     assert any(f.type == "SE_ENCUENTRA_CON" for f in res.facts)
 

@@ -58,7 +58,8 @@ def test_matcher_exact_partial_fuzzy_ambiguous() -> None:
 
 def test_local_meeting_of_jon_and_daenerys(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    res = local_search(driver, settings, MEETING, answer=False, ontology=ONTO)
+    res = local_search(driver, settings.neo4j, MEETING, answer=False, ontology=ONTO,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert res.llm_calls == 0 and res.answer is None and not res.no_anchor
     assert {a.uid for a in res.anchors} == {JON, DANY}
     meeting = [f for f in res.facts if f.type == "SE_ENCUENTRA_CON" and {f.start, f.end} == {JON, DANY}]
@@ -72,7 +73,8 @@ def test_local_meeting_of_jon_and_daenerys(got) -> None:  # type: ignore[no-unty
 
 def test_local_red_wedding_finds_the_betrayal(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    res = local_search(driver, settings, "¿Qué pasó en la Boda Roja?", answer=False, ontology=ONTO)
+    res = local_search(driver, settings.neo4j, "¿Qué pasó en la Boda Roja?", answer=False, ontology=ONTO,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert [a.uid for a in res.anchors] == ["Evento|boda roja"]
     facts = _facts(res)
     assert ("CasaNoble|casa frey", "TRAICIONA_A", "CasaNoble|casa stark") in facts
@@ -83,20 +85,24 @@ def test_local_red_wedding_finds_the_betrayal(got) -> None:  # type: ignore[no-u
 
 def test_one_hop_facts_all_touch_an_anchor(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    one = local_search(driver, settings, MEETING, hops=1, answer=False, ontology=ONTO)
+    one = local_search(driver, settings.neo4j, MEETING, hops=1, answer=False, ontology=ONTO,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     anchors = {a.uid for a in one.anchors}
     assert one.facts and all(f.start in anchors or f.end in anchors for f in one.facts)
     assert {f.dist for f in one.facts} == {1}
-    two = local_search(driver, settings, MEETING, hops=2, answer=False, ontology=ONTO)
+    two = local_search(driver, settings.neo4j, MEETING, hops=2, answer=False, ontology=ONTO,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert any(f.start not in anchors and f.end not in anchors for f in two.facts)  # the check can fail
     assert _facts(one) <= _facts(two)
-    few = local_search(driver, settings, MEETING, hops=2, max_facts=5, answer=False, ontology=ONTO)
+    few = local_search(driver, settings.neo4j, MEETING, hops=2, max_facts=5, answer=False, ontology=ONTO,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert len(few.facts) == 5
 
 
 def test_symmetric_facts_appear_once(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    res = local_search(driver, settings, MEETING, hops=2, answer=False, ontology=ONTO)
+    res = local_search(driver, settings.neo4j, MEETING, hops=2, answer=False, ontology=ONTO,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     keys = [(f.start, f.type, f.end, f.attributes) for f in res.facts]
     assert len(keys) == len(set(keys))
     for f in res.facts:
@@ -107,12 +113,14 @@ def test_symmetric_facts_appear_once(got) -> None:  # type: ignore[no-untyped-de
 
 def test_unknown_entity_gives_no_anchor_without_an_answer_call(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
-    res = local_search(driver, settings, "¿Quién es Gandalf el Gris?", answer=False, ontology=ONTO)
+    res = local_search(driver, settings.neo4j, "¿Quién es Gandalf el Gris?", answer=False, ontology=ONTO,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert res.no_anchor and res.answer == NO_ANCHOR_ANSWER and res.llm_calls == 0 and res.facts == []
 
     counter = CallCounter()
     chat = FakeListChatModel(responses=['{"entities": ["Gandalf"]}', "SHOULD NOT BE USED"], callbacks=[counter])
-    res = local_search(driver, settings, "¿Quién es Gandalf el Gris?", chat=chat, ontology=ONTO)
+    res = local_search(driver, settings.neo4j, "¿Quién es Gandalf el Gris?", chat=chat, ontology=ONTO,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert res.no_anchor and res.answer == NO_ANCHOR_ANSWER
     assert counter.calls == res.llm_calls == 1  # the anchor names only, never the answer
     assert any(m.how == "unresolved" and m.term == "Gandalf" for m in res.matches)
@@ -123,7 +131,8 @@ def test_local_answer_is_asked_with_the_context(got) -> None:  # type: ignore[no
     counter = CallCounter()
     # the LLM names an alias the deterministic matcher cannot see in the question
     chat = FakeListChatModel(responses=['{"entities": ["Robb Stark"]}', "Respuesta de prueba."], callbacks=[counter])
-    res = local_search(driver, settings, "¿A quién traicionó el Joven Lobo?", chat=chat, hops=1, ontology=ONTO)
+    res = local_search(driver, settings.neo4j, "¿A quién traicionó el Joven Lobo?", chat=chat, hops=1, ontology=ONTO,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert [(a.uid, a.how) for a in res.anchors] == [("Personaje|robb stark", "llm:exact")]
     assert res.answer == "Respuesta de prueba." and counter.calls == res.llm_calls == 2
     assert "Robb Stark TRAICIONA_A Walder Frey" in counter.prompts[-1]
@@ -134,7 +143,8 @@ def test_local_answer_is_asked_with_the_context(got) -> None:  # type: ignore[no
 def test_hops_are_validated(got) -> None:  # type: ignore[no-untyped-def]
     driver, settings = got
     with pytest.raises(SearchError):
-        local_search(driver, settings, MEETING, hops=5, answer=False, ontology=ONTO)
+        local_search(driver, settings.neo4j, MEETING, hops=5, answer=False, ontology=ONTO,
+                     search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     for bad in (0, 5, "2", True, 2.0):
         with pytest.raises(ValueError):
             search_cypher.local_neighborhood(bad)  # type: ignore[arg-type]
@@ -174,7 +184,8 @@ def test_global_map_reduce_filters_orders_and_skips_failures(summarized) -> None
     responses.update({f"community:{i}": _rating(0, "") for i in rest})
     counter = CallCounter()
     chat = ReplayChatModel(responses=responses, fallback=["RESPUESTA GLOBAL"], callbacks=[counter])
-    res = global_search(driver, settings, "¿Qué bandos hay?", chat=chat, threshold=5, concurrency=3)
+    res = global_search(driver, settings.neo4j, "¿Qué bandos hay?", chat=chat, threshold=5, concurrency=3,
+                        search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert [r.id for r in res.ratings] == sorted(ids)
     assert [(r.id, r.relevance) for r in res.kept] == [(b, 9), (a, 6)]
     assert [r.id for r in res.failed] == [c] and "no valid JSON" in (res.failed[0].error or "")
@@ -191,7 +202,8 @@ def test_global_answer_language_can_be_forced(summarized) -> None:  # type: igno
     counter = CallCounter()
     chat = ReplayChatModel(responses={f"community:{i}": _rating(9, "x") for i in ids}, fallback=["ANSWER"],
                            callbacks=[counter])  # fmt: skip
-    res = global_search(driver, settings, "¿Qué bandos hay?", chat=chat, threshold=5, language="English")
+    res = global_search(driver, settings.neo4j, "¿Qué bandos hay?", chat=chat, threshold=5, language="English",
+                        search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert res.answer == "ANSWER" and counter.calls == len(ids) + 1
     assert all("in English" in p and "language of the question" not in p for p in counter.prompts)
 
@@ -200,7 +212,8 @@ def test_global_nothing_relevant_makes_no_reduce_call(summarized) -> None:  # ty
     driver, settings, ids = summarized
     counter = CallCounter()
     chat = ReplayChatModel(responses={f"community:{i}": _rating(3, "x") for i in ids}, callbacks=[counter])
-    res = global_search(driver, settings, "¿Qué opinan los dragones?", chat=chat, threshold=8)
+    res = global_search(driver, settings.neo4j, "¿Qué opinan los dragones?", chat=chat, threshold=8,
+                        search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert res.kept == [] and res.answer == NOTHING_RELEVANT_ANSWER.format(threshold=8)
     assert counter.calls == res.llm_calls == len(ids)
 
@@ -210,4 +223,5 @@ def test_global_needs_summaries(got) -> None:  # type: ignore[no-untyped-def]
     with graphdb.session(driver, settings.neo4j, write=True) as s:
         s.run(communities_cypher.delete_communities()).consume()
     with pytest.raises(SearchError, match="communities summarize"):
-        global_search(driver, settings, "¿Qué bandos hay?", chat=FakeListChatModel(responses=["{}"]))
+        global_search(driver, settings.neo4j, "¿Qué bandos hay?", chat=FakeListChatModel(responses=["{}"]),
+                      search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)

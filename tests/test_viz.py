@@ -383,14 +383,14 @@ def test_graph_from_neo4j_reads_one_community(viz_driver, tmp_path: Path):
         for query, params in setup:
             session.run(query, **params).consume()
     try:
-        nodes, edges, titles = viz.graph_from_neo4j(viz_driver, s, community_id=tag, limit=50)
+        nodes, edges, titles = viz.graph_from_neo4j(viz_driver, s.neo4j, community_id=tag, limit=50)
         assert {n["uid"] for n in nodes} == {r["uid"] for r in rows[:3]}
         assert all(n["communityId"] == tag for n in nodes)
         assert sorted((e["type"], e["symmetric"]) for e in edges) == [("PERTENECE_A", False), ("SE_ENCUENTRA_CON", True)]
         assert next(e for e in edges if e["type"] == "PERTENECE_A")["attributes"] == {"momento": "hoy"}
         assert titles == {tag: "Los Stark"}
         # limit keeps the best connected entities (jon: 3 distinct neighbours, dany and stark fewer)
-        top, _, _ = viz.graph_from_neo4j(viz_driver, s, community_id=tag, limit=1)
+        top, _, _ = viz.graph_from_neo4j(viz_driver, s.neo4j, community_id=tag, limit=1)
         assert [n["uid"] for n in top] == [rows[0]["uid"]]
         page = Page(viz.render_html(nodes, edges, tmp_path / "n.html", "n", legend_labels=titles).read_text())
         assert len(page.circles) == 3 and page.ids["counts"].strip() == "3 nodes, 2 edges"

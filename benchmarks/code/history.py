@@ -248,7 +248,7 @@ def walk_anchor(clone: Path, revs: list[str], a: int, max_k: int, work: Path, tr
         if i >= len(revs):
             break
         t1 = time.perf_counter()
-        res = diff_impact(driver, settings, clone, f"{revs[i - 1]}..{revs[i]}")
+        res = diff_impact(driver, settings.neo4j, clone, f"{revs[i - 1]}..{revs[i]}", code=settings.code)
         ask_seconds = time.perf_counter() - t1
         true = set(truths[i]["tests"])
         answer = set(res.pytest_args)

@@ -246,7 +246,7 @@ def measure_package(spec: str, work: Path) -> dict[str, Any]:
         for f in targets:
             for _ in range(REPEATS):
                 t1 = time.perf_counter()
-                res = impact(driver, settings, f["name"])
+                res = impact(driver, settings.neo4j, f["name"], code=settings.code)
                 latencies.append((time.perf_counter() - t1) * 1000)
             true = truth[f["name"]]
             sets = {

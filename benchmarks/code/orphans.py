@@ -78,9 +78,9 @@ def main(argv: list[str] | None = None) -> int:
             s.run("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
         load_extraction(driver, settings, out, onto)
         t0 = time.perf_counter()
-        with_cov = orphans(driver, settings)
+        with_cov = orphans(driver, settings.neo4j)
         seconds = time.perf_counter() - t0
-        static = orphans(driver, settings, use_coverage=False)
+        static = orphans(driver, settings.neo4j, use_coverage=False)
     src = lambda o: o.path.startswith("src/") and o.reason == Reason.UNREFERENCED  # noqa: E731
     ours = {o.name for o in with_cov.orphans if src(o)}
     ours_static = {o.name for o in static.orphans if src(o)}

@@ -139,7 +139,7 @@ def impact_check(ext_path: Path, ext: Extraction, root: Path) -> dict[str, Any]:
         tp = fp = fn = 0
         for item in truth["targets"]:
             t1 = time.perf_counter()
-            res = impact(driver, settings, item["target"], hops=1)
+            res = impact(driver, settings.neo4j, item["target"], hops=1, code=settings.code)
             seconds = time.perf_counter() - t1
             predicted = {n.name for n in res.affected if n.distance == 1 and n.type == v.FUNCTION}
             true = set(item["callers"])

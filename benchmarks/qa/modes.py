@@ -328,7 +328,7 @@ def run(driver: Any, settings: Settings, questions: list[dict[str, Any]], onto: 
     from graphrag_got.search.anchors import entity_catalog
     from graphrag_got.search.answer import ask
 
-    index = entity_catalog(driver, settings)[1]  # the graph does not change during the run
+    index = entity_catalog(driver, settings.neo4j, search=settings.search)[1]  # the graph does not change during the run
     rows = []
     for q in questions:
         kind = q.get("kind") or q["type"]
@@ -338,7 +338,8 @@ def run(driver: Any, settings: Settings, questions: list[dict[str, Any]], onto: 
             row = ModeRow(q["id"], mode, needed, kind=kind)
             t = time.perf_counter()
             try:
-                res = ask(driver, settings, q["question"], mode, chat=chat, ontology=onto)  # type: ignore[arg-type]
+                res = ask(driver, settings.neo4j, q["question"], mode, chat=chat, ontology=onto,
+                          search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)  # type: ignore[arg-type]
             except GraphragGotError as exc:
                 row.error = str(exc)
             else:

@@ -269,7 +269,8 @@ def run_local(driver: neo4j.Driver, settings: Settings, questions: Iterable[dict
         row = LocalRow(q["id"], q["question"], q["facts"])
         for h in hops:
             t0 = time.perf_counter()
-            res = local_search(driver, settings, q["question"], hops=h, answer=False, ontology=onto)
+            res = local_search(driver, settings.neo4j, q["question"], hops=h, answer=False, ontology=onto,
+                               search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
             secs = time.perf_counter() - t0
             row.by_hops[h] = HopResult(h, matched_facts(q["facts"], res, onto), len(res.facts),
                                        count(res.context_text()), [a.name for a in res.anchors], secs)  # fmt: skip
@@ -349,7 +350,8 @@ def run_global(driver: neo4j.Driver, settings: Settings, questions: Iterable[dic
             from graphrag_got.search.global_ import global_search
 
             try:
-                res = global_search(driver, settings, q["question"], chat=chat)
+                res = global_search(driver, settings.neo4j, q["question"], chat=chat,
+                                    search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
                 row.kept = [{"id": r.id, "title": r.title, "relevance": r.relevance} for r in res.kept]
             except GraphragGotError as exc:
                 row.llm_error = str(exc)

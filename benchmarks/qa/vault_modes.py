@@ -48,14 +48,15 @@ def run(driver: Any, settings: Settings, questions: list[dict[str, Any]], chat: 
     from graphrag_got.search.anchors import entity_catalog
     from graphrag_got.search.answer import ask
 
-    index = entity_catalog(driver, settings)[1]
+    index = entity_catalog(driver, settings.neo4j, search=settings.search)[1]
     rows = []
     for q in questions:
         needs = list(q.get("needs") or [])
         row = ModeRow(q["id"], "local", len(needs), kind=q.get("kind", "notes"))
         t = time.perf_counter()
         try:
-            res = ask(driver, settings, q["question"], "local", chat=chat, ontology=onto)
+            res = ask(driver, settings.neo4j, q["question"], "local", chat=chat, ontology=onto,
+                      search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
         except GraphragGotError as exc:
             row.error = str(exc)
         else:

@@ -41,7 +41,7 @@ from graphrag_got.code.impact import (DISPATCH, EXACT, STATIC, SYMBOL_CLASSES, I
                                       current_tests, import_tests, overrule_by_coverage)
 from graphrag_got.code.parse import is_test_file
 from graphrag_got.common.normalize import normalize_name
-from graphrag_got.config import Settings
+from graphrag_got.config import CodeSettings, Neo4jSettings
 
 logger = logging.getLogger(__name__)
 
@@ -169,16 +169,16 @@ def _static_label(t: ImpactNode) -> str:
     return f"static {t.path_kind}" if t.path_kind else "static"
 
 
-def diff_impact(driver: neo4j.Driver, settings: Settings, root: str | Path = ".", spec: str | None = None, *,
-                staged: bool = False, hops: int | None = None) -> DiffImpact:
+def diff_impact(driver: neo4j.Driver, db: Neo4jSettings, root: str | Path = ".", spec: str | None = None, *,
+                code: CodeSettings, staged: bool = False, hops: int | None = None) -> DiffImpact:
     """The impact of the change ``spec`` of the git repository holding ``root`` (the folder the code
     graph was extracted from)."""
     t0 = time.perf_counter()
     root = Path(root)
     ch, files = read_change(root, spec, staged=staged)
     result = DiffImpact(label=ch.label, old=ch.old, new=ch.new, files=files)
-    with _Reader(driver, settings) as read:
-        _answer(read, settings, result, hops)
+    with _Reader(driver, db) as read:
+        _answer(read, code, result, hops)
         result.queries = read.count
     result.seconds = time.perf_counter() - t0
     logger.info("impact of %s: %d symbols, %d tests, %d queries, %.2fs", ch.label, len(result.symbols),
@@ -198,7 +198,7 @@ def _whole(sym: ChangedSymbol, st: str) -> str | None:
     return None
 
 
-def _answer(read: _Reader, settings: Settings, result: DiffImpact, hops: int | None) -> None:
+def _answer(read: _Reader, code: CodeSettings, result: DiffImpact, hops: int | None) -> None:
     syms = [(f, s) for f in result.files for s in f.symbols]
     module_files = [f for f in result.files if f.module_lines or f.module_removed]
     if not syms and not module_files:
@@ -281,7 +281,7 @@ def _answer(read: _Reader, settings: Settings, result: DiffImpact, hops: int | N
             report.answered_by = "static closure"
             static[row["uid"]] = node
     _modules(read, module_files, answer, static)
-    nodes = _closures(read, settings, result, answer, fresh, static, hops)
+    nodes = _closures(read, code, result, answer, fresh, static, hops)
     result.tests = sorted((t for t in answer.tests.values() if t.uid not in deleted), key=lambda t: (t.nodeid or t.name))
     result.ran_function_only = sorted((t for uid, t in function_only.items() if uid not in answer.tests
                                        and uid not in deleted), key=_rank)
@@ -314,7 +314,7 @@ def _modules(read: _Reader, files: list[ChangedFile], answer: _Answer, static: d
                                  via="module-level code changed", path_kind=EXACT)
 
 
-def _closures(read: _Reader, settings: Settings, result: DiffImpact, answer: _Answer, fresh: dict[str, ImpactNode],
+def _closures(read: _Reader, code: CodeSettings, result: DiffImpact, answer: _Answer, fresh: dict[str, ImpactNode],
               static: dict[str, ImpactNode], hops: int | None) -> dict[str, ImpactNode]:
     """The static closures: from the recorded functions (its tests kept only where the run did not
     measure them) and from the others (all kept)."""
@@ -323,7 +323,7 @@ def _closures(read: _Reader, settings: Settings, result: DiffImpact, answer: _An
         if not seeds:
             continue
         scratch = ImpactResult(target=result.label, hops=hops, matches=[])
-        seen, tests = closure(read, settings, dict(seeds), hops, scratch)
+        seen, tests = closure(read, code, dict(seeds), hops, scratch)
         import_tests(read, [n for n in seen.values() if n.type == v.FILE], tests)
         if overrule:
             overrule_by_coverage(read, scratch, tests)

@@ -1,7 +1,7 @@
 """The blast radius of a change: what calls, subclasses, imports or tests it, and which tests ran it.
 
-``impact(driver, settings, target, hops=None)`` reads the code graph (``ontology/code.json``, written by
-``extract --extractor code`` and ``load``) with read-only Cypher:
+``impact(driver, settings.neo4j, target, hops=None, code=settings.code)`` reads the code graph
+(``ontology/code.json``, written by ``extract --extractor code`` and ``load``) with read-only Cypher:
 
 1. the target is a file path (``pkg/mod.py``) or a qualified name or its tail (``mod.func``,
    ``Class.method``, ``func``); exact names win over tails, and a tail shared by several entities
@@ -11,7 +11,7 @@
 3. the closure over dependents: each step follows CALLS, MAY_CALL (a call that may dispatch to an
    override), INHERITS, IMPORTS and USES_FIXTURE *backwards* from the previous step's new nodes,
    one query per step, until nothing new is reached (a fixed point; ``hops`` stops it earlier) or
-   ``settings.code.impact_max_nodes`` nodes are collected (the result says it was cut, and where);
+   ``code.impact_max_nodes`` nodes are collected (the result says it was cut, and where);
 4. a test is not a hop: a Test reached by TESTS, USES_FIXTURE or a call from a node at distance d
    is at distance d. Its static path is ``exact`` when every edge on it is an exact call
    (``CALLS`` without a ``resolution`` other than :data:`~graphrag_got.code.vocabulary.EXACT_RESOLUTIONS`,
@@ -35,7 +35,7 @@ from typing import Any
 import neo4j
 
 from graphrag_got.code import cypher
-from graphrag_got.config import Settings
+from graphrag_got.config import CodeSettings, Neo4jSettings
 from graphrag_got.errors import ConfigError, Neo4jError, SearchError
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.code import vocabulary as v
@@ -171,12 +171,12 @@ class ImpactResult:
 class _Reader:
     """Read-only queries of one impact question, in one session."""
 
-    def __init__(self, driver: neo4j.Driver, settings: Settings) -> None:
-        self.driver, self.settings, self.session, self.count = driver, settings, None, 0
+    def __init__(self, driver: neo4j.Driver, db: Neo4jSettings) -> None:
+        self.driver, self.db, self.session, self.count = driver, db, None, 0
 
     def __enter__(self) -> "_Reader":
         try:
-            self.session = self.driver.session(database=self.settings.neo4j.database,
+            self.session = self.driver.session(database=self.db.database,
                                                notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF)
         except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
             raise Neo4jError(f"reading the code graph failed: {exc}") from exc
@@ -195,8 +195,8 @@ class _Reader:
             raise Neo4jError(f"reading the code graph failed: {exc}") from exc
 
 
-def _read(driver: neo4j.Driver, settings: Settings, query: str, **params: Any) -> list[dict[str, Any]]:
-    with _Reader(driver, settings) as read:
+def _read(driver: neo4j.Driver, db: Neo4jSettings, query: str, **params: Any) -> list[dict[str, Any]]:
+    with _Reader(driver, db) as read:
         return read(query, **params)
 
 
@@ -209,12 +209,12 @@ def _node(row: dict[str, Any], distance: int, via: str | None = None) -> ImpactN
                       start_line=row.get("start_line"), nodeid=row.get("nodeid"), via=via)
 
 
-def find_target(driver: neo4j.Driver, settings: Settings, target: str, read: _Reader | None = None
+def find_target(driver: neo4j.Driver, db: Neo4jSettings, target: str, read: _Reader | None = None
                 ) -> list[ImpactNode]:
     """The entities ``target`` names (one, or several only when they share the exact same name)."""
     if read is None:
-        with _Reader(driver, settings) as own:
-            return find_target(driver, settings, target, own)
+        with _Reader(driver, db) as own:
+            return find_target(driver, db, target, own)
     raw = target.strip()
     if not raw:
         raise ImpactError("the impact target is empty: give a file path (pkg/mod.py), a qualified name "
@@ -272,23 +272,24 @@ def _via(row: dict[str, Any]) -> str:
     return f"{row['relation']} {row['via_name']}{where}"
 
 
-def impact(driver: neo4j.Driver, settings: Settings, target: str, hops: int | None = None) -> ImpactResult:
+def impact(driver: neo4j.Driver, db: Neo4jSettings, target: str, hops: int | None = None, *,
+           code: CodeSettings) -> ImpactResult:
     """The blast radius of ``target``: its dependents to a fixed point (or within ``hops`` steps), the
     tests that reach them statically and the tests a recorded run saw executing it."""
     if hops is not None and (isinstance(hops, bool) or not isinstance(hops, int) or not 1 <= hops <= MAX_HOPS):
         raise ConfigError(f"--hops must be an integer from 1 to {MAX_HOPS}, got {hops!r} (leave it out for the "
                           "whole closure)")
-    with _Reader(driver, settings) as read:
-        result = _impact(read, settings, target, hops, find_target(driver, settings, target, read))
+    with _Reader(driver, db) as read:
+        result = _impact(read, code, target, hops, find_target(driver, db, target, read))
         result.queries = read.count
     logger.info("impact of %s: %d affected, %d files, %d tests, %d queries%s", target, len(result.affected),
                 len(result.files), len(result.tests), result.queries, " (cut)" if result.cut else "")
     return result
 
 
-def _impact(read: _Reader, settings: Settings, target: str, hops: int | None,
+def _impact(read: _Reader, code: CodeSettings, target: str, hops: int | None,
             matches: list[ImpactNode]) -> ImpactResult:
-    max_nodes = settings.code.impact_max_nodes
+    max_nodes = code.impact_max_nodes
     result = ImpactResult(target=target, hops=hops, matches=matches, max_nodes=max_nodes)
     seen: dict[str, ImpactNode] = {}
     for m in matches:
@@ -306,7 +307,7 @@ def _impact(read: _Reader, settings: Settings, target: str, hops: int | None,
             seen[row["uid"]] = node = _node(row, 0, f"inside {target}")
             node.path_kind = EXACT
             result.changed.append(node)
-    seen, tests = closure(read, settings, seen, hops, result)
+    seen, tests = closure(read, code, seen, hops, result)
     _executed(read, result, seen, tests)
     _unresolved(read, seen)
     nodes = [n for n in seen.values() if n.type != v.TEST]
@@ -338,12 +339,12 @@ def is_stale(row: dict[str, Any]) -> bool:
     return bool(row.get("recorded")) and bool(row.get("fingerprint")) and row["recorded"] != row["fingerprint"]
 
 
-def closure(read: _Reader, settings: Settings, seen: dict[str, ImpactNode], hops: int | None,
+def closure(read: _Reader, code: CodeSettings, seen: dict[str, ImpactNode], hops: int | None,
             result: ImpactResult) -> tuple[dict[str, ImpactNode], dict[str, ImpactNode]]:
     """The closure over dependents from the seeds ``seen`` (uid -> node at distance 0, ``path_kind``
     set): every node reached (``seen``, grown in place) and the tests reached (uid -> test), one query
     per step; ``result.steps`` and ``result.cut`` say how far it went."""
-    max_nodes = settings.code.impact_max_nodes
+    max_nodes = code.impact_max_nodes
     seeds = [uid for uid, n in seen.items() if n.type != v.TEST]
     tests: dict[str, ImpactNode] = {uid: n for uid, n in seen.items() if n.type == v.TEST}
     for t in tests.values():

@@ -27,7 +27,7 @@ from graphrag_got.code import cypher
 from graphrag_got.code import vocabulary as v
 from graphrag_got.code.coverage import DOCUMENT_PREFIX
 from graphrag_got.code.impact import _Reader
-from graphrag_got.config import Settings
+from graphrag_got.config import Neo4jSettings
 
 FORMAT = "graphrag_got.orphans/1"
 USES = (v.CALLS, v.MAY_CALL, v.TESTS, v.INHERITS, v.USES_FIXTURE)
@@ -87,10 +87,10 @@ def _is_dunder(name: str) -> bool:
     return last.startswith("__") and last.endswith("__")
 
 
-def orphans(driver: neo4j.Driver, settings: Settings, *, use_coverage: bool = True) -> OrphanReport:
+def orphans(driver: neo4j.Driver, db: Neo4jSettings, *, use_coverage: bool = True) -> OrphanReport:
     """The orphan functions and classes of the code graph (see the module docstring); without
     ``use_coverage``, a recorded run's EXECUTES edges do not count as use (the static view)."""
-    with _Reader(driver, settings) as read:
+    with _Reader(driver, db) as read:
         rows = read(cypher.code_symbol_uses(USES, v.DEFINES, v.EXECUTES, v.CONTAINS), types=[v.FUNCTION, v.CLASS])
         has_coverage = use_coverage and bool(read(cypher.code_has_relation(v.EXECUTES))[0]["found"])
     used = {r["uid"] for r in rows if r["uses"] or (use_coverage and r["executed"])}

@@ -145,7 +145,8 @@ def _ask(args: argparse.Namespace, settings: Settings, mode: str, **kwargs: Any)
     onto = Ontology.from_file(settings.files.ontology_path)
     driver = connect(settings.neo4j)
     with driver:
-        return ask(driver, settings, args.question, mode, answer=not args.no_answer, ontology=onto, **kwargs)  # type: ignore[arg-type]
+        return ask(driver, settings.neo4j, args.question, mode, search=settings.search, llm=settings.llm,  # type: ignore[arg-type]
+                   files=settings.files, embedding=settings.embedding, answer=not args.no_answer, ontology=onto, **kwargs)
 
 
 def _print_json(res: Any) -> None:

@@ -46,7 +46,7 @@ def run_orphans(args: argparse.Namespace, settings: Settings) -> int:
     from graphrag_got.graph.db import connect
 
     with connect(settings.neo4j) as driver:
-        report = orphans(driver, settings)
+        report = orphans(driver, settings.neo4j)
     if args.json:
         print(json.dumps(report.to_data(), ensure_ascii=False, indent=2))
     else:
@@ -71,11 +71,12 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
             if args.hops is not None and not 1 <= args.hops <= MAX_HOPS:
                 raise ConfigError(f"--hops must be an integer from 1 to {MAX_HOPS}, got {args.hops!r}")
-            result = diff_impact(driver, settings, args.root, args.diff or None, staged=args.staged, hops=args.hops)
+            result = diff_impact(driver, settings.neo4j, args.root, args.diff or None, code=settings.code,
+                                 staged=args.staged, hops=args.hops)
         else:
             from graphrag_got.code.impact import impact
 
-            result = impact(driver, settings, args.target, hops=args.hops)
+            result = impact(driver, settings.neo4j, args.target, hops=args.hops, code=settings.code)
     if args.json:
         print(json.dumps(result.to_data(), ensure_ascii=False, indent=2))
     else:

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
         driver = connect(settings.neo4j)
         try:
-            nodes, edges, titles = viz.graph_from_neo4j(driver, settings, community_id=args.community, limit=args.limit)
+            nodes, edges, titles = viz.graph_from_neo4j(driver, settings.neo4j, community_id=args.community, limit=args.limit)
         finally:
             driver.close()
         title = args.title or (f"Community {args.community}" if args.community is not None else "Knowledge graph (Neo4j)")

@@ -118,7 +118,8 @@ def run_demo(settings: Settings, *, local_question: str | None = None, global_qu
         from graphrag_got.search.local import local_search
 
         answers_mid = stored_answers()
-        lr = local_search(ctx.driver, settings, local_question, ontology=ctx.require_ontology(), chat=ctx.chat)
+        lr = local_search(ctx.driver, settings.neo4j, local_question, ontology=ctx.require_ontology(), chat=ctx.chat,
+                          search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
         res.facts["local"] = lr.context_lines
         res.answers["local"] = lr.answer or ""
         lines = [f"Q: {local_question}",
@@ -131,7 +132,8 @@ def run_demo(settings: Settings, *, local_question: str | None = None, global_qu
     def ask_global(ctx: StepContext) -> StepOutcome:
         from graphrag_got.search.global_ import global_search
 
-        gr = global_search(ctx.driver, settings, global_question, chat=ctx.chat)
+        gr = global_search(ctx.driver, settings.neo4j, global_question, chat=ctx.chat,
+                           search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
         res.answers["global"] = gr.answer or ""
         return StepOutcome(lines=[f"Q: {global_question}",
                                   f"communities rated {len(gr.ratings)}, kept {len(gr.kept)} (threshold {gr.threshold})",
@@ -141,7 +143,7 @@ def run_demo(settings: Settings, *, local_question: str | None = None, global_qu
     def viz(ctx: StepContext) -> StepOutcome:
         from graphrag_got.report.viz import graph_from_neo4j, render_html
 
-        nodes, edges, titles = graph_from_neo4j(ctx.driver, settings)
+        nodes, edges, titles = graph_from_neo4j(ctx.driver, settings.neo4j)
         out = settings.files.out_dir / "graph.html"
         onto = ctx.require_ontology()
         render_html(nodes, edges, out, f"graphrag_got: {onto.name or 'knowledge graph'}", legend_labels=titles or None)

@@ -38,7 +38,7 @@ from graphrag_got.extract.extraction import Extraction
 from graphrag_got.ontology.model import RESERVED_RELATION_ATTRIBUTES
 
 if TYPE_CHECKING:  # pragma: no cover
-    from graphrag_got.config import Settings
+    from graphrag_got.config import Neo4jSettings
 
 Node = dict[str, Any]  # {"uid", "name", "type", optional "communityId", optional "properties"}
 Edge = dict[str, Any]  # {"source": uid, "target": uid, "type", "attributes": {name: value}, "symmetric"}
@@ -85,7 +85,7 @@ def graph_from_extraction(extraction: "Extraction | Mapping[str, Any] | str | Pa
 
 def graph_from_neo4j(
     driver: Any,
-    settings: "Settings",
+    db: "Neo4jSettings",
     community_id: str | int | None = None,
     limit: int = DEFAULT_NEO4J_LIMIT,
 ) -> tuple[list[Node], list[Edge], dict[str, str]]:
@@ -96,7 +96,7 @@ def graph_from_neo4j(
     from graphrag_got.graph.db import read_query  # managed read transaction, Neo4jError with a hint on failure
 
     def read(query: str, **params: Any) -> list[dict[str, Any]]:
-        return [r.data() for r in read_query(driver, settings.neo4j, query, params).records]
+        return [r.data() for r in read_query(driver, db, query, params).records]
 
     community = None if community_id is None else str(community_id)
     node_rows = read(cypher.viz_entities(), community=community, limit=int(limit))

@@ -1,8 +1,11 @@
 """Questions over the graph: local (entity neighbourhoods) and global (community summaries).
 
     from graphrag_got.search import local_search, global_search
-    res = local_search(driver, settings, "How did Ada Lovelace meet Charles Babbage?", chat=chat)
-    res = global_search(driver, settings, "¿Qué bandos hay en la guerra?", chat=chat)
+    # each search takes the settings sections it reads
+    res = local_search(driver, settings.neo4j, "How did Ada Lovelace meet Charles Babbage?", chat=chat,
+                       search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
+    res = global_search(driver, settings.neo4j, "¿Qué bandos hay en la guerra?", chat=chat,
+                        search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from rapidfuzz import fuzz as rf_fuzz
 from rapidfuzz import process as rf_process
 
 from graphrag_got.common.normalize import normalize_name
-from graphrag_got.config import Settings
+from graphrag_got.config import Neo4jSettings, SearchSettings
 from graphrag_got.errors import SearchError
 from graphrag_got.graph.db import read_all
 from graphrag_got.prompts import anchor_prompt
@@ -326,27 +326,28 @@ def suggest_entities(name: str, catalog: list[dict[str, Any]], index: MatchIndex
     return out[:n]
 
 
-def entity_catalog(driver: neo4j.Driver, settings: Settings) -> tuple[list[dict[str, Any]], MatchIndex]:
+def entity_catalog(driver: neo4j.Driver, db: Neo4jSettings, *,
+                   search: SearchSettings) -> tuple[list[dict[str, Any]], MatchIndex]:
     """The entity catalog and its :class:`MatchIndex`.
 
-    Read for every question unless ``settings.search.local_catalog_cache_s`` > 0: then a process reuses
+    Read for every question unless ``search.local_catalog_cache_s`` > 0: then a process reuses
     the one it read for that many seconds, as long as the graph's entity count and document hashes
     (one cheap query) are unchanged. A graph of 10^5 entities takes seconds to read and index;
     a service answering many questions should set it.
     """
-    ttl = settings.search.local_catalog_cache_s
+    ttl = search.local_catalog_cache_s
     if ttl <= 0:
-        catalog = read_all(driver, settings.neo4j, cypher.search_entity_catalog())
+        catalog = read_all(driver, db, cypher.search_entity_catalog())
         return catalog, MatchIndex(catalog)
-    key = (id(driver), settings.neo4j.uri, settings.neo4j.database)
-    rows = read_all(driver, settings.neo4j, cypher.search_catalog_fingerprint())
+    key = (id(driver), db.uri, db.database)
+    rows = read_all(driver, db, cypher.search_catalog_fingerprint())
     stamp = (rows[0]["entities"], repr(rows[0]["documents"])) if rows else None
     now = time.monotonic()
     with _CATALOGS_LOCK:
         cached = _CATALOGS.get(key)
         if cached is not None and cached[1] == stamp and now - cached[0] <= ttl:
             return cached[2], cached[3]
-    catalog = read_all(driver, settings.neo4j, cypher.search_entity_catalog())
+    catalog = read_all(driver, db, cypher.search_entity_catalog())
     index = MatchIndex(catalog)
     with _CATALOGS_LOCK:
         _CATALOGS[key] = (now, stamp, catalog, index)

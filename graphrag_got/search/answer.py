@@ -1,7 +1,8 @@
 """One entry point for every question: route it (or take the mode given), search, cite.
 
     from graphrag_got.search.answer import ask
-    res = ask(driver, settings, "How does Ada Lovelace relate to the Analytical Engine?")
+    res = ask(driver, settings.neo4j, "How does Ada Lovelace relate to the Analytical Engine?",
+              search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     res.route.mode, res.route.reason      # "drift", "connective question (rule connective.en ...)"
     res.answer, res.citations             # the answer and the sources it cites ([F1], [C2], [R1])
     res.claims, res.left_out              # claims format: the claims kept, and those left out with their reason
@@ -31,7 +32,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field, PrivateAttr
 
 from graphrag_got.search import cypher
-from graphrag_got.config import Settings
+from graphrag_got.config import EmbeddingSettings, FilesSettings, LLMSettings, Neo4jSettings, SearchSettings
 from graphrag_got.common.language import question_language
 from graphrag_got.common.once import warn_once
 from graphrag_got.errors import ModeUnavailable, SearchError
@@ -135,8 +136,8 @@ def _checks(out: AskResult, res: Any) -> None:
     out.language_retry = bool(getattr(res, "language_retry", False))
 
 
-def _catalog(driver: neo4j.Driver, settings: Settings) -> list[dict[str, Any]]:
-    catalog = read_all(driver, settings.neo4j, cypher.search_entity_catalog())
+def _catalog(driver: neo4j.Driver, db: Neo4jSettings) -> list[dict[str, Any]]:
+    catalog = read_all(driver, db, cypher.search_entity_catalog())
     if not catalog:
         raise SearchError("the graph has no entities: run `graphrag-got load` first")
     return catalog
@@ -146,36 +147,37 @@ def _catalog(driver: neo4j.Driver, settings: Settings) -> list[dict[str, Any]]:
 ENABLE_REPORTS = "graphrag-got communities summarize"
 
 
-def _has_reports(driver: neo4j.Driver, settings: Settings) -> bool:
-    return bool(read_all(driver, settings.neo4j, cypher.community_report_count())[0]["n"])
+def _has_reports(driver: neo4j.Driver, db: Neo4jSettings) -> bool:
+    return bool(read_all(driver, db, cypher.community_report_count())[0]["n"])
 
 
-def _check_mode_can_run(driver: neo4j.Driver, settings: Settings, mode: str) -> None:
+def _check_mode_can_run(driver: neo4j.Driver, db: Neo4jSettings, mode: str) -> None:
     """An explicit global or drift needs community reports: without them, say what to run."""
-    if mode in {"global", "drift"} and not _has_reports(driver, settings):
-        n = read_all(driver, settings.neo4j, cypher.community_count())[0]["n"]
+    if mode in {"global", "drift"} and not _has_reports(driver, db):
+        n = read_all(driver, db, cypher.community_count())[0]["n"]
         first = "" if n else "`graphrag-got communities detect`, then "
         raise ModeUnavailable(f"mode {mode} needs community reports and the graph has none: run {first}"
                               f"`{ENABLE_REPORTS}`, or ask in mode auto or local", mode=mode,
                               command=("graphrag-got communities detect && " if not n else "") + ENABLE_REPORTS)
 
 
-def _route(driver: neo4j.Driver, settings: Settings, question: str, *, chat: BaseChatModel | None, answer: bool,
+def _route(driver: neo4j.Driver, db: Neo4jSettings, question: str, *, search: SearchSettings, llm: LLMSettings,
+           files: FilesSettings, chat: BaseChatModel | None, answer: bool,
            classifier: bool | None) -> Route:  # fmt: skip
     """Route ``question``; the classifier's model is built only when no rule decides. A route to
     global or drift on a graph without community reports goes to local (with a warning saying what
     to run to enable it): a routed question never fails for the graph's state."""
-    catalog = _catalog(driver, settings)
+    catalog = _catalog(driver, db)
     route = route_question(question, catalog)
-    use_classifier = settings.search.route_classifier if classifier is None else classifier
+    use_classifier = search.route_classifier if classifier is None else classifier
     if route.decided_by == "default" and use_classifier and answer:
         if chat is None:
             from graphrag_got.llm.factory import get_chat_model
 
-            chat = get_chat_model(settings.llm, files=settings.files)
+            chat = get_chat_model(llm, files=files)
         route = route_question(question, catalog, chat=chat, classifier=True,
-                               prompts=load_prompts(settings.llm.prompts_dir))
-    if route.mode in {"global", "drift"} and not _has_reports(driver, settings):
+                               prompts=load_prompts(llm.prompts_dir))
+    if route.mode in {"global", "drift"} and not _has_reports(driver, db):
         warning = (f"the question was routed to {route.mode} ({route.reason}), but the graph has no community "
                    f"reports, so local retrieval answered it; to enable {route.mode} answers run "
                    f"`{ENABLE_REPORTS}`")
@@ -188,10 +190,14 @@ def _route(driver: neo4j.Driver, settings: Settings, question: str, *, chat: Bas
 
 def ask(
     driver: neo4j.Driver,
-    settings: Settings,
+    db: Neo4jSettings,
     question: str,
     mode: AskMode = "auto",
     *,
+    search: SearchSettings,
+    llm: LLMSettings,
+    files: FilesSettings,
+    embedding: EmbeddingSettings,
     answer: bool = True,
     chat: BaseChatModel | None = None,
     retrieval: str | None = None,
@@ -208,7 +214,7 @@ def ask(
     """Answer ``question`` in ``mode`` (``"auto"``: routed), with citations; see the module docstring.
 
     ``retrieval`` (graph | vector | hybrid) is passed to local search (and drift's follow-ups) when
-    it supports it; ``classifier`` overrides ``settings.search.route_classifier``; ``depth``, ``followups``
+    it supports it; ``classifier`` overrides ``search.route_classifier``; ``depth``, ``followups``
     and ``max_calls`` bound drift (defaults from settings). Raises :class:`SearchError` on bad input
     or a graph that cannot answer (no entities, no communities).
     """
@@ -216,10 +222,11 @@ def ask(
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     if mode == "auto":
-        route = _route(driver, settings, question, chat=chat, answer=answer, classifier=classifier)
+        route = _route(driver, db, question, search=search, llm=llm, files=files, chat=chat, answer=answer,
+                       classifier=classifier)
         timings["route"] = round(time.perf_counter() - t0, 4)
     else:
-        _check_mode_can_run(driver, settings, mode)
+        _check_mode_can_run(driver, db, mode)
         route = Route(mode=mode, reason=f"{mode} asked explicitly", rule="explicit", decided_by="explicit")
     if language is None and answer:
         # Named, not "the question's language": small models otherwise drift into English.
@@ -230,13 +237,16 @@ def ask(
 
     t1 = time.perf_counter()
     if route.mode == "local":
-        _run_local(out, driver, settings, question, answer=answer, chat=chat, retrieval=retrieval, hops=hops,
+        _run_local(out, driver, db, question, search=search, llm=llm, files=files, embedding=embedding,
+                   answer=answer, chat=chat, retrieval=retrieval, hops=hops,
                    max_facts=max_facts, ontology=ontology, language=language)  # fmt: skip
     elif route.mode == "global":
-        _run_global(out, driver, settings, question, answer=answer, chat=chat, threshold=threshold,
+        _run_global(out, driver, db, question, search=search, llm=llm, files=files, embedding=embedding,
+                    answer=answer, chat=chat, threshold=threshold,
                     language=language)  # fmt: skip
     else:
-        _run_drift(out, driver, settings, question, answer=answer, chat=chat, retrieval=retrieval, hops=hops,
+        _run_drift(out, driver, db, question, search=search, llm=llm, files=files, embedding=embedding,
+                   answer=answer, chat=chat, retrieval=retrieval, hops=hops,
                    max_facts=max_facts, ontology=ontology, language=language, depth=depth, followups=followups,
                    max_calls=max_calls)  # fmt: skip
     timings["search"] = round(time.perf_counter() - t1, 4)
@@ -248,8 +258,9 @@ def ask(
     return out
 
 
-def _run_local(out: AskResult, driver: neo4j.Driver, settings: Settings, question: str, *, answer: bool,
-               chat: BaseChatModel | None, retrieval: str | None, hops: int | None, max_facts: int | None,
+def _run_local(out: AskResult, driver: neo4j.Driver, db: Neo4jSettings, question: str, *,
+               search: SearchSettings, llm: LLMSettings, files: FilesSettings, embedding: EmbeddingSettings,
+               answer: bool, chat: BaseChatModel | None, retrieval: str | None, hops: int | None, max_facts: int | None,
                ontology: Ontology | str | Path | None, language: str | None) -> None:  # fmt: skip
     from graphrag_got.search.local import local_search, local_sources
 
@@ -260,7 +271,7 @@ def _run_local(out: AskResult, driver: neo4j.Driver, settings: Settings, questio
             kwargs["retrieval"] = retrieval
         elif retrieval != "graph":
             raise SearchError(f"retrieval {retrieval!r} is not available in this install: use graph")
-    res = local_search(driver, settings, question, **kwargs)
+    res = local_search(driver, db, question, search=search, llm=llm, files=files, embedding=embedding, **kwargs)
     out._detail = res
     _usage(out, res)
     out.retrieval = getattr(res, "retrieval", None) or retrieval or "graph"
@@ -274,19 +285,21 @@ def _run_local(out: AskResult, driver: neo4j.Driver, settings: Settings, questio
     out.warnings.extend(getattr(res, "warnings", None) or [])
 
 
-def _run_global(out: AskResult, driver: neo4j.Driver, settings: Settings, question: str, *, answer: bool,
-                chat: BaseChatModel | None, threshold: int | None, language: str | None) -> None:  # fmt: skip
+def _run_global(out: AskResult, driver: neo4j.Driver, db: Neo4jSettings, question: str, *,
+                search: SearchSettings, llm: LLMSettings, files: FilesSettings, embedding: EmbeddingSettings,
+                answer: bool, chat: BaseChatModel | None, threshold: int | None, language: str | None) -> None:  # fmt: skip
     from graphrag_got.search.drift import community_reports, rank_reports, report_citations
 
     if not answer:  # retrieval only: the reports most similar to the question, no LLM
-        reports = rank_reports(settings, question, community_reports(driver, settings))
-        top = reports[: settings.search.drift_reports]
+        reports = rank_reports(embedding, question, community_reports(driver, db), llm=llm, files=files)
+        top = reports[: search.drift_reports]
         out.sources = report_citations(top)
         out.communities = [r.id for r in top]
         return
     from graphrag_got.search.global_ import global_search
 
-    res = global_search(driver, settings, question, chat=chat, threshold=threshold, language=language)
+    res = global_search(driver, db, question, search=search, llm=llm, files=files, embedding=embedding, chat=chat,
+                        threshold=threshold, language=language)
     out._detail = res
     _usage(out, res)
     out.answer = res.answer
@@ -300,13 +313,15 @@ def _run_global(out: AskResult, driver: neo4j.Driver, settings: Settings, questi
         out.warnings.append(f"{len(res.failed)} community rating(s) failed and were skipped")
 
 
-def _run_drift(out: AskResult, driver: neo4j.Driver, settings: Settings, question: str, *, answer: bool,
-               chat: BaseChatModel | None, retrieval: str | None, hops: int | None, max_facts: int | None,
+def _run_drift(out: AskResult, driver: neo4j.Driver, db: Neo4jSettings, question: str, *,
+               search: SearchSettings, llm: LLMSettings, files: FilesSettings, embedding: EmbeddingSettings,
+               answer: bool, chat: BaseChatModel | None, retrieval: str | None, hops: int | None, max_facts: int | None,
                ontology: Ontology | str | Path | None, language: str | None, depth: int | None,
                followups: int | None, max_calls: int | None) -> None:  # fmt: skip
     from graphrag_got.search.drift import drift_search
 
-    res = drift_search(driver, settings, question, chat=chat, answer=answer, retrieval=retrieval, hops=hops,
+    res = drift_search(driver, db, question, search=search, llm=llm, files=files, embedding=embedding, chat=chat,
+                       answer=answer, retrieval=retrieval, hops=hops,
                        max_facts=max_facts, ontology=ontology, language=language, depth=depth,
                        followups=followups, max_calls=max_calls)  # fmt: skip
     out._detail = res

@@ -9,7 +9,7 @@ models copy spans and fill slots well, so in this format the model fills a JSON 
 
 under a schema whose ``sources`` admit only the ids of the context (an enum; with llama.cpp the
 schema becomes a grammar, so no other id can be written), at least one and at most
-``settings.search.claim_max_sources`` per claim.
+``search.claim_max_sources`` per claim.
 
 :func:`checked_answer` is the one answer step of local, global and DRIFT search:
 
@@ -18,13 +18,13 @@ schema becomes a grammar, so no other id can be written), at least one and at mo
 2. the **language check**: the answer's language is identified
    (:func:`graphrag_got.common.language.text_language`); when it is not the question's (or the one
    asked for), the answer is asked again once with the language instruction placed last in the
-   prompt (``settings.search.answer_language_retry``); a warning says when it still differs;
+   prompt (``search.answer_language_retry``); a warning says when it still differs;
 3. the **support check** of every claim (:mod:`graphrag_got.search.support`): the claims its cited
    sources do not back are left out, with their reason;
 4. the kept claims are rendered as the answer text, ``statement [F2, C1].`` each, and go through the
    same citation resolution as a prose answer.
 
-``settings.search.answer_format``: ``claims``, ``text`` (prose, not checked), or ``auto`` (claims for
+``search.answer_format``: ``claims``, ``text`` (prose, not checked), or ``auto`` (claims for
 the embedded model, whose answers motivated it; prose for the others, which follow the prose
 instructions).
 """
@@ -40,7 +40,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
 from graphrag_got.common.language import question_language, text_language
-from graphrag_got.config import Settings
+from graphrag_got.config import LLMSettings, SearchSettings
 from graphrag_got.errors import LLMError
 from graphrag_got.llm.calls import Attempt, LLMContextError, LLMOutputError, complete_text, is_embedded
 from graphrag_got.llm.json_answers import complete_json
@@ -84,9 +84,9 @@ class ClaimsAnswer(BaseModel):
     claims: list[Claim] = Field(default_factory=list)
 
 
-def use_claims(settings: Settings, chat: BaseChatModel) -> bool:
+def use_claims(search: SearchSettings, chat: BaseChatModel) -> bool:
     """Whether an answer of ``chat`` is asked as claims (see the module docstring)."""
-    fmt = settings.search.answer_format
+    fmt = search.answer_format
     return is_embedded(chat) if fmt == "auto" else fmt == "claims"
 
 
@@ -224,9 +224,9 @@ class AnswerChecks:
         self.answer_language, self.language_retry = checked.answer_language, checked.language_retry
 
 
-def checked_answer(chat: BaseChatModel, settings: Settings, *, claims: bool, system: str, prose_system: str,
-                   user: str, sources: list[Citation], attempt: Attempt, max_tokens: int, question: str,
-                   language: str | None, index: MatchIndex | None,
+def checked_answer(chat: BaseChatModel, search: SearchSettings, *, llm: LLMSettings, claims: bool, system: str,
+                   prose_system: str, user: str, sources: list[Citation], attempt: Attempt, max_tokens: int,
+                   question: str, language: str | None, index: MatchIndex | None,
                    required_kind: CitationKind | None = None) -> CheckedAnswer:  # fmt: skip
     """Ask, check the language (asking again once), check every claim's support, render and resolve
     citations (see the module docstring). ``language``: the language asked for (None: the
@@ -235,7 +235,7 @@ def checked_answer(chat: BaseChatModel, settings: Settings, *, claims: bool, sys
     ``required_kind``: a kind of source every claim must cite (``"report"`` for global answers)."""
     if claims and index is None:
         raise ValueError("a claims answer is checked against the graph: pass its match index")
-    max_ids = settings.search.claim_max_sources
+    max_ids = search.claim_max_sources
     ids = [c.id for c in sources]
     expected = language or question_language(question)
     draft = _draft(chat, claims=claims, system=system, prose_system=prose_system, user=user, ids=ids,
@@ -246,11 +246,11 @@ def checked_answer(chat: BaseChatModel, settings: Settings, *, claims: bool, sys
         out.warnings.append("the claims answer was unusable; its prose fallback was checked sentence by sentence")
     if expected and out.answer_language and out.answer_language != expected:
         first = out.answer_language
-        if settings.search.answer_language_retry:
+        if search.answer_language_retry:
             out.language_retry = True
             log.info("the answer is in %s, the question in %s: asking again once", first, expected)
             try:
-                reminder = language_reminder(expected, prompts=load_prompts(settings.llm.prompts_dir))
+                reminder = language_reminder(expected, prompts=load_prompts(llm.prompts_dir))
                 draft = _draft(chat, claims=claims, system=system, prose_system=prose_system,
                                user=f"{user}\n\n{reminder}", ids=ids, attempt=attempt,
                                max_tokens=max_tokens, max_ids=max_ids)  # fmt: skip

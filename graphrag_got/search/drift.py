@@ -2,7 +2,7 @@
 
 Steps of :func:`drift_search` (after Microsoft GraphRAG's DRIFT, simplified and bounded):
 
-1. **Reports.** The community reports most similar to the question (``settings.search.drift_reports``):
+1. **Reports.** The community reports most similar to the question (``search.drift_reports``):
    by cosine similarity of the question's embedding to the report embeddings when the graph holds
    them (``Community.embedding``, :func:`graphrag_got.llm.embeddings.get_embedder`), else by a lexical
    score (question words found in the title, summary, findings and member names, weighted by how
@@ -43,7 +43,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
 from graphrag_got.search import cypher
-from graphrag_got.config import Settings
+from graphrag_got.config import EmbeddingSettings, FilesSettings, LLMSettings, Neo4jSettings, SearchSettings
 from graphrag_got.errors import GraphragGotError, SearchError
 from graphrag_got.graph.db import read_all
 from graphrag_got.llm.calls import Attempt, LLMOutputError
@@ -175,9 +175,9 @@ def _as_text_list(value: Any) -> list[str]:
     return []
 
 
-def community_reports(driver: neo4j.Driver, settings: Settings) -> list[Report]:
+def community_reports(driver: neo4j.Driver, db: Neo4jSettings) -> list[Report]:
     """Every community with a summary, as a :class:`Report` (read-only)."""
-    rows = read_all(driver, settings.neo4j, cypher.drift_community_reports(), members=MAX_MEMBERS)
+    rows = read_all(driver, db, cypher.drift_community_reports(), members=MAX_MEMBERS)
     out = []
     for r in rows:
         props = r.get("props") or {}
@@ -224,14 +224,15 @@ def lexical_scores(question: str, reports: Sequence[Report]) -> list[float]:
     return [round(sum(idf[w] * (1 + math.log(b[w])) for w in q if w in b), 4) for b in bags]
 
 
-def _embedding_scores(settings: Settings, question: str, reports: Sequence[Report]) -> list[float] | None:
+def _embedding_scores(embedding: EmbeddingSettings, question: str, reports: Sequence[Report], *, llm: LLMSettings,
+                      files: FilesSettings) -> list[float] | None:
     """Cosine of the question to each report embedding, or None when that cannot be done."""
     if not reports or any(r.embedding is None for r in reports):
         return None
     try:
         from graphrag_got.llm.embeddings import get_embedder
 
-        q = get_embedder(settings.embedding, llm=settings.llm, files=settings.files).embed_query(question)
+        q = get_embedder(embedding, llm=llm, files=files).embed_query(question)
     except (GraphragGotError, ImportError, OSError) as exc:
         logger.info("drift: question not embedded (%s); ranking reports lexically", exc)
         return None
@@ -248,9 +249,10 @@ def _embedding_scores(settings: Settings, question: str, reports: Sequence[Repor
     return out
 
 
-def rank_reports(settings: Settings, question: str, reports: Sequence[Report]) -> list[Report]:
+def rank_reports(embedding: EmbeddingSettings, question: str, reports: Sequence[Report], *, llm: LLMSettings,
+                 files: FilesSettings) -> list[Report]:
     """``reports`` most similar first (ties by id), each with its ``score``; see the module docstring."""
-    scores = _embedding_scores(settings, question, reports)
+    scores = _embedding_scores(embedding, question, reports, llm=llm, files=files)
     method = "embedding"
     if scores is None:
         scores, method = lexical_scores(question, reports), "lexical"
@@ -308,9 +310,13 @@ class _Context:
 
 def drift_search(
     driver: neo4j.Driver,
-    settings: Settings,
+    db: Neo4jSettings,
     question: str,
     *,
+    search: SearchSettings,
+    llm: LLMSettings,
+    files: FilesSettings,
+    embedding: EmbeddingSettings,
     chat: BaseChatModel | None = None,
     answer: bool = True,
     depth: int | None = None,
@@ -325,23 +331,23 @@ def drift_search(
 ) -> DriftResult:
     """Answer ``question`` from community reports and local searches of follow-ups (module docstring).
 
-    ``depth``, ``followups``, ``max_calls``, ``reports`` default to ``settings.drift_*``;
+    ``depth``, ``followups``, ``max_calls``, ``reports`` default to ``search.drift_*``;
     ``retrieval``, ``hops``, ``max_facts`` go to every local sub-search.
     """
-    depth = settings.search.drift_depth if depth is None else depth
-    followups = settings.search.drift_followups if followups is None else followups
-    max_calls = settings.search.drift_max_calls if max_calls is None else max_calls
-    top_k = settings.search.drift_reports if reports is None else reports
+    depth = search.drift_depth if depth is None else depth
+    followups = search.drift_followups if followups is None else followups
+    max_calls = search.drift_max_calls if max_calls is None else max_calls
+    top_k = search.drift_reports if reports is None else reports
     for name, value, low, high in (("depth", depth, 1, MAX_DEPTH), ("followups", followups, 0, MAX_FOLLOWUPS),
                                    ("max_calls", max_calls, 2, 100), ("reports", top_k, 1, 50)):  # fmt: skip
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise SearchError(f"drift {name} must be an integer from {low} to {high}, got {value!r}")
     if not question.strip():
         raise SearchError("the question is empty")
-    onto = load_ontology(ontology, settings.files)
+    onto = load_ontology(ontology, files)
     res = DriftResult(question=question, depth=depth, max_followups=followups, max_calls=max_calls)
     t = time.perf_counter()
-    ranked = rank_reports(settings, question, community_reports(driver, settings))
+    ranked = rank_reports(embedding, question, community_reports(driver, db), llm=llm, files=files)
     if not ranked:
         raise SearchError(NO_REPORTS)
     res.reports = ranked[:top_k]
@@ -351,19 +357,20 @@ def drift_search(
     ctx = _Context(report_citations(res.reports), per_search)
     res.timings["reports"] = round(time.perf_counter() - t, 4)
 
-    local_kw: dict[str, Any] = {"hops": hops, "ontology": onto, "max_facts": max_facts or per_search * 2}
+    local_kw: dict[str, Any] = {"hops": hops, "ontology": onto, "max_facts": max_facts or per_search * 2,
+                                "search": search, "llm": llm, "files": files, "embedding": embedding}
     if retrieval is not None:
         local_kw["retrieval"] = retrieval
 
     t = time.perf_counter()
-    _follow(driver, settings, res, ctx, question, 0, local_kw)
+    _follow(driver, db, res, ctx, question, 0, local_kw)
     res.timings["retrieval"] = round(time.perf_counter() - t, 4)
     if not answer:
         res.sources = ctx.numbered()
         return res
 
-    chat = chat or get_chat_model(settings.llm, files=settings.files)
-    prompts = load_prompts(settings.llm.prompts_dir)
+    chat = chat or get_chat_model(llm, files=files)
+    prompts = load_prompts(llm.prompts_dir)
     asked = {normalize_name(question)}
     t = time.perf_counter()
     for level in range(1, depth + 1):
@@ -386,13 +393,13 @@ def drift_search(
             res.stopped = f"round {level} gave no new follow-up question"
             break
         for q in new:
-            _follow(driver, settings, res, ctx, q, level, local_kw)
+            _follow(driver, db, res, ctx, q, level, local_kw)
     res.timings["rounds"] = round(time.perf_counter() - t, 4)
 
     t = time.perf_counter()
     draft = f"\n\nDRAFT ANSWER (from the reports; correct and complete it):\n{res.drafts[-1]}" if res.drafts else ""
-    as_claims = use_claims(settings, chat)  # the embedded model fills cited claims (search/claims.py)
-    max_ids = settings.search.claim_max_sources
+    as_claims = use_claims(search, chat)  # the embedded model fills cited claims (search/claims.py)
+    max_ids = search.claim_max_sources
     system = (claims_answer_prompt(language, max_ids=max_ids, prompts=prompts) if as_claims
               else drift_answer_prompt(language, prompts=prompts))
 
@@ -404,10 +411,10 @@ def drift_search(
     if dropped:  # the last-ranked sources go first; the ids of the others stay
         res.warnings.append(f"{dropped} of {dropped + len(res.sources)} sources left out to fit the model's "
                             "context window")  # fmt: skip
-    index = entity_catalog(driver, settings)[1] if as_claims else None  # the names claims are checked by
+    index = entity_catalog(driver, db, search=search)[1] if as_claims else None  # the names claims are checked by
     attempt = Attempt()
     try:
-        checked = checked_answer(chat, settings, claims=as_claims, system=system,
+        checked = checked_answer(chat, search, llm=llm, claims=as_claims, system=system,
                                  prose_system=drift_answer_prompt(language, prompts=prompts), user=prompt(res.sources),
                                  sources=res.sources, attempt=attempt, max_tokens=ANSWER_MAX_TOKENS, question=question,
                                  language=language, index=index)  # fmt: skip
@@ -441,12 +448,12 @@ def _primer(chat: BaseChatModel, res: DriftResult, ctx: _Context, question: str,
     return draft, [q for q in obj.follow_ups if isinstance(q, str)]
 
 
-def _follow(driver: neo4j.Driver, settings: Settings, res: DriftResult, ctx: _Context, q: str, level: int,
+def _follow(driver: neo4j.Driver, db: Neo4jSettings, res: DriftResult, ctx: _Context, q: str, level: int,
             local_kw: dict[str, Any]) -> None:  # fmt: skip
     """A retrieval-only local search of ``q``; its new facts and excerpts join the context."""
     step = FollowUp(q, level)
     try:
-        lr = local_search(driver, settings, q, answer=False, **{k: v for k, v in local_kw.items() if v is not None})
+        lr = local_search(driver, db, q, answer=False, **{k: v for k, v in local_kw.items() if v is not None})
     except SearchError as exc:
         step.error = str(exc)
         if level:  # the question itself naming nothing is normal for a broad question

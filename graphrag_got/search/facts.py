@@ -21,7 +21,7 @@ import neo4j
 
 from graphrag_got.common.normalize import swap_ends
 from graphrag_got.communities.graph import fact_line
-from graphrag_got.config import Settings
+from graphrag_got.config import Neo4jSettings
 from graphrag_got.graph.db import read_all
 from graphrag_got.search import cypher
 from graphrag_got.search.anchors import Anchor, normalize_words
@@ -87,23 +87,23 @@ def _facts(rows: list[dict[str, Any]], via: str) -> list[Fact]:
                  [str(e) for e in r.get("evidence") or []]) for r in rows]  # fmt: skip
 
 
-def _attribute_rows(driver: neo4j.Driver, settings: Settings, names: list[str], limit: int,
+def _attribute_rows(driver: neo4j.Driver, db: Neo4jSettings, names: list[str], limit: int,
                     params: dict[str, Any]) -> list[dict[str, Any]]:
     """Facts whose attribute values name an anchor: through the full-text index ``load`` creates;
     a graph loaded before that index existed falls back to reading every relationship (slow on a big
     graph: load it again to get the index)."""
     try:
-        return read_all(driver, settings.neo4j, cypher.local_attribute_facts_indexed(),
+        return read_all(driver, db, cypher.local_attribute_facts_indexed(),
                         terms=cypher.lucene_phrases(names), limit=limit, **params)
     except neo4j.exceptions.ClientError as exc:
         if "relation_attributes" not in str(exc) and "index" not in str(exc).lower():
             raise
         log.warning("no relation attribute index (load the graph again to create it); scanning every "
                        "relationship instead")
-        return read_all(driver, settings.neo4j, cypher.local_attribute_facts(), names=names, limit=limit, **params)
+        return read_all(driver, db, cypher.local_attribute_facts(), names=names, limit=limit, **params)
 
 
-def retrieve_facts(driver: neo4j.Driver, settings: Settings, anchors: list[Anchor], hops: int, types: list[str],
+def retrieve_facts(driver: neo4j.Driver, db: Neo4jSettings, anchors: list[Anchor], hops: int, types: list[str],
                    max_facts: int, path_limit: int = PATH_LIMIT,
                    attributes: Sequence[str] = ()) -> list[Fact]:  # fmt: skip
     """The ranked, deduplicated facts around ``anchors`` (read-only session).
@@ -113,13 +113,13 @@ def retrieve_facts(driver: neo4j.Driver, settings: Settings, anchors: list[Ancho
     """
     uids = [a.uid for a in anchors]
     params = {"anchors": uids, "types": types, "attributes": list(attributes)}
-    found = _facts(read_all(driver, settings.neo4j, cypher.local_anchor_facts(), limit=max_facts * 2, **params), "path")
+    found = _facts(read_all(driver, db, cypher.local_anchor_facts(), limit=max_facts * 2, **params), "path")
     if hops >= 2:
         q = cypher.local_neighborhood(hops)
-        found += _facts(read_all(driver, settings.neo4j, q, path_limit=path_limit, limit=max_facts * 4, **params), "path")
+        found += _facts(read_all(driver, db, q, path_limit=path_limit, limit=max_facts * 4, **params), "path")
         names = sorted({a.name.lower() for a in anchors if len(a.name) >= 4})
         if names and attributes:
-            found += _facts(_attribute_rows(driver, settings, names, max_facts, params), "attribute")
+            found += _facts(_attribute_rows(driver, db, names, max_facts, params), "attribute")
     best: dict[tuple[str, str, str, str], Fact] = {}
     for f in found:
         if swap_ends(f.start, f.end, f.symmetric):  # show a symmetric pair in one fixed direction
@@ -145,7 +145,7 @@ def retrieve_facts(driver: neo4j.Driver, settings: Settings, anchors: list[Ancho
 _SENTENCE = re.compile(r"(?<=[.!?»])\s+")
 
 
-def excerpts_for(driver: neo4j.Driver, settings: Settings, facts: list[Fact], anchors: list[Anchor],
+def excerpts_for(driver: neo4j.Driver, db: Neo4jSettings, facts: list[Fact], anchors: list[Anchor],
                  limit: int = MAX_EXCERPTS) -> list[Excerpt]:  # fmt: skip
     """Short excerpts of the chunks behind the best facts: the sentences naming an anchor."""
     ids: list[str] = []
@@ -158,7 +158,7 @@ def excerpts_for(driver: neo4j.Driver, settings: Settings, facts: list[Fact], an
     ids = ids[:limit]
     if not ids:
         return []
-    texts = {r["id"]: r["text"] or "" for r in read_all(driver, settings.neo4j, cypher.chunk_texts(), ids=ids)}
+    texts = {r["id"]: r["text"] or "" for r in read_all(driver, db, cypher.chunk_texts(), ids=ids)}
     names = [normalize_words(a.name) for a in anchors]
     out = []
     for cid in ids:

@@ -1,7 +1,7 @@
 """Global questions: pick a level, keep the community reports closest to the question, map, reduce, cite.
 
 * level: ``level`` (``--level``), else the level whose number of reports is closest to
-  ``settings.search.global_target_communities`` (ties: the lower level). The communities "of" a level are
+  ``search.global_target_communities`` (ties: the lower level). The communities "of" a level are
   its view (:func:`graphrag_got.communities.detect.level_view`): that level's communities plus the final
   communities of the levels above, so every part of the graph is represented once.
 * selection, before any LLM call: the question is embedded (``embed_query``) and the level's reports
@@ -46,7 +46,7 @@ from pydantic import BaseModel, Field
 from graphrag_got.search import cypher
 from graphrag_got.communities.detect import level_view
 from graphrag_got.communities.store import parse_findings
-from graphrag_got.config import Settings
+from graphrag_got.config import EmbeddingSettings, FilesSettings, LLMSettings, Neo4jSettings, SearchSettings
 from graphrag_got.errors import GraphragGotError, LLMError, SearchError
 from graphrag_got.graph.db import read_all
 from graphrag_got.llm.calls import Attempt, LLMOutputError
@@ -227,15 +227,15 @@ def select_communities(
     return choices, "similarity" if use_sim else "rating"
 
 
-def _question_vector(settings: Settings, question: str, embedder: Embeddings | None,
-                     warnings: list[str]) -> list[float] | None:
+def _question_vector(embedding: EmbeddingSettings, question: str, embedder: Embeddings | None,
+                     warnings: list[str], *, llm: LLMSettings, files: FilesSettings) -> list[float] | None:
     if embedder is None:
-        if not settings.embedding.enabled:
+        if not embedding.enabled:
             return None
         try:
             from graphrag_got.llm.embeddings import get_embedder
 
-            embedder = get_embedder(settings.embedding, llm=settings.llm, files=settings.files)
+            embedder = get_embedder(embedding, llm=llm, files=files)
         except GraphragGotError as exc:
             warnings.append(f"no embedding model ({exc}): communities ranked by rating")
             return None
@@ -272,9 +272,13 @@ def _extract_block(src: Citation, rating: CommunityRating) -> str:
 
 def global_search(
     driver: neo4j.Driver,
-    settings: Settings,
+    db: Neo4jSettings,
     question: str,
     *,
+    search: SearchSettings,
+    llm: LLMSettings,
+    files: FilesSettings,
+    embedding: EmbeddingSettings,
     chat: BaseChatModel | None = None,
     threshold: int | None = None,
     concurrency: int | None = None,
@@ -289,31 +293,31 @@ def global_search(
     ``language`` forces the extracts' and the answer's language (``"English"``); None answers in the
     language of the question. ``level``, ``max_communities`` and ``min_similarity`` default to the
     settings (``level`` None: chosen as the module docstring says). ``embedder`` embeds the question
-    (default ``embeddings.get_embedder(settings.embedding, llm=settings.llm, files=settings.files)`` when
-    ``settings.embedding.enabled``).
+    (default ``embeddings.get_embedder(embedding, llm=llm, files=files)`` when
+    ``embedding.enabled``).
     """
     t0 = time.perf_counter()
-    threshold = settings.search.global_threshold if threshold is None else threshold
+    threshold = search.global_threshold if threshold is None else threshold
     if isinstance(threshold, bool) or not isinstance(threshold, int) or not 0 <= threshold <= 10:
         raise SearchError(f"--threshold must be an integer from 0 to 10, got {threshold!r}")
-    max_communities = settings.search.global_max_communities if max_communities is None else max_communities
+    max_communities = search.global_max_communities if max_communities is None else max_communities
     if isinstance(max_communities, bool) or not isinstance(max_communities, int) or max_communities < 1:
         raise SearchError(f"the most communities to map must be an integer >= 1, got {max_communities!r}")
-    min_similarity = settings.search.global_min_similarity if min_similarity is None else min_similarity
+    min_similarity = search.global_min_similarity if min_similarity is None else min_similarity
     if isinstance(min_similarity, bool) or not isinstance(min_similarity, (int, float)) or not -1 <= min_similarity <= 1:
         raise SearchError(f"the minimum similarity must be a number from -1 to 1, got {min_similarity!r}")
     if not question.strip():
         raise SearchError("the question is empty")
-    rows = read_all(driver, settings.neo4j, cypher.community_summaries(), members=MAX_MEMBERS_SHOWN)
+    rows = read_all(driver, db, cypher.community_summaries(), members=MAX_MEMBERS_SHOWN)
     if not rows:
         raise SearchError("no community has a summary: run `graphrag-got communities detect` and "
                           "`graphrag-got communities summarize` first")  # fmt: skip
-    hierarchy = read_all(driver, settings.neo4j, cypher.community_levels())
+    hierarchy = read_all(driver, db, cypher.community_levels())
     reported = {r["id"] for r in rows}
     present = sorted({int(h["level"]) for h in hierarchy})
     counts = {lv: sum(1 for h in level_view(hierarchy, lv) if h["id"] in reported) for lv in present}
     if level is None:
-        level = choose_level({lv: n for lv, n in counts.items() if n}, settings.search.global_target_communities)
+        level = choose_level({lv: n for lv, n in counts.items() if n}, search.global_target_communities)
     elif isinstance(level, bool) or not isinstance(level, int) or level not in counts:
         raise SearchError(f"--level {level!r} does not exist: the communities have levels "
                           f"{', '.join(map(str, present))} (run `graphrag-got communities detect` to change them)")
@@ -322,7 +326,7 @@ def global_search(
 
     res = GlobalResult(question=question, threshold=threshold, level=level, levels=counts,
                        max_communities=max_communities)  # fmt: skip
-    qvec = (_question_vector(settings, question, embedder, res.warnings)
+    qvec = (_question_vector(embedding, question, embedder, res.warnings, llm=llm, files=files)
             if any(r.get("embedding") for r in candidates) else None)  # fmt: skip
     if qvec is None and not res.warnings:
         res.warnings.append("the community reports have no embeddings (run `graphrag-got communities summarize` "
@@ -341,9 +345,9 @@ def global_search(
         res.timings["total"] = round(time.perf_counter() - t0, 4)
         return res
 
-    chat = chat or get_chat_model(settings.llm, files=settings.files)
+    chat = chat or get_chat_model(llm, files=files)
     lock = threading.Lock()
-    prompts = load_prompts(settings.llm.prompts_dir)
+    prompts = load_prompts(llm.prompts_dir)
     map_system, reduce_system = map_prompt(language, prompts=prompts), reduce_prompt(language, prompts=prompts)
 
     def one(row: dict[str, Any]) -> CommunityRating:
@@ -367,7 +371,7 @@ def global_search(
             rating.error = str(exc)
         return rating
 
-    workers = max(1, concurrency or calls_in_flight(settings.llm, chat).calls)
+    workers = max(1, concurrency or calls_in_flight(llm, chat).calls)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         res.ratings = sorted(pool.map(one, to_map), key=lambda r: r.id)
     t_map = time.perf_counter()
@@ -389,13 +393,14 @@ def global_search(
     blocks = [_extract_block(src, r) for src, r in zip(res.sources, kept)]
     user = (f"QUESTION: {question}\n\nEXTRACTS:\n\n" + "\n\n".join(blocks)
             + "\n\nAnswer from these extracts only, citing their ids.")  # fmt: skip
-    as_claims = use_claims(settings, chat)  # the embedded model fills cited claims (search/claims.py)
-    system = (claims_answer_prompt(language, max_ids=settings.search.claim_max_sources, prompts=prompts) if as_claims
+    as_claims = use_claims(search, chat)  # the embedded model fills cited claims (search/claims.py)
+    system = (claims_answer_prompt(language, max_ids=search.claim_max_sources, prompts=prompts) if as_claims
               else reduce_system)
-    index = entity_catalog(driver, settings)[1] if as_claims else None  # the names claims are checked by
+    index = entity_catalog(driver, db, search=search)[1] if as_claims else None  # the names claims are checked by
     attempt = Attempt()
     try:
-        checked = checked_answer(chat, settings, claims=as_claims, system=system, prose_system=reduce_system, user=user,
+        checked = checked_answer(chat, search, llm=llm, claims=as_claims, system=system, prose_system=reduce_system,
+                                 user=user,
                                  sources=res.sources, attempt=attempt, max_tokens=REDUCE_MAX_TOKENS, question=question,
                                  language=language, index=index, required_kind="report")  # fmt: skip
     finally:

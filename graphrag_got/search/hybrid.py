@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import neo4j
 
-from graphrag_got.config import Settings
+from graphrag_got.config import Neo4jSettings
 from graphrag_got.graph import vector_cypher
 from graphrag_got.graph.db import read_all
 from graphrag_got.graph.vectors import vector_index_dimensions
@@ -69,23 +69,23 @@ class VectorHits:
     expansion: list[dict[str, Any]] = field(default_factory=list)  # {id, score, shared}
 
 
-def vector_status(driver: neo4j.Driver, settings: Settings) -> dict[str, int]:
+def vector_status(driver: neo4j.Driver, db: Neo4jSettings) -> dict[str, int]:
     """The dimensions of the chunk and entity vector indexes that exist (missing ones left out)."""
-    dims = vector_index_dimensions(driver, settings.neo4j)
+    dims = vector_index_dimensions(driver, db)
     return {n: dims[n] for n in (vector_cypher.CHUNK_VECTOR_INDEX, vector_cypher.ENTITY_VECTOR_INDEX) if n in dims}
 
 
-def vector_hits(driver: neo4j.Driver, settings: Settings, vector: list[float], top_k: int,
+def vector_hits(driver: neo4j.Driver, db: Neo4jSettings, vector: list[float], top_k: int,
                 expand: bool = True) -> VectorHits:  # fmt: skip
     """Top-``top_k`` chunks and entities nearest to ``vector``, and (``expand``) the chunks sharing
     entities with those chunks, ranked by shared-entity weight (:func:`cypher.chunk_expansion`)."""
     hits = VectorHits()
-    hits.chunks = read_all(driver, settings.neo4j, cypher.vector_chunks(), index=vector_cypher.CHUNK_VECTOR_INDEX,
+    hits.chunks = read_all(driver, db, cypher.vector_chunks(), index=vector_cypher.CHUNK_VECTOR_INDEX,
                            k=top_k, vector=vector)
-    hits.entities = read_all(driver, settings.neo4j, cypher.vector_entities(), index=vector_cypher.ENTITY_VECTOR_INDEX,
+    hits.entities = read_all(driver, db, cypher.vector_entities(), index=vector_cypher.ENTITY_VECTOR_INDEX,
                              k=top_k, vector=vector)
     if expand and hits.chunks:
-        hits.expansion = read_all(driver, settings.neo4j, cypher.chunk_expansion(), chunk_ids=[c["id"] for c in hits.chunks],
+        hits.expansion = read_all(driver, db, cypher.chunk_expansion(), chunk_ids=[c["id"] for c in hits.chunks],
                                   max_mentions=EXPANSION_MAX_MENTIONS, limit=top_k * 2)
     return hits
 
@@ -101,12 +101,12 @@ class VectorSide:
     vector_s: float | None = None
 
 
-def vector_side(driver: neo4j.Driver, settings: Settings, embedder: Any, question: str, top_k: int,
+def vector_side(driver: neo4j.Driver, db: Neo4jSettings, embedder: Any, question: str, top_k: int,
                 expand: bool) -> VectorSide:
     """Embed ``question`` and query the vector indexes (:func:`vector_hits`); a missing index or a model
     whose dimensions differ from the indexes' is a ``problem``, not an error. Needs nothing of the graph
     side, so local search runs it beside the name matching."""
-    dims = vector_status(driver, settings)
+    dims = vector_status(driver, db)
     if len(dims) < 2:
         return VectorSide(problem="the graph has no vector index (embeddings off, or never computed): run "
                                   "`graphrag-got load` with GRAPHRAG_EMBEDDINGS=1")
@@ -118,7 +118,7 @@ def vector_side(driver: neo4j.Driver, settings: Settings, embedder: Any, questio
                         f"gives {len(vector)} (the model changed): run `graphrag-got load` again to re-embed")
         return side
     t = time.perf_counter()
-    side.hits = vector_hits(driver, settings, vector, top_k, expand=expand)
+    side.hits = vector_hits(driver, db, vector, top_k, expand=expand)
     side.vector_s = round(time.perf_counter() - t, 4)
     return side
 

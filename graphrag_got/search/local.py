@@ -59,7 +59,7 @@ from langchain_core.language_models import BaseChatModel
 
 from graphrag_got.communities.graph import relation_types
 from graphrag_got.common.once import warn_once
-from graphrag_got.config import Settings
+from graphrag_got.config import EmbeddingSettings, FilesSettings, LLMSettings, Neo4jSettings, SearchSettings
 from graphrag_got.errors import LLMError, SearchError
 from graphrag_got.graph.db import read_all
 from graphrag_got.llm.calls import Attempt, LLMOutputError
@@ -140,11 +140,11 @@ class LocalResult(LLMUsage, AnswerChecks):
 # ---------------------------------------------------------------------------------------------
 
 
-def _chunk_meta(driver: neo4j.Driver, settings: Settings, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+def _chunk_meta(driver: neo4j.Driver, db: Neo4jSettings, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
     wanted = sorted(set(ids))
     if not wanted:
         return {}
-    return {r["id"]: r for r in read_all(driver, settings.neo4j, cypher.chunk_sources(), ids=wanted)}
+    return {r["id"]: r for r in read_all(driver, db, cypher.chunk_sources(), ids=wanted)}
 
 
 def build_sources(facts: list[Fact], excerpts: list[Excerpt], meta: dict[str, dict[str, Any]],
@@ -205,9 +205,13 @@ ANSWER_PROMPT = local_answer_prompt()
 
 def local_search(
     driver: neo4j.Driver,
-    settings: Settings,
+    db: Neo4jSettings,
     question: str,
     *,
+    search: SearchSettings,
+    llm: LLMSettings,
+    files: FilesSettings,
+    embedding: EmbeddingSettings,
     chat: BaseChatModel | None = None,
     hops: int | None = None,
     max_facts: int | None = None,
@@ -224,34 +228,35 @@ def local_search(
     """Answer ``question`` from the neighbourhood of the entities it names (see module docstring).
 
     ``answer=False`` retrieves only (no LLM at all). ``chat`` defaults to
-    ``get_chat_model(settings.llm, files=settings.files)``, built only when a call is needed. ``language``
+    ``get_chat_model(llm, files=files)``, built only when a call is needed. ``language``
     forces the answer's language (``"English"``); None answers in the language of the question.
-    ``retrieval`` is ``graph``, ``vector`` or ``hybrid`` (None: ``settings.search.local_retrieval``);
+    ``retrieval`` is ``graph``, ``vector`` or ``hybrid`` (None: ``search.local_retrieval``);
     ``embedder`` embeds the question (default: the process-wide
     :func:`~graphrag_got.llm.embeddings.shared_embedder`); ``top_k`` vector hits per index (default
-    ``settings.search.local_top_k``).
+    ``search.local_top_k``).
     """
     t_start = time.perf_counter()
     clock = _Clock()
-    hops = settings.search.local_hops if hops is None else hops
+    hops = search.local_hops if hops is None else hops
     if isinstance(hops, bool) or not isinstance(hops, int) or not 1 <= hops <= cypher.MAX_HOPS:
         raise SearchError(f"--hops must be an integer from 1 to {cypher.MAX_HOPS}, got {hops!r}")
-    max_facts = settings.search.local_max_facts if max_facts is None else max_facts
+    max_facts = search.local_max_facts if max_facts is None else max_facts
     if max_facts < 1:
         raise SearchError(f"max_facts must be at least 1, got {max_facts}")
-    mode = settings.search.local_retrieval if retrieval is None else retrieval
+    mode = search.local_retrieval if retrieval is None else retrieval
     if mode not in RETRIEVALS:
         raise SearchError(f"retrieval must be one of {', '.join(RETRIEVALS)}, got {mode!r}")
-    top_k = settings.search.local_top_k if top_k is None else top_k
+    top_k = search.local_top_k if top_k is None else top_k
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= 200:
         raise SearchError(f"top_k must be an integer from 1 to 200, got {top_k!r}")
     if not question.strip():
         raise SearchError("the question is empty")
-    onto = load_ontology(ontology, settings.files)
+    onto = load_ontology(ontology, files)
     types = relation_types(onto)
     res = LocalResult(question=question, hops=hops, retrieval=mode, timings=clock.timings)
     try:
-        return _search(driver, settings, res, onto, types, chat=chat, max_facts=max_facts, answer=answer,
+        return _search(driver, db, res, onto, types, search=search, llm=llm, files=files, embedding=embedding,
+                       chat=chat, max_facts=max_facts, answer=answer,
                        llm_anchors=llm_anchors, excerpts=excerpts, path_limit=path_limit, language=language,
                        embedder=embedder, top_k=top_k, clock=clock)
     finally:
@@ -271,27 +276,28 @@ class _Clock:
         self._last = now
 
 
-def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: Ontology, types: list[str], *,
+def _search(driver: neo4j.Driver, db: Neo4jSettings, res: LocalResult, onto: Ontology, types: list[str], *,
+            search: SearchSettings, llm: LLMSettings, files: FilesSettings, embedding: EmbeddingSettings,
             chat: BaseChatModel | None, max_facts: int, answer: bool, llm_anchors: bool, excerpts: bool,
             path_limit: int, language: str | None, embedder: Embeddings | None, top_k: int,
             clock: _Clock) -> LocalResult:  # fmt: skip
     question, hops, mode = res.question, res.hops, res.retrieval
-    prompts = load_prompts(settings.llm.prompts_dir)
+    prompts = load_prompts(llm.prompts_dir)
     # the vector half (embed the question, query the indexes) needs nothing of the name matching: it runs
     # beside it (the embedding model and the server's answers leave the interpreter free), and whether
     # it found hits decides the mode actually used
     side = None
     if mode != "graph":
-        embedder = embedder or shared_embedder(settings.embedding, llm=settings.llm, files=settings.files)
-        side = _VECTOR_POOL.submit(vector_side, driver, settings, embedder, question, top_k, mode == "hybrid")
-    catalog, index = entity_catalog(driver, settings)
+        embedder = embedder or shared_embedder(embedding, llm=llm, files=files)
+        side = _VECTOR_POOL.submit(vector_side, driver, db, embedder, question, top_k, mode == "hybrid")
+    catalog, index = entity_catalog(driver, db, search=search)
     if not catalog:
         raise SearchError("the graph has no entities: run `graphrag-got load` first")
     clock.lap("catalog")
 
     llm_names: list[str] = []
     if answer and llm_anchors and mode != "vector":
-        chat = chat or get_chat_model(settings.llm, files=settings.files)
+        chat = chat or get_chat_model(llm, files=files)
         try:
             obj, attempt = complete_json(chat, anchor_prompt(list(onto.classes), prompts=prompts), f"QUESTION: {question}",
                                          AnchorNames, schema=ANCHOR_SCHEMA, max_tokens=ANCHOR_MAX_TOKENS)
@@ -330,11 +336,11 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
 
     attributes = list(onto.relation_attributes)
     if mode == "graph":
-        res.facts = retrieve_facts(driver, settings, res.anchors, hops, types, max_facts, path_limit,
+        res.facts = retrieve_facts(driver, db, res.anchors, hops, types, max_facts, path_limit,
                                    attributes=attributes)
         clock.lap("facts")
         if excerpts and res.facts:
-            res.excerpts = excerpts_for(driver, settings, res.facts, res.anchors)
+            res.excerpts = excerpts_for(driver, db, res.facts, res.anchors)
         seen: list[str] = []
         for f in res.facts:
             seen += [c for c in f.chunk_ids if c not in seen]
@@ -344,16 +350,16 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
         # named): their own facts only, one hop, so a loose hit cannot pull in a whole region
         named = [a for a in res.anchors if a.how != "vector"]
         near = [a for a in res.anchors if a.how == "vector"]
-        graph_facts = retrieve_facts(driver, settings, named, hops, types, max_facts * 2, path_limit,
+        graph_facts = retrieve_facts(driver, db, named, hops, types, max_facts * 2, path_limit,
                                      attributes=attributes) if named else []  # fmt: skip
-        vector_facts = retrieve_facts(driver, settings, near, 1, types, max_facts * 2, path_limit,
+        vector_facts = retrieve_facts(driver, db, near, 1, types, max_facts * 2, path_limit,
                                       attributes=attributes) if near else []  # fmt: skip
         clock.lap("facts")
         res.facts, res.ranked_chunks = fuse(graph_facts, vector_facts, hits, max_facts, mode)
-        if excerpts and settings.search.local_max_chunks:
-            top = res.ranked_chunks[: settings.search.local_max_chunks]
+        if excerpts and search.local_max_chunks:
+            top = res.ranked_chunks[: search.local_max_chunks]
             known = {c["id"]: c for c in hits.chunks}
-            meta = _chunk_meta(driver, settings, [c.chunk_id for c in top if c.chunk_id not in known])
+            meta = _chunk_meta(driver, db, [c.chunk_id for c in top if c.chunk_id not in known])
             names = [normalize_words(a.name) for a in res.anchors if a.how != "vector"]
             for rc in top:
                 row = known.get(rc.chunk_id) or meta.get(rc.chunk_id)
@@ -362,7 +368,7 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
                                                 row.get("document_id"), row.get("heading"), round(rc.score, 6),
                                                 sorted(rc.ranks)))
     clock.lap("fuse" if mode != "graph" else "excerpts")
-    meta = _chunk_meta(driver, settings, [f.chunk_ids[0] for f in res.facts if f.chunk_ids] +
+    meta = _chunk_meta(driver, db, [f.chunk_ids[0] for f in res.facts if f.chunk_ids] +
                        [e.chunk_id for e in res.excerpts if e.document_id is None])
     res.sources = build_sources(res.facts, res.excerpts, meta, res.anchors)
     clock.lap("sources")
@@ -371,9 +377,9 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
     if not res.facts and not res.excerpts:
         res.answer = NO_FACTS_ANSWER.format(names=", ".join(a.name for a in res.anchors) or "the question")
         return res
-    chat = chat or get_chat_model(settings.llm, files=settings.files)
-    as_claims = use_claims(settings, chat)  # the embedded model fills cited claims (search/claims.py)
-    max_ids = settings.search.claim_max_sources
+    chat = chat or get_chat_model(llm, files=files)
+    as_claims = use_claims(search, chat)  # the embedded model fills cited claims (search/claims.py)
+    max_ids = search.claim_max_sources
     system = (claims_answer_prompt(language, max_ids=max_ids, prompts=prompts) if as_claims
               else local_answer_prompt(language, prompts=prompts))
 
@@ -390,7 +396,7 @@ def _search(driver: neo4j.Driver, settings: Settings, res: LocalResult, onto: On
         res.warnings.append(f"{dropped} of {dropped + len(kept)} sources left out to fit the model's context window")
     attempt = Attempt()
     try:
-        checked = checked_answer(chat, settings, claims=as_claims, system=system,
+        checked = checked_answer(chat, search, llm=llm, claims=as_claims, system=system,
                                  prose_system=local_answer_prompt(language, prompts=prompts), user=prompt(res.sources),
                                  sources=res.sources, attempt=attempt, max_tokens=ANSWER_MAX_TOKENS, question=question,
                                  language=language, index=index)  # fmt: skip

@@ -185,7 +185,8 @@ def create_app(settings: Settings, *, chat: BaseChatModel | None = None,
     one, built on the first question that needs it); ``driver``: a Neo4j driver to use (default: one
     connected on first use and closed when the app stops); ``host``: the address it listens on (its
     name is accepted in the Host header, with loopback names and GRAPHRAG_SERVICE_ALLOWED_HOSTS)."""
-    runtime = ServiceRuntime(settings, chat=chat, driver=driver)
+    runtime = ServiceRuntime(settings.neo4j, search=settings.search, llm=settings.llm, files=settings.files,
+                             embedding=settings.embedding, service=settings.service, chat=chat, driver=driver)
     allowed = {*LOOPBACK_HOSTS, host_name(host), *settings.service.allowed_hosts}
 
     @asynccontextmanager

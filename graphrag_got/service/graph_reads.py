@@ -11,7 +11,7 @@ from typing import Any
 import neo4j
 
 from graphrag_got.service import cypher
-from graphrag_got.config import Settings
+from graphrag_got.config import Neo4jSettings, SearchSettings
 from graphrag_got.errors import SearchError
 from graphrag_got.graph.db import read_all
 from graphrag_got.common.normalize import is_empty_key, normalize_name, swap_ends
@@ -52,7 +52,7 @@ def _entity(row: dict[str, Any], ontology: Ontology) -> EntityOut:
                      properties={k: props[k] for k in declared if props.get(k) not in (None, "")})
 
 
-def find_entities(driver: neo4j.Driver, settings: Settings, name: str, ontology: Ontology, *,
+def find_entities(driver: neo4j.Driver, db: Neo4jSettings, name: str, ontology: Ontology, *, search: SearchSettings,
                   type_: str | None = None) -> list[EntityOut]:
     """The entities ``name`` denotes: its normalized form as a key, else as an alias (at most
     MAX_ENTITIES_PER_NAME, one per class it exists in). Raises EntityNotFound with suggestions."""
@@ -63,16 +63,16 @@ def find_entities(driver: neo4j.Driver, settings: Settings, name: str, ontology:
     if type_ is not None and type_ not in ontology.classes:
         raise BadLookup(f"type {type_!r} is not a class of the ontology; use one of: {', '.join(ontology.classes)}")
     key = normalize_name(name)
-    rows = read_all(driver, settings.neo4j, cypher.service_entities_by_key(), keys=[key], type=type_,
+    rows = read_all(driver, db, cypher.service_entities_by_key(), keys=[key], type=type_,
                     limit=MAX_ENTITIES_PER_NAME)
     if not rows:
-        uids = [r["uid"] for r in read_all(driver, settings.neo4j, cypher.service_entity_aliases())
+        uids = [r["uid"] for r in read_all(driver, db, cypher.service_entity_aliases())
                 if any(isinstance(a, str) and normalize_name(a) == key for a in r["aliases"] or [])]
         if uids:
-            rows = read_all(driver, settings.neo4j, cypher.service_entities_by_uid(), uids=uids[:MAX_ENTITIES_PER_NAME],
+            rows = read_all(driver, db, cypher.service_entities_by_uid(), uids=uids[:MAX_ENTITIES_PER_NAME],
                             type=type_)
     if not rows:
-        suggestions = suggest_names(driver, settings, name)
+        suggestions = suggest_names(driver, db, name, search=search)
         raise EntityNotFound(_not_found_message(name, type_, suggestions), suggestions)
     return [_entity(r, ontology) for r in rows]
 
@@ -83,12 +83,13 @@ def _not_found_message(name: str, type_: str | None, suggestions: list[str]) -> 
     return f"no entity{where} is named {name!r} (nor has it as an alias); {close}. Use a name as the corpus writes it"
 
 
-def suggest_names(driver: neo4j.Driver, settings: Settings, name: str, n: int = SUGGESTIONS) -> list[str]:
+def suggest_names(driver: neo4j.Driver, db: Neo4jSettings, name: str, n: int = SUGGESTIONS, *,
+                  search: SearchSettings) -> list[str]:
     """Names of the graph close to ``name``, from the matcher that anchors questions
     (:func:`graphrag_got.search.anchors.suggest_entities`, on the same cached catalog)."""
     from graphrag_got.search.anchors import entity_catalog, suggest_entities
 
-    catalog, index = entity_catalog(driver, settings)
+    catalog, index = entity_catalog(driver, db, search=search)
     return suggest_entities(name, catalog, index, n)
 
 
@@ -109,16 +110,16 @@ def _relation(row: dict[str, Any], ontology: Ontology) -> RelationOut:
     )
 
 
-def neighbourhood(driver: neo4j.Driver, settings: Settings, name: str, ontology: Ontology, *,
+def neighbourhood(driver: neo4j.Driver, db: Neo4jSettings, name: str, ontology: Ontology, *, search: SearchSettings,
                   type_: str | None = None, limit: int = 50) -> Neighbourhood:
     """The entities ``name`` denotes and their ontology relations, most supported first.
 
     A symmetric relation is stored in both directions; it is returned once (ends in uid order).
     """
     _check_range("limit", limit, 1, MAX_RELATIONS)
-    entities = find_entities(driver, settings, name, ontology, type_=type_)
+    entities = find_entities(driver, db, name, ontology, search=search, type_=type_)
     fetch = limit * 2 + 1  # symmetric relations come back twice; one more row tells "truncated"
-    rows = read_all(driver, settings.neo4j, cypher.service_neighbourhood(), uids=[e.uid for e in entities],
+    rows = read_all(driver, db, cypher.service_neighbourhood(), uids=[e.uid for e in entities],
                     types=sorted(r.name for r in ontology.relations), limit=fetch)
     relations: list[RelationOut] = []
     seen: set[tuple[Any, ...]] = set()
@@ -139,7 +140,7 @@ def neighbourhood(driver: neo4j.Driver, settings: Settings, name: str, ontology:
     return Neighbourhood(query=name, entities=entities, relations=relations[:limit], limit=limit, truncated=truncated)
 
 
-def communities_page(driver: neo4j.Driver, settings: Settings, *, level: int | None = None, limit: int = 50,
+def communities_page(driver: neo4j.Driver, db: Neo4jSettings, *, level: int | None = None, limit: int = 50,
                      offset: int = 0, members: int = 10) -> CommunityPage:
     """One page of communities with their reports (title, summary) and first member names."""
     if level is not None:
@@ -147,17 +148,17 @@ def communities_page(driver: neo4j.Driver, settings: Settings, *, level: int | N
     _check_range("limit", limit, 1, MAX_COMMUNITIES)
     _check_range("offset", offset, 0, 10_000_000)
     _check_range("members", members, 0, MAX_MEMBERS)
-    counts = read_all(driver, settings.neo4j, cypher.service_community_counts(), level=level)
+    counts = read_all(driver, db, cypher.service_community_counts(), level=level)
     total = int(counts[0]["total"]) if counts else 0
     levels = sorted(int(x) for x in (counts[0]["levels"] if counts else []))
-    rows = read_all(driver, settings.neo4j, cypher.service_communities(), level=level, limit=limit, offset=offset,
+    rows = read_all(driver, db, cypher.service_communities(), level=level, limit=limit, offset=offset,
                     members=members)
     items = [CommunityOut(id=r["id"], level=r["level"], size=r["size"], title=r["title"], summary=r["summary"],
                           members=[str(m) for m in r["members"] or []]) for r in rows]
     return CommunityPage(total=total, levels=levels, offset=offset, limit=limit, items=items)
 
 
-def graph_counts(driver: neo4j.Driver, settings: Settings) -> tuple[int, int]:
+def graph_counts(driver: neo4j.Driver, db: Neo4jSettings) -> tuple[int, int]:
     """(entities, communities) of the graph."""
-    rows = read_all(driver, settings.neo4j, cypher.service_health())
+    rows = read_all(driver, db, cypher.service_health())
     return (int(rows[0]["entities"]), int(rows[0]["communities"])) if rows else (0, 0)

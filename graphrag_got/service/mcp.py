@@ -110,7 +110,8 @@ def ontology_summary(runtime: ServiceRuntime) -> dict[str, Any]:
 def build_server(settings: Settings, *, chat: BaseChatModel | None = None,
                  driver: neo4j.Driver | None = None) -> GraphServer:
     """The MCP server for ``settings`` (``chat``/``driver`` as in :func:`graphrag_got.service.create_app`)."""
-    runtime = ServiceRuntime(settings, chat=chat, driver=driver)
+    runtime = ServiceRuntime(settings.neo4j, search=settings.search, llm=settings.llm, files=settings.files,
+                             embedding=settings.embedding, service=settings.service, chat=chat, driver=driver)
     server = GraphServer(name="graphrag-got", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool(annotations=READ_ONLY)

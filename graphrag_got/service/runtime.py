@@ -1,5 +1,5 @@
-"""What the HTTP service and the MCP server share: settings, one Neo4j driver, one chat model,
-the ontology, the LLM gate and the worker threads. Everything is built on first use, so a server
+"""What the HTTP service and the MCP server share: the settings sections they read, one Neo4j
+driver, one chat model, the ontology, the LLM gate and the worker threads. Everything is built on first use, so a server
 starts even while Neo4j is down (``/health`` says so) and never loads a model it is not asked for.
 """
 
@@ -13,7 +13,8 @@ from typing import Any, Callable, TypeVar
 import neo4j
 from langchain_core.language_models import BaseChatModel
 
-from graphrag_got.config import Settings
+from graphrag_got.config import (EmbeddingSettings, FilesSettings, LLMSettings, Neo4jSettings, SearchSettings,
+                                 ServiceSettings)
 from graphrag_got.errors import GraphragGotError, Neo4jError
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.service import graph_reads
@@ -35,13 +36,17 @@ class EmptyQuestion(GraphragGotError):
 
 
 class ServiceRuntime:
-    """Shared state of one server process. ``chat`` / ``driver`` given here are used as they are
-    (tests pass a scripted model and their driver); a driver given is not closed by :meth:`close`."""
+    """Shared state of one server process, built once at startup from the sections it reads (the
+    entry points, :func:`graphrag_got.service.create_app` and :func:`graphrag_got.service.mcp.build_server`,
+    take the whole settings). ``chat`` / ``driver`` given here are used as they are (tests pass a
+    scripted model and their driver); a driver given is not closed by :meth:`close`."""
 
-    def __init__(self, settings: Settings, *, chat: BaseChatModel | None = None,
+    def __init__(self, db: Neo4jSettings, *, search: SearchSettings, llm: LLMSettings, files: FilesSettings,
+                 embedding: EmbeddingSettings, service: ServiceSettings, chat: BaseChatModel | None = None,
                  driver: neo4j.Driver | None = None):
-        self.settings = settings
-        self.gate = LLMGate(settings.service.max_llm_requests)
+        self.db, self.search, self.llm, self.files, self.embedding = db, search, llm, files, embedding
+        self.service = service
+        self.gate = LLMGate(service.max_llm_requests)
         self.executor = ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="graphrag-service")
         self._driver = driver
         self._owns_driver = driver is None
@@ -58,16 +63,16 @@ class ServiceRuntime:
 
                 # the budget covers a failed attempt and the one retry the driver always makes; a
                 # read still running when its request got 504 is ended by the server too
-                wait = self.settings.service.neo4j_timeout_s
-                self._driver = connect(self.settings.neo4j, timeout_s=wait / 2, retry_s=wait / 10,
+                wait = self.service.neo4j_timeout_s
+                self._driver = connect(self.db, timeout_s=wait / 2, retry_s=wait / 10,
                                        setting="GRAPHRAG_SERVICE_NEO4J_TIMEOUT",
-                                       query_timeout_s=self.settings.service.timeout_s)
+                                       query_timeout_s=self.service.timeout_s)
             return self._driver
 
     def ontology(self) -> Ontology:
         with self._lock:
             if self._ontology is None:
-                self._ontology = Ontology.from_file(self.settings.files.ontology_path)
+                self._ontology = Ontology.from_file(self.files.ontology_path)
             return self._ontology
 
     def chat(self) -> BaseChatModel:
@@ -75,7 +80,7 @@ class ServiceRuntime:
             if self._chat is None:
                 from graphrag_got.llm.factory import get_chat_model
 
-                self._chat = get_chat_model(self.settings.llm, files=self.settings.files)
+                self._chat = get_chat_model(self.llm, files=self.files)
             return self._chat
 
     def model_info(self) -> tuple[str | None, str | None]:
@@ -87,7 +92,7 @@ class ServiceRuntime:
                 from graphrag_got.llm.factory import model_label
 
                 try:
-                    self._model = (model_label(self.settings.llm), None)
+                    self._model = (model_label(self.llm), None)
                 except GraphragGotError as exc:
                     self._model = (None, str(exc))
         return self._model
@@ -101,7 +106,7 @@ class ServiceRuntime:
 
     # --- limits ------------------------------------------------------------------------------
     def check_question(self, question: str) -> str:
-        limit = self.settings.service.max_question_chars
+        limit = self.service.max_question_chars
         if len(question) > limit:
             raise InputTooLarge(f"the question is {len(question)} characters long; at most {limit} are accepted "
                                 "(GRAPHRAG_SERVICE_MAX_QUESTION_CHARS)", limit=limit, length=len(question))
@@ -114,7 +119,7 @@ class ServiceRuntime:
         if llm and not self.gate.try_acquire():
             raise ServiceBusy(f"all {self.gate.slots} LLM slots are busy (GRAPHRAG_SERVICE_MAX_LLM_REQUESTS); "
                               "retry in a moment, or ask with answer=false for retrieval only")
-        return await run_blocking(self.executor, fn, self.settings.service.timeout_s,
+        return await run_blocking(self.executor, fn, self.service.timeout_s,
                                   on_done=self.gate.release if llm else None)
 
     # --- operations (blocking: call them through run) -----------------------------------------
@@ -122,26 +127,26 @@ class ServiceRuntime:
         from graphrag_got.search.answer import ask
 
         chat = self.chat() if req.answer else self._chat
-        result = ask(self.driver(), self.settings, req.question, req.mode, answer=req.answer, chat=chat,
-                     retrieval=req.retrieval)
+        result = ask(self.driver(), self.db, req.question, req.mode, search=self.search, llm=self.llm, files=self.files,
+                     embedding=self.embedding, answer=req.answer, chat=chat, retrieval=req.retrieval)
         return result.model_dump(mode="json")
 
     def neighbourhood(self, name: str, *, type_: str | None = None, limit: int = 50) -> Neighbourhood:
-        return graph_reads.neighbourhood(self.driver(), self.settings, name, self.ontology(), type_=type_,
+        return graph_reads.neighbourhood(self.driver(), self.db, name, self.ontology(), search=self.search, type_=type_,
                                          limit=limit)
 
     def communities(self, *, level: int | None = None, limit: int = 50, offset: int = 0,
                     members: int = 10) -> CommunityPage:
-        return graph_reads.communities_page(self.driver(), self.settings, level=level, limit=limit, offset=offset,
+        return graph_reads.communities_page(self.driver(), self.db, level=level, limit=limit, offset=offset,
                                             members=members)
 
     def health(self) -> Health:
         model, model_error = self.model_info()
-        base: dict[str, Any] = {"llm_provider": self.settings.llm.provider,
+        base: dict[str, Any] = {"llm_provider": self.llm.provider,
                                 "model": model, "model_error": model_error, "llm_slots": self.gate.slots,
                                 "llm_busy": self.gate.busy}
         try:
-            entities, communities = graph_reads.graph_counts(self.driver(), self.settings)
+            entities, communities = graph_reads.graph_counts(self.driver(), self.db)
         except Neo4jError as exc:
             logger.warning("health: %s", exc)
             return Health(status="degraded", neo4j=False, neo4j_error=NEO4J_DOWN, **base)
