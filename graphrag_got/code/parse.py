@@ -32,12 +32,10 @@ from graphrag_got.code.parse_marks import plugin_names, read_marks
 #: The chain of the literal ``None`` (a value the type rules skip: ``x = None`` then ``x = Foo()``).
 NONE = (LITERAL_PREFIX + "None",)
 _DEF_TYPES = ("function_definition", "class_definition")
-#: The nodes a definition can sit in (statements holding blocks): all a walk for definitions only
-#: descends into. Expressions (lambdas included) hold no definition of the graph.
+#: The nodes a definition can sit in: all a walk for definitions only descends into (no expression holds one).
 _DEFINITION_HOLDERS = frozenset({*_DEF_TYPES, "decorated_definition", "module", "block", "if_statement", "elif_clause",
                                  "else_clause", "for_statement", "while_statement", "try_statement", "except_clause",
-                                 "except_group_clause", "finally_clause", "with_statement", "match_statement",
-                                 "case_clause", "ERROR"})
+                                 "except_group_clause", "finally_clause", "with_statement", "match_statement", "case_clause", "ERROR"})
 _PROPERTY_DECORATORS = {"property", "cached_property", "functools.cached_property"}
 SIGNATURE_MAX = 300
 _CLOCK_EVERY = 4096  # nodes visited between two looks at the clock
@@ -586,10 +584,8 @@ def _is_test(facts: FileFacts, d: Definition) -> bool:
 def parse_file(path: str, module: str, source: bytes, text: str, *, is_package: bool,
                max_seconds: float | None = None, definitions_only: bool = False) -> FileFacts:
     """Parse one file (``source`` UTF-8 bytes, ``text`` the same decoded) into its facts; with
-    ``max_seconds``, raise :class:`ParseBudgetExceeded` when the walk takes longer. With
-    ``definitions_only``, the walk skips expressions: the definitions (names, lines, kinds,
-    decorators, tests) are those of the full walk, their calls, bindings, values and the file's
-    imports are not read (``ask impact --diff`` maps lines to definitions; a third of the time)."""
+    ``max_seconds``, raise :class:`ParseBudgetExceeded` when the walk takes longer. ``definitions_only``:
+    the walk skips expressions and imports; the definitions are the full walk's, without calls or bindings."""
     facts = FileFacts(path=path, module=module, is_package=is_package, is_test_file=is_test_file(path),
                       source=source, text=text)
     tree = parser().parse(source)
