@@ -255,7 +255,8 @@ def create_app(settings: Settings, *, chat: BaseChatModel | None = None,
               summary="Answer a question (mode auto, local, global or drift)",
               description="The cited answer and its sources. In the claims format, `claims` are the claims shown "
                           "and `left_out` the claims left out because the sources they cite do not support them "
-                          "(each with its `reason` and `detail`).")
+                          "(each with its `reason` and `detail`); a claim with `cited_as` was re-cited: the "
+                          "ids it had did not state it, the ids it shows do.")
     async def ask(req: AskRequest) -> JSONResponse:
         runtime.check_question(req.question)
         result = await runtime.run(lambda: runtime.ask(req), llm=req.answer)

@@ -122,7 +122,8 @@ def build_server(settings: Settings, *, chat: BaseChatModel | None = None,
         mode: auto routes the question (local for named entities, global for corpus-wide questions,
         drift for how things relate); answer=false retrieves the sources only, without the LLM.
         In the claims answer format, `left_out` lists the claims left out of the answer because the
-        sources they cite do not support them, with the reason of each.
+        sources they cite do not support them, with the reason of each; a kept claim with `cited_as`
+        was re-cited (the ids it had did not state it; the ids it shows do).
         """
         async def work() -> dict[str, Any]:
             runtime.check_question(question)
