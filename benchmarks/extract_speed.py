@@ -165,8 +165,8 @@ def run_config(config: str, *, model: str, corpus: Path, gold: dict[str, Any], w
     replay = record_dir / f"got-{model}-{config}{tag}.json" if record_dir else None
     t0 = time.monotonic()
     with _gold_mentions(gold if config == "classify-gold-mentions" else None):
-        summary = run_extraction(settings, onto, corpus, settings.files.out_dir / "extraction.json", chat=chat,
-                                 export_replay=replay)
+        summary = run_extraction(settings.extract, onto, corpus, settings.files.out_dir / "extraction.json", chat=chat,
+                                 export_replay=replay, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     seconds = time.monotonic() - t0
     records = _records(settings)
     stats = getattr(chat, "prefix_stats", None)

@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             ext = synthetic_extraction(onto, args.entities, args.relations, 0.10, args.documents,
                                        args.chunks_per_doc, args.seed)  # fmt: skip
             clear(driver, settings.neo4j.database)
-            summary = load_extraction(driver, settings, ext, onto, embed=False)  # random vectors below
+            summary = load_extraction(driver, settings.neo4j, ext, onto, embed=False, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)  # random vectors below
             print(f"loaded {summary.entities_written} entities, {summary.relations_written} relation rows, "
                   f"{summary.chunks_written} chunks in {summary.seconds:.1f} s")
             for name, label in ((vector_cypher.CHUNK_VECTOR_INDEX, graph_cypher.CHUNK),

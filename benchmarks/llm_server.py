@@ -149,7 +149,7 @@ def run_in_process(args: argparse.Namespace, corpus: Path, gold: dict[str, Any],
     settings = _settings(args, workdir / "in-process", llamacpp_backend="in_process")
     before = _status_mb("self", "VmRSS")
     t0 = time.monotonic()
-    summary = run_extraction(settings, onto, corpus)
+    summary = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     seconds = time.monotonic() - t0
     return _row("in-process", settings, summary, seconds, gold, onto, evaluated=None,
                 peak=_status_mb("self", "VmHWM"), reference=None), before
@@ -176,7 +176,7 @@ def run_served(args: argparse.Namespace, slots: int, servers: int, corpus: Path,
                                        response_format="json_schema", extra_body={"cache_prompt": True}, embedded=True,
                                        context_window=settings.llm.llamacpp_n_ctx)
         t0 = time.monotonic()
-        summary = run_extraction(settings, onto, corpus, chat=chat)
+        summary = run_extraction(settings.extract, onto, corpus, chat=chat, files=settings.files, chunking=settings.chunking, llm=settings.llm)
         seconds = time.monotonic() - t0
         peaks = [_status_mb(i.pid, "VmHWM") for i in started]
         evaluated = [_evaluated_tokens(i.log) for i in started]
@@ -202,7 +202,7 @@ def live_answer(args: argparse.Namespace, extraction: Path, workdir: Path, slots
     driver = connect(base.neo4j)
     lines = [f"Live local answer: {question!r} over the in-process extraction, loaded into {base.neo4j.uri}", ""]
     try:
-        load_extraction(driver, base, extraction, ONTOLOGY)
+        load_extraction(driver, base.neo4j, extraction, ONTOLOGY, graph=base.graph, extract=base.extract, embedding=base.embedding, code=base.code, llm=base.llm, files=base.files)
         for name, settings in (("in-process", base.with_overrides(llamacpp_backend="in_process")),
                                (f"server x{slots}", base.with_overrides(llamacpp_backend="server",
                                                                         llama_server_slots=slots,

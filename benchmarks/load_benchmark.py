@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{(len(ext['entities']) + len(ext['relations']) + n_sym) / naive_rate / 60:.1f} min)")  # fmt: skip
 
         clear(driver, db)
-        summary = load_extraction(driver, settings, ext, onto, embed=False)  # loading only
+        summary = load_extraction(driver, settings.neo4j, ext, onto, embed=False, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)  # loading only
         rows = summary.entities_written + summary.relations_written
         rate = rows / summary.seconds
         rel_secs = summary.phase_seconds.get("relations", 0.0)
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{rows / same_work / naive_rate:,.0f}x ({rows / same_work:,.0f} rows/s)")  # fmt: skip
 
         t = time.perf_counter()
-        again = load_extraction(driver, settings, ext, onto, embed=False)
+        again = load_extraction(driver, settings.neo4j, ext, onto, embed=False, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
         print(f"reload of the same extraction: {again.documents_unchanged} documents unchanged, "
               f"{again.batches} write batches, {time.perf_counter() - t:.1f} s")  # fmt: skip
         clear(driver, db)

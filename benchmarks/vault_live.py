@@ -277,7 +277,7 @@ def entity_f1(model_settings: Settings, names: list[str], limit: int | None, wor
                 settings = Settings(home=folder / "home", out_dir=folder / "out", llm_provider="replay",
                                     replay_file=spec.replay, extraction="generate").with_overrides(**spec.settings)
             t = time.monotonic()
-            summary = run_extraction(settings, onto, corpus)
+            summary = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
             if strategy == "mentions":
                 seconds = (time.monotonic() - t) / max(1, summary.chunks)
             pred = read_extraction_file(summary.out_path)

@@ -206,7 +206,8 @@ def show_progress(event: ProgressEvent | str) -> None:
 
 
 print(f"corpus {settings.files.corpus_path} · provider {resolve_provider(settings.llm)}")
-ex = run_extraction(settings, onto, progress=show_progress)
+ex = run_extraction(settings.extract, onto, progress=show_progress,
+                    files=settings.files, chunking=settings.chunking, llm=settings.llm)
 print("\n".join(ex.lines()))
 
 # %% [markdown]
@@ -254,8 +255,10 @@ display(Markdown(report_md if len(report_md) <= limit
 
 # %%
 # no progress callback: this takes well under a second
-re_orig = run_extraction(settings, onto, out_path=OUT / "revalidated_original.json", revalidate=True)
-re_edit = run_extraction(settings, edited, out_path=OUT / "revalidated_edited.json", revalidate=True)
+re_orig = run_extraction(settings.extract, onto, out_path=OUT / "revalidated_original.json", revalidate=True,
+                         files=settings.files, chunking=settings.chunking, llm=settings.llm)
+re_edit = run_extraction(settings.extract, edited, out_path=OUT / "revalidated_edited.json", revalidate=True,
+                         files=settings.files, chunking=settings.chunking, llm=settings.llm)
 assert re_orig.llm_calls == 0 and re_edit.llm_calls == 0
 
 reasons = sorted(set(re_orig.by_reason) | set(re_edit.by_reason))
@@ -300,11 +303,12 @@ from graphrag_got.graph.server import ensure_running
 info = ensure_running(settings.neo4j, files=settings.files)
 print(f"Neo4j at {info.uri}" + (" (started now)" if info.started else " (already running)"))
 driver = connect(settings.neo4j)
-ls = load_extraction(driver, settings, ex.out_path, onto)
+ls = load_extraction(driver, settings.neo4j, ex.out_path, onto, graph=settings.graph, extract=settings.extract,
+                     embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
 print(f"documents +{ls.documents_added} ~{ls.documents_updated} ={ls.documents_unchanged} -{ls.documents_pruned}; "
       f"entities written {ls.entities_written}, relationships written {ls.relations_written}, "
       f"refused {ls.relations_refused}")
-stats = graph_stats(driver, settings, onto)
+stats = graph_stats(driver, settings.neo4j, onto)
 print(f"graph: {stats['entities']} entities, {stats['entity_relations']} relationships, "
       f"ontology violations {stats['violations']}, missing symmetric directions {stats['missing_symmetric']}")
 

@@ -93,8 +93,8 @@ def gold_graph(neo4j_driver, neo4j_settings: Settings, wipe_graph: Callable[[], 
 
     root = Path(__file__).resolve().parents[1]
     wipe_graph()
-    load_extraction(neo4j_driver, neo4j_settings, root / "tests" / "data" / "got_extraction.json",
-                    Ontology.from_file(root / "ontology" / "got.json"))
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, root / "tests" / "data" / "got_extraction.json",
+                    Ontology.from_file(root / "ontology" / "got.json"), graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     yield neo4j_driver
     wipe_graph()
 

@@ -124,14 +124,14 @@ def test_an_interrupted_batched_run_resumes_without_asking_any_chunk_twice(tmp_p
                 raise KeyboardInterrupt  # Ctrl-C while the next calls are in flight
 
     with pytest.raises(ExtractionError, match="interrupted") as stopped:
-        run_extraction(settings, onto, corpus, chat=chat, progress=ctrl_c_after_three)
+        run_extraction(settings.extract, onto, corpus, chat=chat, progress=ctrl_c_after_three, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert "not asked" in str(stopped.value) and "Rerun the same command" in str(stopped.value)
     asked_first = sum(chat.asks)
     assert chat.most_at_once == 4  # the calls really overlapped
     # every call that was in flight when Ctrl-C came was waited for and its answer stored
     assert len(_stored(settings, onto)) == asked_first and asked_first < 12
 
-    summary = run_extraction(settings, onto, corpus, chat=chat)
+    summary = run_extraction(settings.extract, onto, corpus, chat=chat, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert summary.chunks == 12 and summary.cache_hits == asked_first
     assert summary.llm_calls == 12 - asked_first
     assert sorted(chat.asks) == [1] * 12  # no chunk was asked twice over the two runs
@@ -143,7 +143,7 @@ def test_a_provider_that_goes_down_mid_run_leaves_failed_chunks_that_the_rerun_f
     corpus = _corpus(tmp_path, 10)
     down = CountingChat(down_after=5)
     with pytest.raises(ExtractionError, match="provider down") as stopped:
-        run_extraction(settings, onto, corpus, chat=down)
+        run_extraction(settings.extract, onto, corpus, chat=down, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     message = str(stopped.value)
     assert "failed when the provider stopped answering" in message and "Rerun the same command" in message
     stored = _stored(settings, onto)
@@ -155,7 +155,7 @@ def test_a_provider_that_goes_down_mid_run_leaves_failed_chunks_that_the_rerun_f
     assert failed and all(r is not None and r.reason == "provider" for r in failed)
 
     healthy = CountingChat()
-    summary = run_extraction(settings, onto, corpus, chat=healthy)
+    summary = run_extraction(settings.extract, onto, corpus, chat=healthy, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert summary.cache_hits == 5 and summary.llm_calls == 5 and summary.failed_chunks == 0
     assert sorted(healthy.asks) == [1] * 5  # only the chunks without an answer were asked
     assert not set(healthy._asked) & down.answered  # never a chunk answered before the provider went down
@@ -196,11 +196,11 @@ def test_progress_counts_in_flight_and_takes_the_eta_from_the_aggregate_rate(tmp
 def test_progress_of_a_batched_run_in_a_log_that_is_not_a_terminal(tmp_path: Path) -> None:
     onto = Ontology.from_file(GOT)
     settings = _settings(tmp_path)
-    run_extraction(settings, onto, _corpus(tmp_path, 3), chat=CountingChat(delay=0.0))  # 3 chunks cached
+    run_extraction(settings.extract, onto, _corpus(tmp_path, 3), chat=CountingChat(delay=0.0), files=settings.files, chunking=settings.chunking, llm=settings.llm)  # 3 chunks cached
     out = io.StringIO()
     console = Console(file=out, force_terminal=False, width=200)
     with progress_bar(console, min_interval=0.0) as progress:
-        summary = run_extraction(settings, onto, _corpus(tmp_path, 9), chat=CountingChat(delay=0.2), progress=progress)
+        summary = run_extraction(settings.extract, onto, _corpus(tmp_path, 9), chat=CountingChat(delay=0.2), progress=progress, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert summary.cache_hits == 3 and summary.llm_calls == 6
     assert "calls: custom, 4 call(s) in flight (GRAPHRAG_CONCURRENCY=4)" in "\n".join(summary.lines())
     lines = [ln for ln in out.getvalue().splitlines() if ln.startswith("extract:")]

@@ -134,7 +134,7 @@ def test_a_classify_run_is_cached_per_call_revalidated_and_replayed(tmp_path: Pa
     onto, corpus = _onto(), _corpus(tmp_path)
     chat = ScriptedChat(mentions=MENTIONS + [{"name": "Nowhere Town", "class": "Town"}])
     settings = _settings(tmp_path)
-    first = run_extraction(settings, onto, corpus, chat=chat, export_replay=tmp_path / "replay.json")
+    first = run_extraction(settings.extract, onto, corpus, chat=chat, export_replay=tmp_path / "replay.json", files=settings.files, chunking=settings.chunking, llm=settings.llm)
     asked = chat.calls
     # one mentions question, one choice per pair within one sentence of each other (the default window):
     # Orla/Lantern Guild, Lantern Guild/Tassow, Lantern Guild/Bram (next sentence), Orla/Bram
@@ -149,18 +149,20 @@ def test_a_classify_run_is_cached_per_call_revalidated_and_replayed(tmp_path: Pa
     # the name the text does not contain is refused by the evidence check, as for the generative strategy
     assert any(r.reason.value == "not_in_text" and r.entity_name == "Nowhere Town" for r in ext.rejections)
     # a rerun pays nothing
-    again = run_extraction(settings, onto, corpus, chat=chat)
+    again = run_extraction(settings.extract, onto, corpus, chat=chat, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert again.llm_calls == 0 and chat.calls == asked
     # a stricter threshold refuses chosen facts as low_probability, with zero model calls
-    strict = run_extraction(settings.with_overrides(min_fact_probability=0.99), onto, corpus, chat=chat,
-                            revalidate=True)
+    cfg = settings.with_overrides(min_fact_probability=0.99)
+    strict = run_extraction(cfg.extract, onto, corpus, chat=chat,
+                            revalidate=True, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     assert strict.relations == 0 and strict.by_reason.get("low_probability") == first.relations + \
         first.by_reason.get("low_probability", 0)
     low = next(r for r in Extraction.read(strict.out_path).rejections if r.reason.value == "low_probability")
     assert "runner-up" in low.message and "GRAPHRAG_MIN_FACT_PROBABILITY" in low.message
     # the recording replays the same extraction in a fresh home, without the model
-    replayed = run_extraction(Settings(home=tmp_path / "h2", out_dir=tmp_path / "o2", extraction="classify",
-                                       llm_provider="replay", replay_file=tmp_path / "replay.json"), onto, corpus)
+    cfg = Settings(home=tmp_path / "h2", out_dir=tmp_path / "o2", extraction="classify",
+                   llm_provider="replay", replay_file=tmp_path / "replay.json")
+    replayed = run_extraction(cfg.extract, onto, corpus, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     assert {(r.subject, r.relation, r.object) for r in Extraction.read(replayed.out_path).relations} == facts
     assert chat.calls == asked
 
@@ -190,7 +192,8 @@ def test_the_next_mention_line_offers_no_other_form_of_a_listed_name_and_a_repea
 
 def test_the_summary_says_what_the_classify_strategy_asked(tmp_path: Path) -> None:
     chat = ScriptedChat(mentions=MENTIONS)
-    summary = run_extraction(_settings(tmp_path), _onto(), _corpus(tmp_path), chat=chat)
+    cfg = _settings(tmp_path)
+    summary = run_extraction(cfg.extract, _onto(), _corpus(tmp_path), chat=chat, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     assert "  classify: 4 mentions, 4 pairs asked (0 answered none, 0 unusable, 0 without a score)" in summary.lines()
 
 
@@ -205,7 +208,7 @@ def test_the_recorded_answers_of_the_embedded_model_replay_with_their_scores(tmp
     onto = Ontology.from_file(write_stripped(root / "ontology" / "got.json", tmp_path))
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", extraction="classify",
                         llm_provider="replay", replay_file=recording)
-    summary = run_extraction(settings, onto, _corpus(3, tmp_path))
+    summary = run_extraction(settings.extract, onto, _corpus(3, tmp_path), files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert summary.chunks == 3 and summary.failed_chunks == 0 and summary.relations > 0
     ext = Extraction.read(summary.out_path)
     texts = {c.id: c.text for c in ext.chunks}

@@ -25,7 +25,7 @@ def test_real_model_copies_spans_and_scores_choices(tmp_path: Path) -> None:
                                    home=tmp_path / "home", out_dir=tmp_path / "out", extraction="classify",
                                    llamacpp_n_ctx=2048, min_fact_probability=0.0)
     onto, corpus = _onto(), _corpus(tmp_path)
-    first = run_extraction(settings, onto, corpus)
+    first = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert first.chunks == 1 and first.failed_chunks == 0 and first.llm_calls >= 1
     stored = [json.loads(p.read_text(encoding="utf-8")) for p in (settings.cache_dir / "extract").rglob("*.json")]
     (record,) = stored
@@ -38,5 +38,5 @@ def test_real_model_copies_spans_and_scores_choices(tmp_path: Path) -> None:
     assert not any(r.reason.value == "not_in_text" for r in ext.rejections)
     for rel in ext.relations:
         assert all(0.0 <= s.probability <= 1.0 for s in rel.scores.values()) and rel.scores
-    again = run_extraction(settings, onto, corpus)
+    again = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert again.llm_calls == 0 and again.cache_hits == 1

@@ -102,7 +102,7 @@ def run_coverage(root: Path, data: Path) -> Path:
 def extract_and_load(driver, settings: Settings, root: Path, out: Path, *coverage_files: Path):  # type: ignore[no-untyped-def]
     onto = Ontology.from_file(CODE_ONTOLOGY)
     summary = run_code_extraction(onto, root, out, coverage=coverage_files)
-    return summary, load_extraction(driver, settings, summary.out_path, onto)
+    return summary, load_extraction(driver, settings.neo4j, summary.out_path, onto, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
 
 
 def by_name(result) -> dict[str, str]:  # type: ignore[no-untyped-def]

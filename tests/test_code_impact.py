@@ -86,7 +86,7 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
 
 def load_tree(driver, settings: Settings, root: Path, out: Path) -> None:  # type: ignore[no-untyped-def]
     summary = run_code_extraction(Ontology.from_file(CODE_ONTOLOGY), root, out)
-    load_extraction(driver, settings, summary.out_path, Ontology.from_file(CODE_ONTOLOGY))
+    load_extraction(driver, settings.neo4j, summary.out_path, Ontology.from_file(CODE_ONTOLOGY), graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
 
 
 @pytest.fixture()

@@ -81,7 +81,7 @@ def full_graph(driver, settings: Settings, root: Path, out: Path, wipe) -> dict[
     finally:
         os.chdir(cwd)
     wipe()
-    load_extraction(driver, settings, out, onto)
+    load_extraction(driver, settings.neo4j, out, onto, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
     return graph_dump(driver, settings)
 
 
@@ -295,7 +295,7 @@ def test_moved_lines_rewrite_only_their_file(clean_graph, neo4j_settings: Settin
     onto = Ontology.from_file(CODE_ONTOLOGY)
     out = tmp_path / "code.json"
     ext, _ = refresh(onto, root, out, coverage=[data.data_filename()])
-    load_extraction(clean_graph, neo4j_settings, ext, onto)
+    load_extraction(clean_graph, neo4j_settings.neo4j, ext, onto, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     write(root, {"shop/money.py": "# money\n" + TREE["shop/money.py"]})
     git(root, "commit", "-qam", "a line on top")
     ext, summary = refresh(onto, root, out, since="HEAD~1")
@@ -303,7 +303,7 @@ def test_moved_lines_rewrite_only_their_file(clean_graph, neo4j_settings: Settin
     cents = next(e for e in ext.entities if e.name == "shop.money.cents")
     assert {chunk_doc[c] for c in cents.chunk_ids} == {"shop/money.py", "shop/cart.py", "coverage:tests/test_cart.py",
                                                        "coverage:<recorded>"}
-    load = load_extraction(clean_graph, neo4j_settings, ext, onto)
+    load = load_extraction(clean_graph, neo4j_settings.neo4j, ext, onto, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert summary.documents_changed == ["shop/money.py"]
     assert (load.documents_updated, load.documents_added) == (1, 0)
     start = clean_graph.execute_query("MATCH (e:Entity {name: 'shop.money.cents'}) RETURN e.start_line AS s",
@@ -311,5 +311,5 @@ def test_moved_lines_rewrite_only_their_file(clean_graph, neo4j_settings: Settin
     assert [r["s"] for r in start] == ["5"]
     refreshed = graph_dump(clean_graph, neo4j_settings)
     wipe_graph()
-    load_extraction(clean_graph, neo4j_settings, out, onto)  # the refreshed file, loaded clean
+    load_extraction(clean_graph, neo4j_settings.neo4j, out, onto, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)  # the refreshed file, loaded clean
     assert graph_dump(clean_graph, neo4j_settings) == refreshed

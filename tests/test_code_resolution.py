@@ -368,7 +368,7 @@ def test_resolution_and_may_call_reach_neo4j(clean_graph, neo4j_settings: Settin
                                              extracted) -> None:
     ext, summary = extracted
     onto = Ontology.from_file(CODE_ONTOLOGY)
-    load_extraction(clean_graph, neo4j_settings, summary.out_path, onto)
+    load_extraction(clean_graph, neo4j_settings.neo4j, summary.out_path, onto, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     with clean_graph.session(database=neo4j_settings.neo4j.database) as session:
         rows = session.run("MATCH (a:Entity)-[r]->(b:Entity) WHERE type(r) IN ['CALLS', 'TESTS', 'MAY_CALL'] "
                            "RETURN type(r) AS rel, r.resolution AS resolution, count(*) AS n").data()

@@ -133,8 +133,9 @@ def test_every_setting_lives_in_exactly_one_section():
 SECTION_READS = {
     "ingest": {"chunking"},
     "extract": {"chunking", "extract", "llm", "files"},
-    # code: a code graph loads without embeddings; llm: the embedder (Ollama's URL)
-    "graph": {"graph", "neo4j", "embedding", "files", "code", "llm"},
+    # code: a code graph loads without embeddings; llm: the embedder (Ollama's URL); extract: the validator that
+    # checks again the records a file does not vouch for
+    "graph": {"graph", "neo4j", "embedding", "files", "code", "llm", "extract"},
     "communities": {"communities", "graph", "embedding", "llm", "files", "neo4j"},  # neo4j: the database it reads
     "search": {"search", "neo4j", "embedding", "llm", "files"},  # files: the ontology; chat models and embedders
     "llm": {"llm", "embedding", "files"},  # files: where the embedded llama-server keeps its pid and log
@@ -166,8 +167,8 @@ def test_each_stage_reads_only_its_sections(package: str):
 #: Packages (folders) and modules (``.py``) whose functions all take the sections they read, never the
 #: whole ``Settings``. The service's entry points (``create_app``, ``mcp.build_server``, ``mcp.serve_stdio``)
 #: take ``Settings``, like the CLI; the runtime they build and its graph reads take the sections.
-SECTION_BASED = ("llm", "communities", "graph/db.py", "graph/server.py", "graph/vectors.py", "search", "code",
-                 "service/runtime.py", "service/graph_reads.py", "report/viz.py")
+SECTION_BASED = ("llm", "communities", "extract", "graph", "search", "code", "service/runtime.py",
+                 "service/graph_reads.py", "report/viz.py")
 
 
 @pytest.mark.parametrize("package", SECTION_BASED)

@@ -69,7 +69,7 @@ def _trade_extraction(tmp_path: Path) -> tuple[Ontology, Path]:
     (chunk,) = [c for d in read_corpus(corpus, min_chars=10, max_chars=settings.chunking.max_chars) for c in d.chunks]
     settings.llm.replay_file.write_text(json.dumps({"responses": [{"chunk_hash": chunk.hash, "responses": [
         json.dumps(_trade_answer())]}]}), encoding="utf-8")
-    summary = run_extraction(settings, onto, corpus)
+    summary = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     return onto, summary.out_path
 
 
@@ -155,7 +155,7 @@ def test_recorded_answers_give_the_same_counts_as_before(tmp_path: Path) -> None
     This pins the raw configuration: ontology rules only, no evidence, repair or resolution."""
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay", replay_file=REPLAY,
                         evidence=False, repair=False, resolution=False, orphan_entities="keep")
-    summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus" / "got.txt")
+    summary = run_extraction(settings.extract, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus" / "got.txt", files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert (summary.entities, summary.relations, summary.rejected_relations) == (88, 88, 83)
     assert summary.by_reason == {"object_not_extracted": 26, "object_type_mismatch": 28, "self_relation": 3,
                                  "subject_not_extracted": 2, "subject_type_mismatch": 24}
@@ -169,7 +169,7 @@ def test_recorded_answers_counts_with_evidence_and_repair(tmp_path: Path) -> Non
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay", replay_file=REPLAY,
                         resolution=False, orphan_entities="keep", relation_cues=False)  # cues: the ladder's +cues
     assert settings.extract.evidence and settings.extract.repair and settings.extract.evidence_window == 1
-    summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus" / "got.txt")
+    summary = run_extraction(settings.extract, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus" / "got.txt", files=settings.files, chunking=settings.chunking, llm=settings.llm)
     counts = (summary.entities, summary.relations, summary.rejected_relations, summary.rejected_entities)
     assert counts == (85, 101, 63, 32)  # 101: two facts told apart only by an invented attribute value are one
     assert summary.by_reason == {"ends_not_near": 7, "not_in_text": 63, "object_not_extracted": 2,
@@ -196,7 +196,7 @@ def test_every_declared_attribute_reaches_neo4j(tmp_path: Path, neo4j_driver, ne
     from graphrag_got.graph.stats import graph_stats
 
     onto, path = _trade_extraction(tmp_path)
-    first = load_extraction(neo4j_driver, neo4j_settings, path, onto)
+    first = load_extraction(neo4j_driver, neo4j_settings.neo4j, path, onto, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert first.relations_unmatched == 0
 
     def rows() -> list[dict[str, Any]]:
@@ -211,9 +211,9 @@ def test_every_declared_attribute_reaches_neo4j(tmp_path: Path, neo4j_driver, ne
         {"a": "Acme", "t": "SELLS", "b": "Widgets", "year": "2024", "source": None},
         {"a": "Globex", "t": "PARTNERS_WITH", "b": "Acme", "year": "", "source": None},
     ]
-    stats = graph_stats(neo4j_driver, neo4j_settings, onto)
+    stats = graph_stats(neo4j_driver, neo4j_settings.neo4j, onto)
     assert stats["missing_symmetric"] == 0 and stats["violations"] == 0
-    again = load_extraction(neo4j_driver, neo4j_settings, path, onto)
+    again = load_extraction(neo4j_driver, neo4j_settings.neo4j, path, onto, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert again.documents_unchanged == 1 and again.relationships_created == 0
 
 
@@ -223,7 +223,7 @@ def test_evidence_follows_its_chunk_when_a_document_changes(tmp_path: Path, neo4
     from graphrag_got.graph.load import load_extraction
 
     onto, path = _trade_extraction(tmp_path)
-    load_extraction(neo4j_driver, neo4j_settings, path, onto)
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, path, onto, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
 
     def evidence() -> list[tuple[list[str], list[str]]]:
         with neo4j_driver.session(database=neo4j_settings.neo4j.database) as s:
@@ -237,7 +237,7 @@ def test_evidence_follows_its_chunk_when_a_document_changes(tmp_path: Path, neo4
     (tmp_path / "corpus" / "trade.txt").write_text(
         "In 2023 Acme sells Widgets, as its report says. Acme partners with Globex.", encoding="utf-8")
     _, path2 = _trade_extraction_again(tmp_path, onto)
-    load_extraction(neo4j_driver, neo4j_settings, path2, onto)
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, path2, onto, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     ((texts2, chunks2),) = evidence()
     assert texts2 and all("In 2023" in t for t in texts2) and set(chunks2).isdisjoint(chunks)
 
@@ -249,4 +249,4 @@ def _trade_extraction_again(tmp_path: Path, onto: Ontology) -> tuple[Ontology, P
     (chunk,) = [c for d in read_corpus(corpus, min_chars=10, max_chars=settings.chunking.max_chars) for c in d.chunks]
     settings.llm.replay_file.write_text(json.dumps({"responses": [{"chunk_hash": chunk.hash, "responses": [
         json.dumps(_trade_answer())]}]}), encoding="utf-8")
-    return onto, run_extraction(settings, onto, corpus).out_path
+    return onto, run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm).out_path

@@ -155,8 +155,10 @@ def test_what_the_wording_repair_leaves_alone(why: str, answer: dict[str, Any], 
 
 
 def test_the_setting_reaches_the_rules():
-    assert EvidenceRules.from_settings(Settings()).direction is True
-    assert EvidenceRules.from_settings(Settings(cue_direction=False)).direction is False
+    cfg = Settings()
+    assert EvidenceRules.from_settings(cfg.extract).direction is True
+    cfg = Settings(cue_direction=False)
+    assert EvidenceRules.from_settings(cfg.extract).direction is False
 
 
 def test_extract_records_the_swap_and_revalidate_reapplies_it_without_calls(tmp_path: Path):
@@ -175,15 +177,18 @@ def test_extract_records_the_swap_and_revalidate_reapplies_it_without_calls(tmp_
     (chunk,) = [c for d in read_corpus(corpus, min_chars=10, max_chars=1500) for c in d.chunks]
     (tmp_path / "replay.json").write_text(json.dumps({"format": "graphrag_got.replay/1", "model": "test", "responses": [
         {"chunk_id": chunk.id, "chunk_hash": chunk.hash, "responses": [json.dumps(answer)]}]}), encoding="utf-8")
-    first = run_extraction(settings(), onto, corpus)
+    cfg = settings()
+    first = run_extraction(cfg.extract, onto, corpus, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     data = json.loads(first.out_path.read_text(encoding="utf-8"))
     assert [(r["subject"], r["object"]) for r in data["relations"]] == [("Ana", "Bran")]
     assert [r["reason"] for r in data["repairs"]] == ["reversed_by_wording"]
     (tmp_path / "replay.json").unlink()  # a model call now would fail
-    off = run_extraction(settings(cue_direction=False), onto, corpus, revalidate=True)
+    cfg = settings(cue_direction=False)
+    off = run_extraction(cfg.extract, onto, corpus, revalidate=True, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     data = json.loads(off.out_path.read_text(encoding="utf-8"))
     assert off.llm_calls == 0 and data["repairs"] == []
     assert [(r["subject"], r["object"]) for r in data["relations"]] == [("Bran", "Ana")]
-    again = run_extraction(settings(), onto, corpus, revalidate=True)
+    cfg = settings()
+    again = run_extraction(cfg.extract, onto, corpus, revalidate=True, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     data = json.loads(again.out_path.read_text(encoding="utf-8"))
     assert again.llm_calls == 0 and [r["reason"] for r in data["repairs"]] == ["reversed_by_wording"]

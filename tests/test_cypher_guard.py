@@ -74,6 +74,6 @@ def test_the_cypher_guard_counts_what_the_python_rule_refuses(neo4j_driver, neo4
         "CREATE (a:Entity {uid: row.a}) SET a:$(row.a_labels) "
         "CREATE (b:Entity {uid: row.b}) SET b:$(row.b_labels) "
         "CREATE (a)-[:$(row.type)]->(b)", {"rows": rows}, database_=neo4j_settings.neo4j.database)
-    st = graph_stats(neo4j_driver, neo4j_settings, ONTO)
+    st = graph_stats(neo4j_driver, neo4j_settings.neo4j, ONTO)
     assert st["violations_by_type"] == expected
     assert st["violations"] == sum(expected.values()) > 0

@@ -47,7 +47,7 @@ def test_real_model_extraction_validates_and_audit_is_consistent(llm_settings, t
     (corpus / "one.txt").write_text(paragraph + "\n", encoding="utf-8")
     onto = Ontology.from_file(ROOT / "ontology" / "got.json")
 
-    summary = run_extraction(llm_settings, onto, corpus)
+    summary = run_extraction(llm_settings.extract, onto, corpus, files=llm_settings.files, chunking=llm_settings.chunking, llm=llm_settings.llm)
     assert summary.chunks == 1 and summary.cache_hits == 0 and summary.llm_calls in (1, 2)
     data = json.loads(summary.out_path.read_text(encoding="utf-8"))
 
@@ -85,5 +85,5 @@ def test_real_model_extraction_validates_and_audit_is_consistent(llm_settings, t
         assert rej["chunk_id"] == data["chunks"][0]["id"] and rej["message"]
 
     # a rerun pays no LLM call
-    again = run_extraction(llm_settings, onto, corpus)
+    again = run_extraction(llm_settings.extract, onto, corpus, files=llm_settings.files, chunking=llm_settings.chunking, llm=llm_settings.llm)
     assert again.llm_calls == 0 and again.cache_hits == 1

@@ -79,7 +79,7 @@ def test_replay_run_validates_audits_and_caches(corpus, tmp_path, capsys):
     replay = _replay_file(corpus, tmp_path)
     settings = _settings(tmp_path, llm_provider="replay", replay_file=replay)
     onto = Ontology.from_file(GOT)
-    s1 = run_extraction(settings, onto, corpus)
+    s1 = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert s1.chunks == 4 and s1.llm_calls == 5 and s1.cache_hits == 0  # one chunk needed a retry
     data = json.loads(s1.out_path.read_text(encoding="utf-8"))
     assert data["format"] == "graphrag_got.extraction/2"
@@ -101,7 +101,7 @@ def test_replay_run_validates_audits_and_caches(corpus, tmp_path, capsys):
     for r in data["relations"]:
         assert f"{r['subject_type']}|{r['subject_key']}" in uids and f"{r['object_type']}|{r['object_key']}" in uids
 
-    s2 = run_extraction(settings, onto, corpus)
+    s2 = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert s2.llm_calls == 0 and s2.cache_hits == 4
     data2 = json.loads(s2.out_path.read_text(encoding="utf-8"))
     assert data2["relations"] == data["relations"] and data2["entities"] == data["entities"]
@@ -111,13 +111,13 @@ def test_revalidate_applies_a_widened_range_without_calls(corpus, tmp_path):
     replay = _replay_file(corpus, tmp_path)
     # the fixture's texts rule with words the ontology's GOBIERNA cues do not list: cues off here
     settings = _settings(tmp_path, llm_provider="replay", replay_file=replay, relation_cues=False)
-    run_extraction(settings, Ontology.from_file(GOT), corpus)
+    run_extraction(settings.extract, Ontology.from_file(GOT), corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     raw = json.loads(GOT.read_text(encoding="utf-8"))
     for r in raw["relaciones"]:
         if r["nombre"] == "GOBIERNA":
             r["rango"] = ["Region", "Organizacion"]
     widened = Ontology.from_dict(raw, source="widened.json")
-    s = run_extraction(settings, widened, corpus, revalidate=True)
+    s = run_extraction(settings.extract, widened, corpus, revalidate=True, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert s.llm_calls == 0 and s.revalidated and s.missing_chunks == 0
     data = json.loads(s.out_path.read_text(encoding="utf-8"))
     assert not [r for r in data["rejections"] if r["reason"] == "range_violation"]
@@ -147,11 +147,11 @@ def test_interrupted_run_resumes_without_paying_twice(corpus, tmp_path):
     onto = Ontology.from_file(GOT)
     flaky = _Flaky(stop_at=3)
     with pytest.raises(ExtractionError, match="[23] of 4 chunks are cached") as stopped:
-        run_extraction(settings, onto, corpus, chat=flaky)
+        run_extraction(settings.extract, onto, corpus, chat=flaky, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     # the 4th chunk may have started before the stop: then its answer was waited for and cached too
     cached = int(str(stopped.value).split("\n")[1].split(" of ")[0])
     again = _Flaky()
-    s = run_extraction(settings, onto, corpus, chat=again)
+    s = run_extraction(settings.extract, onto, corpus, chat=again, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert again.calls == 4 - cached and s.cache_hits == cached and flaky.calls - 1 == cached
 
 
@@ -207,7 +207,7 @@ def test_a_rerun_with_unchanged_inputs_keeps_the_file_and_any_change_rebuilds_it
     replay = _replay_file(corpus, tmp_path)
     settings = _settings(tmp_path, llm_provider="replay", replay_file=replay)
     onto = Ontology.from_file(GOT)
-    first = run_extraction(settings, onto, corpus)
+    first = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert not first.unchanged and fingerprint.sidecar(first.out_path).is_file()
     def content(path: Path) -> dict[str, Any]:  # the file without its creation time
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -219,7 +219,7 @@ def test_a_rerun_with_unchanged_inputs_keeps_the_file_and_any_change_rebuilds_it
     first.out_path.touch()
     stamp = first.out_path.stat().st_mtime_ns
 
-    again = run_extraction(settings, onto, corpus)
+    again = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert again.unchanged and again.llm_calls == 0 and first.out_path.stat().st_mtime_ns == stamp
     assert (again.relations, again.entities, again.by_reason, again.failed_chunks) == \
         (first.relations, first.entities, first.by_reason, first.failed_chunks)
@@ -230,22 +230,23 @@ def test_a_rerun_with_unchanged_inputs_keeps_the_file_and_any_change_rebuilds_it
     copy.parent.mkdir()
     copy.write_bytes(GOT.read_bytes())
     onto_copy = Ontology.from_file(copy)
-    assert run_extraction(settings, onto_copy, corpus).unchanged  # the same ontology, no alias file either way
+    assert run_extraction(settings.extract, onto_copy, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm).unchanged  # the same ontology, no alias file either way
     (copy.parent / "got.aliases.json").write_text('{"aliases": {}}', encoding="utf-8")
-    assert not run_extraction(settings, onto_copy, corpus).unchanged
+    assert not run_extraction(settings.extract, onto_copy, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm).unchanged
 
     # another setting of the extraction: rebuilt, from the same stored answers
-    stricter = run_extraction(settings.with_overrides(min_confidence=0.99), onto, corpus)
+    cfg = settings.with_overrides(min_confidence=0.99)
+    stricter = run_extraction(cfg.extract, onto, corpus, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     assert not stricter.unchanged and stricter.llm_calls == 0
     # back to the first settings: rebuilt again (the digest now names the stricter run), the same content
-    back = run_extraction(settings, onto, corpus)
+    back = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert not back.unchanged and content(back.out_path) == written
-    assert run_extraction(settings, onto, corpus).unchanged
+    assert run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm).unchanged
     # revalidation always rebuilds and leaves no digest behind
-    assert not run_extraction(settings, onto, corpus, revalidate=True).unchanged
+    assert not run_extraction(settings.extract, onto, corpus, revalidate=True, files=settings.files, chunking=settings.chunking, llm=settings.llm).unchanged
     assert not fingerprint.sidecar(first.out_path).exists()
-    assert not run_extraction(settings, onto, corpus).unchanged
+    assert not run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm).unchanged
     # a document with a paragraph less: the same stored answers for other chunks, so rebuilt without a call
     (corpus / "mini.txt").write_text("\n\n".join(PARAGRAPHS[:3]) + "\n", encoding="utf-8")
-    fewer = run_extraction(settings, onto, corpus)
+    fewer = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert not fewer.unchanged and fewer.chunks == 3 and fewer.llm_calls == 0

@@ -81,8 +81,8 @@ def test_the_extraction_a_run_hands_on_is_the_file_it_wrote(tmp_path: Path) -> N
     (corpus / "got.txt").write_bytes((root / "corpus" / "got.txt").read_bytes())
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay",
                         replay_file=root / "tests" / "data" / "got_replay_qwen2.5-coder-1.5b.json")
-    summary = run_extraction(settings, Ontology.from_file(root / "ontology" / "got.json"), corpus)
+    summary = run_extraction(settings.extract, Ontology.from_file(root / "ontology" / "got.json"), corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert summary.extraction is not None and summary.extraction.entities
     assert summary.extraction.model_dump() == Extraction.read(summary.out_path).model_dump()
-    again = run_extraction(settings, Ontology.from_file(root / "ontology" / "got.json"), corpus)
+    again = run_extraction(settings.extract, Ontology.from_file(root / "ontology" / "got.json"), corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert again.unchanged and again.extraction is None  # the file was kept: the load reads it

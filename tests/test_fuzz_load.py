@@ -169,9 +169,10 @@ def test_any_extraction_loads_or_fails_cleanly_never_half_written(neo4j_driver, 
     @given(ext=extractions(), batch_size=st.sampled_from([1, 2, 5000]))
     def run(ext: dict[str, Any], batch_size: int) -> None:
         neo4j_driver.execute_query("MATCH (n) DETACH DELETE n", database_=neo4j_settings.neo4j.database)
-        load_extraction(neo4j_driver, neo4j_settings, base, ONTO)
+        load_extraction(neo4j_driver, neo4j_settings.neo4j, base, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
         try:
-            summary = load_extraction(neo4j_driver, neo4j_settings.with_overrides(batch_size=batch_size), ext, ONTO)
+            cfg = neo4j_settings.with_overrides(batch_size=batch_size)
+            summary = load_extraction(neo4j_driver, cfg.neo4j, ext, ONTO, graph=cfg.graph, extract=cfg.extract, embedding=cfg.embedding, code=cfg.code, llm=cfg.llm, files=cfg.files)
         except GraphragGotError as exc:
             event(f"refused: {type(exc).__name__}")
             message = str(exc)

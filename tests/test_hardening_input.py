@@ -158,7 +158,8 @@ def test_run_records_a_chunk_too_long_for_the_context_and_goes_on(tmp_path: Path
     (corpus / "doc.txt").write_text(f"{short}\n\n{long_}\n", encoding="utf-8")
     [doc] = read_corpus(corpus, min_chars=10, max_chars=1500)
     chat = _SmallContextModel(limit=500)  # the short chunk's prompt fits, the long one's does not
-    summary = run_extraction(_settings(tmp_path), Ontology.from_file(ONTOLOGY), corpus, chat=chat)
+    cfg = _settings(tmp_path)
+    summary = run_extraction(cfg.extract, Ontology.from_file(ONTOLOGY), corpus, chat=chat, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     assert summary.failed_chunks == 1 and summary.chunks == 2
     data = json.loads(summary.out_path.read_text(encoding="utf-8"))
     [failed] = data["failed_chunks"]
@@ -170,7 +171,8 @@ def test_run_still_stops_when_the_provider_cannot_answer(tmp_path: Path) -> None
     corpus = tmp_path / "c.txt"
     corpus.write_text("Un párrafo corto que cabe.\n", encoding="utf-8")
     with pytest.raises(ExtractionError, match="Connection refused"):
-        run_extraction(_settings(tmp_path), Ontology.from_file(ONTOLOGY), corpus, chat=_Unreachable())
+        cfg = _settings(tmp_path)
+        run_extraction(cfg.extract, Ontology.from_file(ONTOLOGY), corpus, chat=_Unreachable(), files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
 
 
 # --- 3. answers that crashed the parser or a later consumer ---------------------------------
@@ -212,8 +214,9 @@ def test_lone_surrogate_answer_can_be_cached(tmp_path: Path) -> None:
     # and end to end: the extraction run writes its cache and extraction.json as UTF-8
     corpus = tmp_path / "c.txt"
     corpus.write_text("Arya aparece en un párrafo corto.\n", encoding="utf-8")
-    summary = run_extraction(_settings(tmp_path), Ontology.from_file(ONTOLOGY), corpus,
-                             chat=_SmallContextModel(limit=10**6, answer=raw_surrogate))
+    cfg = _settings(tmp_path)
+    summary = run_extraction(cfg.extract, Ontology.from_file(ONTOLOGY), corpus,
+                             chat=_SmallContextModel(limit=10**6, answer=raw_surrogate), files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     assert summary.failed_chunks == 0
     summary.out_path.read_text(encoding="utf-8")
 

@@ -125,7 +125,7 @@ def settings(neo4j_settings: Settings, tmp_path_factory: pytest.TempPathFactory)
 def graph(neo4j_driver, settings: Settings, onto: Ontology, wipe_graph):  # type: ignore[no-untyped-def]
     """The test vault loaded and embedded once for the module; yields (driver, first embed summary)."""
     wipe_graph()
-    load_extraction(neo4j_driver, settings, build_extraction(), onto, embed=False)  # embed_graph is under test
+    load_extraction(neo4j_driver, settings.neo4j, build_extraction(), onto, embed=False, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)  # embed_graph is under test
     summary = embed_graph(neo4j_driver, settings.neo4j, settings.embedding, llm=settings.llm, files=settings.files)
     yield neo4j_driver, summary
     wipe_graph()

@@ -152,7 +152,7 @@ def test_a_server_killed_mid_run_leaves_failed_chunks_that_a_rerun_finishes(serv
             killed.append(pid)
 
     with pytest.raises(ExtractionError, match="provider down") as stopped:
-        run_extraction(served, onto, corpus, progress=kill_after_first_answer)
+        run_extraction(served.extract, onto, corpus, progress=kill_after_first_answer, files=served.files, chunking=served.chunking, llm=served.llm)
     assert killed and "failed when the provider stopped answering" in str(stopped.value)
     records = [json.loads(p.read_text(encoding="utf-8")) for p in (served.cache_dir / "extract").rglob("*.json")]
     done_first = {r["chunk_id"] for r in records if r["status"] == "ok"}
@@ -165,7 +165,7 @@ def test_a_server_killed_mid_run_leaves_failed_chunks_that_a_rerun_finishes(serv
         if event.message.startswith("asking "):
             asked_again.append(event.message.removeprefix("asking "))
 
-    summary = run_extraction(served, onto, corpus, progress=note_asks)  # starts the server again on demand
+    summary = run_extraction(served.extract, onto, corpus, progress=note_asks, files=served.files, chunking=served.chunking, llm=served.llm)  # starts the server again on demand
     assert summary.chunks == len(PASSAGES) and summary.cache_hits == len(done_first)
     # the rerun asked every chunk without an answer (the failed ones first among them), none answered before
     assert failed_first <= set(asked_again) and set(asked_again).isdisjoint(done_first)

@@ -105,11 +105,12 @@ def count(driver, settings, query: str, **params: Any) -> int:
 
 @pytest.mark.neo4j
 def test_load_counts_and_model(neo4j_driver, neo4j_settings, clean_graph) -> None:
-    s = load_extraction(neo4j_driver, neo4j_settings.with_overrides(batch_size=2), base_extraction(), ONTO)
+    cfg = neo4j_settings.with_overrides(batch_size=2)
+    s = load_extraction(neo4j_driver, cfg.neo4j, base_extraction(), ONTO, graph=cfg.graph, extract=cfg.extract, embedding=cfg.embedding, code=cfg.code, llm=cfg.llm, files=cfg.files)
     assert (s.documents_added, s.documents_updated, s.documents_unchanged, s.documents_pruned) == (2, 0, 0, 0)
     assert s.entities_written == 4 and s.relations_written == 4 and s.relations_unmatched == 0
     assert s.batches > 5  # batch size 2: several batches per kind
-    st = graph_stats(neo4j_driver, neo4j_settings, ONTO)
+    st = graph_stats(neo4j_driver, neo4j_settings.neo4j, ONTO)
     assert st["nodes_by_label"]["Entity"] == 4
     assert st["nodes_by_label"]["Personaje"] == 2
     assert st["nodes_by_label"]["CasaNoble"] == 1 and st["nodes_by_label"]["Organizacion"] == 1
@@ -131,9 +132,9 @@ def test_load_counts_and_model(neo4j_driver, neo4j_settings, clean_graph) -> Non
 @pytest.mark.neo4j
 def test_rerun_is_identical_and_writes_nothing(neo4j_driver, neo4j_settings, clean_graph) -> None:
     ext = base_extraction()
-    load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     before = snapshot(neo4j_driver, neo4j_settings)
-    again = load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+    again = load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert again.documents_unchanged == 2 and again.documents_added == again.documents_updated == 0
     assert again.batches == 0 and again.nodes_created == 0 and again.relationships_created == 0
     assert snapshot(neo4j_driver, neo4j_settings) == before
@@ -143,10 +144,10 @@ def test_rerun_is_identical_and_writes_nothing(neo4j_driver, neo4j_settings, cle
 def test_forced_rewrite_adds_no_duplicates(neo4j_driver, neo4j_settings, clean_graph) -> None:
     """Even when the documents are written again (hash changed), nothing is duplicated."""
     ext = base_extraction()
-    load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     before = snapshot(neo4j_driver, neo4j_settings)
     q(neo4j_driver, neo4j_settings, "MATCH (d:Document) SET d.hash = 'stale'")
-    again = load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+    again = load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert again.documents_updated == 2 and again.relations_pruned == 0 and again.entities_pruned == 0
     assert snapshot(neo4j_driver, neo4j_settings) == before
 
@@ -157,7 +158,7 @@ def test_symmetric_relation_written_both_ways(neo4j_driver, neo4j_settings, clea
     # given in non-canonical order on purpose
     ext = extraction({"a.txt": TEXT_A}, [ent(*JON, [a]), ent(*YGRITTE, [a])],
                      [rel(YGRITTE, "CASADO_CON", JON, [a], momento="más allá del Muro", symmetric=True)])  # fmt: skip
-    load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     rows = q(neo4j_driver, neo4j_settings,
              "MATCH (x)-[r:CASADO_CON]->(y) RETURN x.name AS x, y.name AS y, r.momento AS m, r.symmetric AS s ORDER BY x")  # fmt: skip
     assert rows == [
@@ -174,18 +175,18 @@ def test_the_entity_is_what_its_record_in_the_file_says(neo4j_driver, neo4j_sett
     and a property the record loses is removed from the graph (issue 37: the graph equals its extraction)."""
     a, b = chunk_id("a.txt", TEXT_A), chunk_id("b.txt", TEXT_B)
     first = extraction({"a.txt": TEXT_A}, [ent(*JON, [a], genero="masculino"), ent(*YGRITTE, [a])], [])
-    load_extraction(neo4j_driver, neo4j_settings, first, ONTO)
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, first, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     # a later run sees another document, which names Ygritte only: a.txt's records are the same
     second = extraction({"a.txt": TEXT_A, "b.txt": TEXT_B},
                         [ent(*JON, [a], genero="masculino"), ent(*YGRITTE, [a, b], titulo="guerrera libre")], [])
-    s = load_extraction(neo4j_driver, neo4j_settings, second, ONTO)
+    s = load_extraction(neo4j_driver, neo4j_settings.neo4j, second, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     # Ygritte's record changed (a property, a chunk): b.txt, new, writes it whole; a.txt is not written again
     assert (s.documents_added, s.documents_updated, s.documents_reloaded_for_records) == (1, 0, 0)
     ygritte = q(neo4j_driver, neo4j_settings, "MATCH (e:Entity {uid: 'Personaje|ygritte'}) RETURN e {.*} AS e")
     assert ygritte[0]["e"]["titulo"] == "guerrera libre" and sorted(ygritte[0]["e"]["doc_ids"]) == ["a.txt", "b.txt"]
     third = extraction({"a.txt": TEXT_A, "b.txt": TEXT_B},
                        [ent("Personaje", "JON  SNOW", [a, b], titulo="Lord Comandante"), ent(*YGRITTE, [a, b])], [])
-    s = load_extraction(neo4j_driver, neo4j_settings, third, ONTO)
+    s = load_extraction(neo4j_driver, neo4j_settings.neo4j, third, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     # b.txt now holds Jon Snow too: it is written again and writes both changed entities whole; a.txt is not
     assert s.documents_updated == 1 and s.documents_reloaded_for_records == 1
     jon = q(neo4j_driver, neo4j_settings, "MATCH (e:Entity {uid: 'Personaje|jon snow'}) RETURN e {.*} AS e")[0]["e"]
@@ -194,7 +195,7 @@ def test_the_entity_is_what_its_record_in_the_file_says(neo4j_driver, neo4j_sett
     assert sorted(jon["doc_ids"]) == ["a.txt", "b.txt"] and sorted(jon["chunk_ids"]) == sorted([a, b])
     ygritte = q(neo4j_driver, neo4j_settings, "MATCH (e:Entity {uid: 'Personaje|ygritte'}) RETURN e {.*} AS e")
     assert "titulo" not in ygritte[0]["e"]
-    again = load_extraction(neo4j_driver, neo4j_settings, third, ONTO)
+    again = load_extraction(neo4j_driver, neo4j_settings.neo4j, third, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert again.documents_unchanged == 2 and again.batches == 0
 
 
@@ -204,7 +205,7 @@ def test_two_momentos_of_the_same_triple_are_both_kept(neo4j_driver, neo4j_setti
     ext = extraction({"a.txt": TEXT_A}, [ent(*JON, [a]), ent(*STARK, [a])],
                      [rel(JON, "LEAL_A", STARK, [a]), rel(JON, "LEAL_A", STARK, [a], momento="tras la boda roja"),
                       rel(JON, "LEAL_A", STARK, [a], momento=None)])  # fmt: skip
-    load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     momentos = q(neo4j_driver, neo4j_settings, "MATCH ()-[r:LEAL_A]->() RETURN r.momento AS m ORDER BY m")
     assert [r["m"] for r in momentos] == ["", "tras la boda roja"]
 
@@ -231,7 +232,7 @@ def test_hostile_names_round_trip_byte_for_byte(neo4j_driver, neo4j_settings, cl
     rels = [rel(("Personaje", HOSTILE[i]), "TRAICIONA_A", ("Personaje", HOSTILE[i + 1]), [a], momento=HOSTILE[i])
             for i in range(len(HOSTILE) - 1)]  # fmt: skip
     assert len({e["uid"] for e in ents}) == len(HOSTILE)
-    s = load_extraction(neo4j_driver, neo4j_settings, extraction({"a.txt": TEXT_A}, ents, rels), ONTO)
+    s = load_extraction(neo4j_driver, neo4j_settings.neo4j, extraction({"a.txt": TEXT_A}, ents, rels), ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert s.entities_written == len(HOSTILE) and s.relations_written == len(HOSTILE) - 1
     assert count(neo4j_driver, neo4j_settings, "MATCH (e:Entity) RETURN count(e) AS n") == len(HOSTILE)
     assert count(neo4j_driver, neo4j_settings, "MATCH (d:Document) RETURN count(d) AS n") == 1
@@ -255,7 +256,7 @@ def test_incremental_skip_replace_prune(neo4j_driver, neo4j_settings, clean_grap
          rel(JON, "SE_ENCUENTRA_CON", SANSA, [c], symmetric=True), rel(SANSA, "PERTENECE_A", STARK, [c]),
          rel(JON, "PERTENECE_A", STARK, [a, c])],
     )  # fmt: skip
-    load_extraction(neo4j_driver, neo4j_settings, first, ONTO)
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, first, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert count(neo4j_driver, neo4j_settings, "MATCH (e:Entity) RETURN count(e) AS n") == 5
 
     # b.txt changes (Jon now joins another organization), c.txt disappears, a.txt is unchanged
@@ -268,7 +269,8 @@ def test_incremental_skip_replace_prune(neo4j_driver, neo4j_settings, clean_grap
         [rel(JON, "CASADO_CON", YGRITTE, [a], symmetric=True), rel(JON, "ES_MIEMBRO_DE", hijos, [b2]),
          rel(JON, "PERTENECE_A", STARK, [a])],
     )  # fmt: skip
-    s = load_extraction(neo4j_driver, neo4j_settings.with_overrides(batch_size=1), second, ONTO)
+    cfg = neo4j_settings.with_overrides(batch_size=1)
+    s = load_extraction(neo4j_driver, cfg.neo4j, second, ONTO, graph=cfg.graph, extract=cfg.extract, embedding=cfg.embedding, code=cfg.code, llm=cfg.llm, files=cfg.files)
     assert (s.documents_added, s.documents_updated, s.documents_unchanged, s.documents_pruned) == (0, 1, 1, 1)
     # pruned: ES_MIEMBRO_DE Guardia, SE_ENCUENTRA_CON both ways, Sansa PERTENECE_A Stark
     assert s.relations_pruned == 4
@@ -295,10 +297,10 @@ def test_incremental_skip_replace_prune(neo4j_driver, neo4j_settings, clean_grap
         (a, "Jon Snow"), (a, "Ygritte"), (a, "Casa Stark"), (b2, "Jon Snow"), (b2, "Segundos Hijos")}
 
     after = snapshot(neo4j_driver, neo4j_settings)
-    third = load_extraction(neo4j_driver, neo4j_settings, second, ONTO)
+    third = load_extraction(neo4j_driver, neo4j_settings.neo4j, second, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert third.documents_unchanged == 2 and third.batches == 0
     assert snapshot(neo4j_driver, neo4j_settings) == after
-    st = graph_stats(neo4j_driver, neo4j_settings, ONTO)
+    st = graph_stats(neo4j_driver, neo4j_settings.neo4j, ONTO)
     assert st["missing_symmetric"] == 0 and st["violations"] == 0 and st["orphan_entities"] == 0
 
 
@@ -313,7 +315,7 @@ def test_relations_outside_the_ontology_are_refused(neo4j_driver, neo4j_settings
          rel(JON, "MATA_A", YGRITTE, [a]),                       # not a relation of the ontology
          rel(JON, "LEAL_A", ("Personaje", "Arya Stark"), [a])],  # end not among the file's entities
     )  # fmt: skip
-    s = load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+    s = load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert s.entities_refused == 1 and s.relations_refused == 3
     # the same reason codes as extraction: load re-checks with the extraction's validator
     assert s.refused_by_reason == {"unknown_class": 1, "range_violation": 1, "unknown_relation": 1,
@@ -327,8 +329,8 @@ def test_relations_outside_the_ontology_are_refused(neo4j_driver, neo4j_settings
 
 @pytest.mark.neo4j
 def test_stats_checks_are_zero_and_can_fail(neo4j_driver, neo4j_settings, clean_graph) -> None:
-    load_extraction(neo4j_driver, neo4j_settings, base_extraction(), ONTO)
-    st = graph_stats(neo4j_driver, neo4j_settings, ONTO)
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, base_extraction(), ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
+    st = graph_stats(neo4j_driver, neo4j_settings.neo4j, ONTO)
     assert st["missing_symmetric"] == 0 and st["violations"] == 0 and st["orphan_entities"] == 0
     assert st["entity_relations"] == 4
     # break the graph by hand: stats must notice
@@ -336,7 +338,7 @@ def test_stats_checks_are_zero_and_can_fail(neo4j_driver, neo4j_settings, clean_
     q(neo4j_driver, neo4j_settings, "MATCH (a:Personaje {key: 'jon snow'}), (b:CasaNoble) CREATE (a)-[:GOBIERNA]->(b)")
     q(neo4j_driver, neo4j_settings, "MATCH (a:Personaje {key: 'jon snow'}), (b:CasaNoble) CREATE (a)-[:MATA_A]->(b)")
     q(neo4j_driver, neo4j_settings, "CREATE (:Entity:Personaje {uid: 'Personaje|solo', key: 'solo', name: 'Solo'})")
-    st = graph_stats(neo4j_driver, neo4j_settings, ONTO)
+    st = graph_stats(neo4j_driver, neo4j_settings.neo4j, ONTO)
     assert st["missing_symmetric"] == 1 and st["missing_symmetric_by_type"] == {"CASADO_CON": 1}
     assert st["violations"] == 2
     assert st["violations_by_type"] == {"GOBIERNA:domain_range": 1, "MATA_A:unknown_type": 1}
@@ -357,7 +359,7 @@ def test_value_the_graph_cannot_hold_is_refused_before_writing(tmp_path) -> None
 def test_langchain_neo4jgraph_reads_the_loaded_graph(neo4j_driver, neo4j_settings, clean_graph) -> None:
     from langchain_neo4j import Neo4jGraph
 
-    load_extraction(neo4j_driver, neo4j_settings, base_extraction(), ONTO)
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, base_extraction(), ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     graph = Neo4jGraph(url=neo4j_settings.neo4j.uri, username=neo4j_settings.neo4j.username,
                        password=neo4j_settings.neo4j.password, database=neo4j_settings.neo4j.database,
                        refresh_schema=False)  # fmt: skip

@@ -39,7 +39,7 @@ def test_evidence_that_differs_from_the_chunk_is_refused_and_audited(clean_graph
     path, sentence, altered = _tampered(tmp_path / "extraction.json")
     settings = neo4j_settings.with_overrides(home=tmp_path / "home", embeddings=False)
     with caplog.at_level(logging.WARNING, logger="graphrag_got.graph.load"):
-        summary = load_extraction(clean_graph, settings, path, ONTO)
+        summary = load_extraction(clean_graph, settings.neo4j, path, ONTO, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
     assert summary.evidence_refused == 2
     first, second = summary.evidence_refusals
     assert first["where"].endswith(".evidence[1]") and "differs" in first["problem"]

@@ -193,7 +193,7 @@ def test_failure_mid_document_leaves_nothing_of_it_and_earlier_documents_whole(
     ext = three_documents()
     fail_relations_to(monkeypatch, "highmarsh")  # the relation of b.txt
     with pytest.raises(Neo4jError) as info:
-        load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+        load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     message = str(info.value)
     assert "'b.txt'" in message and "relations" in message and "\n" not in message
     assert "Traceback" not in message
@@ -208,11 +208,11 @@ def test_failure_mid_document_leaves_nothing_of_it_and_earlier_documents_whole(
     assert q(neo4j_driver, neo4j_settings, "MATCH ()-[r:RULES]->() RETURN count(r) AS n")[0]["n"] == 0
 
     monkeypatch.undo()
-    again = load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)  # resumes: a unchanged, b and c new
+    again = load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)  # resumes: a unchanged, b and c new
     assert (again.documents_unchanged, again.documents_added) == (1, 2)
     resumed = snapshot(neo4j_driver, neo4j_settings)
     q(neo4j_driver, neo4j_settings, "MATCH (n) DETACH DELETE n")
-    load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert snapshot(neo4j_driver, neo4j_settings) == resumed  # same graph as one clean load
 
 
@@ -220,17 +220,18 @@ def test_failed_rewrite_of_a_changed_document_keeps_its_previous_version(
         neo4j_driver, neo4j_settings, clean_graph, monkeypatch) -> None:  # fmt: skip
     """Used to: a changed document lost its old chunks and provenance in committed batches before
     the new version failed to write."""
-    load_extraction(neo4j_driver, neo4j_settings, three_documents(), ONTO)
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, three_documents(), ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     before = snapshot(neo4j_driver, neo4j_settings)
     second = three_documents(b_version=2)
 
     fail_relations_to(monkeypatch, "lowmarsh")
     with pytest.raises(Neo4jError, match="'b.txt'"):
-        load_extraction(neo4j_driver, neo4j_settings.with_overrides(batch_size=1), second, ONTO)
+        cfg = neo4j_settings.with_overrides(batch_size=1)
+        load_extraction(neo4j_driver, cfg.neo4j, second, ONTO, graph=cfg.graph, extract=cfg.extract, embedding=cfg.embedding, code=cfg.code, llm=cfg.llm, files=cfg.files)
     assert snapshot(neo4j_driver, neo4j_settings) == before  # the old b.txt is still there, whole
 
     monkeypatch.undo()
-    s = load_extraction(neo4j_driver, neo4j_settings, second, ONTO)
+    s = load_extraction(neo4j_driver, neo4j_settings.neo4j, second, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert s.documents_updated == 1 and s.relations_pruned == 1 and s.entities_pruned == 1  # Highmarsh
     places = {r["n"] for r in q(neo4j_driver, neo4j_settings, "MATCH (p:Place) RETURN p.name AS n")}
     assert places == {"Lowmarsh"}
@@ -242,11 +243,12 @@ def test_several_documents_share_one_transaction_and_entities_get_each_documents
     """The speed side of the rule: small documents are grouped (fewer transactions than
     documents), and an entity shared across groups ends with the provenance of all of them."""
     ext = three_documents()
-    grouped = load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+    grouped = load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert grouped.transactions == 1
     together = snapshot(neo4j_driver, neo4j_settings)
     q(neo4j_driver, neo4j_settings, "MATCH (n) DETACH DELETE n")
-    alone = load_extraction(neo4j_driver, neo4j_settings.with_overrides(batch_size=1), ext, ONTO)
+    cfg = neo4j_settings.with_overrides(batch_size=1)
+    alone = load_extraction(neo4j_driver, cfg.neo4j, ext, ONTO, graph=cfg.graph, extract=cfg.extract, embedding=cfg.embedding, code=cfg.code, llm=cfg.llm, files=cfg.files)
     assert alone.transactions == 3
     assert snapshot(neo4j_driver, neo4j_settings) == together
     ann = q(neo4j_driver, neo4j_settings, "MATCH (e:Entity {uid: 'Person|ann'}) RETURN e {.*} AS e")[0]["e"]
@@ -264,7 +266,7 @@ def test_integer_beyond_64_bits_is_refused_naming_document_and_field_before_writ
     ext = three_documents()
     ext["chunks"][2]["start"] = 2**70  # the chunk of b.txt
     with pytest.raises(ExtractionFileError) as info:
-        load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+        load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert "$.chunks[2].start" in str(info.value) and "'b.txt'" in str(info.value)
     assert "nothing was written" in str(info.value)
     assert q(neo4j_driver, neo4j_settings, "MATCH (n) RETURN count(n) AS n")[0]["n"] == 0
@@ -278,12 +280,12 @@ def test_lone_surrogate_is_refused_naming_document_and_field(neo4j_driver, neo4j
     path = tmp_path / "extraction.json"
     path.write_text(json.dumps(ext), encoding="utf-8")  # json escapes it as \\ud800: a valid JSON file
     with pytest.raises(ExtractionFileError, match=r"\$\.entities\[0\]\.name"):
-        load_extraction(neo4j_driver, neo4j_settings, path, ONTO)
+        load_extraction(neo4j_driver, neo4j_settings.neo4j, path, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
 
     ext = three_documents()
     ext["documents"][2]["metadata"] = {"note": "bad \udcff"}
     with pytest.raises(ExtractionFileError) as info:
-        load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+        load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert "$.documents[2].metadata" in str(info.value) and "'c.txt'" in str(info.value)
     assert q(neo4j_driver, neo4j_settings, "MATCH (n) RETURN count(n) AS n")[0]["n"] == 0
 
@@ -294,7 +296,7 @@ def test_id_too_large_for_the_index_fails_one_document_with_one_line(neo4j_drive
     huge = "b" * 9000 + ".txt"
     ext = three_documents(b_id=huge)
     with pytest.raises(Neo4jError) as info:
-        load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+        load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     message = str(info.value)
     assert "9004 characters" in message and "\n" not in message and len(message) < 1200
     assert isinstance(info.value, GraphragGotError)
@@ -312,7 +314,7 @@ def test_extraction_of_another_ontology_warns_with_both_hashes_and_is_rechecked(
     ext = three_documents()  # made with ONTO, which has Place and RULES
     narrow = narrower_ontology()
     with caplog.at_level(logging.WARNING, logger="graphrag_got.graph.load"):
-        s = load_extraction(neo4j_driver, neo4j_settings, ext, narrow)
+        s = load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, narrow, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     warning = " ".join(r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
     assert ONTO.hash[:12] in warning and narrow.hash[:12] in warning
     assert "households.json" in warning and "households-v2.json" in warning
@@ -320,7 +322,7 @@ def test_extraction_of_another_ontology_warns_with_both_hashes_and_is_rechecked(
     assert s.refused_by_reason == {"unknown_class": 1, "unknown_relation": 1}  # Highmarsh, RULES
     assert q(neo4j_driver, neo4j_settings, "MATCH (p:Place) RETURN count(p) AS n")[0]["n"] == 0
 
-    same = load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+    same = load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert not same.ontology_mismatch
 
 
@@ -344,9 +346,9 @@ def test_stats_reports_rows_of_an_earlier_ontology_and_load_removes_them(
     stayed and `stats` failed; now `stats` counts them (exit 0) and the next load, which rewrites
     every document loaded under another ontology, removes them."""
     ext = three_documents()
-    load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     narrow = narrower_ontology()
-    st = graph_stats(neo4j_driver, neo4j_settings, narrow)
+    st = graph_stats(neo4j_driver, neo4j_settings.neo4j, narrow)
     assert st["violations_by_type"] == {"RULES:unknown_type": 1}
     assert st["entity_violations_by_class"] == {"Place:unknown_class": 1}
 
@@ -361,13 +363,13 @@ def test_stats_reports_rows_of_an_earlier_ontology_and_load_removes_them(
     assert main(["stats", "--strict", "--ontology", str(onto_path)]) == 1
     capsys.readouterr()
 
-    s = load_extraction(neo4j_driver, neo4j_settings, ext, narrow)
+    s = load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, narrow, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert s.documents_updated == 3 and s.documents_reloaded_for_ontology == 3
     assert s.relations_removed_by_ontology == 1 and s.entities_removed_by_ontology == 1
-    st = graph_stats(neo4j_driver, neo4j_settings, narrow)
+    st = graph_stats(neo4j_driver, neo4j_settings.neo4j, narrow)
     assert st["violations"] == 0 and st["entity_violations"] == 0 and st["missing_symmetric"] == 0
     assert_every_document_whole_or_absent(neo4j_driver, neo4j_settings, ext)
-    again = load_extraction(neo4j_driver, neo4j_settings, ext, narrow)
+    again = load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, narrow, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert again.documents_unchanged == 3 and again.batches == 0
 
 
@@ -376,14 +378,14 @@ def test_rewritten_document_removes_a_refused_relation_other_documents_still_cit
     """A relationship of a type the ontology does not have, cited by a rewritten document and by an
     unchanged one, is removed with the rewrite (the ontology refuses it whoever cites it)."""
     ext = three_documents()
-    load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     a1 = ext["chunks"][0]["id"]
     c1 = ext["chunks"][3]["id"]
     q(neo4j_driver, neo4j_settings,
       "MATCH (a:Entity {uid: 'Person|ann'}), (c:Entity {uid: 'Person|cid'}) "
       "CREATE (a)-[:HATES {chunk_ids: [$a1, $c1], doc_ids: ['a.txt', 'c.txt']}]->(c)", a1=a1, c1=c1)  # fmt: skip
-    assert graph_stats(neo4j_driver, neo4j_settings, ONTO)["violations_by_type"] == {"HATES:unknown_type": 1}
+    assert graph_stats(neo4j_driver, neo4j_settings.neo4j, ONTO)["violations_by_type"] == {"HATES:unknown_type": 1}
     q(neo4j_driver, neo4j_settings, "MATCH (d:Document {id: 'a.txt'}) SET d.hash = 'stale'")
-    s = load_extraction(neo4j_driver, neo4j_settings, ext, ONTO)
+    s = load_extraction(neo4j_driver, neo4j_settings.neo4j, ext, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert s.documents_updated == 1 and s.documents_unchanged == 2 and s.relations_removed_by_ontology == 1
-    assert graph_stats(neo4j_driver, neo4j_settings, ONTO)["violations"] == 0
+    assert graph_stats(neo4j_driver, neo4j_settings.neo4j, ONTO)["violations"] == 0

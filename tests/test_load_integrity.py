@@ -40,15 +40,15 @@ def _clear(driver, settings: Settings) -> None:  # type: ignore[no-untyped-def]
 def _clean_load_view(driver, settings: Settings, ext: Any, onto: Ontology = ONTO):  # type: ignore[no-untyped-def]
     """The stored view of a clean load of ``ext`` (the graph is emptied first)."""
     _clear(driver, settings)
-    load_extraction(driver, settings, ext, onto, embed=False)
-    return stored_view(driver, settings, onto)
+    load_extraction(driver, settings.neo4j, ext, onto, embed=False, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
+    return stored_view(driver, settings.neo4j, onto)
 
 
 def _assert_equal_to_a_clean_load(driver, settings: Settings, ext: Any, onto: Ontology = ONTO) -> None:  # type: ignore[no-untyped-def]
     data = ext if isinstance(ext, dict) else ext.model_dump(mode="json")
-    against_file = compare_with_file(driver, settings, Extraction.read(copy.deepcopy(data)), onto)
+    against_file = compare_with_file(driver, settings.neo4j, Extraction.read(copy.deepcopy(data)), onto, graph=settings.graph, extract=settings.extract)
     assert against_file.equal, [d.line() for d in against_file.differences]
-    incremental = stored_view(driver, settings, onto)
+    incremental = stored_view(driver, settings.neo4j, onto)
     result = compare(_clean_load_view(driver, settings, copy.deepcopy(data), onto), incremental)
     assert result.equal, [d.line() for d in result.differences]
 
@@ -70,20 +70,20 @@ def got_project(tmp_path: Path, neo4j_settings: Settings) -> tuple[Settings, Ont
 @pytest.mark.neo4j
 def test_an_alias_edit_and_revalidate_reach_the_graph(clean_graph, got_project) -> None:  # type: ignore[no-untyped-def]
     settings, onto, corpus = got_project
-    run_extraction(settings, onto, corpus)
-    load_extraction(clean_graph, settings, settings.files.out_dir / "extraction.json", onto)
+    run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
+    load_extraction(clean_graph, settings.neo4j, settings.files.out_dir / "extraction.json", onto, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
     uid = "Personaje|eddard stark"
     assert q(clean_graph, settings, "MATCH (e:Entity {uid: $uid}) RETURN e.aliases AS a", uid=uid) == [{"a": ["Eddard"]}]
 
     alias_file = settings.files.ontology_path.with_name("got.aliases.json")
     alias_file.write_text(json.dumps({"distinct": {"Personaje": [["Eddard Stark", "Eddard"]]}}), encoding="utf-8")
     onto = Ontology.from_file(settings.files.ontology_path)
-    revalidated = run_extraction(settings, onto, corpus, revalidate=True)
+    revalidated = run_extraction(settings.extract, onto, corpus, revalidate=True, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert revalidated.revalidated
     ext = Extraction.read(settings.files.out_dir / "extraction.json")
     assert next(e for e in ext.entities if e.uid == uid).aliases == []
 
-    s = load_extraction(clean_graph, settings, settings.files.out_dir / "extraction.json", onto)
+    s = load_extraction(clean_graph, settings.neo4j, settings.files.out_dir / "extraction.json", onto, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
     assert s.documents_unchanged == 0 and s.documents_updated == s.documents_reloaded_for_records == 1
     assert q(clean_graph, settings, "MATCH (e:Entity {uid: $uid}) RETURN e.aliases AS a", uid=uid) == [{"a": []}]
     _assert_equal_to_a_clean_load(clean_graph, settings, ext, onto)
@@ -94,13 +94,13 @@ def test_other_answers_for_the_same_text_rewrite_the_document(clean_graph, got_p
     """Same text, same ontology, other records (another model or settings): drop every third relation and
     rename an entity, as a re-extraction would."""
     settings, onto, corpus = got_project
-    run_extraction(settings, onto, corpus)
+    run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     path = settings.files.out_dir / "extraction.json"
-    load_extraction(clean_graph, settings, path, onto)
+    load_extraction(clean_graph, settings.neo4j, path, onto, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
     data = json.loads(path.read_text(encoding="utf-8"))
     data["relations"] = [r for i, r in enumerate(data["relations"]) if i % 3]
     data["entities"][0]["aliases"] = [*data["entities"][0].get("aliases", []), "otro nombre"]
-    s = load_extraction(clean_graph, settings, copy.deepcopy(data), onto)
+    s = load_extraction(clean_graph, settings.neo4j, copy.deepcopy(data), onto, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
     assert s.documents_reloaded_for_records == 1 and s.documents_unchanged == 0
     _assert_equal_to_a_clean_load(clean_graph, settings, data, onto)
 
@@ -115,12 +115,12 @@ def test_resolution_folding_an_older_entity_into_a_new_name(neo4j_driver, neo4j_
     first = extraction({"a.txt": t_a}, [ent(*jon_short, [a]), ent(*YGRITTE, [a]), ent(*STARK, [a])],
                        [rel(jon_short, "CASADO_CON", YGRITTE, [a], symmetric=True),
                         rel(jon_short, "PERTENECE_A", STARK, [a])])  # fmt: skip
-    load_extraction(neo4j_driver, neo4j_settings, first, ONTO)
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, first, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     folded = ent(*JON, [a, b])
     folded["aliases"] = ["Jon"]
     second = extraction({"a.txt": t_a, "b.txt": t_b}, [folded, ent(*YGRITTE, [a]), ent(*STARK, [a])],
                         [rel(JON, "CASADO_CON", YGRITTE, [a], symmetric=True), rel(JON, "PERTENECE_A", STARK, [a])])
-    s = load_extraction(neo4j_driver, neo4j_settings, second, ONTO)
+    s = load_extraction(neo4j_driver, neo4j_settings.neo4j, second, ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert (s.documents_added, s.documents_reloaded_for_records) == (1, 1)
     names = {r["n"] for r in q(neo4j_driver, neo4j_settings, "MATCH (e:Entity) RETURN e.name AS n")}
     assert names == {"Jon Snow", "Ygritte", "Casa Stark"}
@@ -142,8 +142,8 @@ def test_an_entity_edit_rewrites_one_document_citing_it(neo4j_driver, neo4j_sett
                           [rel(JON, "CASADO_CON", YGRITTE, [a], symmetric=True), rel(JON, "PERTENECE_A", STARK, [a]),
                            rel(JON, "ES_MIEMBRO_DE", GUARDIA, [b])])
 
-    load_extraction(neo4j_driver, neo4j_settings, version("Lord"), ONTO)
-    s = load_extraction(neo4j_driver, neo4j_settings, version("Rey"), ONTO)
+    load_extraction(neo4j_driver, neo4j_settings.neo4j, version("Lord"), ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
+    s = load_extraction(neo4j_driver, neo4j_settings.neo4j, version("Rey"), ONTO, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
     assert (s.documents_updated, s.documents_reloaded_for_records, s.documents_unchanged) == (1, 1, 2)
     assert q(neo4j_driver, neo4j_settings, "MATCH (e:Entity {uid: $uid}) RETURN e.titulo AS t",
              uid="Personaje|jon snow") == [{"t": "Rey"}]
@@ -158,9 +158,9 @@ def test_stats_strict_fails_on_a_graph_that_differs_from_its_file(clean_graph, g
     from graphrag_got.cli import main
 
     settings, onto, corpus = got_project
-    run_extraction(settings, onto, corpus)
+    run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     path = settings.files.out_dir / "extraction.json"
-    load_extraction(clean_graph, settings, path, onto)
+    load_extraction(clean_graph, settings.neo4j, path, onto, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
     env = {"GRAPHRAG_OUT": str(settings.files.out_dir), "GRAPHRAG_ONTOLOGY": str(settings.files.ontology_path),
            "GRAPHRAG_HOME": str(settings.files.home)}  # fmt: skip
     with pytest.MonkeyPatch.context() as mp:
@@ -183,7 +183,7 @@ def test_stats_strict_fails_on_a_graph_that_differs_from_its_file(clean_graph, g
         report = json.loads(capsys.readouterr().out)["extraction"]
         assert report["compared"] and not report["equal"] and report["by_section"] == {"entity": 1, "relation": 1}
 
-        load_extraction(clean_graph, settings, path, onto)  # nothing changed in the file: the digest says the same
+        load_extraction(clean_graph, settings.neo4j, path, onto, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)  # nothing changed in the file: the digest says the same
         assert main(["stats", "--strict"]) == 1  # ... so the load skips it, and the check still sees the edit
         capsys.readouterr()
         assert main(["stats", "--strict", "--extraction", str(tmp_path / "nope.json")]) != 0
@@ -250,6 +250,6 @@ def test_any_sequence_of_loads_leaves_the_graph_a_clean_load_of_the_last(neo4j_d
     settings = neo4j_settings.with_overrides(batch_size=batch)
     _clear(neo4j_driver, settings)
     for ext in sequence:
-        load_extraction(neo4j_driver, settings, copy.deepcopy(ext), ONTO, embed=False)
+        load_extraction(neo4j_driver, settings.neo4j, copy.deepcopy(ext), ONTO, embed=False, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
     _assert_equal_to_a_clean_load(neo4j_driver, settings, sequence[-1])
     _clear(neo4j_driver, settings)

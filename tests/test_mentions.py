@@ -146,7 +146,7 @@ def test_a_mentions_run_asks_each_batch_once_keeps_no_relation_and_is_refused_li
     vault, onto = _vault(tmp_path / "vault"), _onto()
     settings = _settings(tmp_path, mentions_batch_chars=400)
     chat = VaultChat()
-    first = run_extraction(settings, onto, vault, chat=chat, export_replay=tmp_path / "replay.json")
+    first = run_extraction(settings.extract, onto, vault, chat=chat, export_replay=tmp_path / "replay.json", files=settings.files, chunking=settings.chunking, llm=settings.llm)
     docs = read_corpus(vault, min_chars=settings.chunking.min_chars, max_chars=settings.chunking.max_chars)
     chunks = [c for d in docs for c in d.chunks]
     spanned = [c for c in chunks if candidate_spans(c.text)]
@@ -160,21 +160,25 @@ def test_a_mentions_run_asks_each_batch_once_keeps_no_relation_and_is_refused_li
     assert any(line.startswith("  extraction strategy: mentions") for line in first.lines())
     assert any(line.startswith("  mentions: ") and "at most" in line for line in first.lines())
     # a rerun asks nothing; another batch budget finds the same per-chunk answers
-    again = run_extraction(settings.with_overrides(mentions_batch_chars=0), onto, vault, chat=chat)
+    cfg = settings.with_overrides(mentions_batch_chars=0)
+    again = run_extraction(cfg.extract, onto, vault, chat=chat, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     assert again.llm_calls == 0 and chat.calls == first.llm_calls
     # the recording replays the run in a fresh home, without the model
-    replayed = run_extraction(Settings(home=tmp_path / "h2", out_dir=tmp_path / "o2", extraction="mentions",
-                                       mentions_batch_chars=400, llm_provider="replay",
-                                       replay_file=tmp_path / "replay.json"), onto, vault)
+    cfg = Settings(home=tmp_path / "h2", out_dir=tmp_path / "o2", extraction="mentions",
+                   mentions_batch_chars=400, llm_provider="replay",
+                   replay_file=tmp_path / "replay.json")
+    replayed = run_extraction(cfg.extract, onto, vault, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     assert {e.name for e in Extraction.read(replayed.out_path).entities} == {e.name for e in ext.entities}
 
 
 def test_the_cache_key_holds_the_strategy_and_its_prompt_version(tmp_path: Path) -> None:
     assert answer_form() == f"mentions|{MENTIONS_VERSION}"
     vault, onto, chat = _vault(tmp_path / "vault"), _onto(), VaultChat()
-    run_extraction(_settings(tmp_path), onto, vault, chat=chat)
+    cfg = _settings(tmp_path)
+    run_extraction(cfg.extract, onto, vault, chat=chat, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     asked = chat.calls
-    generate = run_extraction(_settings(tmp_path, extraction="generate"), onto, vault, chat=chat)
+    cfg = _settings(tmp_path, extraction="generate")
+    generate = run_extraction(cfg.extract, onto, vault, chat=chat, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     assert generate.llm_calls == generate.chunks  # the generate answers are not the mentions answers
     assert chat.typed_calls == generate.chunks and chat.calls == asked + generate.chunks
 
@@ -183,19 +187,19 @@ def test_an_interrupted_mentions_run_resumes_where_it_stopped(tmp_path: Path) ->
     vault, onto = _vault(tmp_path / "vault"), _onto()
     settings = _settings(tmp_path, mentions_batch_chars=0)  # a call per chunk: the third fails
     with pytest.raises(ExtractionError, match="(?i)rerun the same command to resume"):
-        run_extraction(settings, onto, vault, chat=VaultChat(fail_after=2))
+        run_extraction(settings.extract, onto, vault, chat=VaultChat(fail_after=2), files=settings.files, chunking=settings.chunking, llm=settings.llm)
     rest = VaultChat()
-    done = run_extraction(settings, onto, vault, chat=rest)
+    done = run_extraction(settings.extract, onto, vault, chat=rest, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert rest.calls == done.llm_calls and 0 < done.llm_calls and done.cache_hits >= 2
-    assert run_extraction(settings, onto, vault, chat=rest).llm_calls == 0
+    assert run_extraction(settings.extract, onto, vault, chat=rest, files=settings.files, chunking=settings.chunking, llm=settings.llm).llm_calls == 0
 
 
 def test_typed_relations_are_asked_for_the_chosen_notes_only_and_kept(tmp_path: Path) -> None:
     vault, onto = _vault(tmp_path / "vault"), _onto()
     settings = _settings(tmp_path)
-    run_extraction(settings, onto, vault, chat=VaultChat())
+    run_extraction(settings.extract, onto, vault, chat=VaultChat(), files=settings.files, chunking=settings.chunking, llm=settings.llm)
     chat = VaultChat()
-    typed = run_extraction(settings, onto, vault, chat=chat, relations_for=[str(vault / "guilds" / "lantern.md")])
+    typed = run_extraction(settings.extract, onto, vault, chat=chat, relations_for=[str(vault / "guilds" / "lantern.md")], files=settings.files, chunking=settings.chunking, llm=settings.llm)
     lantern = [c for d in read_corpus(vault, min_chars=40, max_chars=1500) if d.document.id == "guilds/lantern.md"
                for c in d.chunks]
     assert chat.calls == chat.typed_calls == len(lantern)  # nothing else is asked again
@@ -205,20 +209,21 @@ def test_typed_relations_are_asked_for_the_chosen_notes_only_and_kept(tmp_path: 
     assert "typed relations asked for" in (typed.mentions or "")
     # the same note given inside the vault, and a plain run: nothing asked, the facts stay
     for paths in (["guilds/lantern.md"], None):
-        again = run_extraction(settings, onto, vault, chat=chat, relations_for=paths)
+        again = run_extraction(settings.extract, onto, vault, chat=chat, relations_for=paths, files=settings.files, chunking=settings.chunking, llm=settings.llm)
         assert again.llm_calls == 0 and again.relations == 1
     assert chat.calls == len(lantern)
     # a folder: its other note is asked now, once
-    folder = run_extraction(settings, onto, vault, chat=chat, relations_for=["guilds/"])
+    folder = run_extraction(settings.extract, onto, vault, chat=chat, relations_for=["guilds/"], files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert folder.llm_calls == chat.typed_calls - len(lantern) == 1
-    assert run_extraction(settings, onto, vault, chat=chat, relations_for=["guilds"]).llm_calls == 0
+    assert run_extraction(settings.extract, onto, vault, chat=chat, relations_for=["guilds"], files=settings.files, chunking=settings.chunking, llm=settings.llm).llm_calls == 0
     # revalidation never asks, not even for a note named now
-    assert run_extraction(settings, onto, vault, chat=chat, relations_for=["people.md"], revalidate=True).llm_calls == 0
+    assert run_extraction(settings.extract, onto, vault, chat=chat, relations_for=["people.md"], revalidate=True, files=settings.files, chunking=settings.chunking, llm=settings.llm).llm_calls == 0
     assert chat.typed_calls == len(lantern) + 1
     with pytest.raises(ConfigError, match="no note of .* is at 'guilds/nope.md'"):
-        run_extraction(settings, onto, vault, chat=chat, relations_for=["guilds/nope.md"])
+        run_extraction(settings.extract, onto, vault, chat=chat, relations_for=["guilds/nope.md"], files=settings.files, chunking=settings.chunking, llm=settings.llm)
     with pytest.raises(ConfigError, match="the generate strategy runs"):
-        run_extraction(settings.with_overrides(extraction="generate"), onto, vault, chat=chat, relations_for=["guilds"])
+        cfg = settings.with_overrides(extraction="generate")
+        run_extraction(cfg.extract, onto, vault, chat=chat, relations_for=["guilds"], files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
 
 
 def test_auto_picks_mentions_for_a_vault_with_a_small_model(tmp_path: Path) -> None:
@@ -227,22 +232,25 @@ def test_auto_picks_mentions_for_a_vault_with_a_small_model(tmp_path: Path) -> N
     text.write_text("Orla Venn joined the Lantern Guild.\n", encoding="utf-8")
     auto = Settings()
     assert auto.extract.strategy == "auto"
-    small = choose_strategy(auto, vault, "llamacpp", "qwen2.5-coder-1.5b")
+    small = choose_strategy(auto.extract, vault, "llamacpp", "qwen2.5-coder-1.5b", chunking=auto.chunking)
     assert small.strategy == "mentions" and "1.5B parameters <= GRAPHRAG_SMALL_MODEL_PARAMS=3" in small.reason
     assert small.lines()[0].startswith("extraction strategy: mentions (entity mentions only")
     assert "--relations-for" in small.lines()[1]
-    assert choose_strategy(auto, vault, "ollama", "llama3.2:3b").strategy == "mentions"
-    big = choose_strategy(auto, vault, "ollama", "qwen2.5:7b-instruct")
+    assert choose_strategy(auto.extract, vault, "ollama", "llama3.2:3b", chunking=auto.chunking).strategy == "mentions"
+    big = choose_strategy(auto.extract, vault, "ollama", "qwen2.5:7b-instruct", chunking=auto.chunking)
     assert big.strategy == "generate" and "7B parameters > GRAPHRAG_SMALL_MODEL_PARAMS=3" in big.reason
-    assert choose_strategy(auto, text, "llamacpp", "qwen2.5-coder-1.5b").strategy == "generate"
-    assert choose_strategy(auto, vault, "llamacpp", "/models/my-model.gguf").strategy == "mentions"  # embedded CPU
-    assert choose_strategy(auto, vault, "custom", None).strategy == "generate"
-    assert choose_strategy(Settings(small_model_params=0), vault, "llamacpp", "qwen2.5-coder-0.5b").strategy == \
+    assert choose_strategy(auto.extract, text, "llamacpp", "qwen2.5-coder-1.5b", chunking=auto.chunking).strategy == "generate"
+    assert choose_strategy(auto.extract, vault, "llamacpp", "/models/my-model.gguf", chunking=auto.chunking).strategy == "mentions"  # embedded CPU
+    assert choose_strategy(auto.extract, vault, "custom", None, chunking=auto.chunking).strategy == "generate"
+    cfg = Settings(small_model_params=0)
+    assert choose_strategy(cfg.extract, vault, "llamacpp", "qwen2.5-coder-0.5b", chunking=cfg.chunking).strategy == \
         "generate"
-    assert choose_strategy(Settings(small_model_params=8), vault, "ollama", "qwen2.5:7b").strategy == "mentions"
-    chosen = choose_strategy(Settings(extraction="generate"), vault, "llamacpp", "qwen2.5-coder-0.5b")
+    cfg = Settings(small_model_params=8)
+    assert choose_strategy(cfg.extract, vault, "ollama", "qwen2.5:7b", chunking=cfg.chunking).strategy == "mentions"
+    cfg = Settings(extraction="generate")
+    chosen = choose_strategy(cfg.extract, vault, "llamacpp", "qwen2.5-coder-0.5b", chunking=cfg.chunking)
     assert (chosen.strategy, chosen.reason) == ("generate", "GRAPHRAG_EXTRACTION=generate")
-    assert small_model(auto, "openai", None) == (False, "the openai model, whose name states no size")
+    assert small_model(auto.extract, "openai", None) == (False, "the openai model, whose name states no size")
     assert [parameters_billions(n) for n in ("llama3.2:3b", "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M.gguf", "smollm2:360m",
                                              "mixtral:8x7b", "gpt-4o-mini")] == [3.0, 0.5, 0.36, None, None]
 
@@ -368,7 +376,7 @@ def test_the_recorded_answers_of_the_embedded_model_replay_through_the_validator
     onto = Ontology.from_file(root / "ontology" / "notes.json")
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", extraction="mentions", chunk_max_chars=400,
                         llm_provider="replay", replay_file=RECORDED)
-    summary = run_extraction(settings, onto, vault)
+    summary = run_extraction(settings.extract, onto, vault, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert summary.failed_chunks == 0 and 0 < summary.llm_calls < summary.chunks  # several chunks per call
     ext = Extraction.read(summary.out_path)
     texts = {c.id: c.text for c in ext.chunks}
@@ -383,7 +391,7 @@ def test_the_recorded_answers_of_the_embedded_model_replay_through_the_validator
     for record in stored:
         names = [e["name"] for e in record["parsed"]["entities"]]
         assert len(names) == len(set(names))  # each name once per chunk
-    assert run_extraction(settings, onto, vault).llm_calls == 0
+    assert run_extraction(settings.extract, onto, vault, files=settings.files, chunking=settings.chunking, llm=settings.llm).llm_calls == 0
 
 
 def test_the_build_command_takes_the_strategy_and_the_notes_to_ask_relations_for() -> None:

@@ -27,7 +27,7 @@ def test_real_model_copies_spans_of_each_text_in_a_shared_call(tmp_path: Path) -
                                    out_dir=tmp_path / "out", extraction="mentions", mentions_batch_chars=1500,
                                    llamacpp_n_ctx=2048)
     onto, vault = _onto(), _vault(tmp_path / "vault")
-    first = run_extraction(settings, onto, vault)
+    first = run_extraction(settings.extract, onto, vault, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert first.failed_chunks == 0 and 0 < first.llm_calls < first.chunks
     stored = [json.loads(p.read_text(encoding="utf-8")) for p in (settings.cache_dir / "extract").rglob("*.json")]
     ext = Extraction.read(first.out_path)
@@ -40,5 +40,5 @@ def test_real_model_copies_spans_of_each_text_in_a_shared_call(tmp_path: Path) -
             assert item["name"] in texts[record["chunk_hash"]] and item["type"] in onto.classes
         assert record["parsed"]["relations"] == []
     assert ext.relations == [] and not any(r.reason.value == "not_in_text" for r in ext.rejections)
-    again = run_extraction(settings, onto, vault)
+    again = run_extraction(settings.extract, onto, vault, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert again.llm_calls == 0 and again.cache_hits == again.chunks

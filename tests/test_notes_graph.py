@@ -82,7 +82,7 @@ def vault(**extra: list[str]) -> dict[str, list[str]]:
 
 def test_folders_tags_and_links_are_written(clean_graph, neo4j_settings) -> None:  # type: ignore[no-untyped-def]
     d, s = clean_graph, neo4j_settings
-    summary = load_extraction(d, s, build(vault()), ONTO)
+    summary = load_extraction(d, s.neo4j, build(vault()), ONTO, graph=s.graph, extract=s.extract, embedding=s.embedding, code=s.code, llm=s.llm, files=s.files)
     assert summary.notes_written == 3
     chain = q(d, s, "MATCH (f:Folder)-[:IN_FOLDER]->(p:Folder) RETURN f.path AS f, f.name AS name, p.path AS p")
     assert chain == [{"f": "ops/storage", "name": "storage", "p": "ops"}]
@@ -102,16 +102,16 @@ def test_folders_tags_and_links_are_written(clean_graph, neo4j_settings) -> None
     text = q(d, s, "MATCH (:Document {id: $id})-[r:LINKS_TO]->(:Document) RETURN r.text AS text", id=LVM)
     assert text == [{"text": "RAID"}]
     # a second load of the same extraction writes nothing
-    again = load_extraction(d, s, build(vault()), ONTO)
+    again = load_extraction(d, s.neo4j, build(vault()), ONTO, graph=s.graph, extract=s.extract, embedding=s.embedding, code=s.code, llm=s.llm, files=s.files)
     assert again.documents_unchanged == 3 and again.transactions == 0
 
 
 def test_dangling_link_is_repointed_when_the_note_appears(clean_graph, neo4j_settings) -> None:  # type: ignore[no-untyped-def]
     d, s = clean_graph, neo4j_settings
-    load_extraction(d, s, build(vault()), ONTO)
+    load_extraction(d, s.neo4j, build(vault()), ONTO, graph=s.graph, extract=s.extract, embedding=s.embedding, code=s.code, llm=s.llm, files=s.files)
     assert names(d, s, "MissingNote") == {"zfs"}
     # the new note lands in a folder; the linking note's record now resolves the link, so it is written again
-    summary = load_extraction(d, s, build(vault(**{"fs/ZFS.md": ["# ZFS\nPools and datasets."]})), ONTO)
+    summary = load_extraction(d, s.neo4j, build(vault(**{"fs/ZFS.md": ["# ZFS\nPools and datasets."]})), ONTO, graph=s.graph, extract=s.extract, embedding=s.embedding, code=s.code, llm=s.llm, files=s.files)
     assert summary.documents_added == 1 and summary.documents_updated == summary.documents_reloaded_for_records == 1
     assert (LVM, "wikilink", "Document", "fs/ZFS.md") in links(d, s)
     assert names(d, s, "MissingNote") == set()
@@ -119,10 +119,10 @@ def test_dangling_link_is_repointed_when_the_note_appears(clean_graph, neo4j_set
 
 def test_deleting_a_note_turns_links_to_it_dangling_and_prunes(clean_graph, neo4j_settings) -> None:  # type: ignore[no-untyped-def]
     d, s = clean_graph, neo4j_settings
-    load_extraction(d, s, build(vault()), ONTO)
+    load_extraction(d, s.neo4j, build(vault()), ONTO, graph=s.graph, extract=s.extract, embedding=s.embedding, code=s.code, llm=s.llm, files=s.files)
     docs = vault()
     del docs[RAID]
-    summary = load_extraction(d, s, build(docs), ONTO)
+    summary = load_extraction(d, s.neo4j, build(docs), ONTO, graph=s.graph, extract=s.extract, embedding=s.embedding, code=s.code, llm=s.llm, files=s.files)
     assert summary.documents_pruned == 1
     got = links(d, s)
     assert (LVM, "wikilink", "MissingNote", "raid") in got and (TOP, "wikilink", "MissingNote", "ops/raid") in got
@@ -130,11 +130,11 @@ def test_deleting_a_note_turns_links_to_it_dangling_and_prunes(clean_graph, neo4
     assert names(d, s, "Tag") >= {"ops", "lvm"} and "raid" not in names(d, s, "Tag")
     assert names(d, s, "Folder", "path") == {"ops", "ops/storage"}  # lvm.md still lives under ops
     # the note comes back: both missing notes are claimed again
-    load_extraction(d, s, build(vault()), ONTO)
+    load_extraction(d, s.neo4j, build(vault()), ONTO, graph=s.graph, extract=s.extract, embedding=s.embedding, code=s.code, llm=s.llm, files=s.files)
     assert {(LVM, "wikilink", "Document", RAID), (TOP, "wikilink", "Document", RAID)} <= links(d, s)
     assert names(d, s, "MissingNote") == {"zfs"}
     # only the root note left: every folder, folder tag and missing note is pruned
-    load_extraction(d, s, build({TOP: [TOP_TEXT]}), ONTO)
+    load_extraction(d, s.neo4j, build({TOP: [TOP_TEXT]}), ONTO, graph=s.graph, extract=s.extract, embedding=s.embedding, code=s.code, llm=s.llm, files=s.files)
     assert names(d, s, "Folder", "path") == set()
     assert names(d, s, "Tag") == set()
     assert names(d, s, "MissingNote") == {"lvm", "ops/raid"}
@@ -142,10 +142,10 @@ def test_deleting_a_note_turns_links_to_it_dangling_and_prunes(clean_graph, neo4
 
 def test_rewritten_note_replaces_its_structure(clean_graph, neo4j_settings) -> None:  # type: ignore[no-untyped-def]
     d, s = clean_graph, neo4j_settings
-    load_extraction(d, s, build(vault()), ONTO)
+    load_extraction(d, s.neo4j, build(vault()), ONTO, graph=s.graph, extract=s.extract, embedding=s.embedding, code=s.code, llm=s.llm, files=s.files)
     docs = vault()
     docs[LVM] = ["# LVM, revised\nNow only about thin pools #thin, see [[top]]."]
-    summary = load_extraction(d, s, build(docs), ONTO)
+    summary = load_extraction(d, s.neo4j, build(docs), ONTO, graph=s.graph, extract=s.extract, embedding=s.embedding, code=s.code, llm=s.llm, files=s.files)
     assert summary.documents_updated == 1
     got = links(d, s)
     assert {x for x in got if x[0] == LVM} == {(LVM, "wikilink", "Document", TOP)}
@@ -157,7 +157,7 @@ def test_rewritten_note_replaces_its_structure(clean_graph, neo4j_settings) -> N
 
 def test_documents_without_note_record_get_no_structure(clean_graph, neo4j_settings) -> None:  # type: ignore[no-untyped-def]
     d, s = clean_graph, neo4j_settings
-    load_extraction(d, s, build(vault(), notes=False), ONTO)
+    load_extraction(d, s.neo4j, build(vault(), notes=False), ONTO, graph=s.graph, extract=s.extract, embedding=s.embedding, code=s.code, llm=s.llm, files=s.files)
     counts = q(d, s, "MATCH (n) WHERE n:Folder OR n:Tag OR n:MissingNote RETURN count(n) AS n")
     assert counts == [{"n": 0}]
     assert q(d, s, "MATCH ()-[r:LINKS_TO|TAGGED|IN_FOLDER]->() RETURN count(r) AS n") == [{"n": 0}]
@@ -192,7 +192,7 @@ def test_mention_weight_is_the_model_confidence(clean_graph, neo4j_settings) -> 
     d, s = clean_graph, neo4j_settings
     ext = cooc_extraction()
     ext.entities[0].mentions.pop(cid("b.md", B1))  # no confidence recorded: 1.0
-    load_extraction(d, s, ext, ONTO)
+    load_extraction(d, s.neo4j, ext, ONTO, graph=s.graph, extract=s.extract, embedding=s.embedding, code=s.code, llm=s.llm, files=s.files)
     rows = q(d, s, "MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity {uid: $uid}) RETURN c.id AS c, m.weight AS w",
              uid=entity_uid(*LVEXTEND))
     assert {r["c"]: r["w"] for r in rows} == {cid("a.md", A1): 0.9, cid("a.md", A2): 0.8, cid("b.md", B1): 1.0}
@@ -200,7 +200,7 @@ def test_mention_weight_is_the_model_confidence(clean_graph, neo4j_settings) -> 
 
 def test_cooccurrence_weight_count_and_updates_on_reload(clean_graph, neo4j_settings) -> None:  # type: ignore[no-untyped-def]
     d, s = clean_graph, neo4j_settings
-    summary = load_extraction(d, s, cooc_extraction(), ONTO)
+    summary = load_extraction(d, s.neo4j, cooc_extraction(), ONTO, graph=s.graph, extract=s.extract, embedding=s.embedding, code=s.code, llm=s.llm, files=s.files)
     assert summary.cooccurrences_written >= 1
     (row,) = cooccurs(d, s)
     uids = sorted([entity_uid(*LVEXTEND), entity_uid(*MDADM)])
@@ -208,18 +208,18 @@ def test_cooccurrence_weight_count_and_updates_on_reload(clean_graph, neo4j_sett
     assert row["count"] == 3 and row["weight"] == pytest.approx(0.6 + 0.8 + 0.5)
     assert sorted(row["docs"]) == ["a.md", "b.md"]
     # b.md leaves the extraction: its chunk's share is removed
-    load_extraction(d, s, cooc_extraction(with_b=False), ONTO)
+    load_extraction(d, s.neo4j, cooc_extraction(with_b=False), ONTO, graph=s.graph, extract=s.extract, embedding=s.embedding, code=s.code, llm=s.llm, files=s.files)
     (row,) = cooccurs(d, s)
     assert row["count"] == 2 and row["weight"] == pytest.approx(1.4) and row["docs"] == ["a.md"]
     # a.md rewritten so the two never share a chunk any more: the edge goes
-    summary = load_extraction(d, s, cooc_extraction(with_b=False, a_chunks=(A1,)), ONTO)
+    summary = load_extraction(d, s.neo4j, cooc_extraction(with_b=False, a_chunks=(A1,)), ONTO, graph=s.graph, extract=s.extract, embedding=s.embedding, code=s.code, llm=s.llm, files=s.files)
     assert cooccurs(d, s) == [] and summary.cooccurrences_pruned == 1
 
 
 def test_cooccurrence_is_not_an_ontology_relation(clean_graph, neo4j_settings) -> None:  # type: ignore[no-untyped-def]
     d, s = clean_graph, neo4j_settings
-    load_extraction(d, s, cooc_extraction(), ONTO)
-    st = graph_stats(d, s, ONTO)
+    load_extraction(d, s.neo4j, cooc_extraction(), ONTO, graph=s.graph, extract=s.extract, embedding=s.embedding, code=s.code, llm=s.llm, files=s.files)
+    st = graph_stats(d, s.neo4j, ONTO)
     assert st["relations_by_type"].get("CO_OCCURS") == 1
     assert st["violations"] == 0 and st["entity_relations"] == 0
     assert st["orphan_entities"] == 2  # co-occurring is not being related
@@ -230,10 +230,12 @@ def test_cooccurrence_caps_entities_per_chunk_and_can_be_off(clean_graph, neo4j_
     text = "lvextend, mdadm and nginx in one chunk."
     c = cid("c.md", text)
     ext = build({"c.md": [text]}, [(*LVEXTEND, {c: 0.9}), (*MDADM, {c: 0.4}), (*NGINX, {c: 0.7})])
-    load_extraction(d, s.with_overrides(cooccurrence_max_entities=2), ext, ONTO)
+    cfg = s.with_overrides(cooccurrence_max_entities=2)
+    load_extraction(d, cfg.neo4j, ext, ONTO, graph=cfg.graph, extract=cfg.extract, embedding=cfg.embedding, code=cfg.code, llm=cfg.llm, files=cfg.files)
     pairs = {(r["a"], r["b"]) for r in cooccurs(d, s)}
     assert pairs == {tuple(sorted([entity_uid(*LVEXTEND), entity_uid(*NGINX)]))}  # the two most confident
     q(d, s, "MATCH (n) DETACH DELETE n")
-    load_extraction(d, s.with_overrides(cooccurrence=False), ext, ONTO)
+    cfg = s.with_overrides(cooccurrence=False)
+    load_extraction(d, cfg.neo4j, ext, ONTO, graph=cfg.graph, extract=cfg.extract, embedding=cfg.embedding, code=cfg.code, llm=cfg.llm, files=cfg.files)
     assert cooccurs(d, s) == []
     assert len(q(d, s, "MATCH (:Chunk)-[m:MENTIONS]->() RETURN m")) == 3

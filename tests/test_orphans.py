@@ -55,7 +55,7 @@ def test_the_setting_decides_in_a_real_extraction(tmp_path: Path) -> None:
             replay.write_text(json.dumps({"format": "graphrag_got.replay/1", "model": "test", "responses": [
                 {"chunk_id": c.id, "chunk_hash": c.hash, "responses": [json.dumps(answer)]} for c in chunks]}),
                 encoding="utf-8")
-        summary = run_extraction(settings, onto, corpus)
+        summary = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
         out[mode] = json.loads(summary.out_path.read_text(encoding="utf-8"))
     assert sorted(e["name"] for e in out["drop"]["entities"]) == ["Ann", "Rome"]
     assert sorted(e["name"] for e in out["keep"]["entities"]) == ["Ann", "Oslo", "Rome"]

@@ -252,7 +252,7 @@ def test_context_overflow_is_named_and_retried_once_the_settings_change(tmp_path
     corpus = _corpus(tmp_path)
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", chunk_min_chars=10)
     onto = Ontology.from_file(GOT)
-    first = run_extraction(settings, onto, corpus, chat=_Chat(limit=500))
+    first = run_extraction(settings.extract, onto, corpus, chat=_Chat(limit=500), files=settings.files, chunking=settings.chunking, llm=settings.llm)
     lines = "\n".join(first.lines())
     assert first.failed_by_reason == {"context_overflow": 1}
     assert "context overflow 1" in lines and "GRAPHRAG_LLAMACPP_N_CTX" in lines and "--retry-failed" in lines
@@ -261,24 +261,26 @@ def test_context_overflow_is_named_and_retried_once_the_settings_change(tmp_path
     assert failed["reason"] == "context_overflow"
 
     same = _Chat(limit=500)
-    again = run_extraction(settings, onto, corpus, chat=same)  # nothing changed: the failure is reused
+    again = run_extraction(settings.extract, onto, corpus, chat=same, files=settings.files, chunking=settings.chunking, llm=settings.llm)  # nothing changed: the failure is reused
     assert same.calls == 0 and again.failed_by_reason == {"context_overflow": 1}
     assert "all cached, 1 of them failures" in "\n".join(again.lines())
 
     bigger = _Chat(limit=100_000)
-    fixed = run_extraction(settings.with_overrides(llamacpp_n_ctx=16384), onto, corpus, chat=bigger)
+    cfg = settings.with_overrides(llamacpp_n_ctx=16384)
+    fixed = run_extraction(cfg.extract, onto, corpus, chat=bigger, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     assert bigger.calls == 1 and fixed.failed_chunks == 0 and fixed.retried_failures == 1
 
 
 def test_unusable_answer_is_named_with_its_advice(tmp_path: Path) -> None:
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", chunk_min_chars=10)
     corpus = _corpus(tmp_path)
-    summary = run_extraction(settings, Ontology.from_file(GOT), corpus, chat=_Chat(answer="no json"))
+    summary = run_extraction(settings.extract, Ontology.from_file(GOT), corpus, chat=_Chat(answer="no json"), files=settings.files, chunking=settings.chunking, llm=settings.llm)
     lines = "\n".join(summary.lines())
     assert summary.failed_by_reason == {"unusable_answer": 2}
     assert "unusable answer 2" in lines and "--retry-failed" in lines
     rerun = _Chat()
-    run_extraction(settings.with_overrides(llamacpp_n_ctx=16384), Ontology.from_file(GOT), corpus, chat=rerun)
+    cfg = settings.with_overrides(llamacpp_n_ctx=16384)
+    run_extraction(cfg.extract, Ontology.from_file(GOT), corpus, chat=rerun, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     assert rerun.calls == 0  # what the model wrote does not depend on the context size
 
 
@@ -331,7 +333,7 @@ def test_unreadable_notes_are_skipped_with_a_record_and_strict_stops(tmp_path: P
 def test_extract_records_skipped_notes_and_the_cli_strict_flag_exits_non_zero(tmp_path: Path, capsys) -> None:
     vault = _bad_vault(tmp_path / "vault")
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", chunk_min_chars=10)
-    summary = run_extraction(settings, Ontology.from_file(GOT), vault, chat=_Chat())
+    summary = run_extraction(settings.extract, Ontology.from_file(GOT), vault, chat=_Chat(), files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert len(summary.skipped_files) == 4
     assert any(line.startswith("  files skipped: 4") for line in summary.lines())
     assert Extraction.read(summary.out_path).counts.files_skipped == 4
@@ -369,7 +371,7 @@ def test_documents_over_the_size_cap_are_skipped_with_a_record(tmp_path: Path) -
 
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", chunk_min_chars=10, max_document_bytes=10_000)
     chat = _Chat()
-    summary = run_extraction(settings, Ontology.from_file(NOTES), vault, chat=chat)
+    summary = run_extraction(settings.extract, Ontology.from_file(NOTES), vault, chat=chat, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert chat.calls == 1 and summary.documents == 1
     assert any(line.startswith("  files skipped: 1") and "too_large" in line for line in summary.lines())
     [record] = Extraction.read(summary.out_path).skipped_files
@@ -398,15 +400,16 @@ def test_a_long_run_says_first_how_many_chunks_and_how_long(tmp_path: Path, capl
         caplog.clear()
         return lines
 
-    run_extraction(settings, onto, corpus("a", "sobre el norte"), chat=_Chat())
+    run_extraction(settings.extract, onto, corpus("a", "sobre el norte"), chat=_Chat(), files=settings.files, chunking=settings.chunking, llm=settings.llm)
     [first] = announced()
     assert first.startswith("3 chunks to ask the model") and "no measured time for" in first, first
-    run_extraction(settings, onto, corpus("b", "sobre el sur"), chat=_Chat())
+    run_extraction(settings.extract, onto, corpus("b", "sobre el sur"), chat=_Chat(), files=settings.files, chunking=settings.chunking, llm=settings.llm)
     [second] = announced()
     assert second.startswith("3 chunks to ask the model") and "measured" in second and "per chunk" in second, second
-    run_extraction(settings.with_overrides(announce_chunks=3), onto, corpus("c", "sobre el este"), chat=_Chat())
+    cfg = settings.with_overrides(announce_chunks=3)
+    run_extraction(cfg.extract, onto, corpus("c", "sobre el este"), chat=_Chat(), files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     assert announced() == []  # not more than the setting: nothing to announce
-    run_extraction(settings, onto, corpus("a", "sobre el norte"), chat=_Chat())
+    run_extraction(settings.extract, onto, corpus("a", "sobre el norte"), chat=_Chat(), files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert announced() == []  # all cached: no call to announce
 
     replay = tmp_path / "replay.json"
@@ -539,7 +542,7 @@ def test_the_discarded_report_lists_files_not_read_and_failure_reasons(tmp_path:
 
     vault = _bad_vault(tmp_path / "vault")
     settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", chunk_min_chars=10)
-    summary = run_extraction(settings, Ontology.from_file(GOT), vault, chat=_Chat(answer="no json"))
+    summary = run_extraction(settings.extract, Ontology.from_file(GOT), vault, chat=_Chat(answer="no json"), files=settings.files, chunking=settings.chunking, llm=settings.llm)
     text = to_markdown(build_report(Extraction.read(summary.out_path), GOT))
     assert "## Files not read" in text and "latin1.md" in text and "not valid UTF-8" in text
     assert "unusable answer: no valid JSON" in text

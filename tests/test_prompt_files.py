@@ -110,8 +110,9 @@ def test_an_extraction_asks_again_under_an_edited_prompt_and_hits_the_cache_othe
     base = Settings().with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out")
 
     def run(prompts_dir: Path | None) -> tuple[int, str]:
-        summary = run_extraction(base.with_overrides(prompts_dir=prompts_dir), GOT, ROOT / "corpus" / "got.txt",
-                                 chat=chat)
+        cfg = base.with_overrides(prompts_dir=prompts_dir)
+        summary = run_extraction(cfg.extract, GOT, ROOT / "corpus" / "got.txt",
+                                 chat=chat, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
         return summary.llm_calls, Extraction.read(summary.out_path).prompt_version
 
     first, version = run(None)

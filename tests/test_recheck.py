@@ -55,7 +55,7 @@ def test_extract_seals_its_file_and_load_trusts_it(tmp_path: Path) -> None:
     settings = Settings().with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", llm_provider="replay",
                                          replay_file=ROOT / "tests" / "data" / "recorded" / "got-qwen2.5-coder-1.5b.json")
     onto = Ontology.from_file(ROOT / "ontology" / "got.json")
-    summary = run_extraction(settings, onto, ROOT / "corpus" / "got.txt")
+    summary = run_extraction(settings.extract, onto, ROOT / "corpus" / "got.txt", files=settings.files, chunking=settings.chunking, llm=settings.llm)
     ext = Extraction.read(summary.out_path)  # as written: the seal travels in the file
     assert ext.records_digest == records_digest(ext)
     trusted = build_plan(ext, onto, validator=_Refusing(onto))

@@ -37,7 +37,7 @@ def recording(request) -> Path:
 def replayed(recording: Path, tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("recorded")
     settings = Settings(home=tmp / "home", out_dir=tmp / "out", llm_provider="replay", replay_file=recording)
-    summary = run_extraction(settings, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus" / "got.txt")
+    summary = run_extraction(settings.extract, Ontology.from_file(ROOT / "ontology" / "got.json"), ROOT / "corpus" / "got.txt", files=settings.files, chunking=settings.chunking, llm=settings.llm)
     recorded = json.loads(recording.read_text(encoding="utf-8"))
     assert summary.llm_calls == sum(len(r["responses"]) for r in _extraction_responses(recorded))
     return json.loads(summary.out_path.read_text(encoding="utf-8"))
@@ -80,7 +80,7 @@ def test_refusals_are_real_and_reproducible(replayed, recording):
     onto = Ontology.from_file(ROOT / "ontology" / "got.json")
     settings = Settings()
     assert settings.extract.evidence and settings.extract.repair
-    validator = make_validator(settings, onto)
+    validator = make_validator(settings.extract, onto)
     recorded = {r["chunk_id"]: r["responses"]
                 for r in _extraction_responses(json.loads(recording.read_text(encoding="utf-8")))}
     chunks = {c["id"]: c for c in replayed["chunks"]}

@@ -86,8 +86,10 @@ def test_a_relation_with_cues_is_kept_only_where_the_text_states_it():
     # off by setting; and without evidence (no text) nothing is checked
     off = _check(onto, "Ana y Luis asisten a la Boda Roja.", EvidenceRules(cues=False))
     assert {r.relation for r in off.relations} == {"CASADO_CON", "CONOCE"}
-    assert EvidenceRules.from_settings(Settings(relation_cues=False)).cues is False
-    assert EvidenceRules.from_settings(Settings()).cues is True
+    cfg = Settings(relation_cues=False)
+    assert EvidenceRules.from_settings(cfg.extract).cues is False
+    cfg = Settings()
+    assert EvidenceRules.from_settings(cfg.extract).cues is True
 
 
 def test_the_report_suggests_what_to_do_with_no_cue_refusals(tmp_path):
@@ -138,7 +140,7 @@ def test_extract_hides_cue_words_inside_names_other_chunks_list(tmp_path):
     (tmp_path / "replay.json").write_text(json.dumps({"format": "graphrag_got.replay/1", "model": "test", "responses": [
         {"chunk_id": c.id, "chunk_hash": c.hash, "responses": [json.dumps(a)]} for c, a in zip(chunks, (first, second))]}),
         encoding="utf-8")
-    summary = run_extraction(settings, onto, corpus)
+    summary = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     data = json.loads(summary.out_path.read_text(encoding="utf-8"))
     # "boda" in the second chunk is part of a name the first chunk's answer lists: no cue for CASADO_CON
     assert [r["relation"] for r in data["relations"]] == ["ASISTE_A"]

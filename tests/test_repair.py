@@ -238,7 +238,8 @@ def _chat(counter: CallCounter) -> FakeListChatModel:
 def test_repairs_are_records_of_the_extraction_and_revalidate_reapplies_them_without_calls(
         onto: Ontology, corpus: Path, tmp_path: Path) -> None:
     counter = CallCounter()
-    first = run_extraction(_settings(tmp_path), onto, corpus, chat=_chat(counter))
+    cfg = _settings(tmp_path)
+    first = run_extraction(cfg.extract, onto, corpus, chat=_chat(counter), files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     assert counter.calls == 2 and first.repairs == 2
     assert first.repairs_by_reason == {"flipped_ends": 1, "inferred_class": 1}
     assert any("audited repairs 2" in line for line in first.lines())
@@ -248,12 +249,14 @@ def test_repairs_are_records_of_the_extraction_and_revalidate_reapplies_them_wit
         ("Robb Stark", "PARTICIPA_EN", "Boda Roja"), ("Olenna Tyrell", "PERTENECE_A", "Casa Tyrell")}
     assert [r.reason for r in ext.rejections] == [Reason.NOT_IN_TEXT]  # Wolfgang Frey
 
-    again = run_extraction(_settings(tmp_path), onto, corpus, chat=_chat(counter), revalidate=True)
+    cfg = _settings(tmp_path)
+    again = run_extraction(cfg.extract, onto, corpus, chat=_chat(counter), revalidate=True, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     assert counter.calls == 2 and again.llm_calls == 0 and again.revalidated
     ext2 = Extraction.read(again.out_path)
     assert ext2.repairs == ext.repairs and ext2.relations == ext.relations
 
-    off = run_extraction(_settings(tmp_path, repair=False), onto, corpus, chat=_chat(counter), revalidate=True)
+    cfg = _settings(tmp_path, repair=False)
+    off = run_extraction(cfg.extract, onto, corpus, chat=_chat(counter), revalidate=True, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     assert counter.calls == 2 and off.repairs == 0 and off.relations == 0
     assert off.by_reason == {"not_in_text": 1, "object_not_extracted": 1, "subject_type_mismatch": 1}
 
@@ -261,7 +264,8 @@ def test_repairs_are_records_of_the_extraction_and_revalidate_reapplies_them_wit
 def test_cli_no_repair_flag_turns_repairs_off(onto: Ontology, corpus: Path, tmp_path: Path, capsys,
                                               monkeypatch) -> None:
     counter = CallCounter()
-    run_extraction(_settings(tmp_path), onto, corpus, chat=_chat(counter))  # fills the cache
+    cfg = _settings(tmp_path)
+    run_extraction(cfg.extract, onto, corpus, chat=_chat(counter), files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)  # fills the cache
     label = f"custom:{FakeListChatModel.__name__}"
     replay = tmp_path / "replay.json"
     from graphrag_got.ingest.chunking import read_corpus
@@ -283,7 +287,8 @@ def test_cli_no_repair_flag_turns_repairs_off(onto: Ontology, corpus: Path, tmp_
 
 
 def test_report_shows_repairs_by_reason_with_examples(onto: Ontology, corpus: Path, tmp_path: Path) -> None:
-    summary = run_extraction(_settings(tmp_path), onto, corpus, chat=_chat(CallCounter()))
+    cfg = _settings(tmp_path)
+    summary = run_extraction(cfg.extract, onto, corpus, chat=_chat(CallCounter()), files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     report = build_report(summary.out_path, onto)
     assert report.totals.repairs == 2 and report.repair_reasons == {"flipped_ends": 1, "inferred_class": 1}
     flip = next(g for g in report.repair_groups if g.reason == "flipped_ends")

@@ -340,8 +340,8 @@ def _run(p: dict[str, Path], **kw: Any) -> tuple[Any, Extraction]:
     settings = Settings(home=p["home"], out_dir=p["out"], chunk_min_chars=10, llm_provider="replay",
                         replay_file=p["replay"], ontology_path=p["ontology"], **{k: v for k, v in kw.items()
                                                                                  if k != "revalidate"})
-    summary = run_extraction(settings, Ontology.from_file(p["ontology"]), p["corpus"],
-                             revalidate=kw.get("revalidate", False))
+    summary = run_extraction(settings.extract, Ontology.from_file(p["ontology"]), p["corpus"],
+                             revalidate=kw.get("revalidate", False), files=settings.files, chunking=settings.chunking, llm=settings.llm)
     return summary, Extraction.read(summary.out_path)
 
 
@@ -402,7 +402,7 @@ def test_neo4j_nodes_get_aliases_and_local_search_anchors_on_them(project, clean
 
     summary, ext = _run(project)
     settings = neo4j_settings.with_overrides(home=project["home"], out_dir=project["out"])
-    load_extraction(clean_graph, settings, summary.out_path, GOT)
+    load_extraction(clean_graph, settings.neo4j, summary.out_path, GOT, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
     rows = graphdb.read_all(clean_graph, settings.neo4j,
                             "MATCH (e:Entity) RETURN e.uid AS uid, e.aliases AS aliases ORDER BY uid")
     assert {r["uid"]: r["aliases"] for r in rows} == {

@@ -130,7 +130,7 @@ def service_graph(neo4j_driver, neo4j_settings, wipe_graph, tmp_path_factory):  
     settings = service_settings(neo4j_settings, tmp)
     path, sentence = evidence_extraction(tmp / "extraction.json")
     wipe_graph()
-    load_extraction(neo4j_driver, settings, path, ONTO)
+    load_extraction(neo4j_driver, settings.neo4j, path, ONTO, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
     comms = detect_communities(read_entity_graph(neo4j_driver, settings.neo4j, ONTO,
                                                  communities=settings.communities, files=settings.files), 1.0, 42)
     write_communities(neo4j_driver, settings.neo4j, comms,

@@ -53,11 +53,11 @@ def test_the_extraction_file_stores_usage_and_the_summary_prints_it(tmp_path: Pa
     (corpus / "a.txt").write_text("Un texto bastante largo para ser un fragmento.\n", encoding="utf-8")
     chat = _Empty()
     settings = Settings(home=tmp_path / "h", out_dir=tmp_path / "o", chunk_min_chars=5, ontology_path=GOT)
-    summary = run_extraction(settings, Ontology.from_file(GOT), corpus, chat=chat)
+    summary = run_extraction(settings.extract, Ontology.from_file(GOT), corpus, chat=chat, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     ext = Extraction.read(summary.out_path)
     assert ext.usage.calls == 1 and ext.usage.input_tokens > 0 and ext.usage.tokens_estimated
     assert ext.usage.cost_usd is None  # a custom chat model: no known price
     assert summary.usage.startswith("LLM calls 1; tokens in/out ")
-    again = run_extraction(settings, Ontology.from_file(GOT), corpus, chat=chat)
+    again = run_extraction(settings.extract, Ontology.from_file(GOT), corpus, chat=chat, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert again.usage.startswith("LLM calls 0; tokens in/out 0/0")
     assert Extraction.read(again.out_path).usage.calls == 1  # the stored answers' calls, not this run's

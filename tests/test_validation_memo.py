@@ -71,7 +71,7 @@ def _add_document(corpus: Path, replay: Path, settings: Settings) -> None:
 def test_a_rebuild_reuses_unchanged_chunks_and_writes_what_a_full_validation_writes(setup, tmp_path, ontology):
     corpus, replay, settings = setup
     onto = Ontology.from_file(GOT if ontology == "got" else _no_cues(tmp_path))
-    first = run_extraction(settings, onto, corpus)
+    first = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert first.validations_reused == 0 and first.chunks == 16
     memo = memo_path(settings.cache_dir, first.out_path)
     assert memo.is_file()
@@ -79,13 +79,13 @@ def test_a_rebuild_reuses_unchanged_chunks_and_writes_what_a_full_validation_wri
     # nothing changed, but the file is rebuilt (its digest is gone): every chunk's validation is reused
     fingerprint.forget(first.out_path)
     before = _content(first.out_path)
-    again = run_extraction(settings, onto, corpus)
+    again = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert not again.unchanged and again.validations_reused == 16
     assert _content(again.out_path) == before
 
     # a new document changes the class votes of two names and the corpus names
     _add_document(corpus, replay, settings)
-    updated = run_extraction(settings, onto, corpus)
+    updated = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     with_memo = _content(updated.out_path)
     assert updated.chunks == 17 and updated.llm_calls == 1
     if ontology == "got":  # the cue check masks every corpus name: a new name revalidates every chunk
@@ -96,7 +96,7 @@ def test_a_rebuild_reuses_unchanged_chunks_and_writes_what_a_full_validation_wri
     # the same inputs without a memo: the same file
     memo.unlink()
     fingerprint.forget(updated.out_path)
-    fresh = run_extraction(settings, onto, corpus)
+    fresh = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert fresh.validations_reused == 0
     assert _content(fresh.out_path) == with_memo
 
@@ -104,20 +104,21 @@ def test_a_rebuild_reuses_unchanged_chunks_and_writes_what_a_full_validation_wri
 def test_a_damaged_or_foreign_memo_is_ignored(setup, tmp_path, caplog):
     corpus, _, settings = setup
     onto = Ontology.from_file(GOT)
-    first = run_extraction(settings, onto, corpus)
+    first = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     before = _content(first.out_path)
     memo = memo_path(settings.cache_dir, first.out_path)
 
     memo.write_text('{"format": "validated-chunks/1", "context": "x", "chunks": {"a": 1}}', encoding="utf-8")
     fingerprint.forget(first.out_path)
     with caplog.at_level("WARNING"):
-        damaged = run_extraction(settings, onto, corpus)
+        damaged = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert damaged.validations_reused == 0 and "damaged" in caplog.text
     assert _content(damaged.out_path) == before
 
     # another setting of the extraction: the memo's context differs, nothing is reused
     fingerprint.forget(first.out_path)
-    other = run_extraction(settings.with_overrides(min_confidence=0.99), onto, corpus)
+    cfg = settings.with_overrides(min_confidence=0.99)
+    other = run_extraction(cfg.extract, onto, corpus, files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     assert other.validations_reused == 0
 
 
@@ -153,16 +154,16 @@ def test_a_repair_that_quotes_vote_counts_is_redone_when_the_counts_change(tmp_p
 
     for i, cls in enumerate(["Company", "Company", "Company", "Product"]):
         note(f"n{i}.txt", f"Widget{i}", cls)
-    first = run_extraction(settings, onto, corpus)
+    first = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     quoted = [r["message"] for r in _content(first.out_path)["repairs"] if r["reason"] == "majority_class"]
     assert len(quoted) == 1 and "Company in 3" in quoted[0]
 
     note("n4.txt", "Widget4", "Company")
-    second = run_extraction(settings, onto, corpus)
+    second = run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert second.validations_reused == 3  # n0-n2; n3 quotes the counts, n4 is new
     quoted = [r["message"] for r in _content(second.out_path)["repairs"] if r["reason"] == "majority_class"]
     assert len(quoted) == 1 and "Company in 4" in quoted[0]
     with_memo = _content(second.out_path)
     memo_path(settings.cache_dir, second.out_path).unlink()
     fingerprint.forget(second.out_path)
-    assert _content(run_extraction(settings, onto, corpus).out_path) == with_memo
+    assert _content(run_extraction(settings.extract, onto, corpus, files=settings.files, chunking=settings.chunking, llm=settings.llm).out_path) == with_memo

@@ -63,7 +63,7 @@ def test_unconfirmed_triples_are_refused_with_the_question_and_verdicts_are_cach
     settings, corpus, a, b = _setup(tmp_path)
     onto = _onto()
     chat = _Chat(answers=[json.dumps(a), json.dumps(b)], asked=[])
-    summary = run_extraction(settings, onto, corpus, chat=chat)
+    summary = run_extraction(settings.extract, onto, corpus, chat=chat, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     ext = Extraction.read(summary.out_path)
     assert [(r.subject, r.object) for r in ext.relations] == [("Alfa Uno", "Beta Dos")]
     refused = [r for r in ext.rejections if r.reason == Reason.NOT_CONFIRMED]
@@ -75,7 +75,7 @@ def test_unconfirmed_triples_are_refused_with_the_question_and_verdicts_are_cach
 
     # a rerun pays nothing: chunk answers and verdicts come from the caches
     again = _Chat(answers=[], asked=[])
-    summary2 = run_extraction(settings, onto, corpus, chat=again)
+    summary2 = run_extraction(settings.extract, onto, corpus, chat=again, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert summary2.llm_calls == 0 and again.asked == []
     assert [(r.subject, r.object) for r in Extraction.read(summary2.out_path).relations] == [("Alfa Uno", "Beta Dos")]
 
@@ -83,10 +83,11 @@ def test_unconfirmed_triples_are_refused_with_the_question_and_verdicts_are_cach
 def test_revalidation_never_calls_the_model_and_keeps_unverified_triples(tmp_path: Path) -> None:
     settings, corpus, a, b = _setup(tmp_path)
     onto = _onto()
-    run_extraction(settings.with_overrides(verify=False), onto, corpus, chat=_Chat(answers=[json.dumps(a), json.dumps(b)],
-                                                                                    asked=[]))
+    cfg = settings.with_overrides(verify=False)
+    run_extraction(cfg.extract, onto, corpus, chat=_Chat(answers=[json.dumps(a), json.dumps(b)],
+                                                                                    asked=[]), files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
     idle = _Chat(answers=[], asked=[])
-    summary = run_extraction(settings, onto, corpus, chat=idle, revalidate=True)
+    summary = run_extraction(settings.extract, onto, corpus, chat=idle, revalidate=True, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     assert summary.llm_calls == 0 and idle.asked == []  # revalidation never asks
     assert "2 unverified" in (summary.verification or "")
     assert len(Extraction.read(summary.out_path).relations) == 2
@@ -96,10 +97,10 @@ def test_exported_replay_carries_the_verdicts(tmp_path: Path) -> None:
     settings, corpus, a, b = _setup(tmp_path)
     onto = _onto()
     replay = tmp_path / "replay.json"
-    run_extraction(settings, onto, corpus, chat=_Chat(answers=[json.dumps(a), json.dumps(b)], asked=[]),
-                   export_replay=replay)
+    run_extraction(settings.extract, onto, corpus, chat=_Chat(answers=[json.dumps(a), json.dumps(b)], asked=[]),
+                   export_replay=replay, files=settings.files, chunking=settings.chunking, llm=settings.llm)
     fresh = settings.with_overrides(home=tmp_path / "home2", out_dir=tmp_path / "out2", replay_file=replay)
-    summary = run_extraction(fresh, onto, corpus)  # the replay provider answers every call
+    summary = run_extraction(fresh.extract, onto, corpus, files=fresh.files, chunking=fresh.chunking, llm=fresh.llm)  # the replay provider answers every call
     ext = Extraction.read(summary.out_path)
     assert [(r.subject, r.object) for r in ext.relations] == [("Alfa Uno", "Beta Dos")]
     assert [r.subject for r in ext.rejections if r.reason == Reason.NOT_CONFIRMED] == ["Gamma Tres"]

@@ -240,7 +240,7 @@ def walk_anchor(clone: Path, revs: list[str], a: int, max_k: int, work: Path, tr
     wipe(driver, settings)
     t0 = time.perf_counter()
     ext, _ = refresh(onto, clone, out_path, coverage=[work / "coverage" / f"{revs[a]}.coverage"])
-    load_extraction(driver, settings, ext, onto)
+    load_extraction(driver, settings.neo4j, ext, onto, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
     first_load = time.perf_counter() - t0
     pairs, refreshes = [], []
     for k in range(1, max_k + 1):
@@ -275,7 +275,7 @@ def walk_anchor(clone: Path, revs: list[str], a: int, max_k: int, work: Path, tr
         checkout(clone, revs[i])
         t2 = time.perf_counter()
         ext, summary = refresh(onto, clone, out_path, since=revs[i - 1])
-        load = load_extraction(driver, settings, ext, onto)
+        load = load_extraction(driver, settings.neo4j, ext, onto, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
         refreshes.append({"commit": revs[i][:10], "touched": len(summary.touched), "parsed": summary.parsed,
                           "documents_changed": len(summary.documents_changed),
                           "documents_removed": len(summary.documents_removed), "load_updated": load.documents_updated,
@@ -309,7 +309,7 @@ def equality(clone: Path, out_path: Path, driver: Any, settings: Any, onto: Any)
     a.pop("created")
     b.pop("created")
     wipe(driver, settings)
-    load_extraction(driver, settings, full, onto)
+    load_extraction(driver, settings.neo4j, full, onto, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
     after = graph_dump(driver, settings)
     return {"extraction_equal": a == b, "graph_equal": before == after, "entities": len(before["nodes"]),
             "relations": len(before["relations"])}

@@ -241,7 +241,7 @@ def measure_package(spec: str, work: Path) -> dict[str, Any]:
             raise SystemExit(f"{settings.neo4j.uri} holds documents that are not Python files ({len(ids)}): this "
                              "benchmark replaces the graph; point NEO4J_URI at a scratch server.")
         t0 = time.perf_counter()
-        load_extraction(driver, settings, summary.out_path, onto)
+        load_extraction(driver, settings.neo4j, summary.out_path, onto, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
         load_seconds = time.perf_counter() - t0
         for f in targets:
             for _ in range(REPEATS):

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     with connect(settings.neo4j) as driver:
         with driver.session(database=settings.neo4j.database) as s:
             s.run("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
-        load_extraction(driver, settings, out, onto)
+        load_extraction(driver, settings.neo4j, out, onto, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
         t0 = time.perf_counter()
         with_cov = orphans(driver, settings.neo4j)
         seconds = time.perf_counter() - t0

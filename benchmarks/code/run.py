@@ -133,7 +133,7 @@ def impact_check(ext_path: Path, ext: Extraction, root: Path) -> dict[str, Any]:
             raise SystemExit(f"{settings.neo4j.uri} holds documents that are not Python files ({len(ids)} documents): "
                              "this benchmark replaces the graph; point NEO4J_URI at a scratch server.")
         t0 = time.perf_counter()
-        load = load_extraction(driver, settings, ext_path, Ontology.from_file(ONTOLOGY))
+        load = load_extraction(driver, settings.neo4j, ext_path, Ontology.from_file(ONTOLOGY), graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
         load_seconds = time.perf_counter() - t0
         rows = []
         tp = fp = fn = 0

@@ -222,7 +222,7 @@ def prepare_database(driver: neo4j.Driver, settings: Settings, *, force: bool = 
 def load_fixed(driver: neo4j.Driver, settings: Settings, extraction: Path | dict[str, Any], onto: Ontology
                ) -> LoadSummary:  # fmt: skip
     """Load ``extraction`` into an empty database and leave the benchmark's marker node."""
-    summary = load_extraction(driver, settings, extraction, onto)
+    summary = load_extraction(driver, settings.neo4j, extraction, onto, graph=settings.graph, extract=settings.extract, embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
     driver.execute_query(
         Q_SET_MARKER, database_=settings.neo4j.database, fingerprint=_fingerprint(driver, settings),
         extraction=str(extraction) if not isinstance(extraction, dict) else "<dict>",

@@ -250,7 +250,7 @@ def run_rung(rung: Rung, workdir: Path, *, ontology: Ontology, gold: Mapping[str
     base = Settings(home=workdir / "home", out_dir=workdir / "out", llm_provider="replay", replay_file=replay,
                     ontology_path=Path(ontology.source), corpus_path=corpus).with_overrides(**(settings or {}))
     chosen, kwargs = _split(rung.configure(base), base, rung.name)
-    summary = run_extraction(chosen, ontology, corpus, chosen.files.out_dir / "extraction.json", **kwargs)
+    summary = run_extraction(chosen.extract, ontology, corpus, chosen.files.out_dir / "extraction.json", **kwargs, files=chosen.files, chunking=chosen.chunking, llm=chosen.llm)
     pred = read_extraction_file(summary.out_path)
     result = score(pred, gold, ontology, pred_source=f"{summary.out_path} (rung {rung.name!r})",
                    gold_source="gold extraction")

@@ -197,7 +197,7 @@ def run_pipeline(settings: Settings, onto: Ontology, answers: list[ChunkAnswer],
     relations (``relations_<name>``), the refusals by reason and those equal to a gold triple, and the
     repairs by reason (``repairs`` for the pipeline itself, ``<name>_repairs`` for another one). A failed
     answer keeps nothing."""
-    validated, repairs = replay.repair_then_validate(make_validator(settings, onto), answers,
+    validated, repairs = replay.repair_then_validate(make_validator(settings.extract, onto), answers,
                                                      threshold=settings.extract.mention_threshold, with_text=True)
     kept_by_sentence: dict[str, list[scorer.Triple]] = {sid: [] for sid in before}
     n_kept = 0

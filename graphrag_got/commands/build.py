@@ -33,7 +33,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from graphrag_got.pipeline.build import run_build
     from graphrag_got.prompts import COMMUNITY_REPORT
 
-    print_prompt_lines(settings, prompt_names(settings) + (() if args.no_communities else (COMMUNITY_REPORT,)))
+    print_prompt_lines(settings, prompt_names(settings.extract)
+                       + (() if args.no_communities else (COMMUNITY_REPORT,)))
     with progress_bar() as progress:
         res = run_build(settings.with_overrides(extraction=args.strategy), args.corpus,
                         communities=not args.no_communities, say=lambda line: print(line, flush=True),

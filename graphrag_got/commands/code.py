@@ -52,7 +52,10 @@ def run_refresh(args: argparse.Namespace, settings: Settings) -> int:
             from graphrag_got.graph.load import load_extraction
 
             with connect(settings.neo4j) as driver:
-                summary.load = load_extraction(driver, settings, ext, onto, progress=progress, source=str(out))
+                summary.load = load_extraction(driver, settings.neo4j, ext, onto, progress=progress, source=str(out),
+                                               graph=settings.graph, extract=settings.extract,
+                                               embedding=settings.embedding, code=settings.code, llm=settings.llm,
+                                               files=settings.files)
     for line in summary.lines():
         print(line)
     return 0

@@ -70,12 +70,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from graphrag_got.commands.prompts import print_prompt_lines
     from graphrag_got.extract.run import prompt_names
 
-    print_prompt_lines(settings, prompt_names(settings))
+    print_prompt_lines(settings, prompt_names(settings.extract))
     with progress_bar() as progress:
-        summary = run_extraction(settings, onto, args.corpus, args.output, revalidate=args.revalidate,
+        summary = run_extraction(settings.extract, onto, args.corpus, args.output, revalidate=args.revalidate,
                                  retry_failed=args.retry_failed,
                                  export_replay=Path(args.export_replay) if args.export_replay else None,
-                                 progress=progress)
+                                 progress=progress, files=settings.files, chunking=settings.chunking,
+                                 llm=settings.llm)
     for line in summary.lines():
         print(line)
     return 0

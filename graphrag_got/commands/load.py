@@ -53,8 +53,9 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         settings = settings.with_overrides(batch_size=args.batch_size)
     driver, ontology = _connect_and_ontology(settings)
     with driver, progress_bar() as progress:
-        s = load_extraction(driver, settings, args.extraction, ontology, progress=progress,
-                            embed=getattr(args, "embed", None))
+        s = load_extraction(driver, settings.neo4j, args.extraction, ontology, progress=progress,
+                            embed=getattr(args, "embed", None), graph=settings.graph, extract=settings.extract,
+                            embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
     for line in s.report_lines():
         print(line)
     return 0
@@ -70,7 +71,8 @@ def _file_comparison(args: argparse.Namespace, settings: Settings, driver, ontol
         if args.extraction:
             raise ExtractionFileError(f"{path}: extraction file not found (stats --extraction)")
         return {"path": str(path), "compared": False}
-    result = compare_with_file(driver, settings, Extraction.read(path), ontology)
+    result = compare_with_file(driver, settings.neo4j, Extraction.read(path), ontology, graph=settings.graph,
+                               extract=settings.extract)
     return {"path": str(path), "compared": True, "equal": result.equal, "differences": result.total,
             "by_section": result.by_section, "first": [d.line() for d in result.differences]}
 
@@ -80,7 +82,7 @@ def run_stats(args: argparse.Namespace, settings: Settings) -> int:
 
     driver, ontology = _connect_and_ontology(settings)
     with driver:
-        st = graph_stats(driver, settings, ontology)
+        st = graph_stats(driver, settings.neo4j, ontology)
         st["extraction"] = _file_comparison(args, settings, driver, ontology)
     file_check = st["extraction"]
     differs = bool(file_check and file_check["compared"] and not file_check["equal"])

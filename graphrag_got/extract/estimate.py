@@ -6,8 +6,8 @@ Each finished run records the median wall time of its chunk calls per model in
 median seconds / calls in flight). A model never measured on this machine gets the typical figure
 of its provider when we have measured one (the embedded llama.cpp model), else only the count.
 
-    line = announcement(settings, label, provider, chunks=3120, workers=1)   # None: nothing to say
-    remember_timing(settings, label, [12.1, 11.8, ...])
+    line = announcement(settings.extract, label, provider, chunks=3120, workers=1, files=settings.files)  # None: nothing to say
+    remember_timing(settings.files, label, [12.1, 11.8, ...])
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import statistics
 from pathlib import Path
 
 from graphrag_got.common.files import write_json_atomic
-from graphrag_got.config import Settings
+from graphrag_got.config import ExtractSettings, FilesSettings
 
 logger = logging.getLogger(__name__)
 
@@ -28,35 +28,35 @@ TIMING_FILE = "extract_timing.json"
 TYPICAL_SECONDS = {"llamacpp": 150.0}
 
 
-def _path(settings: Settings) -> Path:
-    return settings.cache_dir / TIMING_FILE
+def _path(files: FilesSettings) -> Path:
+    return files.cache_dir / TIMING_FILE
 
 
-def _read(settings: Settings) -> dict[str, dict[str, float]]:
+def _read(files: FilesSettings) -> dict[str, dict[str, float]]:
     try:
-        data = json.loads(_path(settings).read_text(encoding="utf-8"))
+        data = json.loads(_path(files).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def measured_seconds(settings: Settings, label: str) -> tuple[float, int] | None:
+def measured_seconds(files: FilesSettings, label: str) -> tuple[float, int] | None:
     """(median seconds per chunk call, calls measured) of model ``label`` on this machine, if known."""
-    entry = _read(settings).get(label)
+    entry = _read(files).get(label)
     try:
         return float(entry["seconds_per_chunk"]), int(entry["chunks"])  # type: ignore[index]
     except (TypeError, KeyError, ValueError):
         return None
 
 
-def remember_timing(settings: Settings, label: str, seconds: list[float]) -> None:
+def remember_timing(files: FilesSettings, label: str, seconds: list[float]) -> None:
     """Record the median of this run's chunk call times for ``label`` (nothing when none was timed)."""
     if not seconds:
         return
-    data = _read(settings)
+    data = _read(files)
     data[label] = {"seconds_per_chunk": round(statistics.median(seconds), 3), "chunks": len(seconds)}
     try:
-        write_json_atomic(_path(settings), data)
+        write_json_atomic(_path(files), data)
     except OSError as exc:  # a read-only cache folder costs the next estimate, not this run
         logger.debug("cannot record extraction timing: %s", exc)
 
@@ -71,14 +71,15 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 86400:.1f} days"
 
 
-def announcement(settings: Settings, label: str, provider: str, *, chunks: int, workers: int) -> str | None:
+def announcement(extract: ExtractSettings, label: str, provider: str, *, chunks: int, workers: int,
+                 files: FilesSettings) -> str | None:
     """The line to say before asking the model about ``chunks`` chunks, or None when they are not
-    more than ``settings.extract.announce_chunks``."""
-    limit = settings.extract.announce_chunks
+    more than ``extract.announce_chunks`` (``files``: where the last runs' timings are kept)."""
+    limit = extract.announce_chunks
     if chunks <= limit and limit > 0:
         return None
     head = f"{chunks:,} chunks to ask the model {label} (one call each, {workers} at a time)"
-    measured = measured_seconds(settings, label)
+    measured = measured_seconds(files, label)
     if measured is not None:
         per, n = measured
         source = f"measured: {per:.1f} s per chunk, the median of {n} call(s) of the last run"

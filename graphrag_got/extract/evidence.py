@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from graphrag_got.config import Settings
+    from graphrag_got.config import ExtractSettings
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,7 @@ class EvidenceRules:
             raise ValueError(f"mention threshold must be in (0, 1], got {self.threshold}")
 
     @classmethod
-    def from_settings(cls, settings: "Settings") -> "EvidenceRules":
-        return cls(window=settings.extract.evidence_window, threshold=settings.extract.mention_threshold,
-                   cues=settings.extract.relation_cues, direction=settings.extract.cue_direction)
+    def from_settings(cls, extract: "ExtractSettings") -> "EvidenceRules":
+        """The rules the ``extract`` section sets."""
+        return cls(window=extract.evidence_window, threshold=extract.mention_threshold,
+                   cues=extract.relation_cues, direction=extract.cue_direction)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from graphrag_got.common.sidecar import Sidecar
+from graphrag_got.config import ChunkingSettings, ExtractSettings
 from graphrag_got.extract.alias_file import alias_file_path
 
 logger = logging.getLogger(__name__)
@@ -87,11 +88,11 @@ def forget(out: Path) -> None:
     Sidecar(sidecar(out)).forget()
 
 
-def validation_context(settings: Any, onto: Any) -> dict[str, Any]:
+def validation_context(extract: ExtractSettings, chunking: ChunkingSettings, onto: Any) -> dict[str, Any]:
     """What every chunk's validation depends on beyond the chunk itself: the package's source, the ontology
     and its alias file, the extraction and chunking settings (the validation memo's context, and part of
     the extraction file's input digest)."""
     return {"code": code_version(), "ontology": onto.hash,
             "aliases": file_digest(alias_file_path(onto)),
-            "settings": {"extract": settings.extract.model_dump(mode="json"),
-                         "chunking": settings.chunking.model_dump(mode="json")}}
+            "settings": {"extract": extract.model_dump(mode="json"),
+                         "chunking": chunking.model_dump(mode="json")}}

@@ -35,7 +35,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
-from graphrag_got.config import Settings
 from graphrag_got.extract.extraction import EntityRecord, Merge, MergeRule, Reason, Rejection, RelationRecord
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.ontology.model import Ontology
@@ -291,16 +290,15 @@ def _fullness(e: EntityRecord) -> tuple[Any, ...]:
 
 
 def resolve_entities(entities: Sequence[EntityRecord], relations: Sequence[RelationRecord], onto: Ontology, *,
-                     settings: Settings | None = None, aliases: AliasFile | str | Path | None = None,
+                     aliases: AliasFile | str | Path | None = None,
                      fuzzy_threshold: float = FUZZY_THRESHOLD) -> Resolution:
     """Join the records that name one entity within each class (see the module docstring).
 
     ``entities`` and ``relations`` are aggregated records (one per uid / fact), as
     :func:`graphrag_got.extract.aggregate.aggregate` returns them. ``aliases`` is the alias file (an
     :class:`AliasFile` or a path); None reads ``<ontology stem>.aliases.json`` beside the ontology
-    when it exists. ``settings`` is accepted for options carried by the settings model (the caller
-    reads ``settings.extract.resolution``; none is read here today). Raises :class:`AliasFileError` for a
-    bad alias file. The inputs are not modified.
+    when it exists (the caller reads ``extract.resolution``, whether to resolve at all). Raises
+    :class:`AliasFileError` for a bad alias file. The inputs are not modified.
     """
     files = load_alias_file(onto, aliases)
     by_class: dict[str, list[EntityRecord]] = defaultdict(list)

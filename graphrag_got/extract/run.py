@@ -22,7 +22,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from graphrag_got.extract.cache import CacheRecord, ExtractionCache
 from graphrag_got.ingest.chunking import Chunk, ChunkedDocument, read_corpus
-from graphrag_got.config import Settings
+from graphrag_got.config import ChunkingSettings, ExtractSettings, FilesSettings, LLMSettings
 from graphrag_got.errors import ExtractionError, LLMError
 from graphrag_got.common.files import write_json_atomic
 from graphrag_got.common.memory import gc_paused
@@ -86,24 +86,24 @@ def strategy_prompts(strategy: str) -> tuple[str, ...]:
     return {"classify": CLASSIFY_PROMPTS, "mentions": MENTIONS_PROMPTS}.get(strategy, EXTRACT_PROMPTS)
 
 
-def prompt_names(settings: Settings) -> tuple[str, ...]:
-    """The prompts an extraction with ``settings`` sends (its strategy's, and verification's when on)."""
-    return strategy_prompts(settings.extract.strategy) + (VERIFY_PROMPTS if settings.extract.verify else ())
+def prompt_names(extract: ExtractSettings) -> tuple[str, ...]:
+    """The prompts an extraction with ``extract`` sends (its strategy's, and verification's when on)."""
+    return strategy_prompts(extract.strategy) + (VERIFY_PROMPTS if extract.verify else ())
 
 
-def prompt_version(settings: Settings, prompts: PromptSet) -> str:
+def prompt_version(extract: ExtractSettings, prompts: PromptSet) -> str:
     """The version of the extraction's prompts (its strategy's): the file's ``prompt_version``."""
-    if settings.extract.strategy == "mentions":
+    if extract.strategy == "mentions":
         return mentions_only.prompt_version(prompts)
-    return prompts.version(*strategy_prompts(settings.extract.strategy))
+    return prompts.version(*strategy_prompts(extract.strategy))
 
 
 # ---------------------------------------------------------------------------- the run
-def setup_key(settings: Settings, provider: str) -> str:
+def setup_key(llm: LLMSettings, provider: str) -> str:
     """The settings a context overflow or a provider failure depends on (not the chunk: its hash
     names the cache entry). A failed record made under another setup is asked again."""
-    return json.dumps({"provider": provider, "n_ctx": settings.llm.llamacpp_n_ctx, "max_tokens": settings.llm.max_tokens,
-                       "servers": sorted(settings.llm.openai_base_urls), "ollama": settings.llm.ollama_base_url},
+    return json.dumps({"provider": provider, "n_ctx": llm.llamacpp_n_ctx, "max_tokens": llm.max_tokens,
+                       "servers": sorted(llm.openai_base_urls), "ollama": llm.ollama_base_url},
                       sort_keys=True)
 
 
@@ -147,43 +147,46 @@ def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dic
                        output_tokens=attempt.output_tokens, tokens_estimated=attempt.tokens_estimated)
 
 
-def run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None = None,
-                   out_path: str | Path | None = None, *, chat: BaseChatModel | None = None,
+def run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path | None = None,
+                   out_path: str | Path | None = None, *, files: FilesSettings, chunking: ChunkingSettings,
+                   llm: LLMSettings, chat: BaseChatModel | None = None,
                    revalidate: bool = False, retry_failed: bool = False, export_replay: str | Path | None = None,
                    progress: ProgressCallback | None = None, strategy: StrategyChoice | None = None,
                    relations_for: Sequence[str] | None = None) -> ExtractionSummary:
-    """Extract ``corpus`` into ``out_path`` (see the module docstring). ``strategy``: the strategy the
+    """Extract ``corpus`` (default ``files.corpus_path``, cut by ``chunking``) into ``out_path`` (default
+    ``<files.out_dir>/extraction.json``) with ``llm``'s model under ``extract``'s rules (see the module
+    docstring); answers are cached under ``files.cache_dir``. ``strategy``: the strategy the
     caller chose (default: :func:`~graphrag_got.extract.strategy.choose_strategy`); ``relations_for``:
     notes or folders (paths in the corpus, or on disk under it) whose typed relations the mentions
     strategy asks as well (the generate strategy's question, cached like it). The embedded model's
     llama-server, when this run starts it, is stopped at its end (unless an enclosing ``demo`` or
     ``build`` started it)."""
     with llm_server.scope():
-        return _run_extraction(settings, onto, corpus, out_path, chat=chat, revalidate=revalidate,
+        return _run_extraction(extract, onto, corpus, out_path, files=files, chunking=chunking, llm=llm, chat=chat, revalidate=revalidate,
                                retry_failed=retry_failed, export_replay=export_replay, progress=progress,
                                strategy=strategy, relations_for=relations_for)
 
 
-def _chat_for(settings: Settings, provider: str, classify: bool) -> BaseChatModel:
+def _chat_for(llm: LLMSettings, provider: str, classify: bool, files: FilesSettings) -> BaseChatModel:
     """The run's chat model. The classify strategy scores its choices with the in-process model's
     log-probabilities, which llama-server does not give: with the embedded model it runs in-process."""
-    if classify and provider == "llamacpp" and settings.llm.llamacpp_backend != "in_process":
+    if classify and provider == "llamacpp" and llm.llamacpp_backend != "in_process":
         logger.info("classify strategy: the embedded model runs in-process (choices are scored by log-probability)")
-        settings = settings.with_overrides(llamacpp_backend="in_process")
-    return get_chat_model(settings.llm, provider, files=settings.files)
+        llm = llm.model_copy(update={"llamacpp_backend": "in_process"})
+    return get_chat_model(llm, provider, files=files)
 
 
-def _run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | None, out_path: str | Path | None, *,
-                    chat: BaseChatModel | None, revalidate: bool, retry_failed: bool,
+def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path | None, out_path: str | Path | None, *,
+                    files: FilesSettings, chunking: ChunkingSettings, llm: LLMSettings, chat: BaseChatModel | None, revalidate: bool, retry_failed: bool,
                     export_replay: str | Path | None, progress: ProgressCallback | None,
                     strategy: StrategyChoice | None, relations_for: Sequence[str] | None) -> ExtractionSummary:
     t0 = time.monotonic()
-    corpus = Path(corpus or settings.files.corpus_path)
-    out = Path(out_path or settings.files.out_dir / "extraction.json")
-    prompts = load_prompts(settings.llm.prompts_dir)  # a bad prompt file stops the run before any call
+    corpus = Path(corpus or files.corpus_path)
+    out = Path(out_path or files.out_dir / "extraction.json")
+    prompts = load_prompts(llm.prompts_dir)  # a bad prompt file stops the run before any call
     skipped: list[SkippedInput] = []
     with gc_paused():  # bulk parsing and record building: see common.memory
-        cs = settings.chunking
+        cs = chunking
         docs: list[ChunkedDocument] = read_corpus(corpus, kind=cs.chunker, min_chars=cs.min_chars, max_chars=cs.max_chars,
                                                   strict=cs.strict_inputs, follow_outside_links=cs.follow_outside_links,
                                                   skipped=skipped, max_bytes=cs.max_document_bytes)
@@ -191,30 +194,31 @@ def _run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | Non
         if chat is not None:
             provider, label = "custom", f"custom:{type(chat).__name__}"
         else:
-            provider = resolve_provider(settings.llm)
-            label = model_label(settings.llm, provider)
-        choice = strategy or choose_strategy(settings, corpus, provider,
-                                             configured_model(settings, provider) if chat is None else None)
-        if choice.strategy != settings.extract.strategy:  # every later step reads the strategy that runs
-            settings = settings.with_overrides(extraction=choice.strategy)
+            provider = resolve_provider(llm)
+            label = model_label(llm, provider)
+        choice = strategy or choose_strategy(extract, corpus, provider,
+                                             configured_model(llm, provider) if chat is None else None,
+                                             chunking=chunking)
+        if choice.strategy != extract.strategy:  # every later step reads the strategy that runs
+            extract = extract.model_copy(update={"strategy": choice.strategy})
         kind = choice.strategy
-        form = gen_form = settings.extract.answer_form
+        form = gen_form = extract.answer_form
         if kind == "classify":  # the stored answer also depends on what picks the pairs (the calls have their own cache)
-            form = (f"classify|{prompts.version(*CLASSIFY_PROMPTS)}|{settings.extract.evidence_window}|"
-                    f"{settings.extract.classify_max_pairs}")
+            form = (f"classify|{prompts.version(*CLASSIFY_PROMPTS)}|{extract.evidence_window}|"
+                    f"{extract.classify_max_pairs}")
         elif kind == "mentions":
             form = mentions_only.answer_form(prompts)
-        bounds = (settings.extract.max_entities, settings.extract.max_relations)
+        bounds = (extract.max_entities, extract.max_relations)
         version = prompts.version(*EXTRACT_PROMPTS)
-        cache = ExtractionCache(settings.cache_dir, label, *bounds, form, prompt_version=version)
+        cache = ExtractionCache(files.cache_dir, label, *bounds, form, prompt_version=version)
         # mentions: the generate answers of chunks whose typed relations were asked (--relations-for) stand
-        typed = (ExtractionCache(settings.cache_dir, label, *bounds, gen_form, prompt_version=version)
+        typed = (ExtractionCache(files.cache_dir, label, *bounds, gen_form, prompt_version=version)
                  if kind == "mentions" else None)
         chosen = chosen_documents(relations_for, corpus, docs, kind) if relations_for else set()
         schema = extraction_schema(onto, *bounds, form=gen_form)
         system = extraction_system_prompt(onto, gen_form, prompts=prompts)
 
-        setup = setup_key(settings, provider)
+        setup = setup_key(llm, provider)
         records: dict[str, CacheRecord] = {}
         todo: list[Chunk] = []
         todo_typed: list[Chunk] = []  # mentions strategy: chunks whose typed relations are asked now
@@ -244,14 +248,15 @@ def _run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | Non
     timings: list[float] = []  # seconds of each call of this run, per chunk (the next run's estimate)
     if todo or todo_typed:
         if chat is None:
-            chat = _chat_for(settings, provider, kind == "classify")
-        flight = calls_in_flight(settings.llm, chat)  # what the server takes (its slots), or GRAPHRAG_CONCURRENCY
-        runner = runner_line(settings, provider, chat, flight.calls, flight.why)
+            chat = _chat_for(llm, provider, kind == "classify", files)
+        flight = calls_in_flight(llm, chat)  # what the server takes (its slots), or GRAPHRAG_CONCURRENCY
+        runner = runner_line(llm, provider, chat, flight.calls, flight.why)
         logger.info("extraction: %s", runner)
-        line = announcement(settings, label, provider, chunks=len(todo) + len(todo_typed), workers=flight.calls)
+        line = announcement(extract, label, provider, chunks=len(todo) + len(todo_typed), workers=flight.calls,
+                            files=files)
         if line:
             logger.warning(line)
-        jobs = _jobs(kind, chat, onto, todo, settings, label, setup, schema, system, prompts)
+        jobs = _jobs(kind, chat, onto, todo, extract, files, label, setup, schema, system, prompts)
         jobs += [(partial(_one, extract_chunk, chat, onto, ch, schema, system, setup, prompts=prompts), [ch])
                  for ch in todo_typed]
         asked_typed = {ch.id for ch in todo_typed}
@@ -287,38 +292,38 @@ def _run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | Non
             stopped = ask_batches([batch for _, batch in jobs], ask, flight.calls, keep,
                                   lambda ch, exc: provider_failure(exc, record_base(ch, onto), setup))
         finally:
-            remember_timing(settings, label, timings)
+            remember_timing(files, label, timings)
         if stopped is not None:
             answered = sum(1 for r in records.values() if r.ok)
             raise ExtractionError(stopped.message(answered, len(chunks)))
     todo += todo_typed  # this run's calls, whichever cache holds them
 
     with gc_paused():  # bulk parsing and record building: see common.memory
-        context = fingerprint.validation_context(settings, onto)  # what every chunk's validation depends on
-        names = prompt_names(settings)  # custom prompts are inputs too (built-in ones: the code's version)
+        context = fingerprint.validation_context(extract, chunking, onto)  # what every chunk's validation depends on
+        names = prompt_names(extract)  # custom prompts are inputs too (built-in ones: the code's version)
         custom = "" if prompts.version(*names) == BUILTIN.version(*names) else f"|{prompts.version(*names)}"
         digest = fingerprint.inputs_digest(
             settings=context["settings"], ontology_hash=onto.hash, model=label, form=form + custom,
             chunks=[(ch.id, ch.hash, records[ch.id].created if ch.id in records else None) for ch in chunks],
             skipped=[json.dumps(s.as_dict(), sort_keys=True) for s in skipped], code_version=context["code"],
             side_files={"aliases": context["aliases"]})
-        if not todo and not revalidate and not export_replay and not settings.extract.verify \
+        if not todo and not revalidate and not export_replay and not extract.verify \
                 and fingerprint.unchanged(out, digest):
             return _unchanged_summary(out, docs, chunks, label, missing, t0,
-                                      usage_line(0, 0, 0, cost_usd(settings.llm, provider, 0, 0)), choice.lines()[0])
+                                      usage_line(0, 0, 0, cost_usd(llm, provider, 0, 0)), choice.lines()[0])
         fingerprint.forget(out)  # the file is about to be rewritten: its old digest no longer vouches for it
         verifier = None
-        if settings.extract.verify:
+        if extract.verify:
             if chat is None and not revalidate:
-                chat = get_chat_model(settings.llm, provider, files=settings.files)
-            verifier = Verifier(onto, VerdictCache(settings.cache_dir, label), None if revalidate else chat,
-                                workers=calls_in_flight(settings.llm, chat).calls if chat is not None else 1,
+                chat = get_chat_model(llm, provider, files=files)
+            verifier = Verifier(onto, VerdictCache(files.cache_dir, label), None if revalidate else chat,
+                                workers=calls_in_flight(llm, chat).calls if chat is not None else 1,
                                 progress=progress, prompts=prompts)
         try:
-            memo_file = memo_path(settings.cache_dir, out)
+            memo_file = memo_path(files.cache_dir, out)
             memo = ValidationMemo(memo_file, context)
-            scans = ScanCache(settings.cache_dir / "notes" / memo_file.name)  # one per output file, like the memo
-            ext = build_extraction(settings, onto, docs, records, provider=provider, model=label, verifier=verifier,
+            scans = ScanCache(files.cache_dir / "notes" / memo_file.name)  # one per output file, like the memo
+            ext = build_extraction(extract, onto, docs, records, llm=llm, provider=provider, model=label, verifier=verifier,
                                    skipped=skipped, memo=memo, scans=scans, prompts=prompts)
         except LLMError as exc:  # the provider broke during verification: verdicts so far are cached
             raise ExtractionError(f"{exc}\nverification stopped; rerun the same command to resume.") from None
@@ -336,11 +341,11 @@ def _run_extraction(settings: Settings, onto: Ontology, corpus: str | Path | Non
             run_out += verifier.summary.output_tokens
         ext.usage = Usage(calls=sum(r.calls for r in stored), input_tokens=total_in,
                           output_tokens=total_out, tokens_estimated=any(r.tokens_estimated for r in stored),
-                          cost_usd=cost_usd(settings.llm, provider, total_in, total_out))
+                          cost_usd=cost_usd(llm, provider, total_in, total_out))
         ext.write(out)
-    if not settings.extract.verify and not revalidate:  # verdicts and revalidation have inputs the digest omits
+    if not extract.verify and not revalidate:  # verdicts and revalidation have inputs the digest omits
         fingerprint.remember(out, digest)
-    run_usage = usage_line(calls, run_in, run_out, cost_usd(settings.llm, provider, run_in, run_out),
+    run_usage = usage_line(calls, run_in, run_out, cost_usd(llm, provider, run_in, run_out),
                            estimated=estimated)
     replay_path = None
     if export_replay:
@@ -392,23 +397,24 @@ def _one(ask: Callable[..., CacheRecord], *args: Any, **kwargs: Any) -> list[Cac
     return [rec]
 
 
-def _jobs(kind: str, chat: BaseChatModel, onto: Ontology, todo: list[Chunk], settings: Settings, label: str,
+def _jobs(kind: str, chat: BaseChatModel, onto: Ontology, todo: list[Chunk], extract: ExtractSettings,
+          files: FilesSettings, label: str,
           setup: str, schema: dict[str, Any], system: str,
           prompts: PromptSet) -> list[tuple[Callable[[], list[CacheRecord]], list[Chunk]]]:
     """The calls of the run: (a function returning the stored answers of its chunks, those chunks)."""
     if kind == "mentions":
         backend = backend_for(chat)
         return [(partial(mentions_only.ask_mentions, backend, onto, batch, setup, prompts=prompts), batch)
-                for batch in mentions_only.plan_batches(todo, settings.extract.mentions_batch_chars)]
+                for batch in mentions_only.plan_batches(todo, extract.mentions_batch_chars)]
     if kind == "classify":
-        backend, ccache, params = backend_for(chat), ClassifyCache(settings.cache_dir, label), ClassifyParams(
-            settings.extract.evidence_window, settings.extract.mention_threshold, settings.extract.classify_max_pairs,
+        backend, ccache, params = backend_for(chat), ClassifyCache(files.cache_dir, label), ClassifyParams(
+            extract.evidence_window, extract.mention_threshold, extract.classify_max_pairs,
             prompts)
         return [(partial(_one, classify_chunk, backend, onto, ch, ccache, params, setup), [ch]) for ch in todo]
     return [(partial(_one, extract_chunk, chat, onto, ch, schema, system, setup, prompts=prompts), [ch]) for ch in todo]
 
 
-def runner_line(settings: Settings, provider: str, chat: BaseChatModel, calls: int, why: str) -> str:
+def runner_line(llm: LLMSettings, provider: str, chat: BaseChatModel, calls: int, why: str) -> str:
     """Where the calls run and how many at once, for the summary (which backend runs the embedded model)."""
     at_once = f"{calls} call(s) in flight ({why})"
     if getattr(chat, "embedded", False):
@@ -418,7 +424,7 @@ def runner_line(settings: Settings, provider: str, chat: BaseChatModel, calls: i
         from graphrag_got.llm.server import choose_backend
 
         try:
-            backend = choose_backend(settings.llm)
+            backend = choose_backend(llm)
             reason = "the classify strategy scores choices in-process" if backend.server else backend.why
         except LLMError as exc:
             reason = str(exc)
@@ -426,36 +432,36 @@ def runner_line(settings: Settings, provider: str, chat: BaseChatModel, calls: i
     return f"{provider}, {at_once}"
 
 
-def build_extraction(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
-                     records: dict[str, CacheRecord], *, provider: str, model: str,
+def build_extraction(extract: ExtractSettings, onto: Ontology, docs: list[ChunkedDocument],
+                     records: dict[str, CacheRecord], *, llm: LLMSettings, provider: str, model: str,
                      verifier: Verifier | None = None, skipped: list[SkippedInput] | None = None,
                      memo: ValidationMemo | None = None, scans: ScanCache | None = None,
                      prompts: PromptSet | None = None) -> Extraction:
     """Validate every stored answer against ``onto`` and assemble the :class:`Extraction`.
 
-    With ``settings.extract.repair``, the answers first go through the audited repair (two passes over the
-    corpus, :mod:`graphrag_got.extract.repair`); with ``settings.extract.evidence``, the validator checks each
+    With ``extract.repair``, the answers first go through the audited repair (two passes over the
+    corpus, :mod:`graphrag_got.extract.repair`); with ``extract.evidence``, the validator checks each
     answer against its chunk text. Both work from the stored answers alone (no model call). ``memo`` and
     ``scans`` hold the last run's per-chunk validations and note scans (only changed inputs are redone);
-    ``prompts``: the prompts in use (default: ``settings.llm.prompts_dir``'s), whose version the file records.
+    ``prompts``: the prompts in use (default: ``llm.prompts_dir``'s), whose version the file records.
     """
-    validations, repairs, failed, repaired = validate_answers(settings, onto, docs, records, memo)
-    if verifier is not None:  # settings.extract.verify: a yes/no check per triple against its evidence
+    validations, repairs, failed, repaired = validate_answers(extract, onto, docs, records, memo)
+    if verifier is not None:  # extract.verify: a yes/no check per triple against its evidence
         verifier.run(validations, {c.id: c.text for d in docs for c in d.chunks})
     entities, relations = aggregate(validations, identity_attributes(onto))
     merges: list[Merge] = []
     merged_away: list[Rejection] = []  # relations whose two ends resolution merged into one entity
-    if settings.extract.resolution:
-        entities, relations, merges, merged_away = resolve_entities(entities, relations, onto, settings=settings)
+    if extract.resolution:
+        entities, relations, merges, merged_away = resolve_entities(entities, relations, onto)
     orphans: list[Rejection] = []
-    if settings.extract.orphan_entities != "keep":
-        entities, orphans = drop_orphans(entities, relations, settings.extract.orphan_entities)
+    if extract.orphan_entities != "keep":
+        entities, orphans = drop_orphans(entities, relations, extract.orphan_entities)
     notes = notes_of_documents(docs, scans)  # vault structure of Markdown notes (title, tags, folders, links)
     ext = Extraction(
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         ontology=OntologyRef(path=onto.source, hash=onto.hash),
         llm=LLMRef(provider=provider, model=model),
-        prompt_version=prompt_version(settings, prompts or load_prompts(settings.llm.prompts_dir)),
+        prompt_version=prompt_version(extract, prompts or load_prompts(llm.prompts_dir)),
         documents=[DocumentRecord(id=d.document.id, path=d.document.path, hash=d.document.hash,
                                   metadata=d.document.metadata, note=notes.get(d.document.id)) for d in docs],
         chunks=[ChunkRecord(id=c.id, document_id=c.document_id, index=c.index, start=c.start, end=c.end,

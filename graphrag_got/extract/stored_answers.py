@@ -13,7 +13,7 @@ import logging
 
 from pydantic import JsonValue
 
-from graphrag_got.config import Settings
+from graphrag_got.config import ExtractSettings
 from graphrag_got.extract.answer import RawAnswer
 from graphrag_got.extract.cache import CacheRecord
 from graphrag_got.extract.classify.chunk import answer_items
@@ -33,20 +33,20 @@ __all__ = ["make_validator", "validate_answers"]
 logger = logging.getLogger(__name__)
 
 
-def make_validator(settings: Settings, onto: Ontology) -> Validator:
+def make_validator(extract: ExtractSettings, onto: Ontology) -> Validator:
     """The extraction's validator: schema bounds, and the evidence rules when ``evidence`` is on."""
-    bounds = (settings.extract.max_entities, settings.extract.max_relations)
-    if settings.extract.strategy == "classify":  # its answers are bounded by its own limits, not the JSON schema's
-        bounds = (max(bounds[0], MAX_MENTIONS), max(bounds[1], settings.extract.classify_max_pairs))
-    elif settings.extract.strategy == "mentions":  # so are the mentions strategy's (its typed answers by the schema's)
+    bounds = (extract.max_entities, extract.max_relations)
+    if extract.strategy == "classify":  # its answers are bounded by its own limits, not the JSON schema's
+        bounds = (max(bounds[0], MAX_MENTIONS), max(bounds[1], extract.classify_max_pairs))
+    elif extract.strategy == "mentions":  # so are the mentions strategy's (its typed answers by the schema's)
         bounds = (max(bounds[0], MAX_MENTIONS), bounds[1])
     return Validator(onto, max_entities=bounds[0], max_relations=bounds[1],
-                     evidence=EvidenceRules.from_settings(settings) if settings.extract.evidence else None,
-                     min_confidence=settings.extract.min_confidence,
-                     min_probability=settings.extract.min_fact_probability)
+                     evidence=EvidenceRules.from_settings(extract) if extract.evidence else None,
+                     min_confidence=extract.min_confidence,
+                     min_probability=extract.min_fact_probability)
 
 
-def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocument],
+def validate_answers(extract: ExtractSettings, onto: Ontology, docs: list[ChunkedDocument],
                      records: dict[str, CacheRecord], memo: ValidationMemo | None = None,
                      ) -> tuple[list[ChunkValidation], list[Repair], list[FailedChunk], int]:
     """Repair (when on) and validate every stored answer, in corpus order.
@@ -56,7 +56,7 @@ def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
     Returns the per-chunk validations, the repair records, the failed chunks and the number of
     answers whose JSON had to be repaired.
     """
-    validator = make_validator(settings, onto)
+    validator = make_validator(extract, onto)
     failed: list[FailedChunk] = []
     todo: list[tuple[Chunk, str, RawAnswer, JsonValue]] = []  # chunk, document id, answer, stored JSON
     keys: dict[str, str] = {}  # chunk id -> memo key
@@ -73,10 +73,10 @@ def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
                                           raw_responses=rec.raw_texts()))
                 continue
             repaired += int(rec.repaired)
-            answer = RawAnswer.read(answer_items(rec.parsed, settings.extract.min_fact_probability))
+            answer = RawAnswer.read(answer_items(rec.parsed, extract.min_fact_probability))
             todo.append((ch, d.document.id, answer, rec.parsed))
     votes = ClassVotes((a for _, _, a, _ in todo), onto.classes, validator.max_entities) \
-        if settings.extract.repair else None
+        if extract.repair else None
     hits: dict[str, MemoEntry] = {}
     if memo is not None:
         for ch, doc_id, answer, parsed in todo:
@@ -94,7 +94,7 @@ def validate_answers(settings: Settings, onto: Ontology, docs: list[ChunkedDocum
         if votes is not None:
             quoting = QuotingVotes(votes)
             fixed[ch.id] = repair_chunk(validator, ChunkAnswer(ch.id, doc_id, answer, texts[ch.id]), quoting,
-                                        threshold=settings.extract.mention_threshold)
+                                        threshold=extract.mention_threshold)
             quoted[ch.id] = sorted(quoting.quoted)
         else:
             fixed[ch.id] = RepairedAnswer(ch.id, doc_id, answer)

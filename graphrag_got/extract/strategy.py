@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphrag_got.config import Settings
+from graphrag_got.config import ChunkingSettings, ExtractSettings, LLMSettings
 from graphrag_got.errors import ConfigError
 from graphrag_got.ingest.chunking import ChunkedDocument, corpus_files
 from graphrag_got.ingest.notes import is_note
@@ -49,16 +49,15 @@ class StrategyChoice:
         return out
 
 
-def configured_model(settings: Settings, provider: str) -> str | None:
+def configured_model(llm: LLMSettings, provider: str) -> str | None:
     """The model name the settings give for ``provider`` (None when only the server knows it)."""
-    llm = settings.llm
     return {"llamacpp": llm.llamacpp_model, "ollama": llm.ollama_model, "openai": llm.openai_model,
             "langchain": llm.langchain_model}.get(provider)
 
 
-def small_model(settings: Settings, provider: str, name: str | None) -> tuple[bool, str]:
+def small_model(extract: ExtractSettings, provider: str, name: str | None) -> tuple[bool, str]:
     """Whether the model counts as small, and the words that say why."""
-    limit = settings.extract.small_model_params
+    limit = extract.small_model_params
     size = parameters_billions(name)
     label = f"{provider}:{Path(name).name}" if name else f"the {provider} model"
     if limit <= 0:
@@ -71,23 +70,25 @@ def small_model(settings: Settings, provider: str, name: str | None) -> tuple[bo
     return False, f"{label}, whose name states no size"
 
 
-def is_vault(corpus: str | Path, settings: Settings | None = None) -> bool:
+def is_vault(corpus: str | Path, chunking: ChunkingSettings | None = None) -> bool:
     """A folder with at least one Markdown note in it (hidden folders aside, as the corpus reader)."""
     root = Path(corpus)
     if not root.is_dir():
         return False
-    follow = settings.chunking.follow_outside_links if settings is not None else False
+    follow = chunking.follow_outside_links if chunking is not None else False
     return any(is_note(doc_id) for doc_id, _ in corpus_files(root, follow_outside_links=follow))
 
 
-def choose_strategy(settings: Settings, corpus: str | Path, provider: str, model: str | None) -> StrategyChoice:
-    """The strategy for extracting ``corpus`` with ``provider``'s ``model`` (see the module docstring)."""
-    wanted = settings.extract.strategy
+def choose_strategy(extract: ExtractSettings, corpus: str | Path, provider: str, model: str | None, *,
+                    chunking: ChunkingSettings | None = None) -> StrategyChoice:
+    """The strategy for extracting ``corpus`` with ``provider``'s ``model`` (see the module docstring);
+    ``chunking``: whether the corpus reader follows links out of the folder."""
+    wanted = extract.strategy
     if wanted != "auto":
         return StrategyChoice(wanted, f"GRAPHRAG_EXTRACTION={wanted}")
-    if not is_vault(corpus, settings):
+    if not is_vault(corpus, chunking):
         return StrategyChoice("generate", "auto: the corpus is not a notes vault (a folder of .md notes)")
-    small, why = small_model(settings, provider, model)
+    small, why = small_model(extract, provider, model)
     if small:
         return StrategyChoice("mentions", f"auto: a notes vault and a small model ({why})")
     return StrategyChoice("generate", f"auto: a notes vault, but not a small model ({why})")

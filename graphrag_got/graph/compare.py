@@ -18,7 +18,7 @@ from typing import Any
 import neo4j
 from pydantic import BaseModel
 
-from graphrag_got.config import Settings
+from graphrag_got.config import ExtractSettings, GraphSettings, Neo4jSettings
 from graphrag_got.extract.aggregate import identity_attributes
 from graphrag_got.extract.extraction import Extraction
 from graphrag_got.graph import cypher, load_cypher
@@ -137,14 +137,15 @@ def _cooccurrence_value(chunk_ids: list[str], weights: list[float], doc_ids: lis
 # ---------------------------------------------------------------------------------------------
 
 
-def expected_view(ext: Extraction, onto: Ontology, settings: Settings) -> GraphView:
-    """The graph a clean load of ``ext`` under ``onto`` (and ``settings.graph``) writes (nothing when ``ext``
-    has no document: even the rows no chunk supports are written with a document's group)."""
+def expected_view(ext: Extraction, onto: Ontology, graph: GraphSettings, extract: ExtractSettings) -> GraphView:
+    """The graph a clean load of ``ext`` under ``onto`` (and ``graph``; ``extract``: the validator that
+    checks records again) writes (nothing when ``ext`` has no document: even the rows no chunk supports
+    are written with a document's group)."""
     view: GraphView = {s: {} for s in Section}
     if not ext.documents:
         return view
-    cap = settings.graph.cooccurrence_max_entities if settings.graph.cooccurrence else None
-    plan = build_plan(ext, onto, validator=make_validator(settings, onto), cooccurrence_max=cap)
+    cap = graph.cooccurrence_max_entities if graph.cooccurrence else None
+    plan = build_plan(ext, onto, validator=make_validator(extract, onto), cooccurrence_max=cap)
     records = record_digests(ext, plan)
     rows = notes_graph.note_rows(ext.documents)
     note_props = {r["id"]: r for r in rows.properties}
@@ -193,24 +194,24 @@ def expected_view(ext: Extraction, onto: Ontology, settings: Settings) -> GraphV
 # ---------------------------------------------------------------------------------------------
 
 
-def stored_view(driver: neo4j.Driver, settings: Settings, onto: Ontology) -> GraphView:
+def stored_view(driver: neo4j.Driver, db: Neo4jSettings, onto: Ontology) -> GraphView:
     """What the graph holds, in the form of :func:`expected_view` (``onto`` names the identity attributes)."""
     identity = identity_attributes(onto)
     skip = sorted(_OTHER_STAGES)
     view: GraphView = {s: {} for s in Section}
-    for r in read_all(driver, settings.neo4j, load_cypher.view_documents(), skip=skip):
+    for r in read_all(driver, db, load_cypher.view_documents(), skip=skip):
         view[Section.DOCUMENT][r["id"]] = dict(r["fields"])
-    for r in read_all(driver, settings.neo4j, load_cypher.view_chunks(), skip=skip):
+    for r in read_all(driver, db, load_cypher.view_chunks(), skip=skip):
         view[Section.CHUNK][r["id"]] = {"fields": dict(r["fields"]), "documents": sorted(r["documents"])}
-    for r in read_all(driver, settings.neo4j, load_cypher.view_entities(), skip=skip):
+    for r in read_all(driver, db, load_cypher.view_entities(), skip=skip):
         f = dict(r["fields"])
         props = {k: v for k, v in f.items() if k not in RESERVED_PROPERTIES}
         view[Section.ENTITY][r["uid"]] = _entity_value(r["labels"], f.get("key"), f.get("name"), f.get("type"), props,
                                                        f.get("aliases") or [], f.get("chunk_ids") or [],
                                                        f.get("doc_ids") or [], f.get("record_hash"))  # fmt: skip
-    for r in read_all(driver, settings.neo4j, load_cypher.view_mentions()):
+    for r in read_all(driver, db, load_cypher.view_mentions()):
         view[Section.MENTION][f"({r['chunk']})->({r['uid']})"] = {"weight": round(r["weight"], _DIGITS)}
-    for r in read_all(driver, settings.neo4j, load_cypher.view_relations(), skip=skip):
+    for r in read_all(driver, db, load_cypher.view_relations(), skip=skip):
         f = dict(r["fields"])
         if r["type"] == cypher.CO_OCCURS:
             view[Section.COOCCURRENCE][f"({r['start']})~({r['end']})"] = _cooccurrence_value(
@@ -221,11 +222,11 @@ def stored_view(driver: neo4j.Driver, settings: Settings, onto: Ontology) -> Gra
         view[Section.RELATION][_relation_key(r["start"], r["type"], r["end"], ident)] = _relation_value(
             attributes, bool(f.get("symmetric")), f.get("chunk_ids") or [], f.get("doc_ids") or [],
             f.get("evidence") or [], f.get("evidence_chunk_ids") or [])
-    for r in read_all(driver, settings.neo4j, load_cypher.view_note_structure()):
+    for r in read_all(driver, db, load_cypher.view_note_structure()):
         f = dict(r["fields"])
         qualifier = f.pop("source", "") if r["type"] == notes_cypher.TAGGED else f.pop("kind", "")
         view[Section.NOTE_STRUCTURE][_note_key(r["id"], r["type"], r["label"], r["target"], qualifier)] = f
-    for r in read_all(driver, settings.neo4j, load_cypher.view_folders()):
+    for r in read_all(driver, db, load_cypher.view_folders()):
         view[Section.FOLDER][r["path"]] = {"name": r["name"], "parents": sorted(r["parents"])}
     return view
 
@@ -265,7 +266,7 @@ def compare(expected: GraphView, stored: GraphView, *, limit: int = 20) -> Compa
     return Comparison(differences=found, total=total, by_section=by_section)
 
 
-def compare_with_file(driver: neo4j.Driver, settings: Settings, ext: Extraction, onto: Ontology, *,
-                      limit: int = 20) -> Comparison:  # fmt: skip
-    """The graph against a clean load of ``ext`` under ``onto``."""
-    return compare(expected_view(ext, onto, settings), stored_view(driver, settings, onto), limit=limit)
+def compare_with_file(driver: neo4j.Driver, db: Neo4jSettings, ext: Extraction, onto: Ontology, *,
+                      graph: GraphSettings, extract: ExtractSettings, limit: int = 20) -> Comparison:  # fmt: skip
+    """The graph against a clean load of ``ext`` under ``onto`` (see :func:`expected_view`)."""
+    return compare(expected_view(ext, onto, graph, extract), stored_view(driver, db, onto), limit=limit)

@@ -65,7 +65,8 @@ from typing import Any
 import neo4j
 
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent
-from graphrag_got.config import Settings
+from graphrag_got.config import (CodeSettings, EmbeddingSettings, ExtractSettings, FilesSettings, GraphSettings,
+                                  LLMSettings, Neo4jSettings)
 from graphrag_got.errors import ExtractionFileError, GraphragGotError, Neo4jError, format_problems
 from graphrag_got.extract.extraction import Extraction
 from graphrag_got.extract.aggregate import identity_attributes
@@ -376,10 +377,12 @@ def _check_ontology_of(ext: Extraction, onto: Ontology, source: str, summary: Lo
 
 def load_extraction(
     driver: neo4j.Driver,
-    settings: Settings,
+    db: Neo4jSettings,
     extraction: Extraction | dict[str, Any] | str | Path,
     ontology: Ontology | str | Path,
     *,
+    graph: GraphSettings, extract: ExtractSettings, embedding: EmbeddingSettings, code: CodeSettings,
+    llm: LLMSettings, files: FilesSettings,
     progress: ProgressCallback | None = None,
     embed: bool | None = None,
     embedder: Any = None,
@@ -388,40 +391,41 @@ def load_extraction(
     """Load ``extraction`` (an ``Extraction``, a dict or an ``extraction.json`` path) into the graph.
 
     ``ontology`` is the current ``Ontology`` (or a path to it); rows it does not allow are refused
-    and counted in the summary. See the module docstring for the incremental and transaction rules.
+    and counted in the summary (``extract``'s validator checks again what the file does not vouch for);
+    ``graph``: batch size and co-occurrence. See the module docstring for the incremental and transaction rules.
     Raises ``ExtractionFileError`` for a bad file or a value the graph cannot hold, ``Neo4jError``
     when the server refuses a write (naming the document; documents before it are loaded whole).
 
-    Then, with ``embed`` (default ``settings.embedding.enabled``, and for a code graph
-    ``settings.code.embeddings``, off), the chunks and entities whose text changed
-    are embedded and the vector indexes created (:func:`graphrag_got.graph.vectors.embed_graph`; its
-    summary is ``LoadSummary.embeddings``). ``source`` names the extraction in messages (default: its path).
+    Then, with ``embed`` (default ``embedding.enabled``, and for a code graph ``code.embeddings``, off),
+    the chunks and entities whose text changed are embedded and the vector indexes created
+    (:func:`graphrag_got.graph.vectors.embed_graph`, with ``llm`` and ``files``; its summary is
+    ``LoadSummary.embeddings``). ``source`` names the extraction in messages (default: its path).
     """
-    summary = _load(driver, settings, extraction, ontology, progress=progress, source=source)
-    if embed is None and summary.code_graph and settings.embedding.enabled and not settings.code.embeddings:
+    summary = _load(driver, db, extraction, ontology, graph=graph, extract=extract, progress=progress, source=source)
+    if embed is None and summary.code_graph and embedding.enabled and not code.embeddings:
         # A code graph is thousands of small nodes that `ask impact` reads by name: embedding them all
         # with the in-process model takes far longer than the load itself, for no use of the graph's own.
         logger.info("%s: a code graph: not embedded (GRAPHRAG_CODE_EMBEDDINGS=1 or load --embed to embed it)",
                     summary.source)
         summary.embeddings = {"skipped": True, "reason": "code_graph"}
         return summary
-    if settings.embedding.enabled if embed is None else embed:
+    if embedding.enabled if embed is None else embed:
         from graphrag_got.graph.vectors import embed_graph
 
-        summary.embeddings = embed_graph(driver, settings.neo4j, settings.embedding, embedder, progress=progress,
-                                         llm=settings.llm, files=settings.files).as_dict()
+        summary.embeddings = embed_graph(driver, db, embedding, embedder, progress=progress,
+                                         llm=llm, files=files).as_dict()
     return summary
 
 
-def _load(driver: neo4j.Driver, settings: Settings, extraction: Extraction | dict[str, Any] | str | Path,
-          ontology: Ontology | str | Path, *, progress: ProgressCallback | None = None,
-          source: str | None = None) -> LoadSummary:
+def _load(driver: neo4j.Driver, db: Neo4jSettings, extraction: Extraction | dict[str, Any] | str | Path,
+          ontology: Ontology | str | Path, *, graph: GraphSettings, extract: ExtractSettings,
+          progress: ProgressCallback | None = None, source: str | None = None) -> LoadSummary:
     t0 = time.perf_counter()
     with gc_paused():
         ext, source = read_extraction(extraction, source)
         onto = graph_ontology(ontology)
-        cap = settings.graph.cooccurrence_max_entities if settings.graph.cooccurrence else None
-        plan = build_plan(ext, onto, validator=make_validator(settings, onto), cooccurrence_max=cap)
+        cap = graph.cooccurrence_max_entities if graph.cooccurrence else None
+        plan = build_plan(ext, onto, validator=make_validator(extract, onto), cooccurrence_max=cap)
     summary = LoadSummary(source=source, properties_dropped=plan.properties_dropped,
                           code_graph=ext.llm.provider == CODE_PROVIDER)
     summary.records_checked = plan.why_checked
@@ -443,7 +447,7 @@ def _load(driver: neo4j.Driver, settings: Settings, extraction: Extraction | dic
         # The loader's queries are fixed and tested; server notifications such as "property `hash`
         # does not exist yet" on a fresh database would only be noise in the command's output.
         session = driver.session(
-            database=settings.neo4j.database, notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF
+            database=db.database, notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF
         )
     except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
         raise Neo4jError(f"cannot open a Neo4j session: {exc}") from exc
@@ -485,8 +489,8 @@ def _load(driver: neo4j.Driver, settings: Settings, extraction: Extraction | dic
             summary.seconds = round(time.perf_counter() - t0, 3)
             return summary
         touched = _touched(session, sorted(changed_ids) + missing) if changed_ids or missing else {}
-        groups = plan_groups(to_write, changed_ids, missing, support, touched, GROUP_BATCHES * settings.graph.batch_size)
-        _run_groups(session, groups, plan, support, records, onto, identity, settings.graph.batch_size, summary,
+        groups = plan_groups(to_write, changed_ids, missing, support, touched, GROUP_BATCHES * graph.batch_size)
+        _run_groups(session, groups, plan, support, records, onto, identity, graph.batch_size, summary,
                     source, progress)
 
     summary.seconds = round(time.perf_counter() - t0, 3)

@@ -13,7 +13,7 @@ from typing import Any
 
 import neo4j
 
-from graphrag_got.config import Settings
+from graphrag_got.config import Neo4jSettings
 from graphrag_got.errors import Neo4jError
 from graphrag_got.extract.aggregate import identity_attributes
 from graphrag_got.graph import cypher, load_cypher
@@ -23,8 +23,8 @@ from graphrag_got.graph.load_plan import graph_ontology
 from graphrag_got.ontology.model import Ontology
 
 
-def graph_stats(driver: neo4j.Driver, settings: Settings, ontology: Ontology | str | Path) -> dict[str, Any]:
-    """Counts of the loaded graph and its consistency checks against ``ontology``.
+def graph_stats(driver: neo4j.Driver, db: Neo4jSettings, ontology: Ontology | str | Path) -> dict[str, Any]:
+    """Counts of the loaded graph (``db.database``) and its consistency checks against ``ontology``.
 
     ``missing_symmetric``, ``violations`` (relationships the ontology refuses) and
     ``entity_violations`` (entities of no class of the ontology) should all be 0 after a load
@@ -42,7 +42,7 @@ def graph_stats(driver: neo4j.Driver, settings: Settings, ontology: Ontology | s
     def read(query: str, **params: Any) -> list[neo4j.Record]:
         try:
             with driver.session(
-                database=settings.neo4j.database, notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF
+                database=db.database, notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF
             ) as s:
                 return s.execute_read(lambda tx: list(tx.run(query, **params)))
         except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:

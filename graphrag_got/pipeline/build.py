@@ -76,8 +76,8 @@ def build_strategy(settings: Settings, corpus: str | Path, chat: Any = None) -> 
         from graphrag_got.llm.factory import resolve_provider
 
         provider = resolve_provider(settings.llm)
-    model = configured_model(settings, provider) if chat is None else None
-    return choose_strategy(settings, corpus, provider, model)
+    model = configured_model(settings.llm, provider) if chat is None else None
+    return choose_strategy(settings.extract, corpus, provider, model, chunking=settings.chunking)
 
 
 def run_build(settings: Settings, corpus: str | Path | None = None, *, chat: Any = None, embedder: Any = None,

@@ -186,9 +186,10 @@ def extract_step(ctx: StepContext) -> StepOutcome:
     """Extract the corpus (cached per chunk: unchanged chunks cost no LLM call)."""
     from graphrag_got.extract.run import run_extraction
 
-    ex = ctx.extraction = run_extraction(ctx.settings, ctx.require_ontology(), ctx.corpus, chat=ctx.chat,
+    ex = ctx.extraction = run_extraction(ctx.settings.extract, ctx.require_ontology(), ctx.corpus, chat=ctx.chat,
                                          progress=ctx.progress, strategy=ctx.strategy,
-                                         relations_for=ctx.relations_for)  # fmt: skip
+                                         relations_for=ctx.relations_for, files=ctx.settings.files,
+                                         chunking=ctx.settings.chunking, llm=ctx.settings.llm)  # fmt: skip
     return StepOutcome(lines=ex.lines(), llm_calls={"extract": ex.llm_calls}, paths={"extraction": ex.out_path})
 
 
@@ -223,8 +224,10 @@ def load_step(ctx: StepContext) -> StepOutcome:
                                   f"build): nothing written; last load: {kept}"])
     load_inputs.forget(ctx.settings)  # whatever this load writes, the last build's digest no longer vouches for it
     built = ctx.extraction.extraction if ctx.extraction is not None else None  # what this run just wrote to path
-    ls = load_extraction(ctx.driver, ctx.settings, built if built is not None else path, onto, progress=ctx.progress,
-                         embed=False, source=str(path))
+    s = ctx.settings
+    ls = load_extraction(ctx.driver, s.neo4j, built if built is not None else path, onto, progress=ctx.progress,
+                         embed=False, source=str(path), graph=s.graph, extract=s.extract, embedding=s.embedding,
+                         code=s.code, llm=s.llm, files=s.files)
     line = ls.line()
     load_inputs.remember(ctx.settings, load_inputs.digest(ctx.driver, ctx.settings, file, onto.hash), line)
     return StepOutcome(lines=[line])
