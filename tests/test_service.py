@@ -586,7 +586,8 @@ def test_no_endpoint_writes_and_no_write_method_exists(served, service_graph) ->
     assert graph_fingerprint(driver, settings) == before
     app_routes = {(r.path, m) for r in client_app_routes(settings) for m in getattr(r, "methods", None) or ()}
     assert {m for _, m in app_routes} <= {"GET", "HEAD", "POST"}
-    assert [p for p, m in app_routes if m == "POST"] == ["/ask"]
+    assert sorted(p for p, m in app_routes if m == "POST") == ["/ask", "/impact/diff"]  # both only read
+    _error(client.post("/impact/diff", json={}), 409, "no_code_root")  # started without a repository: reads nothing
 
 
 def client_app_routes(settings: Settings) -> list[Any]:

@@ -6,6 +6,10 @@ with the same command of a ``--base`` checkout of this repository when one is gi
 run: a busy machine slows both alike), then times the phases in one process: imports, reading the
 change (git, parsing both sides of each changed file), the graph queries.
 
+With ``--server``, the same change is also asked of a ``graphrag-got serve --code-root`` this script
+starts (one warm-up request first): ``ask impact --diff --server URL --json`` end to end (the CLI as
+its client), and the request alone.
+
 Needs the click graph of ``benchmarks/code/history.py`` loaded in the Neo4j of ``NEO4J_URI`` and
 its clone (``--root``); the change defaults to the 5-file commit that benchmark times.
 
@@ -62,6 +66,51 @@ def _cli(checkout: Path, root: Path, spec: str) -> float:
     return seconds
 
 
+def _served(root: Path, spec: str, runs: int) -> dict[str, list[float]]:
+    """The CLI as a client of a service started here for ``root``, and the HTTP request alone."""
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"PYTHONPATH": str(REPO)}
+    url = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([sys.executable, "-m", "graphrag_got.cli", "serve", "--port", str(port), "--code-root",
+                               str(root), "--ontology", str(REPO / "ontology" / "code.json")], cwd=REPO, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    body = json.dumps({"diff": spec}).encode()
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(url + "/health", timeout=5).read()
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise SystemExit("the service did not start")
+                time.sleep(0.2)
+
+        def request() -> float:
+            t0 = time.perf_counter()
+            req = urllib.request.Request(url + "/impact/diff", data=body, headers={"content-type": "application/json"})
+            urllib.request.urlopen(req, timeout=300).read()
+            return time.perf_counter() - t0
+
+        request()  # warm-up: the driver's connection, the first parse of the modules
+        cmd = [sys.executable, "-m", "graphrag_got.cli", "ask", "impact", "--diff", spec, "--server", url, "--json"]
+        out: dict[str, list[float]] = {"CLI --server (client + service)": [], "POST /impact/diff alone": []}
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, check=True, timeout=300)
+            out["CLI --server (client + service)"].append(time.perf_counter() - t0)
+            out["POST /impact/diff alone"].append(request())
+        return out
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="the git clone the graph was extracted from")
@@ -69,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--base", type=Path, default=None, help="another checkout of this repository to time alongside")
     ap.add_argument("--out", type=Path, default=None, help="write the report here too")
+    ap.add_argument("--server", action="store_true", help="also time the change asked of a running service")
     args = ap.parse_args(argv)
     sides = {"this checkout": REPO} | ({f"base ({args.base})": args.base} if args.base else {})
     for checkout in sides.values():
@@ -88,8 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, ts in times.items():
         lines.append(f"{name:>40}: p50 {statistics.median(ts):.3f} s, min {min(ts):.3f} s, max {max(ts):.3f} s")
     if args.base:
-        mine, base = (statistics.median(ts) for ts in times.values())
+        mine, base = (statistics.median(ts) for ts in list(times.values())[:2])
         lines.append(f"{'ratio (this / base, p50)':>40}: {mine / base:.2f}")
+    if args.server:
+        for name, ts in _served(args.root, args.diff, args.runs).items():
+            lines.append(f"{name:>40}: p50 {statistics.median(ts):.3f} s, min {min(ts):.3f} s, max {max(ts):.3f} s")
     best = {k: min(p[k] for p in phases) for k in ("imports", "read_change", "graph")}
     lines += ["", "phases in one process (best of 3): " + ", ".join(f"{k} {v:.3f} s" for k, v in best.items())
               + f", {phases[0]['queries']} graph queries (the interpreter's own start, ~0.03 s, is not in them)"]

@@ -33,6 +33,10 @@ def add_parser(asub: "argparse._SubParsersAction") -> None:
                     help="stop the closure over callers, subclasses and importers after N steps (default: to a fixed "
                          "point, capped by GRAPHRAG_IMPACT_MAX_NODES); tests are not a step")
     im.add_argument("--json", action="store_true", help="print the result as JSON (for CI: pytest_args lists the tests)")
+    im.add_argument("--server", metavar="URL", default=None,
+                    help="--diff: ask a running `graphrag-got serve --code-root DIR` at URL (e.g. http://127.0.0.1:8765) "
+                         "instead of reading the graph here: a pre-commit hook's answer without this process's "
+                         "start-up; the change is read from the server's repository")
     im.set_defaults(func=run)
 
     orph = asub.add_parser("orphans", help="code graph: functions and classes nothing defines, calls or tests, by file "
@@ -56,13 +60,17 @@ def run_orphans(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
-    from graphrag_got.graph.db import connect
-
     diff = args.diff is not None or args.staged
     if diff == (args.target is not None):
         raise ConfigError("give either TARGET or --diff [REV] (`ask impact pkg.mod.func`, `ask impact --diff HEAD~1..HEAD`)")
     if not diff and args.root != ".":
         raise ConfigError("--root applies to --diff only")
+    if args.server:
+        if not diff:
+            raise ConfigError("--server applies to --diff only")
+        return _from_server(args)
+    from graphrag_got.graph.db import connect
+
     driver = connect(settings.neo4j)
     with driver:
         if diff:
@@ -82,4 +90,40 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     else:
         for line in result.lines():
             print(line)
+    return 0
+
+
+def _from_server(args: argparse.Namespace) -> int:
+    """POST the change to a running service's /impact/diff (stdlib only: the point is a fast start)."""
+    import urllib.error
+    import urllib.request
+
+    from graphrag_got.errors import SearchError
+
+    url = args.server.rstrip("/") + "/impact/diff"
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"--server must be an http:// or https:// URL, got {args.server!r}")
+    body = json.dumps({"diff": args.diff or None, "staged": args.staged, "hops": args.hops}).encode("utf-8")
+    req = urllib.request.Request(url, data=body, headers={"content-type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=300) as res:  # noqa: S310 - a URL the user gave
+            data = json.loads(res.read().decode("utf-8"))
+    except urllib.error.HTTPError as exc:
+        try:
+            message = json.loads(exc.read().decode("utf-8"))["error"]["message"]
+        except (ValueError, KeyError, TypeError):
+            message = f"HTTP {exc.code}"
+        raise SearchError(f"{url} refused the change: {message}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        raise SearchError(f"no answer from {url} ({getattr(exc, 'reason', exc)}); start it with `graphrag-got serve "
+                          "--code-root DIR` or drop --server") from None
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+        return 0
+    tests = data.get("pytest_args") or []
+    print(f"{data.get('change', 'the change')}: {len(tests)} test(s) to run" + (":" if tests else ""))
+    for t in tests:
+        print(f"  {t}")
+    for w in data.get("warnings") or []:
+        print(f"warning: {w}")
     return 0

@@ -23,6 +23,9 @@ def register(sub: "argparse._SubParsersAction") -> None:
                     "listens on 127.0.0.1 unless --host says otherwise.")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     p.add_argument("--port", type=int, default=8765, help="port to listen on (default: %(default)s)")
+    p.add_argument("--code-root", metavar="DIR", default=None,
+                   help="also answer POST /impact/diff (`ask impact --diff --server URL`) for the git repository DIR, "
+                        "the folder the code graph was extracted from")
     p.set_defaults(func=run)
 
 
@@ -62,9 +65,18 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if not _is_loopback(args.host):
         logger.warning("listening on %s: the service has no authentication, anyone who reaches this address "
                        "can ask questions (and spend LLM time)", args.host)
-    app = create_app(settings, host=args.host)
-    print(f"serving http://{args.host}:{args.port}/ (API: /ask, /entities/NAME, /communities, /health; "
-          f"Neo4j {settings.neo4j.uri}); Ctrl-C stops", flush=True)
+    code_root = None
+    if args.code_root:
+        from pathlib import Path
+
+        code_root = Path(args.code_root).resolve()
+        if not code_root.is_dir():
+            raise ConfigError(f"--code-root {args.code_root!r} is not a folder (give the folder the code graph was "
+                              "extracted from, inside a git repository)")
+    app = create_app(settings, host=args.host, code_root=code_root)
+    print(f"serving http://{args.host}:{args.port}/ (API: /ask, /entities/NAME, /communities, /health"
+          + (f", /impact/diff for {code_root}" if code_root else "") + f"; Neo4j {settings.neo4j.uri}); Ctrl-C stops",
+          flush=True)
     # log_config=None: uvicorn's loggers go through ours (stderr); access lines come from the app (at -v)
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_config=None, access_log=False,
                                            timeout_graceful_shutdown=5))

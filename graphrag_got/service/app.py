@@ -4,7 +4,8 @@ web page that uses it.
     app = create_app(settings)                      # uvicorn.run(app, host="127.0.0.1", port=8765)
 
 Endpoints: ``POST /ask``, ``GET /entities/{name}``, ``GET /communities``, ``GET /health``, ``GET /``
-(the page) and ``/static/*``. There is no write path and no Cypher endpoint: questions and names
+(the page), ``/static/*`` and, when started for a repository (``serve --code-root``), ``POST
+/impact/diff`` (``ask impact --diff`` answered by the running process). There is no write path and no Cypher endpoint: questions and names
 reach Neo4j only as query parameters, in READ-mode sessions. Errors are JSON
 ``{"error": {"code", "message", "detail"}}`` with the status saying whose fault it is.
 """
@@ -16,6 +17,7 @@ import logging
 import time
 from contextlib import asynccontextmanager
 from importlib import resources
+from pathlib import Path
 from typing import Any, AsyncIterator
 
 import neo4j
@@ -31,12 +33,14 @@ from graphrag_got import __version__
 from graphrag_got.common.once import log_warning_counts
 from graphrag_got.common.sanitize import replace_surrogates
 from graphrag_got.config import Settings
-from graphrag_got.errors import GraphragGotError, LLMError, ModeUnavailable, Neo4jError, OntologyError, SearchError
+from graphrag_got.code.gitdiff import GitError
+from graphrag_got.errors import (ConfigError, GraphragGotError, LLMError, ModeUnavailable, Neo4jError, OntologyError,
+                                 SearchError)
 from graphrag_got.search.answer import AskResult
 from graphrag_got.service.graph_reads import MAX_COMMUNITIES, MAX_MEMBERS, MAX_RELATIONS, BadLookup, EntityNotFound
 from graphrag_got.service.limits import InputTooLarge, ServiceBusy, ServiceTimeout
-from graphrag_got.service.models import AskRequest, CommunityPage, ErrorResponse, Health, Neighbourhood
-from graphrag_got.service.runtime import NEO4J_DOWN, EmptyQuestion, ServiceRuntime
+from graphrag_got.service.models import AskRequest, CommunityPage, DiffRequest, ErrorResponse, Health, Neighbourhood
+from graphrag_got.service.runtime import NEO4J_DOWN, BadDiff, EmptyQuestion, NoCodeRoot, ServiceRuntime
 
 logger = logging.getLogger(__name__)
 access_log = logging.getLogger("graphrag_got.service.access")
@@ -79,8 +83,12 @@ def _status_of(exc: GraphragGotError) -> tuple[int, str, dict[str, Any]]:
         return 504, "timeout", {}
     if isinstance(exc, EntityNotFound):
         return 404, "entity_not_found", {"suggestions": exc.suggestions}
-    if isinstance(exc, (BadLookup, EmptyQuestion)):
+    if isinstance(exc, (BadLookup, EmptyQuestion, BadDiff, ConfigError)):
         return 422, "invalid_request", {}
+    if isinstance(exc, NoCodeRoot):
+        return 409, "no_code_root", {}
+    if isinstance(exc, GitError):
+        return 422, "git_failed", {}
     if isinstance(exc, Neo4jError):
         return 503, "neo4j_unavailable", {}
     if isinstance(exc, LLMError):
@@ -180,13 +188,15 @@ class _TooLarge(StarletteHTTPException):
 
 
 def create_app(settings: Settings, *, chat: BaseChatModel | None = None,
-               driver: neo4j.Driver | None = None, host: str = "127.0.0.1") -> FastAPI:
+               driver: neo4j.Driver | None = None, host: str = "127.0.0.1", code_root: Path | None = None) -> FastAPI:
     """The service for ``settings``. ``chat``: the model answering questions (default: the configured
     one, built on the first question that needs it); ``driver``: a Neo4j driver to use (default: one
     connected on first use and closed when the app stops); ``host``: the address it listens on (its
-    name is accepted in the Host header, with loopback names and GRAPHRAG_SERVICE_ALLOWED_HOSTS)."""
+    name is accepted in the Host header, with loopback names and GRAPHRAG_SERVICE_ALLOWED_HOSTS);
+    ``code_root``: the git repository ``POST /impact/diff`` reads (None: that endpoint answers 409)."""
     runtime = ServiceRuntime(settings.neo4j, search=settings.search, llm=settings.llm, files=settings.files,
-                             embedding=settings.embedding, service=settings.service, chat=chat, driver=driver)
+                             embedding=settings.embedding, service=settings.service, chat=chat, driver=driver,
+                             code=settings.code, code_root=code_root)
     allowed = {*LOOPBACK_HOSTS, host_name(host), *settings.service.allowed_hosts}
 
     @asynccontextmanager
@@ -236,9 +246,9 @@ def create_app(settings: Settings, *, chat: BaseChatModel | None = None,
         if isinstance(exc, _TooLarge):
             return error_response(413, "too_large", str(exc.detail), limit=exc.limit, length=exc.length)
         messages = {404: "no such endpoint; the service has POST /ask, GET /entities/{name}, GET /communities, "
-                         "GET /health and GET /",
+                         "GET /health, GET / and POST /impact/diff",
                     405: "this endpoint does not take that method (the service is read-only: only POST /ask "
-                         "takes a body)"}
+                         "and POST /impact/diff take a body)"}
         response = error_response(exc.status_code, "http_error", messages.get(exc.status_code, str(exc.detail)))
         for k, v in (exc.headers or {}).items():
             response.headers[k] = v
@@ -261,6 +271,15 @@ def create_app(settings: Settings, *, chat: BaseChatModel | None = None,
         runtime.check_question(req.question)
         result = await runtime.run(lambda: runtime.ask(req), llm=req.answer)
         return SafeJSONResponse(result)
+
+    @app.post("/impact/diff", responses={**errors, 409: {"model": ErrorResponse}},
+              summary="The tests a change of the repository reaches (ask impact --diff --json)",
+              description="The change of the repository the service was started for (`serve --code-root`): "
+                          "`diff` REV, A..B or A...B (none: the working tree vs HEAD), or `staged`. The body is "
+                          "`ask impact --diff --json`'s (format graphrag_got.impact-diff/2, with `pytest_args`). "
+                          "It reads git and the graph only.")
+    async def impact_diff(req: DiffRequest) -> JSONResponse:
+        return SafeJSONResponse(await runtime.run(lambda: runtime.diff_impact(req), llm=False))
 
     @app.get("/entities/{name:path}", response_model=Neighbourhood, responses=errors,
              summary="An entity (by name or alias) and its relations, with attributes and evidence")

@@ -31,6 +31,16 @@ class AskRequest(BaseModel):
         return replace_surrogates(value)
 
 
+class DiffRequest(BaseModel):
+    """``POST /impact/diff``: a change of the repository the service was started for (``serve --code-root``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    diff: str | None = Field(None, max_length=200, description="REV, A..B or A...B; none: the working tree vs HEAD")
+    staged: bool = Field(False, description="the index vs HEAD (a pre-commit hook)")
+    hops: int | None = Field(None, ge=1, description="depth of the static closure (default: the code settings')")
+
+
 class ErrorBody(BaseModel):
     """Every error the service returns: a code a program can test and a message a person can act on."""
 

@@ -7,19 +7,20 @@ from __future__ import annotations
 
 import logging
 import threading
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, TypeVar
 
 import neo4j
 from langchain_core.language_models import BaseChatModel
 
-from graphrag_got.config import (EmbeddingSettings, FilesSettings, LLMSettings, Neo4jSettings, SearchSettings,
-                                 ServiceSettings)
+from graphrag_got.config import (CodeSettings, EmbeddingSettings, FilesSettings, LLMSettings, Neo4jSettings,
+                                 SearchSettings, ServiceSettings)
 from graphrag_got.errors import GraphragGotError, Neo4jError
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.service import graph_reads
 from graphrag_got.service.limits import InputTooLarge, LLMGate, ServiceBusy, run_blocking
-from graphrag_got.service.models import AskRequest, CommunityPage, Health, Neighbourhood
+from graphrag_got.service.models import AskRequest, CommunityPage, DiffRequest, Health, Neighbourhood
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +36,14 @@ class EmptyQuestion(GraphragGotError):
     """The question has no visible text."""
 
 
+class NoCodeRoot(GraphragGotError):
+    """``POST /impact/diff`` on a service started without a repository (``serve --code-root``)."""
+
+
+class BadDiff(GraphragGotError):
+    """A ``POST /impact/diff`` request the change reader cannot take."""
+
+
 class ServiceRuntime:
     """Shared state of one server process, built once at startup from the sections it reads (the
     entry points, :func:`graphrag_got.service.create_app` and :func:`graphrag_got.service.mcp.build_server`,
@@ -43,9 +52,10 @@ class ServiceRuntime:
 
     def __init__(self, db: Neo4jSettings, *, search: SearchSettings, llm: LLMSettings, files: FilesSettings,
                  embedding: EmbeddingSettings, service: ServiceSettings, chat: BaseChatModel | None = None,
-                 driver: neo4j.Driver | None = None):
+                 driver: neo4j.Driver | None = None, code: CodeSettings | None = None, code_root: Path | None = None):
         self.db, self.search, self.llm, self.files, self.embedding = db, search, llm, files, embedding
         self.service = service
+        self.code, self.code_root = code or CodeSettings(), code_root  # code_root: what /impact/diff reads
         self.gate = LLMGate(service.max_llm_requests)
         self.executor = ThreadPoolExecutor(max_workers=WORKER_THREADS, thread_name_prefix="graphrag-service")
         self._driver = driver
@@ -130,6 +140,21 @@ class ServiceRuntime:
         result = ask(self.driver(), self.db, req.question, req.mode, search=self.search, llm=self.llm, files=self.files,
                      embedding=self.embedding, answer=req.answer, chat=chat, retrieval=req.retrieval)
         return result.model_dump(mode="json")
+
+    def diff_impact(self, req: DiffRequest) -> dict[str, Any]:
+        """``ask impact --diff`` answered by this process: imports and the driver are paid once, so a
+        pre-commit hook gets its tests in about the time of reading the change and the graph."""
+        if self.code_root is None:
+            raise NoCodeRoot("this service reads no repository: start it with `graphrag-got serve --code-root "
+                             "PATH` (the repository the code graph was extracted from) to answer POST /impact/diff")
+        from graphrag_got.code.diff import diff_impact
+        from graphrag_got.code.impact import MAX_HOPS
+
+        if req.hops is not None and req.hops > MAX_HOPS:
+            raise BadDiff(f"hops must be an integer from 1 to {MAX_HOPS}, got {req.hops}")
+        result = diff_impact(self.driver(), self.db, self.code_root, req.diff or None, code=self.code,
+                             staged=req.staged, hops=req.hops)
+        return result.to_data()
 
     def neighbourhood(self, name: str, *, type_: str | None = None, limit: int = 50) -> Neighbourhood:
         return graph_reads.neighbourhood(self.driver(), self.db, name, self.ontology(), search=self.search, type_=type_,
