@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +96,32 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def write_files(root: Path, files: dict[str, str | None]) -> None:
+    """Write ``files`` (path under ``root`` -> text) into ``root``; None deletes the file."""
+    for rel, text in files.items():
+        p = root / rel
+        if text is None:
+            p.unlink()
+            continue
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+
+
+def git(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``git ARGS`` in ``root`` (raises when it fails)."""
+    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True)
+
+
+def git_repo(root: Path, files: dict[str, str | None], *, commit: bool = True) -> Path:
+    """A new git repository at ``root`` holding ``files``, committed once unless ``commit`` is False."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q")
+    git(root, "config", "user.email", "t@example.org")
+    git(root, "config", "user.name", "t")
+    write_files(root, files)
+    if commit:
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "one")
+    return root

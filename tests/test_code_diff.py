@@ -26,6 +26,7 @@ from graphrag_got.code.impact import impact
 from graphrag_got.code.lines import Statements, fingerprint, parse_ranges
 from graphrag_got.code.stale import select
 from graphrag_got.config import Settings
+from support import git, git_repo
 
 REPO = Path(__file__).resolve().parents[1]
 ONTO = ["--ontology", str(REPO / "ontology" / "code.json")]
@@ -53,21 +54,8 @@ TESTS = ("from calc.core import double, sign\n"
          "    assert double(2) == 4\n")
 
 
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout
-
-
 def repo(tmp_path: Path, files: dict[str, str]) -> Path:
-    root = tmp_path / "repo"
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    git(root, "init", "-q")
-    git(root, "config", "user.email", "t@example.org")
-    git(root, "config", "user.name", "t")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "one")
-    return root
+    return git_repo(tmp_path / "repo", dict(files))
 
 
 def edit(root: Path, rel: str, old: str, new: str) -> None:

@@ -15,7 +15,6 @@ import logging
 import os
 import pickle
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from graphrag_got.config import Settings
 from graphrag_got.extract.extraction import Extraction
 from graphrag_got.graph.load import load_extraction
 from graphrag_got.ontology.model import Ontology
+from support import git, git_repo, write_files
 
 REPO = Path(__file__).resolve().parents[1]
 CODE_ONTOLOGY = REPO / "ontology" / "code.json"
@@ -40,20 +40,6 @@ TREE = {
     "shop/old.py": "def legacy():\n    return 0\n",
     "tests/test_cart.py": "from shop.cart import total\n\n\ndef test_total():\n    assert total([1]) == 100\n",
 }
-
-
-def write(root: Path, files: dict[str, str | None]) -> None:
-    for rel, text in files.items():
-        p = root / rel
-        if text is None:
-            p.unlink()
-            continue
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-
-
-def git(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True)
 
 
 def graph_dump(driver, settings: Settings) -> dict[str, object]:  # type: ignore[no-untyped-def]
@@ -94,12 +80,7 @@ def same_extraction(a: Path, b: Path) -> None:
 
 @pytest.fixture()
 def hooked_repo(tmp_path: Path, neo4j_settings: Settings):  # type: ignore[no-untyped-def]
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q")
-    git(root, "config", "user.email", "t@example.org")
-    git(root, "config", "user.name", "t")
-    write(root, {**TREE, ".gitignore": ".graphrag/\n"})
+    root = git_repo(tmp_path / "repo", {**TREE, ".gitignore": ".graphrag/\n"}, commit=False)
     for hook in ("pre-commit", "post-commit"):
         shutil.copy(REPO / "docs" / "hooks" / hook, root / ".git" / "hooks" / hook)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -138,7 +119,7 @@ def test_hooks_keep_the_graph_equal_to_a_full_extraction(hooked_repo, clean_grap
     ]
     seen_output = []
     for message, files in steps:
-        write(root, files)
+        write_files(root, files)
         seen_output.append(commit(root, env, message))
         refreshed_graph = graph_dump(clean_graph, neo4j_settings)
         assert refreshed_graph["nodes"], f"{message}: the post-commit hook left no graph: {seen_output[-1]}"
@@ -153,15 +134,7 @@ def test_hooks_keep_the_graph_equal_to_a_full_extraction(hooked_repo, clean_grap
 
 def committed_tree(tmp_path: Path) -> Path:
     """A git repository holding :data:`TREE` in one commit."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q")
-    git(root, "config", "user.email", "t@example.org")
-    git(root, "config", "user.name", "t")
-    write(root, TREE)
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "one")
-    return root
+    return git_repo(tmp_path / "repo", TREE)
 
 
 def test_refresh_parses_only_what_changed_and_since_trusts_git(tmp_path: Path) -> None:
@@ -172,7 +145,7 @@ def test_refresh_parses_only_what_changed_and_since_trusts_git(tmp_path: Path) -
     assert first.full and first.parsed == 5 and first.reused == 0
     _, again = refresh(onto, root, out)
     assert (again.parsed, again.reused, again.documents_changed) == (0, 5, [])
-    write(root, {"shop/money.py": TREE["shop/money.py"].replace("100", "1000")})
+    write_files(root, {"shop/money.py": TREE["shop/money.py"].replace("100", "1000")})
     git(root, "commit", "-qam", "two")
     _, since = refresh(onto, root, out, since="HEAD~1")
     assert since.touched == ["shop/money.py"] and since.parsed == 1 and since.reused == 4
@@ -192,7 +165,7 @@ def test_refresh_cli_refuses_a_text_extraction_and_a_bad_revision(tmp_path: Path
     root = tmp_path / "repo"
     root.mkdir()
     git(root, "init", "-q")
-    write(root, {"a.py": "def f():\n    return 1\n"})
+    write_files(root, {"a.py": "def f():\n    return 1\n"})
     text = tmp_path / "text.json"
     ext = Extraction.read(REPO / "tests" / "data" / "got_extraction.json") if (
         REPO / "tests" / "data" / "got_extraction.json").is_file() else None
@@ -246,7 +219,7 @@ def test_kept_coverage_evidence_is_validated_once(tmp_path: Path, monkeypatch, c
     same_extraction(out, full)
     monkeypatch.setattr(Validator, "validate", counted)
     calls.clear()
-    write(root, {"shop/money.py": TREE["shop/money.py"].replace("100", "1000")})
+    write_files(root, {"shop/money.py": TREE["shop/money.py"].replace("100", "1000")})
     git(root, "commit", "-qam", "two")
     _, second = refresh(onto, root, out, since="HEAD~1")
     assert second.coverage == "kept as recorded (2 document(s)); validated at an earlier refresh (memo)"
@@ -296,7 +269,7 @@ def test_moved_lines_rewrite_only_their_file(clean_graph, neo4j_settings: Settin
     out = tmp_path / "code.json"
     ext, _ = refresh(onto, root, out, coverage=[data.data_filename()])
     load_extraction(clean_graph, neo4j_settings.neo4j, ext, onto, graph=neo4j_settings.graph, extract=neo4j_settings.extract, embedding=neo4j_settings.embedding, code=neo4j_settings.code, llm=neo4j_settings.llm, files=neo4j_settings.files)
-    write(root, {"shop/money.py": "# money\n" + TREE["shop/money.py"]})
+    write_files(root, {"shop/money.py": "# money\n" + TREE["shop/money.py"]})
     git(root, "commit", "-qam", "a line on top")
     ext, summary = refresh(onto, root, out, since="HEAD~1")
     chunk_doc = ext.chunk_documents()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from graphrag_got.cli import main
 from graphrag_got.config import Settings
 from graphrag_got.service import create_app
 from graphrag_got.service.background import serve_in_thread
+from support import free_port, git, git_repo
 
 REPO = Path(__file__).resolve().parents[1]
 ONTO = ["--ontology", str(REPO / "ontology" / "code.json")]
@@ -29,23 +29,11 @@ FILES = {
 }
 
 
-def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
-
-
 @pytest.fixture()
 def code_graph(tmp_path: Path, clean_graph, neo4j_settings: Settings):  # type: ignore[no-untyped-def]
     """A repository of FILES, its code graph loaded (static: no coverage run), and a change to `sign`
     in the working tree."""
-    root = tmp_path / "repo"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    git(root, "init", "-q")
-    git(root, "config", "user.email", "t@example.org")
-    git(root, "config", "user.name", "t")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "one")
+    root = git_repo(tmp_path / "repo", dict(FILES))
     assert main(["code", "refresh", str(root), "-o", str(tmp_path / "code.json"), *ONTO]) == 0
     core = root / "calc" / "core.py"
     core.write_text(core.read_text(encoding="utf-8").replace("return -1", "return -2"), encoding="utf-8")
@@ -87,7 +75,8 @@ def test_the_service_answers_a_diff_as_the_command_does(code_graph, neo4j_settin
         assert "reaches 1 test(s)" in hook.stdout and "tests/test_core.py::test_neg" in hook.stdout
         # bad requests say what is wrong; nothing is read outside the repository it was started for
         for body, code in (({"diff": "--output=/tmp/x"}, "invalid_request"), ({"diff": "nosuchrev"}, "git_failed"),
-                           ({"hops": 0}, "invalid_request"), ({"root": "/"}, "invalid_request")):
+                           ({"hops": 0}, "invalid_request"), ({"hops": 5000}, "invalid_request"),
+                           ({"root": "/"}, "invalid_request")):
             res = client.post("/impact/diff", json=body)
             assert res.status_code == 422 and res.json()["error"]["code"] == code, (body, res.text)
             assert res.json()["error"]["message"]
@@ -101,9 +90,7 @@ def test_without_a_code_root_the_endpoint_says_how_to_start_it(code_graph, neo4j
         assert "--code-root" in res.json()["error"]["message"]
         assert main(["ask", "impact", "--diff", "--server", url, *ONTO]) == 1
         assert "refused the change" in capsys.readouterr().err
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # nobody listens on it
     assert main(["ask", "impact", "--diff", "--server", f"http://127.0.0.1:{port}", *ONTO]) == 1
     assert "no answer from" in capsys.readouterr().err
     assert main(["ask", "impact", "calc.core.sign", "--server", f"http://127.0.0.1:{port}", *ONTO]) == 1

@@ -37,7 +37,7 @@ from graphrag_got.code.coverage import _ranges as ranges
 from graphrag_got.code.changes import ADDED, DELETED, MOVED, RENAMED, ChangedFile, ChangedSymbol, read_change
 from graphrag_got.code.extractor import pytest_nodeid
 from graphrag_got.code.impact import (DISPATCH, EXACT, STATIC, SYMBOL_CLASSES, ImpactError, ImpactNode, ImpactResult,
-                                      _node, _rank, _Reader, _unresolved, affected_files, closure, coverage_state,
+                                      _node, _rank, _Reader, _unresolved, affected_files, check_hops, closure, coverage_state,
                                       current_tests, import_tests, overrule_by_coverage)
 from graphrag_got.code.parse import is_test_file
 from graphrag_got.common.normalize import normalize_name
@@ -173,6 +173,7 @@ def diff_impact(driver: neo4j.Driver, db: Neo4jSettings, root: str | Path = ".",
                 code: CodeSettings, staged: bool = False, hops: int | None = None) -> DiffImpact:
     """The impact of the change ``spec`` of the git repository holding ``root`` (the folder the code
     graph was extracted from)."""
+    check_hops(hops)
     t0 = time.perf_counter()
     root = Path(root)
     ch, files = read_change(root, spec, staged=staged)

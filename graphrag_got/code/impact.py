@@ -272,13 +272,18 @@ def _via(row: dict[str, Any]) -> str:
     return f"{row['relation']} {row['via_name']}{where}"
 
 
+def check_hops(hops: int | None) -> None:
+    """``hops`` is None (the whole closure) or an integer from 1 to MAX_HOPS (a ConfigError otherwise)."""
+    if hops is not None and (isinstance(hops, bool) or not isinstance(hops, int) or not 1 <= hops <= MAX_HOPS):
+        raise ConfigError(f"--hops must be an integer from 1 to {MAX_HOPS}, got {hops!r} (leave it out for the "
+                          "whole closure)")
+
+
 def impact(driver: neo4j.Driver, db: Neo4jSettings, target: str, hops: int | None = None, *,
            code: CodeSettings) -> ImpactResult:
     """The blast radius of ``target``: its dependents to a fixed point (or within ``hops`` steps), the
     tests that reach them statically and the tests a recorded run saw executing it."""
-    if hops is not None and (isinstance(hops, bool) or not isinstance(hops, int) or not 1 <= hops <= MAX_HOPS):
-        raise ConfigError(f"--hops must be an integer from 1 to {MAX_HOPS}, got {hops!r} (leave it out for the "
-                          "whole closure)")
+    check_hops(hops)
     with _Reader(driver, db) as read:
         result = _impact(read, code, target, hops, find_target(driver, db, target, read))
         result.queries = read.count

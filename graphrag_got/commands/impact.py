@@ -75,10 +75,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     with driver:
         if diff:
             from graphrag_got.code.diff import diff_impact
-            from graphrag_got.code.impact import MAX_HOPS
 
-            if args.hops is not None and not 1 <= args.hops <= MAX_HOPS:
-                raise ConfigError(f"--hops must be an integer from 1 to {MAX_HOPS}, got {args.hops!r}")
             result = diff_impact(driver, settings.neo4j, args.root, args.diff or None, code=settings.code,
                                  staged=args.staged, hops=args.hops)
         else:

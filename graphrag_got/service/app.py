@@ -40,7 +40,7 @@ from graphrag_got.search.answer import AskResult
 from graphrag_got.service.graph_reads import MAX_COMMUNITIES, MAX_MEMBERS, MAX_RELATIONS, BadLookup, EntityNotFound
 from graphrag_got.service.limits import InputTooLarge, ServiceBusy, ServiceTimeout
 from graphrag_got.service.models import AskRequest, CommunityPage, DiffRequest, ErrorResponse, Health, Neighbourhood
-from graphrag_got.service.runtime import NEO4J_DOWN, BadDiff, EmptyQuestion, NoCodeRoot, ServiceRuntime
+from graphrag_got.service.runtime import NEO4J_DOWN, EmptyQuestion, NoCodeRoot, ServiceRuntime
 
 logger = logging.getLogger(__name__)
 access_log = logging.getLogger("graphrag_got.service.access")
@@ -83,7 +83,7 @@ def _status_of(exc: GraphragGotError) -> tuple[int, str, dict[str, Any]]:
         return 504, "timeout", {}
     if isinstance(exc, EntityNotFound):
         return 404, "entity_not_found", {"suggestions": exc.suggestions}
-    if isinstance(exc, (BadLookup, EmptyQuestion, BadDiff, ConfigError)):
+    if isinstance(exc, (BadLookup, EmptyQuestion, ConfigError)):  # ConfigError: a bad revision or hops
         return 422, "invalid_request", {}
     if isinstance(exc, NoCodeRoot):
         return 409, "no_code_root", {}

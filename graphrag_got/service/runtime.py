@@ -40,10 +40,6 @@ class NoCodeRoot(GraphragGotError):
     """``POST /impact/diff`` on a service started without a repository (``serve --code-root``)."""
 
 
-class BadDiff(GraphragGotError):
-    """A ``POST /impact/diff`` request the change reader cannot take."""
-
-
 class ServiceRuntime:
     """Shared state of one server process, built once at startup from the sections it reads (the
     entry points, :func:`graphrag_got.service.create_app` and :func:`graphrag_got.service.mcp.build_server`,
@@ -148,10 +144,7 @@ class ServiceRuntime:
             raise NoCodeRoot("this service reads no repository: start it with `graphrag-got serve --code-root "
                              "PATH` (the repository the code graph was extracted from) to answer POST /impact/diff")
         from graphrag_got.code.diff import diff_impact
-        from graphrag_got.code.impact import MAX_HOPS
 
-        if req.hops is not None and req.hops > MAX_HOPS:
-            raise BadDiff(f"hops must be an integer from 1 to {MAX_HOPS}, got {req.hops}")
         result = diff_impact(self.driver(), self.db, self.code_root, req.diff or None, code=self.code,
                              staged=req.staged, hops=req.hops)
         return result.to_data()
