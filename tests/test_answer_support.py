@@ -260,8 +260,12 @@ def demo_graph(gold_graph, neo4j_settings, tmp_path_factory):  # type: ignore[no
 
     onto = Ontology.from_file(ROOT / "ontology" / "got.json")
     tmp = tmp_path_factory.mktemp("support")
+    # local_context_order="retrieval": the recorded answers cite the ids of the context as retrieval ordered
+    # it when they were recorded (F1 the meeting fact, C1 its excerpt); tests/test_context_rank.py tests the
+    # context ranked by the question
     settings = neo4j_settings.with_overrides(home=tmp / "home", out_dir=tmp / "out", local_retrieval="graph",
-                                             embeddings=False, answer_format="claims", ontology_path=ROOT / "ontology" / "got.json")
+                                             embeddings=False, answer_format="claims", local_context_order="retrieval",
+                                             ontology_path=ROOT / "ontology" / "got.json")
     comms = detect_communities(read_entity_graph(gold_graph, settings.neo4j, onto,
                                                  communities=settings.communities, files=settings.files), 1.0, 42, algorithm="louvain")
     write_communities(gold_graph, settings.neo4j, comms,

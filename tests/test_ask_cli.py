@@ -104,20 +104,20 @@ def test_errors_are_one_line_and_exit_non_zero(run) -> None:  # type: ignore[no-
 def test_a_claims_answer_lists_what_was_left_out_and_why(run, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("GRAPHRAG_ANSWER_FORMAT", "claims")
     claims = json.dumps({"claims": [
-        {"statement": "Roose Bolton traicionó a Robb Stark en la Boda Roja.", "sources": ["F9"]},
-        {"statement": "Sansa Stark traicionó a Robb Stark en la Boda Roja.", "sources": ["F9"]}]})  # fmt: skip
+        {"statement": "Roose Bolton traicionó a Robb Stark en la Boda Roja.", "sources": ["F2"]},
+        {"statement": "Sansa Stark traicionó a Robb Stark en la Boda Roja.", "sources": ["F2"]}]})  # fmt: skip
     anchors = '{"entities": ["Robb Stark"]}'
     code, out, _ = run("ask", "local", BETRAYAL, replay=[anchors, claims])
     lines = out.splitlines()
-    assert code == 0 and "Roose Bolton traicionó a Robb Stark en la Boda Roja [F9]." in lines
+    assert code == 0 and "Roose Bolton traicionó a Robb Stark en la Boda Roja [F2]." in lines
     assert not any(line.startswith("Sansa Stark traicionó") for line in lines)  # not in the answer
     at = lines.index("claims: 1 claim kept, 1 left out (1 entity not in its sources)")
     assert lines[at + 1:at + 3] == ["Left out (not supported by its sources):",
-                                    "  - Sansa Stark traicionó a Robb Stark en la Boda Roja. [F9]: Sansa Stark is in "
-                                    "none of its sources (F9)"]  # fmt: skip
+                                    "  - Sansa Stark traicionó a Robb Stark en la Boda Roja. [F2]: Sansa Stark is in "
+                                    "none of its sources (F2)"]  # fmt: skip
     assert lines[-1].startswith("LLM calls: 2")
     code, out, _ = run("ask", "local", BETRAYAL, "--json", replay=[anchors, claims])
     data = json.loads(out)
     assert data["answer_format"] == "claims" and [c["statement"] for c in data["claims"]] == [
         "Roose Bolton traicionó a Robb Stark en la Boda Roja."]
-    assert [(c["reason"], c["sources"]) for c in data["left_out"]] == [("entity_not_in_sources", ["F9"])]
+    assert [(c["reason"], c["sources"]) for c in data["left_out"]] == [("entity_not_in_sources", ["F2"])]

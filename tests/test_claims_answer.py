@@ -42,9 +42,10 @@ def test_auto_asks_claims_of_the_embedded_model_only() -> None:
 
 
 def test_a_local_answer_as_claims_and_its_fallback_to_prose(gold_graph, neo4j_settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # the context in retrieval order (F1 the meeting, after the battle; C1 the excerpt placing it on the island:
+    # both back the claim); tests/test_context_rank.py tests the context ranked by the question
     settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", local_retrieval="graph",
-                                             answer_format="claims")  # fmt: skip
-    # F1 is the meeting (after the battle), C1 the sentence placing it on the island: both back the claim
+                                             answer_format="claims", local_context_order="retrieval")  # fmt: skip
     claims = json.dumps({"claims": [{"statement": "Jon Snow y Daenerys se conocieron en Rocadragón.",
                                      "sources": ["F1", "C1"]}]})  # fmt: skip
     counter = CallCounter()

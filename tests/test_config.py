@@ -82,6 +82,8 @@ OLD_DEFAULTS = {
     "neo4j_timeout_s": 5.0, "max_document_bytes": 5_000_000, "announce_chunks": 200,
     # the embedded model served by llama-server with parallel slots; calls in flight follow the server (issue 38)
     "llamacpp_backend": "auto", "llama_server": None, "llama_server_port": 8089, "llama_server_slots": 4,
+    # a local answer reads its best 20 sources, ranked by the question, excerpts one sentence each (issue 42)
+    "local_context_order": "question", "local_answer_sources": 20,
 }
 
 

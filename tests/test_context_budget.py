@@ -49,7 +49,10 @@ def test_the_longest_prefix_that_leaves_room_for_the_answer_is_kept() -> None:
 
 @pytest.mark.neo4j
 def test_a_local_answer_never_exceeds_the_window(gold_graph, neo4j_settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", local_retrieval="graph")
+    # retrieval order: the answer's context is then the retrieved one, trimmed to fit (a context ranked by the
+    # question is cut the same way, a prefix of its ranking: tests/test_context_rank.py)
+    settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", local_retrieval="graph",
+                                             local_context_order="retrieval")
     full = local_search(gold_graph, settings.neo4j, MEETING, answer=False, ontology=ONTO,
                         search=settings.search, llm=settings.llm, files=settings.files, embedding=settings.embedding)
     assert len(full.sources) > 4

@@ -28,6 +28,7 @@ from pydantic import ConfigDict, PrivateAttr
 from graphrag_got.config import Settings
 from graphrag_got.graph.load import load_extraction
 from graphrag_got.ontology.model import Ontology
+from graphrag_got.search.citations import RANKED_HEADER
 from graphrag_got.service import create_app
 from graphrag_got.service.background import serve_in_thread
 
@@ -44,7 +45,8 @@ SCRIPTED_ANSWER = "Se encuentran en Rocadragón [F1] y él le es leal [F2, F99].
 
 
 class ScriptedChat(BaseChatModel):
-    """Answers the anchor-name prompt with no names and an answer prompt (it holds ``FACTS:``) with
+    """Answers the anchor-name prompt with no names and an answer prompt (it holds ``FACTS:``, or the
+    header of a context ranked by the question) with
     ``answer``. With ``gate`` set, every call waits for it first (at most 30 s)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -69,7 +71,7 @@ class ScriptedChat(BaseChatModel):
         if self.gate is not None:
             self.gate.wait(30)
         text = "\n".join(str(m.content) for m in messages)
-        reply = self.answer if "FACTS:" in text else '{"entities": []}'
+        reply = self.answer if "FACTS:" in text or RANKED_HEADER in text else '{"entities": []}'
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=reply))])
 
 

@@ -407,10 +407,19 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v:.0%}"
 
 
+def context_note(search: Any) -> str:
+    """How a local answer's context was ordered and cut (search/rank.py), for the report's header."""
+    if search.local_context_order == "question":
+        return (f"ranked by the question, excerpts one sentence each, the best {search.local_answer_sources or 'all'} "
+                "given (`GRAPHRAG_LOCAL_CONTEXT_ORDER=question`)")
+    return "in retrieval order, facts then whole excerpts (`GRAPHRAG_LOCAL_CONTEXT_ORDER=retrieval`)"
+
+
 def markdown(rows: list[ModeRow], tot: dict[str, dict[str, Any]], meta: dict[str, Any]) -> str:
     lines = ["# Answers per mode, live (benchmarks/qa/modes.py)", "",
              f"Model: `{meta['model']}`; extraction `{meta['extraction']}`; {meta['questions']} questions; "
              f"{meta.get('machine', '')}", "",
+             *([f"Local answers' context: {meta['context']}", ""] if meta.get("context") else []),
              *([meta["preface"], ""] if meta.get("preface") else []),
              "Recall: local questions, needed facts in the answer's context / stated in the answer (both end names "
              "named); global questions, expected entities named. Citation precision: cited source about an entity "
@@ -501,6 +510,8 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
     ap.add_argument("--provider", default=None, help="LLM provider (default: GRAPHRAG_LLM_PROVIDER)")
     ap.add_argument("--replay-file", type=Path, default=None, help="recorded answers for --provider replay")
     ap.add_argument("--limit", type=int, default=None, help="only the first N local questions")
+    ap.add_argument("--skip", type=int, default=0,
+                    help="leave out the first N local questions (--skip 6: the ones the live runs were not developed on)")
     ap.add_argument("--global-limit", type=int, default=0, help="also the first N global questions (global mode)")
     ap.add_argument("--held-out", action="store_true",
                     help="also the GoT held-out questions of the routing benchmark, answered with mode auto")
@@ -523,7 +534,8 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
             raise GraphragGotError(f"--modes takes {', '.join(MODES)}, got {args.modes!r}")
         onto = Ontology.from_file(ROOT / "ontology" / "got.json")
         every = load_questions()
-        questions = [q for q in every if q["type"] == "local"][: args.limit]
+        local = [q for q in every if q["type"] == "local"][args.skip:]
+        questions = local[: args.limit]
         questions += [q for q in every if q["type"] == "global"][: args.global_limit]
         if args.held_out:
             routing = json.loads(ROUTING_QUESTIONS.read_text(encoding="utf-8"))["questions"]
@@ -549,7 +561,8 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
     if model is None and settings.llm.provider == "llamacpp":
         model = f"llamacpp:{settings.llm.llamacpp_model}"
     meta = {"model": model or type(chat).__name__,
-            "extraction": str(args.extraction), "questions": len(questions), "machine": args.machine}  # fmt: skip
+            "extraction": str(args.extraction), "questions": len(questions), "machine": args.machine,
+            "context": context_note(settings.search)}  # fmt: skip
     write_report(args.out, rows, tot, meta)
     for group, t in tot.items():
         print(f"{group:<16} context recall {_pct(t['context_recall'])}  answer recall {_pct(t['answer_recall'])}  "

@@ -157,7 +157,11 @@ def _print_sources(res: Any) -> None:
     if not res.sources:
         print("context: nothing retrieved")
         return
-    print(f"context ({len(res.sources)} sources):")
+    order = ""
+    if getattr(res, "context_order", None) == "question":
+        below = f"; {res.ranked_out} more ranked below them, not given" if res.ranked_out else ""
+        order = f", ranked by the question{below}"
+    print(f"context ({len(res.sources)} sources{order}):")
     for line in res.context_lines():
         print(f"  {line}")
 

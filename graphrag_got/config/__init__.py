@@ -314,6 +314,15 @@ class SearchSettings(Section):
     local_top_k: int = _env("GRAPHRAG_LOCAL_TOP_K", 8,
                             "local search: vector hits per index (chunks, entities) in vector/hybrid retrieval",
                             ge=1, le=200)
+    local_context_order: Literal["retrieval", "question"] = _env(
+        "GRAPHRAG_LOCAL_CONTEXT_ORDER", "question",
+        "local search: the order of the answer's sources: `question` (facts and excerpts in one list, the ones "
+        "sharing the most words with the question first, BM25), `retrieval` (facts by their place in the "
+        "graph, then excerpts)")
+    local_answer_sources: int = _env(
+        "GRAPHRAG_LOCAL_ANSWER_SOURCES", 20,
+        "local search with `local_context_order=question`: most sources the answer is given, the best "
+        "ranked (0: all of them)", ge=0)
     local_max_chunks: int = _env("GRAPHRAG_LOCAL_MAX_CHUNKS", 8,
                                  "local search: most text chunks in the context", ge=0)
     local_catalog_cache_s: float = _env(

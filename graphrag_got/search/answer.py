@@ -65,6 +65,8 @@ class AskResult(BaseModel):
     anchors: list[str] = Field(default_factory=list)  # names of the entities the search started from
     communities: list[int] = Field(default_factory=list)  # community ids kept (global, drift)
     retrieval: str | None = None  # local retrieval used: graph | vector | hybrid (None: not local)
+    context_order: Literal["retrieval", "question"] | None = None  # local: how the answer's sources are ordered
+    ranked_out: int = 0  # local, ordered by question: sources retrieved but ranked below the ones given
     followups: list[str] = Field(default_factory=list)  # drift: the follow-up questions searched
     bounds: dict[str, int] = Field(default_factory=dict)  # drift: depth, follow-ups, max calls
     timings: dict[str, float] = Field(default_factory=dict)  # seconds per step, and "total"
@@ -275,6 +277,8 @@ def _run_local(out: AskResult, driver: neo4j.Driver, db: Neo4jSettings, question
     out._detail = res
     _usage(out, res)
     out.retrieval = getattr(res, "retrieval", None) or retrieval or "graph"
+    out.context_order = getattr(res, "context_order", None)
+    out.ranked_out = int(getattr(res, "ranked_out", 0) or 0)
     out.anchors = [a.name for a in res.anchors]
     out.sources = local_sources(res)
     out.citations = list(getattr(res, "citations", None) or [])

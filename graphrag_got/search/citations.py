@@ -92,8 +92,15 @@ def number_sources(sources: Iterable[Citation]) -> list[Citation]:
     return numbered
 
 
-def context_block(citations: Iterable[Citation]) -> str:
-    """The numbered context: one line per source, grouped by kind under a header."""
+#: The header of a context listed in one order (:func:`context_block` with ``ranked=True``).
+RANKED_HEADER = "SOURCES (facts F, source excerpts C), the most relevant to the question first:"
+
+
+def context_block(citations: Iterable[Citation], *, ranked: bool = False) -> str:
+    """The numbered context: one line per source, grouped by kind under a header; ``ranked``: in the
+    order given, under one header (sources ranked by question, :mod:`graphrag_got.search.rank`)."""
+    if ranked:
+        return RANKED_HEADER + "\n" + "\n".join(c.context_line() for c in citations)
     headers = {"fact": "FACTS:", "chunk": "SOURCE EXCERPTS:", "report": "COMMUNITY REPORTS:"}
     by_kind: dict[str, list[str]] = {}
     for c in citations:

@@ -182,7 +182,22 @@ def sentence_excerpt(text: str, names: list[str], limit: int) -> str:
     return body
 
 
+def sentence_units(excerpts: list[Excerpt]) -> list[Excerpt]:
+    """Every sentence of ``excerpts`` as an excerpt of its own (same chunk, document, heading, score),
+    in order, repeats of a sentence already given left out: the units a context ranked by question
+    lists (:mod:`graphrag_got.search.rank`)."""
+    out: list[Excerpt] = []
+    seen: set[str] = set()
+    for e in excerpts:
+        for sentence in _SENTENCE.split(e.text):
+            text = " ".join(sentence.split())
+            if text and text not in seen:
+                seen.add(text)
+                out.append(Excerpt(e.chunk_id, text, e.document_id, e.heading, e.score, list(e.via)))
+    return out
+
+
 __all__ = [
     "EXCERPT_CHARS", "Excerpt", "Fact", "MAX_EXCERPTS", "PATH_LIMIT", "excerpts_for", "retrieve_facts",
-    "sentence_excerpt"
+    "sentence_excerpt", "sentence_units"
 ]  # fmt: skip

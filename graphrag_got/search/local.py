@@ -76,7 +76,8 @@ from graphrag_got.search.anchors import (ANCHOR_MAX_TOKENS, ANCHOR_SCHEMA, MAX_A
 from graphrag_got.search.budget import fit_sources
 from graphrag_got.search.claims import AnswerChecks, checked_answer, use_claims
 from graphrag_got.search.citations import Citation, context_block, number_sources
-from graphrag_got.search.facts import PATH_LIMIT, Excerpt, Fact, excerpts_for, retrieve_facts, sentence_excerpt
+from graphrag_got.search.rank import rank_by_question
+from graphrag_got.search.facts import PATH_LIMIT, Excerpt, Fact, excerpts_for, retrieve_facts, sentence_excerpt, sentence_units
 from graphrag_got.search.hybrid import (CHUNK_EXCERPT_CHARS, RETRIEVALS, RankedChunk, Retrieval, VectorHits, fuse,
                                         vector_anchors, vector_side)
 
@@ -112,6 +113,8 @@ class LocalResult(LLMUsage, AnswerChecks):
     sources: list[Citation] = field(default_factory=list)  # the numbered context: facts F1.., chunks C1..
     citations: list[Citation] = field(default_factory=list)  # the sources the answer cites, first use first
     invented_citations: int = 0  # ids the answer cited that were not in its context (removed)
+    context_order: str = "retrieval"  # "question": the answer's sources were ranked by the question (search/rank.py)
+    ranked_out: int = 0  # sources retrieved but ranked below the ones given to the answer (search.local_answer_sources)
     raw_answer: str | None = None  # the answer as the model wrote it, before invented ids were removed
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
 
@@ -370,7 +373,25 @@ def _search(driver: neo4j.Driver, db: Neo4jSettings, res: LocalResult, onto: Ont
     clock.lap("fuse" if mode != "graph" else "excerpts")
     meta = _chunk_meta(driver, db, [f.chunk_ids[0] for f in res.facts if f.chunk_ids] +
                        [e.chunk_id for e in res.excerpts if e.document_id is None])
+    # an answer's context ranked by the question (search/rank.py); retrieval alone (--no-answer, DRIFT's
+    # follow-ups) keeps the retrieval order. Excerpts are ranked one sentence at a time: a chunk's one
+    # answering sentence is then not outweighed by the rest of the chunk
+    ranked = answer and search.local_context_order == "question"
+    if ranked:
+        res.excerpts = sentence_units(res.excerpts)
     res.sources = build_sources(res.facts, res.excerpts, meta, res.anchors)
+    if ranked:  # the sources sharing the most with the question first (search/rank.py), numbered again
+        res.context_order = "question"
+        res.sources, order = rank_by_question(question, res.sources)
+        cap = search.local_answer_sources
+        if cap and len(order) > cap:  # the answer reads the best-ranked only; the rest are counted
+            res.ranked_out = len(order) - cap
+            log.info("local search: %d of %d sources ranked below the %d given to the answer", res.ranked_out,
+                     len(order), cap)
+            res.sources, order = res.sources[:cap], order[:cap]
+        n = len(res.facts)
+        res.facts, res.excerpts = ([res.facts[i] for i in order if i < n],
+                                   [res.excerpts[i - n] for i in order if i >= n])
     clock.lap("sources")
     if not answer:
         return res
@@ -384,7 +405,7 @@ def _search(driver: neo4j.Driver, db: Neo4jSettings, res: LocalResult, onto: Ont
               else local_answer_prompt(language, prompts=prompts))
 
     def prompt(sources: Sequence[Citation]) -> str:
-        return (f"QUESTION: {question}\n\n{context_block(sources)}\n\n"
+        return (f"QUESTION: {question}\n\n{context_block(sources, ranked=ranked)}\n\n"
                 "Answer the question from this context only, citing the ids of the sources after each claim.")
 
     kept, dropped = fit_sources(chat, system, prompt, res.sources, ANSWER_MAX_TOKENS)
