@@ -8,11 +8,13 @@ in the live benchmark cited F1-F3, whatever they held (``benchmarks/qa/results/m
 :func:`rank_by_question` scores every source against the question with BM25 (the ``bm25s`` library)
 over the context's own sources, so a word frequent in the context (a family name shared by half the
 facts) weighs little and a rarer one the question uses (the verb, an event's name) weighs much. Words
-are compared by their first :data:`STEM` letters after case and accents are folded ("traicionó",
-"traicionan", ``TRAICIONA_A`` meet), which needs no stemmer or stop-word list per language. A fact is
+are compared by their first :data:`STEM` letters after case and accents are folded ("betrayed",
+"betrays" and a relation type ``BETRAYS`` meet), which needs no stemmer or stop-word list per language. A fact is
 scored on its line and its evidence sentence. Sources are then sorted by score (ties keep the
 retrieval order) and numbered again per kind, F1 the best fact, C1 the best excerpt; the context lists
-them in that one order.
+them in that one order. Local search cuts its excerpts into sentences first
+(:func:`graphrag_got.search.facts.sentence_units`) and gives the answer the best
+``search.local_answer_sources`` of them (measured live: ``benchmarks/results/qa_live.txt``).
 """
 
 from __future__ import annotations
