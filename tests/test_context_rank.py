@@ -134,7 +134,7 @@ def test_local_answers_read_the_context_ranked_by_the_question(ranked_settings) 
     assert [e.text for e in res.excerpts] == [c.text for c in res.sources if c.kind == "chunk"]
     # the model read them in that one order, under one header
     answer_prompt = chat.prompts[-1]
-    assert RANKED_HEADER in answer_prompt
+    assert RANKED_HEADER in answer_prompt and res.context_text() in answer_prompt
     lines = [ln for ln in answer_prompt.splitlines() if ln.startswith("[")]
     assert [ln.split("]")[0][1:] for ln in lines] == [c.id for c in res.sources]
     # the claim citing C1 (the best-ranked sentence, which names both) is kept

@@ -76,10 +76,11 @@ from graphrag_got.search.anchors import (ANCHOR_MAX_TOKENS, ANCHOR_SCHEMA, MAX_A
 from graphrag_got.search.budget import fit_sources
 from graphrag_got.search.claims import AnswerChecks, checked_answer, use_claims
 from graphrag_got.search.citations import Citation, context_block, number_sources
-from graphrag_got.search.rank import rank_by_question
-from graphrag_got.search.facts import PATH_LIMIT, Excerpt, Fact, excerpts_for, retrieve_facts, sentence_excerpt, sentence_units
+from graphrag_got.search.facts import (PATH_LIMIT, Excerpt, Fact, excerpts_for, retrieve_facts, sentence_excerpt,
+                                       sentence_units)
 from graphrag_got.search.hybrid import (CHUNK_EXCERPT_CHARS, RETRIEVALS, RankedChunk, Retrieval, VectorHits, fuse,
                                         vector_anchors, vector_side)
+from graphrag_got.search.rank import rank_by_question
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +131,7 @@ class LocalResult(LLMUsage, AnswerChecks):
     def context_text(self) -> str:
         """The context the answering model reads: the numbered sources when built, else plain lines."""
         if self.sources:
-            return context_block(self.sources)
+            return context_block(self.sources, ranked=self.context_order == "question")
         parts = ["FACTS:"] + [f"- {line}" for line in self.context_lines]
         if self.excerpts:
             parts.append("\nSOURCE EXCERPTS:")
