@@ -49,6 +49,13 @@ class Reply:
     body: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    #: a streamed answer (asked with "stream": true) is sent in pieces this many characters long ...
+    piece_chars: int = 4
+    #: ... this many seconds apart
+    piece_delay_s: float = 0.0
+    #: after this many pieces the server goes silent for ``stall_s`` seconds (None: it never stalls)
+    stall_after: int | None = None
+    stall_s: float = 0.0
 
 
 def completion(content: str | None, *, tool_args: dict[str, Any] | None = None, model: str = "tiny-model",
@@ -78,6 +85,38 @@ class TinyServer:
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
+            def _stream(self, reply: Reply) -> None:
+                """A 200 completion as server-sent events, the way OpenAI-compatible servers stream it."""
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
+                answer = reply.body or {}
+                content = ((answer.get("choices") or [{}])[0].get("message") or {}).get("content") or ""
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+
+                def event(payload: dict[str, Any]) -> None:
+                    self.wfile.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
+                    self.wfile.flush()
+
+                base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0,
+                        "model": answer.get("model", "tiny-model")}
+                pieces = [content[i:i + reply.piece_chars] for i in range(0, len(content), reply.piece_chars)]
+                try:
+                    for n, piece in enumerate(pieces):
+                        if reply.stall_after is not None and n == reply.stall_after:
+                            time.sleep(reply.stall_s)
+                        elif reply.piece_delay_s:
+                            time.sleep(reply.piece_delay_s)
+                        event({**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
+                    event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                    if answer.get("usage"):
+                        event({**base, "choices": [], "usage": answer["usage"]})
+                    self.wfile.write(b"data: [DONE]\n\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):  # the client cut the call
+                    pass
+
             def _send(self, reply: Reply) -> None:
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
@@ -100,7 +139,11 @@ class TinyServer:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 with server.lock:
                     server.requests.append(body)
-                self._send(server.respond(body))
+                reply = server.respond(body)
+                if body.get("stream") and reply.status == 200 and "choices" in (reply.body or {}):
+                    self._stream(reply)
+                else:
+                    self._send(reply)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -282,6 +325,81 @@ def test_extraction_over_a_pool_uses_both_servers(clean_env: Path, tmp_path: Pat
     ext = Extraction.read(tmp_path / "out" / "extraction.json")
     assert ext.llm.provider == "openai" and ext.llm.model == "openai:tiny-model"  # discovered from /models
     assert [e.name for e in ext.entities] == ["Eddard Stark"] and len(ext.entities[0].chunk_ids) == 6
+
+
+# ---------------------------------------------------------------------------- streamed answers and stalls
+FULL = '{"word": "yes", "why": "the sky scatters blue light more than red light"}'
+
+
+def test_a_call_that_keeps_streaming_is_never_cut_however_long_it_takes(tmp_path: Path):
+    """The whole answer takes ~4x the stall limit; no gap between two pieces reaches it: not cut."""
+    slow = lambda body: Reply(body=completion(FULL), piece_chars=2, piece_delay_s=0.05)  # noqa: E731
+    with TinyServer(slow) as srv:
+        chat = chat_of(pool_settings(tmp_path, srv.url, openai_model="m", llm_stall_timeout_s=0.4))
+        attempt = Attempt()
+        text = complete_text(chat, "s", "u", attempt)
+    assert text == FULL and len(srv.requests) == 1 and srv.requests[0]["stream"] is True
+    stats = chat.stream_stats.as_dict()
+    assert stats["cut"] == 0 and stats["longest_call_s"] > 4 * 0.4 and stats["longest_gap_s"] < 0.4
+    assert (attempt.input_tokens, attempt.output_tokens) == (11, 7)  # the usage chunk at the end of the stream
+
+
+def _stalls_once(after: int, seconds: float) -> Callable[[dict[str, Any]], Reply]:
+    """The first request stalls after ``after`` pieces; later ones answer at once."""
+    return sequence(Reply(body=completion(FULL), stall_after=after, stall_s=seconds), Reply(body=completion(FULL)))
+
+
+def test_a_stalled_call_resumes_from_what_it_wrote_on_a_llama_cpp_server(tmp_path: Path):
+    def respond(body: dict[str, Any]) -> Reply:
+        if body["messages"][-1]["role"] == "assistant":  # a resumed call: the rest of the answer only
+            return Reply(body=completion(FULL[len(body["messages"][-1]["content"]):]))
+        return Reply(body=completion(FULL), stall_after=5, stall_s=1.5)
+
+    with TinyServer(respond) as srv:
+        settings = pool_settings(tmp_path, srv.url, openai_model="m", llm_stall_timeout_s=0.4)
+        chat = chat_of(settings)
+        chat.pool.servers[0].llamacpp = True  # as /props tells of a llama.cpp server
+        text = complete_text(chat, "s", "u")
+    assert text == FULL
+    first, second = srv.requests
+    assert [m["role"] for m in first["messages"]] == ["system", "user"]
+    assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant"]
+    assert second["messages"][-1]["content"] == FULL[:20]  # the 5 pieces of 4 characters written before the stall
+    assert second["max_tokens"] == first["max_tokens"] - 5 and second.get("return_progress") is True
+    stats = chat.stream_stats.as_dict()
+    assert (stats["cut"], stats["resumed"], stats["pieces_kept"], stats["pieces_thrown_away"]) == (1, 1, 5, 0)
+
+
+def test_a_stalled_call_elsewhere_starts_again_and_counts_what_was_thrown_away(tmp_path: Path):
+    with TinyServer(_stalls_once(after=3, seconds=1.5)) as srv:
+        chat = chat_of(pool_settings(tmp_path, srv.url, openai_model="m", llm_stall_timeout_s=0.4))
+        attempt = Attempt()
+        assert complete_text(chat, "s", "u", attempt) == FULL
+    assert [len(r["messages"]) for r in srv.requests] == [2, 2]  # not llama.cpp (no /props): asked anew
+    stats = chat.stream_stats.as_dict()
+    assert (stats["cut"], stats["resumed"], stats["pieces_thrown_away"]) == (1, 0, 3)
+    assert attempt.transport_retries == 1
+
+
+def test_a_server_that_stalls_every_time_is_a_stall_not_unreachable(tmp_path: Path):
+    stalls = lambda body: Reply(body=completion(FULL), stall_after=2, stall_s=1.0)  # noqa: E731
+    with TinyServer(stalls) as srv:
+        chat = chat_of(pool_settings(tmp_path, srv.url, openai_model="m", llm_stall_timeout_s=0.3, llm_retries=1,
+                                     llm_resume_cut_calls=False))
+        with pytest.raises(ProviderUnreachableError) as caught:
+            complete_text(chat, "s", "u")
+    message = str(caught.value)
+    assert f"no token for 0.3 s from the server at {srv.url} after 2 piece(s)" in message
+    assert "cannot be reached" not in message and "load is" in message and "GRAPHRAG_LLM_STALL_TIMEOUT" in message
+
+
+def test_a_server_that_takes_the_request_and_never_answers_is_not_called_unreachable(tmp_path: Path):
+    silent = lambda body: Reply(body=completion(FULL), delay_s=1.0)  # noqa: E731  (no headers for 1 s)
+    with TinyServer(silent) as srv:
+        chat = chat_of(pool_settings(tmp_path, srv.url, openai_model="m", llm_stall_timeout_s=0.3, llm_retries=0))
+        with pytest.raises(ProviderUnreachableError) as caught:
+            complete_text(chat, "s", "u")
+    assert "no answer for" in str(caught.value) and "cannot be reached" not in str(caught.value)
 
 
 # ---------------------------------------------------------------------------- retries and failures

@@ -124,6 +124,8 @@ class LLMSettings(Section):
     llama_server_port: int = _env("GRAPHRAG_LLAMA_SERVER_PORT", 8089, "loopback port of the embedded llama-server", ge=1, le=65535)
     llama_server_slots: int = _env("GRAPHRAG_LLAMA_SERVER_SLOTS", 4, "parallel slots of the embedded `llama-server` "
                                    "(calls decoded in one batch); its context is slots x GRAPHRAG_LLAMACPP_N_CTX", ge=1, le=64)
+    llama_server_poll: int = _env("GRAPHRAG_LLAMA_SERVER_POLL", 50, "how hard the embedded `llama-server`'s threads "
+                                  "spin while they wait for work (its `--poll`, 0-100; 0: they sleep)", ge=0, le=100)
     llamacpp_threads: int | None = _env("GRAPHRAG_LLAMACPP_THREADS", None, "most llama.cpp CPU threads (unset: every core)")
     llamacpp_adaptive_threads: bool = _env(
         "GRAPHRAG_LLAMACPP_ADAPTIVE_THREADS", True, "each embedded-model call uses at most the cores free at its start "
@@ -131,7 +133,17 @@ class LLMSettings(Section):
     llamacpp_loop_guard: bool = _env("GRAPHRAG_LOOP_GUARD", True,
                                      "embedded model: close a JSON list once the model repeats its items")
     max_tokens: int = _env("GRAPHRAG_LLM_MAX_TOKENS", 1536, "most tokens in one LLM answer", ge=64, flat="llm_max_tokens")
-    timeout_s: float = _env("GRAPHRAG_LLM_TIMEOUT", 600.0, "seconds one LLM call may take", gt=0, flat="llm_timeout_s")
+    timeout_s: float = _env("GRAPHRAG_LLM_TIMEOUT", 600.0, "seconds one LLM call may take where the answer does not "
+                            "stream (in-process calls, LangChain models); streamed calls (OpenAI-compatible servers, "
+                            "the embedded llama-server, Ollama) are cut only by `GRAPHRAG_LLM_STALL_TIMEOUT`",
+                            gt=0, flat="llm_timeout_s")
+    stall_timeout_s: float = _env("GRAPHRAG_LLM_STALL_TIMEOUT", 120.0, "seconds a streamed LLM call may go without a "
+                                  "token (or, from llama.cpp's server, a word of prompt progress) before it is cut; a "
+                                  "call that keeps writing is never cut for being long, and a cut call resumes from "
+                                  "what it wrote where the server allows it (llama.cpp)", gt=0, flat="llm_stall_timeout_s")
+    resume_cut_calls: bool = _env("GRAPHRAG_LLM_RESUME_CUT_CALLS", True, "a streamed call cut by a stall goes on from "
+                                  "the part it wrote (sent back as the start of the answer) on llama.cpp servers, "
+                                  "instead of starting again", flat="llm_resume_cut_calls")
     replay_file: Path | None = _env("GRAPHRAG_REPLAY_FILE", None, "recorded answers for the `replay` provider")
     prompts_dir: Path | None = _env("GRAPHRAG_PROMPTS_DIR", None, "folder of prompt files replacing the built-in "
                                     "ones, `<prompt name>.txt` each (`graphrag-got prompts export DIR`)")

@@ -156,7 +156,8 @@ def _openai_pool(llm: LLMSettings) -> BaseChatModel:
                        "OPENAI_API_KEY, or pass --base-url URL of an OpenAI-compatible server")
     return OpenAIPoolChatModel(
         model_name=openai_model_name(llm), base_urls=openai_base_urls(llm),
-        api_key=llm.openai_api_key, timeout_s=llm.timeout_s, max_tokens=llm.max_tokens,
+        api_key=llm.openai_api_key, timeout_s=llm.timeout_s, stall_s=llm.stall_timeout_s,
+        resume=llm.resume_cut_calls, max_tokens=llm.max_tokens,
         response_format=llm.openai_response_format, balance=llm.openai_balance,
         retries=llm.retries, backoff_s=llm.backoff_s,
     )
@@ -242,6 +243,7 @@ def _served(llm: LLMSettings, files: FilesSettings) -> BaseChatModel:
     # starts with are evaluated once per slot. json_schema is the form llama-server constrains with.
     return OpenAIPoolChatModel(
         model_name=info.plan.alias, base_urls=[info.url], timeout_s=llm.timeout_s,
+        stall_s=llm.stall_timeout_s, resume=llm.resume_cut_calls,
         max_tokens=llm.max_tokens, response_format="json_schema", retries=llm.retries,
         backoff_s=llm.backoff_s, extra_body={"cache_prompt": True}, embedded=True,
         context_window=info.plan.ctx_per_slot)

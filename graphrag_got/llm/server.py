@@ -138,6 +138,9 @@ class ServerPlan:
     slots: int
     ctx_per_slot: int
     threads: int
+    #: how hard llama.cpp's threads spin while they wait for work (0-100, its --poll); spinning takes the
+    #: cores from other work, and waiting on a thread that lost its core wastes the spin
+    poll: int = 50
 
     @property
     def url(self) -> str:
@@ -156,7 +159,7 @@ class ServerPlan:
         # (llama-server's default, 8 GB, would let a long run grow that much).
         return [self.binary, "--model", self.model, "--alias", self.alias, "--host", HOST, "--port", str(self.port),
                 "--parallel", str(self.slots), "--ctx-size", str(self.slots * self.ctx_per_slot),
-                "--threads", str(self.threads), "--threads-batch", str(self.threads),
+                "--threads", str(self.threads), "--threads-batch", str(self.threads), "--poll", str(self.poll),
                 "--cont-batching", "--cache-prompt", "--cache-ram", str(CACHE_RAM_MB), "--no-webui", "--seed", "0"]
 
     def describe(self) -> str:
@@ -181,7 +184,7 @@ def plan_for(llm: LLMSettings, binary: Path | None = None, *, files: FilesSettin
                              "or use the in-process model (GRAPHRAG_LLAMACPP_BACKEND=in_process)")
     return ServerPlan(binary=str(binary), model=str(resolve_model_path(llm, files=files)), port=llm.llama_server_port,
                       slots=llm.llama_server_slots, ctx_per_slot=llm.llamacpp_n_ctx,
-                      threads=server_threads(llm))
+                      threads=server_threads(llm), poll=llm.llama_server_poll)
 
 
 def _read_plan(files: FilesSettings) -> ServerPlan | None:

@@ -6,6 +6,14 @@ transient error (HTTP 429/5xx, connection refused, timeout) is set aside for the
 and the retry goes to another one when there is one; after the last try the call raises
 :class:`~graphrag_got.llm.providers.retry.ProviderUnreachableError`.
 
+Calls stream (:mod:`graphrag_got.llm.providers.streaming`): a call is cut only when no piece of the
+answer has arrived for ``stall_s`` seconds, however long the whole answer takes, and a llama.cpp
+server is asked for prompt progress so that a long prompt evaluated on busy cores is not taken for a
+stall. A call cut after part of its answer resumes from that part on a llama.cpp server (the part is
+sent back as the start of the assistant's message, which the server continues with its grammar
+advanced past it and its slot's cache holding the evaluated tokens); elsewhere it starts again and
+the part is counted as thrown away (:class:`StreamStats`).
+
 Output is constrained by the JSON schema through ``response_format``. Servers disagree on its
 form: OpenAI, vLLM, LM Studio, Ollama and llama.cpp's C++ server take
 ``{"type": "json_schema", "json_schema": {"name", "schema"}}``; llama-cpp-python's server refuses
@@ -16,6 +24,7 @@ then none) the first time it refuses, remembering the form that works.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -33,6 +42,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, SecretStr
 
 from graphrag_got.errors import LLMError
 from graphrag_got.llm.providers.retry import RetryPolicy, call_with_retries, describe, is_transient, status_of
+from graphrag_got.llm.providers.streaming import StalledCallError, StreamedAnswer, read_stream
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +73,45 @@ class Server:
     failures: int = 0
     failures_in_a_row: int = 0
     down_until: float = 0.0
+    #: whether it is llama.cpp's server (answers ``/props``): asked once, when a cut call could resume there
+    llamacpp: bool | None = None
+
+
+@dataclass
+class StreamStats:
+    """What the pool's streamed calls cost and what stalls took (read by benchmarks and ``usage``)."""
+
+    calls: int = 0
+    #: calls cut because no piece of the answer arrived for the stall limit
+    cut: int = 0
+    #: cut calls that went on from the part already written (llama.cpp servers)
+    resumed: int = 0
+    #: pieces (about one token each) received by calls that were then cut: kept when resumed ...
+    pieces_kept: int = 0
+    #: ... and thrown away when the call had to start again
+    pieces_thrown_away: int = 0
+    #: the longest wait between two messages of any stream, and of any whole call
+    longest_gap_s: float = 0.0
+    longest_call_s: float = 0.0
+    #: how long each answered call took, in seconds (what a whole-call limit would have been compared with)
+    call_seconds: list[float] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, **counts: float) -> None:
+        with self._lock:
+            for name, value in counts.items():
+                if name in ("longest_gap_s", "longest_call_s"):
+                    setattr(self, name, max(getattr(self, name), value))
+                    if name == "longest_call_s":
+                        self.call_seconds.append(value)
+                else:
+                    setattr(self, name, getattr(self, name) + value)
+
+    def as_dict(self) -> dict[str, float]:
+        with self._lock:
+            return {"calls": self.calls, "cut": self.cut, "resumed": self.resumed, "pieces_kept": self.pieces_kept,
+                    "pieces_thrown_away": self.pieces_thrown_away, "longest_gap_s": round(self.longest_gap_s, 1),
+                    "longest_call_s": round(self.longest_call_s, 1)}
 
 
 @dataclass
@@ -134,7 +183,15 @@ class OpenAIPoolChatModel(BaseChatModel):
     model_name: str
     base_urls: list[str]
     api_key: SecretStr | None = None
+    #: the whole-call limit, used only where the answer does not stream (``streaming=False``)
     timeout_s: float = 600.0
+    #: seconds without a piece of a streamed answer before the call is cut (a stall)
+    stall_s: float = 120.0
+    #: stream answers, so that only a stall cuts a call
+    streaming: bool = True
+    #: a cut call goes on from the part already written where the server continues an assistant message
+    #: (llama.cpp's server); False: always start again
+    resume: bool = True
     max_tokens: int = 1536
     temperature: float = 0.0
     response_format: ResponseFormat = "auto"
@@ -149,6 +206,7 @@ class OpenAIPoolChatModel(BaseChatModel):
     context_window: int | None = None
     _pool: ServerPool = PrivateAttr()
     _capacity: int | None = PrivateAttr(default=None)
+    _stats: StreamStats = PrivateAttr(default_factory=StreamStats)
 
     def model_post_init(self, context: Any) -> None:
         import openai
@@ -157,7 +215,10 @@ class OpenAIPoolChatModel(BaseChatModel):
             raise LLMError("the openai provider needs at least one base URL (--base-url or GRAPHRAG_OPENAI_BASE_URLS)")
         key = self.api_key.get_secret_value() if self.api_key else NO_KEY
         start = "json_schema" if self.response_format == "auto" else self.response_format
-        servers = [Server(url=url, client=openai.OpenAI(base_url=url, api_key=key, timeout=self.timeout_s,
+        # streamed: the read timeout is the time allowed between two pieces of the answer, not for all of it
+        timeout = (openai.Timeout(self.stall_s, connect=min(10.0, self.stall_s)) if self.streaming
+                   else openai.Timeout(self.timeout_s))
+        servers = [Server(url=url, client=openai.OpenAI(base_url=url, api_key=key, timeout=timeout,
                                                         max_retries=0), response_format=start)
                    for url in self.base_urls]
         self._pool = ServerPool(servers, balance=self.balance)
@@ -169,6 +230,11 @@ class OpenAIPoolChatModel(BaseChatModel):
     @property
     def pool(self) -> ServerPool:
         return self._pool
+
+    @property
+    def stream_stats(self) -> StreamStats:
+        """Calls made, calls cut by a stall, resumed, and the pieces of answers kept or thrown away."""
+        return self._stats
 
     @property
     def retry_policy(self) -> RetryPolicy:
@@ -251,25 +317,49 @@ class OpenAIPoolChatModel(BaseChatModel):
         policy = self.retry_policy
         retries = 0
         served_by: list[str] = []
+        kept, kept_pieces = "", 0  # the part of the answer written before a stall, continued by the next try
 
         def on_retry(exc: BaseException, wait: float) -> None:
             nonlocal retries
             retries += 1
 
-        def one_try() -> Any:
+        def one_try() -> StreamedAnswer:
+            nonlocal kept, kept_pieces
             server = self._pool.acquire()
+            resume_from, resumed_pieces = (kept, kept_pieces) if kept and self._resumes_on(server) else ("", 0)
+            if kept and not resume_from:
+                self._stats.add(pieces_thrown_away=kept_pieces)
+                kept, kept_pieces = "", 0
+            messages_sent = body + [{"role": "assistant", "content": resume_from}] if resume_from else body
             try:
-                response = self._create(server, body, schema, max_tokens, stop, kwargs)
+                answer = self._create(server, messages_sent, schema, max_tokens - resumed_pieces, stop, kwargs)
             except BaseException as exc:
                 self._pool.release(server, failed=is_transient(exc))
+                if isinstance(exc, StalledCallError):
+                    self._stats.add(cut=1)
+                    if exc.partial_text:  # kept for the next try; counted as kept or thrown away then
+                        kept, kept_pieces = resume_from + exc.partial_text, resumed_pieces + exc.pieces
+                elif resume_from:  # the server would not go on from the written part: the next try starts again
+                    logger.warning("%s: could not resume the call from its %d written piece(s) (%s); asking again "
+                                   "from the start", server.url, resumed_pieces, describe(exc))
+                    self._stats.add(pieces_thrown_away=resumed_pieces)
+                    kept, kept_pieces = "", 0
                 raise
             self._pool.release(server)
             served_by.append(server.url)
-            return response
+            if resume_from:
+                self._stats.add(resumed=1, pieces_kept=resumed_pieces)
+                logger.info("%s: the call went on from the %d piece(s) it had written before it stalled",
+                            server.url, resumed_pieces)
+                # llama.cpp's server sends the continued message whole (the written part first); others the rest
+                if not answer.text.startswith(resume_from):
+                    answer.text = resume_from + answer.text
+                    answer.pieces += resumed_pieces
+            return answer
 
         what = f"openai server(s) {', '.join(self._pool.urls)}"
         try:
-            response = call_with_retries(one_try, policy, what=what, on_retry=on_retry)
+            answer = call_with_retries(one_try, policy, what=what, on_retry=on_retry)
         except LLMError:  # ProviderUnreachableError included
             raise
         except Exception as exc:
@@ -277,42 +367,64 @@ class OpenAIPoolChatModel(BaseChatModel):
             if explained is exc:
                 raise
             raise explained from exc
-        choice = response.choices[0] if response.choices else None
-        text = (choice.message.content if choice is not None else None) or ""
-        usage = getattr(response, "usage", None)
+        self._stats.add(calls=1, longest_gap_s=answer.longest_gap_s, longest_call_s=answer.seconds)
         usage_metadata = None
-        if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
-            usage_metadata = {"input_tokens": int(usage.prompt_tokens or 0),
-                              "output_tokens": int(usage.completion_tokens or 0),
-                              "total_tokens": int(usage.total_tokens or 0)}
-        details = getattr(usage, "prompt_tokens_details", None)
-        cached = getattr(details, "cached_tokens", None)  # llama.cpp: prompt tokens served from the slot's cache
-        message = AIMessage(content=text, usage_metadata=usage_metadata, response_metadata={
-            "model_name": getattr(response, "model", self.model_name), "base_url": served_by[-1],
-            "retries": retries, "finish_reason": getattr(choice, "finish_reason", None),
-            "prefix_reused": cached if isinstance(cached, int) else None})
+        if answer.input_tokens is not None:
+            output = int(answer.output_tokens or 0)
+            usage_metadata = {"input_tokens": answer.input_tokens, "output_tokens": output,
+                              "total_tokens": answer.input_tokens + output}
+        message = AIMessage(content=answer.text, usage_metadata=usage_metadata, response_metadata={
+            "model_name": answer.model or self.model_name, "base_url": served_by[-1],
+            "retries": retries, "finish_reason": answer.finish_reason,
+            "prefix_reused": answer.cached_tokens, "longest_gap_s": round(answer.longest_gap_s, 1),
+            "seconds": round(answer.seconds, 1)})
         return ChatResult(generations=[ChatGeneration(message=message)])
 
+    def _resumes_on(self, server: Server) -> bool:
+        """Whether a cut call can go on from its written part on ``server``: llama.cpp's server continues a
+        final assistant message (others would answer it anew), so resuming is for llama.cpp servers only."""
+        if not (self.resume and self.streaming):
+            return False
+        if server.llamacpp is None:
+            key = self.api_key.get_secret_value() if self.api_key else None
+            server.llamacpp = self.embedded or server_slots(server.url, key) is not None
+        return server.llamacpp
+
     def _create(self, server: Server, body: list[dict[str, Any]], schema: dict[str, Any] | None,
-                max_tokens: int, stop: list[str] | None, extra: dict[str, Any]) -> Any:
+                max_tokens: int, stop: list[str] | None, extra: dict[str, Any]) -> StreamedAnswer:
         """One request to one server, stepping its ``response_format`` down while it refuses the form."""
         while True:
             form = server.response_format
             request: dict[str, Any] = {"model": self.model_name, "messages": body, "temperature": self.temperature,
-                                       "max_tokens": max_tokens}
+                                       "max_tokens": max(1, max_tokens)}
             fmt = _response_format(form, schema)
             if fmt is not None:
                 request["response_format"] = fmt
             if stop:
                 request["stop"] = stop
+            options = dict(extra)
+            if self.streaming:
+                request["stream"] = True
+                request["stream_options"] = {"include_usage": True}
+                if self.embedded or server.llamacpp:  # llama.cpp: messages while the prompt is evaluated
+                    options["extra_body"] = {**(options.get("extra_body") or {}), "return_progress": True}
+            t0 = time.monotonic()
             try:
-                return server.client.chat.completions.create(**request, **extra)
+                response = server.client.chat.completions.create(**request, **options)
             except Exception as exc:
+                if _read_timed_out(exc):  # sent, and nothing came back in time: not "cannot be reached"
+                    raise StalledCallError(server.url, self.stall_s if self.streaming else self.timeout_s,
+                                           started=False) from exc
                 if fmt is None or self.response_format != "auto" or not _refuses_format(exc):
                     raise
                 following = _FORMAT_ORDER[_FORMAT_ORDER.index(form) + 1]
                 logger.info("%s refuses response_format %r; using %r from now on", server.url, form, following)
                 server.response_format = following
+                continue
+            if self.streaming:
+                with contextlib.closing(response):
+                    return read_stream(response, url=server.url, stall_s=self.stall_s, started_at=t0)
+            return _whole_answer(response, time.monotonic() - t0)
 
     def _explain(self, exc: Exception) -> Exception:
         """A clear LLMError for answers no retry can fix; other errors go back to the caller unchanged."""
@@ -326,6 +438,29 @@ class OpenAIPoolChatModel(BaseChatModel):
                             "the base URL (it usually ends in /v1) and the model name (--model or "
                             "GRAPHRAG_OPENAI_MODEL; `graphrag-got doctor` lists the server's models).")
         return exc  # e.g. HTTP 400 "maximum context length": llm.calls.invoke_model tells that case apart
+
+
+def _read_timed_out(exc: BaseException) -> bool:
+    """The SDK's timeout error caused by a read timeout (the server took the request and said nothing),
+    not by a connection that could not be made."""
+    cause = exc.__cause__ or exc.__context__
+    return (type(exc).__name__ == "APITimeoutError" and cause is not None
+            and any(cls.__name__ == "ReadTimeout" for cls in type(cause).__mro__))
+
+
+def _whole_answer(response: Any, seconds: float) -> StreamedAnswer:
+    """A non-streamed completion in the form of a streamed one."""
+    choice = response.choices[0] if response.choices else None
+    answer = StreamedAnswer(text=(choice.message.content if choice is not None else None) or "",
+                            finish_reason=getattr(choice, "finish_reason", None),
+                            model=getattr(response, "model", None), seconds=seconds, longest_gap_s=seconds)
+    usage = getattr(response, "usage", None)
+    if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
+        answer.input_tokens = int(usage.prompt_tokens or 0)
+        answer.output_tokens = int(usage.completion_tokens or 0)
+        cached = getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None)
+        answer.cached_tokens = cached if isinstance(cached, int) else None
+    return answer
 
 
 # ---------------------------------------------------------------------------- what a server says about itself

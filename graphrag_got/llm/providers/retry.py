@@ -87,9 +87,17 @@ def retry_after(exc: BaseException | None) -> float | None:
 
 
 def describe(exc: BaseException) -> str:
-    """A one-line account of a failed call: the HTTP status, or the connection problem."""
+    """A one-line account of a failed call: the HTTP status, a stall or a slow answer, or the connection problem
+    ("cannot be reached" only for a server that could not be reached)."""
+    from graphrag_got.llm.providers.streaming import StalledCallError, machine_load
+
+    if isinstance(exc, StalledCallError):
+        return f"stalled: {exc}"
     status = status_of(exc)
     text = " ".join(str(exc).split())[:200]
+    chain = [type(e).__name__ for e in (exc, exc.__cause__, exc.__context__) if e is not None]
+    if status is None and any(name in ("ReadTimeout", "ReadTimeoutError") for name in chain):
+        return f"did not answer in time ({type(exc).__name__}; the machine's load is {machine_load()})"
     if status is not None:
         return f"answered HTTP {status} ({text})" if text else f"answered HTTP {status}"
     return f"cannot be reached ({type(exc).__name__}: {text})" if text else f"cannot be reached ({type(exc).__name__})"
@@ -126,8 +134,16 @@ def call_with_retries(call: Callable[[], R], policy: RetryPolicy, *, what: str,
         if not is_transient(exc):
             raise
         tries = policy.retries + 1
+        account = describe(exc)
+        if account.startswith(("stalled", "did not answer")):
+            raise ProviderUnreachableError(
+                f"the LLM provider stopped answering: {what} {account}, on {tries} tries. Check that it still runs "
+                "(`graphrag-got doctor`) and what else keeps the cores busy; raise GRAPHRAG_LLM_STALL_TIMEOUT on a "
+                "machine this busy, then rerun the command: finished work is cached and resumes.",
+                tries=tries,
+            ) from exc
         raise ProviderUnreachableError(
-            f"the LLM provider is unreachable: {what} {describe(exc)} on {tries} tries. Check that it runs and "
+            f"the LLM provider is unreachable: {what} {account} on {tries} tries. Check that it runs and "
             "answers (`graphrag-got doctor`), then rerun the command: finished work is cached and resumes.",
             tries=tries,
         ) from exc
