@@ -125,3 +125,49 @@ def git_repo(root: Path, files: dict[str, str | None], *, commit: bool = True) -
         git(root, "add", "-A")
         git(root, "commit", "-qm", "one")
     return root
+
+
+#: Paths the audit hook refuses to open while :func:`refuse_opening` is active, and what it caught.
+_REFUSED: list[tuple[set[str], list[str]]] = []
+_HOOKED = False
+
+
+def _open_audit(event: str, args: tuple[Any, ...]) -> None:
+    if event != "open" or not _REFUSED or not isinstance(args[0], (str, bytes, os.PathLike)):
+        return
+    import stat
+
+    path = os.fsdecode(args[0])
+    real = os.path.realpath(path)
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode) and not stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        special = False
+    for refused, opened in _REFUSED:
+        if real in refused or special:
+            opened.append(path)
+            # not an OSError: the code under test must not be able to swallow it as "unreadable"
+            raise AssertionError(f"opened {path!r} (really {real}), which the test forbids")
+
+
+class refuse_opening:
+    """``with refuse_opening("/etc/passwd", "/dev/zero") as opened:`` fails any ``open`` in this process
+    of those paths (links to them included, by real path) or of a pipe, socket or device, with an
+    AssertionError, and lists the paths tried in ``opened`` (a Python audit hook: it sees ``open()``,
+    ``Path.read_bytes`` and ``os.open`` alike)."""
+
+    def __init__(self, *paths: str) -> None:
+        self.entry: tuple[set[str], list[str]] = ({os.path.realpath(p) for p in paths}, [])
+
+    def __enter__(self) -> list[str]:
+        global _HOOKED
+        if not _HOOKED:
+            import sys
+
+            sys.addaudithook(_open_audit)  # cannot be removed: it does nothing outside this block
+            _HOOKED = True
+        _REFUSED.append(self.entry)
+        return self.entry[1]
+
+    def __exit__(self, *exc: object) -> None:
+        _REFUSED.remove(self.entry)

@@ -12,6 +12,7 @@ the run is the test the run measured."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,8 @@ from graphrag_got.code.impact import impact
 from graphrag_got.code.lines import Statements, fingerprint, parse_ranges
 from graphrag_got.code.stale import select
 from graphrag_got.config import Settings
-from support import git, git_repo
+from graphrag_got.errors import ConfigError
+from support import git, git_repo, refuse_opening
 
 REPO = Path(__file__).resolve().parents[1]
 ONTO = ["--ontology", str(REPO / "ontology" / "code.json")]
@@ -124,6 +126,89 @@ def test_statements_and_the_lines_an_insertion_selects() -> None:
     moved = ChangedSymbol("m.f", "Function", "m.py", "modified", old_start=11, statements={16})
     sel = select(moved, st, 17, 1, rows)  # the function moved 10 lines down since the run
     assert set(sel.hit) == {"inside"} and sel.ran_function_only == {"outside"}
+
+
+# ------------------------------------------------------------------------------ hostile trees and revisions
+def test_links_and_devices_of_the_working_tree_are_never_opened(tmp_path: Path) -> None:
+    root = repo(tmp_path, {"calc/__init__.py": "", "calc/core.py": CORE})
+    for name, target in (("passwd.py", "/etc/passwd"), ("zero.py", "/dev/zero"), ("same.py", "core.py")):
+        (root / "calc" / name).symlink_to(target)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "links")
+    (root / "notes.txt").symlink_to("/dev/zero")  # untracked and not Python: its lines were counted
+    (root / "calc" / "pipe.py").symlink_to("/dev/stdin")
+    edit(root, "calc/core.py", "        return -1\n", "        return -2\n")
+    with refuse_opening("/etc/passwd", "/dev/zero") as opened:
+        _, files = read_change(root, "HEAD~1")  # the working tree against the commit before the links
+    assert opened == []
+    by = {f.path: f for f in files}
+    for name in ("calc/passwd.py", "calc/zero.py", "calc/same.py", "calc/pipe.py"):  # inside the tree or not
+        assert by[name].skipped and "symbolic link" in (by[name].note or "") and not by[name].symbols, by[name]
+    assert "'/dev/zero'" in (by["calc/zero.py"].note or "")
+    assert [(s.name, s.change) for s in by["calc/core.py"].symbols] == [("calc.core.sign", "modified")]
+    assert not by["calc/core.py"].skipped
+    # committed links: their blob is the target's name, never parsed as code
+    _, committed = read_change(root, "HEAD~1..HEAD")
+    assert {f.path for f in committed} == {"calc/passwd.py", "calc/zero.py", "calc/same.py"}
+    assert all(f.skipped and "symbolic link" in (f.note or "") for f in committed)
+    # a file over the size cap is not read, on the git side nor in the working tree
+    (root / "calc" / "big.py").write_text("X = 1\n" * 1000, encoding="utf-8")
+    git(root, "add", "calc/big.py")
+    git(root, "commit", "-qm", "big")
+    _, capped = read_change(root, "HEAD~1..HEAD", max_bytes=1000)
+    assert [(f.path, f.skipped, "too large" in (f.note or "")) for f in capped] == [("calc/big.py", True, True)]
+    edit(root, "calc/big.py", "X = 1\n", "X = 2\n")
+    _, capped = read_change(root, max_bytes=1000)
+    big = next(f for f in capped if f.path == "calc/big.py")
+    assert big.skipped and "6,000 bytes" in (big.note or "") and "GRAPHRAG_CODE_MAX_FILE_BYTES" in (big.note or "")
+
+
+def test_a_fifo_in_the_working_tree_is_never_opened(tmp_path: Path) -> None:
+    root = repo(tmp_path, {"calc/__init__.py": "", "calc/core.py": CORE, "calc/pipe.py": "X = 1\n"})
+    (root / "calc" / "pipe.py").unlink()
+    os.mkfifo(root / "calc" / "pipe.py")  # a read of it would wait for a writer forever
+    with refuse_opening() as opened, pytest.raises(gitdiff.GitError, match="calc/pipe.py"):
+        read_change(root)  # git itself refuses to hash it: a clear error naming the file, not a hang
+    assert opened == []
+
+
+def test_a_revision_with_a_control_character_is_refused(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    root = repo(tmp_path, {"m/__init__.py": "", "m/core.py": "X = 1\n"})
+    for spec in ("HEAD\0", "HEAD~1..HEAD\0x", "HEAD\nmain"):
+        with pytest.raises(ConfigError, match="control character"):
+            read_change(root, spec)
+    assert main(["ask", "impact", "--diff", "HEAD\0", "--root", str(root), *ONTO]) == 1
+    err = capsys.readouterr().err
+    assert "control character" in err and "Traceback" not in err
+
+
+def test_source_nested_deeper_than_the_parser_goes_is_skipped_with_a_record(tmp_path: Path) -> None:
+    root = repo(tmp_path, {"calc/__init__.py": "", "calc/core.py": CORE})
+    edit(root, "calc/core.py", "        return -1\n", "        return -2\n")
+    (root / "calc" / "sums.py").write_text("X = " + "1 + " * 100_000 + "1\n", encoding="utf-8")
+    (root / "calc" / "signs.py").write_text("X = " + "-" * 100_000 + "1\n", encoding="utf-8")
+    _, files = read_change(root)
+    by = {f.path: f for f in files}
+    for name in ("calc/sums.py", "calc/signs.py"):
+        assert by[name].skipped and "nested too deeply" in (by[name].note or ""), by[name]
+    assert [(s.name, s.change) for s in by["calc/core.py"].symbols] == [("calc.core.sign", "modified")]
+
+
+def test_a_newline_in_a_file_name_shifts_no_other_file(tmp_path: Path) -> None:
+    odd = "calc/a\nb.py"
+    root = repo(tmp_path, {"calc/__init__.py": "", odd: "def f():\n    return 1\n", "calc/core.py": CORE})
+    edit(root, odd, "return 1", "return 2")
+    edit(root, "calc/core.py", "        return -1\n", "        return -2\n")
+
+    def changes(files: list) -> set[tuple[str, str, str]]:  # type: ignore[type-arg]
+        return {(f.path, s.name.rsplit(".", 1)[-1], s.change) for f in files for s in f.symbols}
+
+    expected = {(odd, "f", "modified"), ("calc/core.py", "sign", "modified")}
+    assert changes(read_change(root)[1]) == expected  # old side from git, new side from the working tree
+    git(root, "add", "-A")
+    assert changes(read_change(root, staged=True)[1]) == expected  # the index
+    git(root, "commit", "-qm", "two")
+    assert changes(read_change(root, "HEAD~1..HEAD")[1]) == expected  # two commits
 
 
 # ------------------------------------------------------------------------------ with Neo4j

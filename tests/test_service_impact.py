@@ -17,7 +17,7 @@ from graphrag_got.cli import main
 from graphrag_got.config import Settings
 from graphrag_got.service import create_app
 from graphrag_got.service.background import serve_in_thread
-from support import free_port, git, git_repo
+from support import free_port, git, git_repo, refuse_opening
 
 REPO = Path(__file__).resolve().parents[1]
 ONTO = ["--ontology", str(REPO / "ontology" / "code.json")]
@@ -95,3 +95,113 @@ def test_without_a_code_root_the_endpoint_says_how_to_start_it(code_graph, neo4j
     assert "no answer from" in capsys.readouterr().err
     assert main(["ask", "impact", "calc.core.sign", "--server", f"http://127.0.0.1:{port}", *ONTO]) == 1
     assert "--server applies to --diff only" in capsys.readouterr().err
+
+
+def test_links_in_the_working_tree_are_reported_never_opened(code_graph, neo4j_settings: Settings, capsys) -> None:  # type: ignore[no-untyped-def]
+    root, driver = code_graph
+    (root / "calc" / "passwd.py").symlink_to("/etc/passwd")
+    (root / "calc" / "zero.py").symlink_to("/dev/zero")  # read, it filled memory: HTTP 500 MemoryError
+    app = create_app(neo4j_settings, driver=driver, code_root=root)
+    with refuse_opening("/etc/passwd", "/dev/zero") as opened, serve_in_thread(app) as url, \
+            httpx.Client(base_url=url, timeout=60) as client:
+        res = client.post("/impact/diff", json={})
+        assert res.status_code == 200, res.text
+        data = res.json()
+        notes = {f["path"]: f["note"] for f in data["files"] if f["skipped"]}
+        assert set(notes) == {"calc/passwd.py", "calc/zero.py"}, data["files"]
+        assert "symbolic link to '/etc/passwd'" in notes["calc/passwd.py"]
+        assert data["pytest_args"] == ["tests/test_core.py::test_neg"]  # the rest of the change is answered
+        assert any("2 changed Python file(s) not read" in w for w in data["warnings"])
+        # the command reading the graph itself: the same records, as lines
+        assert main(["ask", "impact", "--diff", "--root", str(root), *ONTO]) == 0
+    assert opened == []
+    out = capsys.readouterr().out
+    assert "calc/zero.py: a symbolic link to '/dev/zero': not followed" in out
+    assert "warning: 2 changed Python file(s) not read" in out
+
+
+def test_deeply_nested_source_is_a_record_not_a_500(code_graph, neo4j_settings: Settings, capsys) -> None:  # type: ignore[no-untyped-def]
+    root, driver = code_graph
+    (root / "calc" / "sums.py").write_text("X = " + "1 + " * 100_000 + "1\n", encoding="utf-8")  # RecursionError
+    with serve_in_thread(create_app(neo4j_settings, driver=driver, code_root=root)) as url, \
+            httpx.Client(base_url=url, timeout=60) as client:
+        res = client.post("/impact/diff", json={})
+    assert res.status_code == 200, res.text
+    files = {f["path"]: f for f in res.json()["files"]}
+    assert files["calc/sums.py"]["skipped"] and "nested too deeply" in files["calc/sums.py"]["note"]
+    assert res.json()["pytest_args"] == ["tests/test_core.py::test_neg"]
+    assert main(["ask", "impact", "--diff", "--root", str(root), *ONTO]) == 0
+    assert "calc/sums.py: nested too deeply to parse" in capsys.readouterr().out
+
+
+def test_a_nul_in_the_revision_is_a_422(tmp_path: Path, neo4j_settings: Settings) -> None:
+    root = git_repo(tmp_path / "repo", dict(FILES))
+    with serve_in_thread(create_app(neo4j_settings, code_root=root)) as url, httpx.Client(base_url=url) as client:
+        for diff in ("HEAD\u0000", "HEAD~1..HEAD\u0000"):
+            res = client.post("/impact/diff", json={"diff": diff})
+            assert res.status_code == 422 and res.json()["error"]["code"] == "invalid_request", res.text
+            assert "control character" in res.json()["error"]["message"]
+
+
+def test_a_body_too_large_for_impact_diff_says_what_the_body_holds(tmp_path: Path, neo4j_settings: Settings) -> None:
+    root = git_repo(tmp_path / "repo", dict(FILES))
+    with serve_in_thread(create_app(neo4j_settings, code_root=root)) as url, httpx.Client(base_url=url) as client:
+        for content in (b"x" * 200_000, iter([b"x" * 1000] * 200)):  # declared length, or streamed without one
+            res = client.post("/impact/diff", content=content, headers={"content-type": "application/json"})
+            assert res.status_code == 413 and res.json()["error"]["code"] == "too_large", res.text
+            message = res.json()["error"]["message"]
+            assert "question" not in message and "/impact/diff" in message and "revision" in message
+        assert "shorter question" in client.post("/ask", content=b"x" * 200_000).json()["error"]["message"]
+
+
+def _stub_server(replies: list[bytes]):  # type: ignore[no-untyped-def]
+    """An HTTP server on loopback answering each POST with the next of ``replies`` (raw bytes on the
+    socket: a status line and headers, or anything else)."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            self.wfile.write(replies.pop(0))
+            self.close_connection = True
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_a_reply_that_is_not_the_diff_json_is_a_clear_error(capsys) -> None:  # type: ignore[no-untyped-def]
+    def ok(body: bytes, kind: str = "application/json") -> bytes:
+        return (b"HTTP/1.1 200 OK\r\ncontent-type: " + kind.encode() + b"\r\ncontent-length: "
+                + str(len(body)).encode() + b"\r\n\r\n" + body)
+
+    replies = [ok(b"<html>hello</html>", "text/html"), ok(b"[1, 2]"), ok(b'{"detail": "not found"}'),
+               ok(b'{"format": "graphrag_got.impact-diff/2", "pytest_args": "tests"}'), ok(b"\xff\xfe"),
+               b"SSH-2.0-OpenSSH\r\n"]
+    server = _stub_server(list(replies))
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        for reply in replies:
+            assert main(["ask", "impact", "--diff", "--server", url, *ONTO]) == 1, reply
+            captured = capsys.readouterr()
+            assert "Traceback" not in captured.err and captured.out == "", reply
+            assert url in captured.err and "--server" in captured.err, (reply, captured.err)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_serve_refuses_a_code_root_outside_git(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    import uvicorn
+
+    started: list[bool] = []
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, *a, **k: started.append(True))
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))  # no repository above tmp_path counts
+    (tmp_path / "plain").mkdir()
+    assert main(["serve", "--code-root", str(tmp_path / "plain"), "--port", str(free_port()), *ONTO]) == 1
+    err = capsys.readouterr().err
+    assert started == [] and "not inside a git repository" in err and "--code-root" in err

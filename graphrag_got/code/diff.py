@@ -97,7 +97,7 @@ class DiffImpact:
         def rows(nodes: list[ImpactNode]) -> list[dict[str, Any]]:
             return [{k: val for k, val in asdict(n).items() if val is not None} for n in nodes]
 
-        files = [{"path": f.path, "status": f.status, "python": f.python, "note": f.note,
+        files = [{"path": f.path, "status": f.status, "python": f.python, "note": f.note, "skipped": f.skipped,
                   "code_changed": f.code_changed, "module_level_lines": f.module_lines,
                   "module_level_removed": f.module_removed, "module_level_imports": f.module_imports,
                   "symbols": len(f.symbols)} for f in self.files]
@@ -176,8 +176,13 @@ def diff_impact(driver: neo4j.Driver, db: Neo4jSettings, root: str | Path = ".",
     check_hops(hops)
     t0 = time.perf_counter()
     root = Path(root)
-    ch, files = read_change(root, spec, staged=staged)
+    ch, files = read_change(root, spec, staged=staged, max_bytes=code.max_file_bytes)
     result = DiffImpact(label=ch.label, old=ch.old, new=ch.new, files=files)
+    unread = [f.path for f in files if f.skipped]
+    if unread:
+        result.warnings.append(f"{len(unread)} changed Python file(s) not read ({', '.join(unread[:5])}"
+                               f"{' ...' if len(unread) > 5 else ''}): a symbolic link, a device, too large or "
+                               "nested too deeply (each file's note says which); their changes select no test")
     with _Reader(driver, db) as read:
         _answer(read, code, result, hops)
         result.queries = read.count

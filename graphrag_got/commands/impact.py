@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from graphrag_got.errors import ConfigError
 
@@ -65,6 +65,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         raise ConfigError("give either TARGET or --diff [REV] (`ask impact pkg.mod.func`, `ask impact --diff HEAD~1..HEAD`)")
     if not diff and args.root != ".":
         raise ConfigError("--root applies to --diff only")
+    if diff and args.diff:
+        from graphrag_got.code.gitdiff import check_revision
+
+        check_revision(args.diff)
     if args.server:
         if not diff:
             raise ConfigError("--server applies to --diff only")
@@ -92,6 +96,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 def _from_server(args: argparse.Namespace) -> int:
     """POST the change to a running service's /impact/diff (stdlib only: the point is a fast start)."""
+    import http.client
     import urllib.error
     import urllib.request
 
@@ -104,16 +109,20 @@ def _from_server(args: argparse.Namespace) -> int:
     req = urllib.request.Request(url, data=body, headers={"content-type": "application/json"}, method="POST")
     try:
         with urllib.request.urlopen(req, timeout=300) as res:  # noqa: S310 - a URL the user gave
-            data = json.loads(res.read().decode("utf-8"))
+            raw = res.read()
     except urllib.error.HTTPError as exc:
         try:
             message = json.loads(exc.read().decode("utf-8"))["error"]["message"]
         except (ValueError, KeyError, TypeError):
             message = f"HTTP {exc.code}"
         raise SearchError(f"{url} refused the change: {message}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        raise SearchError(f"no answer from {url} ({getattr(exc, 'reason', exc)}); start it with `graphrag-got serve "
-                          "--code-root DIR` or drop --server") from None
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:  # HTTPException: not HTTP
+        detail = getattr(exc, "reason", None) or f"{type(exc).__name__}: {exc}"
+        raise SearchError(f"no answer from {url} ({detail}); start it with `graphrag-got serve --code-root DIR` or "
+                          "drop --server") from None
+    except ValueError as exc:  # http.client.InvalidURL: a port that is not a number
+        raise ConfigError(f"--server {args.server!r} is not a usable URL ({exc})") from None
+    data = _diff_answer(url, raw)
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=2))
         return 0
@@ -124,3 +133,23 @@ def _from_server(args: argparse.Namespace) -> int:
     for w in data.get("warnings") or []:
         print(f"warning: {w}")
     return 0
+
+
+def _diff_answer(url: str, raw: bytes) -> dict[str, Any]:
+    """The JSON object of ``ask impact --diff --json`` a server sent, or a SearchError saying what came instead
+    (another program on that port, a proxy's error page, an older or newer format)."""
+    from graphrag_got.errors import SearchError
+
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except ValueError:  # not UTF-8, or not JSON
+        shown = raw[:80].decode("utf-8", "replace")
+        raise SearchError(f"{url} answered with something that is not JSON ({len(raw)} bytes, starting {shown!r}); "
+                          "is it a `graphrag-got serve --code-root DIR`? Check the URL or drop --server") from None
+    fmt = data.get("format") if isinstance(data, dict) else None
+    if not (isinstance(fmt, str) and fmt.startswith("graphrag_got.impact-diff/")
+            and isinstance(data.get("pytest_args"), list) and isinstance(data.get("warnings", []), list)):
+        raise SearchError(f"{url} answered with JSON that is not the impact of a change (format {fmt!r}, expected "
+                          "graphrag_got.impact-diff/... with pytest_args); is it a `graphrag-got serve --code-root "
+                          "DIR` of this version? Check the URL or drop --server")
+    return data

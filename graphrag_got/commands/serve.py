@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 from graphrag_got.errors import ConfigError
 
 if TYPE_CHECKING:  # pragma: no cover - imported when the command runs, not when the parser is built
+    from pathlib import Path
+
     from graphrag_got.config import Settings
 
 logger = logging.getLogger(__name__)
@@ -56,23 +58,37 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _code_root(given: str) -> Path:
+    """The folder ``--code-root`` names, resolved; refused at startup unless it is a folder inside a git
+    repository (POST /impact/diff reads every change with git: a server that could answer none of them
+    should not start)."""
+    from pathlib import Path
+
+    from graphrag_got.code.gitdiff import GitError, git
+
+    root = Path(given).resolve()
+    if not root.is_dir():
+        raise ConfigError(f"--code-root {given!r} is not a folder (give the folder the code graph was extracted "
+                          "from, inside a git repository)")
+    try:
+        git(root, "rev-parse", "--show-prefix")
+    except GitError as exc:
+        raise ConfigError(f"--code-root {given!r} is not inside a git repository ({exc}); POST /impact/diff reads "
+                          "changes with git: give the folder the code graph was extracted from, inside its "
+                          "repository") from None
+    return root
+
+
 def run(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
     from graphrag_got.service import create_app
 
+    code_root = _code_root(args.code_root) if args.code_root else None
     _check_bind(args.host, args.port)
     if not _is_loopback(args.host):
         logger.warning("listening on %s: the service has no authentication, anyone who reaches this address "
                        "can ask questions (and spend LLM time)", args.host)
-    code_root = None
-    if args.code_root:
-        from pathlib import Path
-
-        code_root = Path(args.code_root).resolve()
-        if not code_root.is_dir():
-            raise ConfigError(f"--code-root {args.code_root!r} is not a folder (give the folder the code graph was "
-                              "extracted from, inside a git repository)")
     app = create_app(settings, host=args.host, code_root=code_root)
     print(f"serving http://{args.host}:{args.port}/ (API: /ask, /entities/NAME, /communities, /health"
           + (f", /impact/diff for {code_root}" if code_root else "") + f"; Neo4j {settings.neo4j.uri}); Ctrl-C stops",

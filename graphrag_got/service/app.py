@@ -161,7 +161,7 @@ class BodyLimit:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
-                    raise _TooLarge(seen, self.max_bytes)
+                    raise _TooLarge(seen, self.max_bytes, scope.get("path", ""))
             return message
 
         try:
@@ -170,19 +170,27 @@ class BodyLimit:
             await self._refuse(scope, receive, send, exc.length)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, length: int) -> None:
-        response = error_response(413, "too_large",
-                                  f"the request body is larger than {self.max_bytes} bytes; send a shorter question "
-                                  "(GRAPHRAG_SERVICE_MAX_QUESTION_CHARS)", limit=self.max_bytes, length=length)
+        response = error_response(413, "too_large", too_large_message(scope.get("path", ""), self.max_bytes),
+                                  limit=self.max_bytes, length=length)
         await response(scope, receive, send)
+
+
+def too_large_message(path: str, limit: int) -> str:
+    """What a client sending a body over ``limit`` bytes to ``path`` should do instead."""
+    if path.rstrip("/") == "/impact/diff":  # its body names a change; the change itself is read by the server
+        return (f"the request body is larger than {limit} bytes; POST /impact/diff takes a small JSON object "
+                "({\"diff\": \"REV\", \"staged\": false, \"hops\": null}) naming the change, which the service "
+                "reads from its own repository: send the revision, not the diff")
+    return (f"the request body is larger than {limit} bytes; send a shorter question "
+            "(GRAPHRAG_SERVICE_MAX_QUESTION_CHARS)")
 
 
 class _TooLarge(StarletteHTTPException):
     """Raised from inside the app while it reads the body (FastAPI turns other exceptions there
     into 400), answered by the HTTP error handler of :func:`create_app` or by :class:`BodyLimit`."""
 
-    def __init__(self, length: int, limit: int):
-        super().__init__(413, f"the request body is larger than {limit} bytes; send a shorter question "
-                              "(GRAPHRAG_SERVICE_MAX_QUESTION_CHARS)")
+    def __init__(self, length: int, limit: int, path: str = ""):
+        super().__init__(413, too_large_message(path, limit))
         self.length = length
         self.limit = limit
 
