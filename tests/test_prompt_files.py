@@ -180,7 +180,7 @@ def test_an_override_that_is_not_a_regular_file_is_an_error_naming_it_and_is_nev
     import threading
 
     make(tmp_path)
-    (tmp_path / "search.map.txt").write_text("Rate the report in ${language}.\n", encoding="utf-8")  # a good one
+    (tmp_path / "search.map.txt").write_text("Rate the report ${language}.\n", encoding="utf-8")  # a good one
     outcome: list[BaseException | object] = []
 
     def load() -> None:

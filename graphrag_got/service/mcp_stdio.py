@@ -16,7 +16,8 @@ with a ``method`` and no ``id`` member a notification (no reply); one with an ``
 and MCP requires that id to be a string or an integer. The SDK validates a request whose id is anything
 else (``1.5``, ``null``, ``true``, an object) as a notification, because notifications may carry extra
 members, and never answers it. Here each gets ``-32600 Invalid Request``: with its own id when that is
-a JSON-RPC id (a number with a fraction, such as ``1.5``), else with id ``null`` (JSON-RPC's id for an
+a JSON-RPC id (a number written with a fraction or an exponent, such as ``1.5`` or ``8.0``, which
+the SDK refuses too), else with id ``null`` (JSON-RPC's id for an
 answer to a request whose id cannot be told, which covers ``"id": null`` too). ``NaN`` and
 ``Infinity`` are no JSON (Python's parser takes them): a line holding one gets ``-32700``.
 
@@ -99,9 +100,7 @@ def _id_problem(value: Any) -> tuple[str, float | None] | None:
     if isinstance(value, float):
         if not math.isfinite(value):
             return "the id is a number out of range", None
-        if value.is_integer():
-            return None  # 2.0 is the integer 2
-        return f"the id {value!r} is a number with a fraction", value
+        return f"the id {value!r} is a number written with a fraction or an exponent, not an integer", value
     return f"the id is {'an object' if isinstance(value, dict) else 'an array'}", None
 
 
