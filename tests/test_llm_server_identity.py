@@ -8,8 +8,10 @@ No model runs here: the "server" is a small Python program of another name that 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import re
 import os
 import signal
 import subprocess
@@ -76,6 +78,20 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
         yield settings
     finally:
         srv.stop(settings.files, timeout_s=10)
+        _kill_left_over(program)
+
+
+def _kill_left_over(program: Path) -> None:
+    """Kill a fake server of this test still running (one `llm stop` could not find): only a process whose
+    command line names this test's own program."""
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if str(program).encode() in argv:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(entry.name), signal.SIGKILL)
 
 
 @pytest.fixture()
@@ -105,24 +121,34 @@ def _gone(pid: int, within_s: float = 10) -> bool:
 def test_a_server_of_another_name_is_seen_by_status_and_stopped_by_stop(home: Settings,
                                                                          capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["llm", "start", "--wait", "60"]) == 0
-    assert "llama-server started at" in capsys.readouterr().out
-    record = processes.read_pid_file(srv.pid_path(home.files))
-    assert record is not None and record.start_time is not None
-    assert record.argv[0].endswith("tiny-model-server") and "--port" in record.argv
+    out = capsys.readouterr().out
+    found = re.search(r"pid (\d+), ready in", out)
+    assert "llama-server started at" in out and found, out
+    pid = int(found.group(1))
 
     assert main(["llm", "status"]) == 0
     out = capsys.readouterr().out
-    assert "answering" in out and f"our server: running, pid {record.pid}" in out, out
+    assert "answering" in out and f"our server: running, pid {pid}" in out, out
     assert main(["llm", "start"]) == 0  # ours, with the same plan: found, not started again
-    assert f"already answers at http://127.0.0.1:{home.llm.llama_server_port}/v1 (pid {record.pid}" in \
+    assert f"already answers at http://127.0.0.1:{home.llm.llama_server_port}/v1 (pid {pid}" in \
         capsys.readouterr().out
 
     assert main(["llm", "stop"]) == 0
-    assert f"llama-server stopped (pid {record.pid})" in capsys.readouterr().out
-    assert _gone(record.pid)  # not orphaned
+    assert f"llama-server stopped (pid {pid})" in capsys.readouterr().out
+    assert _gone(pid)  # not orphaned
     assert not srv.pid_path(home.files).exists()
     assert main(["llm", "status"]) == 3
     assert "our server: not running" in capsys.readouterr().out
+
+
+def test_the_pid_file_records_the_pid_start_time_and_arguments(home: Settings) -> None:
+    info = srv.start(home.llm, wait_s=60, files=home.files)
+    record = processes.read_pid_file(srv.pid_path(home.files))
+    assert record is not None and record.pid == info.pid
+    assert record.start_time == processes.start_time(info.pid) and record.start_time is not None
+    assert list(record.argv) == info.plan.argv() and record.argv[0].endswith("tiny-model-server")
+    assert processes.check_ours(record, srv.server_home(home.files)) is None
+    assert srv.stop(home.files) == info.pid and _gone(info.pid)
 
 
 def _write(path: Path, text: str) -> None:
@@ -136,13 +162,15 @@ def test_a_pid_file_naming_a_llama_server_this_home_never_started_is_stale_and_n
     pid_file = srv.pid_path(home.files)
     argv = ["/elsewhere/llama-server", "300"]
     forged = [
-        (f"{foreign.pid}\n", "a bare pid"),  # what the old format was: nothing proves the process
+        (lambda: f"{foreign.pid}\n", "a bare pid"),  # what the old format was: nothing proves the process
         # the real start time and arguments of that process, but it does not run in this home
-        (json.dumps({"pid": foreign.pid, "start_time": processes.start_time(foreign.pid), "argv": argv}), "runs in"),
-        # this home's folder, but the start time of another process
-        (json.dumps({"pid": foreign.pid, "start_time": 1, "argv": argv}), "not at tick 1"),
+        (lambda: json.dumps({"pid": foreign.pid, "start_time": processes.start_time(foreign.pid), "argv": argv}),
+         "runs in"),
+        # the start time of another process
+        (lambda: json.dumps({"pid": foreign.pid, "start_time": 1, "argv": argv}), "not at tick 1"),
     ]
-    for text, why in forged:
+    for make, why in forged:
+        text = make()
         _write(pid_file, text)
         caplog.clear()
         with caplog.at_level(logging.WARNING, logger="graphrag_got.llm.server"):
