@@ -147,7 +147,7 @@ def read_pid_file(path: Path) -> PidRecord | None:
             raise StalePidFile(f"names pid {data}, which is no process id (1 to {MAX_PID})")
         raise StalePidFile(f"holds a bare pid ({data}), not the record this program writes (pid, start time, "
                            "arguments): written by hand or by an older version, so nothing proves the process is "
-                           f"ours; if a llama-server of this home still runs as pid {data}, stop it with `kill {data}`")
+                           f"ours; if the server of this home still runs as pid {data}, stop it with `kill {data}`")
     if not isinstance(data, dict):
         raise StalePidFile(f"holds {shown!r}, not the record this program writes (pid, start time, arguments)")
     pid, started, argv = data.get("pid"), data.get("start_time"), data.get("argv")
@@ -191,7 +191,8 @@ def check_ours(record: PidRecord, cwd: Path, proc: subprocess.Popen | None = Non
 
 
 def read_pid(path: Path) -> int | None:
-    """The pid a pid file names, whatever its form (no check that it runs); None when there is none."""
+    """The pid a file :func:`write_pid_file` wrote names (no check that it runs); None when there is no
+    such file or it is malformed."""
     try:
         record = read_pid_file(path)
     except StalePidFile:

@@ -165,7 +165,8 @@ def _regular_file(path: Path) -> os.stat_result | str:
         info = path.stat()
     except FileNotFoundError:
         if link:
-            return f"a symbolic link to {os.readlink(path)}, which does not exist; point it at a prompt file or delete it"
+            return (f"a symbolic link to {os.readlink(path)}, which does not exist; point it at a prompt file or "
+                    "delete it")
         return "vanished while the folder was read; run the command again"
     except OSError as exc:
         return f"cannot be read{link} ({exc.strerror}); make it a plain text file or delete it"
