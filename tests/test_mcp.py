@@ -178,6 +178,54 @@ def test_mcp_stdio_answers_every_line_with_a_json_rpc_error_for_what_it_cannot_p
     assert "Traceback" not in stderr, stderr
 
 
+def test_mcp_stdio_answers_a_request_whose_id_is_no_string_or_integer(tmp_path: Path) -> None:
+    """A request (a message with a method and an id member) whose id MCP does not take gets -32600 Invalid
+    Request instead of being taken for a notification and dropped (issue 48): with its own id when that is
+    a JSON-RPC id (1.5), else with id null; ``Infinity`` is no JSON and gets -32700. A true notification (no
+    id member) still gets no reply, and the server keeps serving."""
+    import os
+
+    env = {**os.environ, "GRAPHRAG_HOME": str(tmp_path / "home"), "PYTHONPATH": str(ROOT),
+           "GRAPHRAG_ONTOLOGY": str(ROOT / "ontology" / "got.json"), "GRAPHRAG_LLM_PROVIDER": "replay",
+           "GRAPHRAG_REPLAY_FILE": str(tmp_path / "none.json")}
+    server = _RawStdio(env)
+    try:
+        init = server.send(json.dumps({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}).encode())
+        assert init["id"] == "init" and "result" in init, init
+        server.proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')  # type: ignore[union-attr]
+
+        cases = [
+            (b'1.5', 1.5, -32600, "the id 1.5 is a number written with a fraction"),
+            (b'8.0', 8.0, -32600, "the id 8.0 is a number written with a fraction or an exponent, not an integer"),
+            (b'1e3', 1000.0, -32600, "not an integer"),
+            (b'null', None, -32600, "the id is null"),
+            (b'true', None, -32600, "the id is true, a boolean"),
+            (b'false', None, -32600, "the id is false, a boolean"),
+            (b'{"n": 1}', None, -32600, "the id is an object"),
+            (b'[1]', None, -32600, "the id is an array"),
+            (b'1e400', None, -32600, "the id is a number out of range"),
+            (b'Infinity', None, -32700, "Infinity is no JSON value"),
+            (b'-Infinity', None, -32700, "-Infinity is no JSON value"),
+            (b'NaN', None, -32700, "NaN is no JSON value"),
+        ]
+        for raw_id, id_, code, words in cases:
+            raw = b'{"jsonrpc": "2.0", "id": ' + raw_id + b', "method": "tools/list"}'
+            reply = server.send(raw)
+            assert "id" in reply and reply["id"] == id_ and reply["error"]["code"] == code, (raw, reply)
+            assert words in reply["error"]["message"], (raw, reply)
+            if code == -32600:
+                assert "an MCP request's id is a string or an integer" in reply["error"]["message"]
+        # a notification (no id member) gets no reply: the next line read is the reply to the next request
+        server.proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/cancelled", '  # type: ignore[union-attr]
+                                b'"params": {"requestId": 99}}\n')
+        listed = server.send(b'{"jsonrpc": "2.0", "id": 7, "method": "tools/list"}')
+        assert listed["id"] == 7 and {t["name"] for t in listed["result"]["tools"]} == TOOLS
+    finally:
+        stderr = server.close()
+    assert "Traceback" not in stderr, stderr
+
+
 def test_mcp_ask_lists_the_claims_left_out_and_why(service_graph, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]  # noqa: F811 (the imported fixture)
     claims = json.dumps({"claims": [
         {"statement": "Jon Snow se encuentra con Daenerys Targaryen en Rocadragón.", "sources": ["F1"]},

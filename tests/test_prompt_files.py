@@ -155,6 +155,53 @@ def test_unreadable_files_and_folders_are_clear_errors_and_other_files_are_not_r
     assert P.extraction_user_prompt("x", prompts=P.load_prompts(tmp_path)) == "TEXT:\nx"
 
 
+def _fifo(tmp_path: Path) -> Path:
+    import os
+
+    os.mkfifo(tmp_path / "extract.user.txt")
+    return tmp_path / "extract.user.txt"
+
+
+@pytest.mark.parametrize("make, what", [
+    (lambda d: (d / "extract.user.txt").mkdir(), "a folder, not a regular file, so it was not read"),
+    (_fifo, "a named pipe (FIFO), not a regular file, so it was not read"),
+    (lambda d: (d / "extract.user.txt").symlink_to("/dev/zero"),
+     "a character device (a symbolic link to /dev/zero), not a regular file, so it was not read"),
+    (lambda d: (d / "extract.user.txt").symlink_to(d / "gone.txt"),
+     "a symbolic link to {d}/gone.txt, which does not exist"),
+    (lambda d: (d / "extract.user.txt").symlink_to("extract.user.txt"), "cannot be read (a symbolic link to "
+                                                                         "extract.user.txt)"),
+], ids=["folder", "fifo", "dev-zero", "dangling-link", "link-loop"])
+def test_an_override_that_is_not_a_regular_file_is_an_error_naming_it_and_is_never_opened(tmp_path: Path, make,  # type: ignore[no-untyped-def]
+                                                                                         what: str) -> None:
+    """A ``<prompt>.txt`` the user placed that cannot be a prompt is an error naming the path and what it
+    is (it was silently ignored: the built-in prompt ran instead). A pipe or a device is never opened: the
+    load returns at once (opening a pipe would wait for a writer, reading /dev/zero would never end)."""
+    import threading
+
+    make(tmp_path)
+    (tmp_path / "search.map.txt").write_text("Rate the report ${language}.\n", encoding="utf-8")  # a good one
+    outcome: list[BaseException | object] = []
+
+    def load() -> None:
+        try:
+            outcome.append(P.load_prompts(tmp_path))
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    worker.join(timeout=20)
+    assert outcome, "loading the prompts hung on the entry (it was opened)"
+    err = outcome[0]
+    assert isinstance(err, PromptError), err
+    assert f"{tmp_path.resolve()}/extract.user.txt: {what.format(d=tmp_path)}" in str(err), str(err)
+    assert "1 problem(s)" in str(err)
+    (tmp_path / "extract.user.txt").unlink() if not (tmp_path / "extract.user.txt").is_dir() else \
+        (tmp_path / "extract.user.txt").rmdir()
+    assert P.map_prompt("English", prompts=P.load_prompts(tmp_path)) == "Rate the report in English."
+
+
 def test_a_template_is_checked_when_registered() -> None:
     with pytest.raises(ValueError, match="text"):
         PromptTemplate("x.y", "x-v1", "no placeholder", required=("text",))

@@ -7,7 +7,9 @@ file ``<prompt name>.txt`` of an override folder (:func:`load_prompt_set`, the s
 ``GRAPHRAG_PROMPTS_DIR``). Files are read as UTF-8, line ends as ``\\n``, one final newline dropped
 (editors add one); a file that is not the name of a prompt, a ``$`` that starts no placeholder, a
 placeholder the prompt does not have or a required one left out is a :class:`PromptError` naming the
-file and the placeholder, for every file at once.
+file and the placeholder, for every file at once. So is a ``<name>.txt`` that is not a regular file (a
+folder, a named pipe, a link to a device such as ``/dev/zero``, a link to nothing): it is named with
+what it is, and never opened (opening a pipe would wait for a writer; a device never ends).
 
 A prompt's version goes into the cache keys of the answers it produced: a custom text's version is its
 template's plus the sha256 of the text (:attr:`Prompt.version`), so an edited prompt asks the model
@@ -20,6 +22,8 @@ Which prompts exist is :mod:`graphrag_got.prompts`' business; nothing here knows
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -134,24 +138,58 @@ def load_prompt_set(templates: Mapping[str, PromptTemplate], directory: str | Pa
         raise PromptError(f"{folder}: the prompts folder (GRAPHRAG_PROMPTS_DIR) "
                           f"{'is not a folder' if folder.exists() else 'does not exist'}; write one with "
                           "`graphrag-got prompts export DIR`, or unset the setting to use the built-in prompts.")
-    files = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size)
-                         for p in folder.iterdir() if p.suffix == SUFFIX and p.is_file()))
-    key = (id(templates), tuple(templates), folder.resolve(), files)
+    found: list[tuple[str, int, int]] = []
+    odd: list[tuple[str, str]] = []  # <name>.txt entries that are no regular file: (path, what they are)
+    for p in sorted(folder.iterdir()):
+        if p.suffix != SUFFIX:
+            continue
+        info = _regular_file(p)
+        if isinstance(info, str):
+            odd.append((str(folder.resolve() / p.name), info))
+        else:
+            found.append((p.name, info.st_mtime_ns, info.st_size))
+    files = tuple(found)
+    key = (id(templates), tuple(templates), folder.resolve(), files, tuple(odd))
     if key not in _LOADED:
         if len(_LOADED) >= 32:
             _LOADED.clear()
-        _LOADED[key] = _load(templates, folder.resolve(), files)
+        _LOADED[key] = _load(templates, folder.resolve(), files, odd)
     return _LOADED[key]
+
+
+def _regular_file(path: Path) -> os.stat_result | str:
+    """The status of ``path`` (links followed) when it is a regular file, else what it is instead; the
+    file is not opened."""
+    link = f" (a symbolic link to {os.readlink(path)})" if path.is_symlink() else ""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        if link:
+            return (f"a symbolic link to {os.readlink(path)}, which does not exist; point it at a prompt file or "
+                    "delete it")
+        return "vanished while the folder was read; run the command again"
+    except OSError as exc:
+        return f"cannot be read{link} ({exc.strerror}); make it a plain text file or delete it"
+    if stat.S_ISREG(info.st_mode):
+        return info
+    mode = info.st_mode
+    kind = ("a folder" if stat.S_ISDIR(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode)
+            else "a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    return (f"{kind}{link}, not a regular file, so it was not read; a prompt file is plain UTF-8 text: "
+            "replace it with one or delete it")
 
 
 #: Prompt sets read, by (templates, their names, folder, its files' names, times and sizes).
 _LOADED: dict[tuple[object, ...], PromptSet] = {}
 
 
-def _load(templates: Mapping[str, PromptTemplate], folder: Path, files: tuple[tuple[str, int, int], ...]) -> PromptSet:
-    """The prompt set of ``folder`` as it is (``files``: the override files' names, times and sizes)."""
+def _load(templates: Mapping[str, PromptTemplate], folder: Path, files: tuple[tuple[str, int, int], ...],
+          odd: list[tuple[str, str]]) -> PromptSet:
+    """The prompt set of ``folder`` as it is (``files``: the override files' names, times and sizes;
+    ``odd``: the ``.txt`` entries that are no regular file, each a problem)."""
     names = tuple(templates)
-    problems: list[tuple[str, str]] = []
+    problems: list[tuple[str, str]] = list(odd)
     overrides: dict[str, tuple[str, Path]] = {}
     for fname, _, size in files:
         path = folder / fname
@@ -165,7 +203,16 @@ def _load(templates: Mapping[str, PromptTemplate], folder: Path, files: tuple[tu
             problems.append((str(path), f"{size} bytes; a prompt file holds at most {MAX_FILE_BYTES}"))
             continue
         try:
-            text = path.read_text(encoding="utf-8-sig")
+            data = _read_regular(path)
+            if len(data) > MAX_FILE_BYTES:  # it grew since the folder was listed
+                problems.append((str(path), f"over {MAX_FILE_BYTES} bytes; a prompt file holds at most "
+                                            f"{MAX_FILE_BYTES}"))
+                continue
+            text = data.decode("utf-8-sig")
+        except _NotRegular:
+            problems.append((str(path), "no longer a regular file when it was opened, so it was not read; run the "
+                                        "command again, or make it a plain UTF-8 text file"))
+            continue
         except UnicodeDecodeError as exc:
             problems.append((str(path), f"not UTF-8 text ({exc.reason} at byte {exc.start})"))
             continue
@@ -183,6 +230,20 @@ def _load(templates: Mapping[str, PromptTemplate], folder: Path, files: tuple[tu
                                           "Fix the files (`graphrag-got prompts export DIR` writes the built-in "
                                           "ones to compare with), or unset GRAPHRAG_PROMPTS_DIR."))
     return PromptSet(templates, overrides, folder)
+
+
+class _NotRegular(Exception):
+    """The file became something else than a regular file after the folder was listed."""
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of ``path`` (at most MAX_FILE_BYTES + 1), when it is a regular file once opened. Opened
+    non-blocking: a named pipe put in its place since the listing is not waited on, and is not read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _NotRegular(path)
+        return fh.read(MAX_FILE_BYTES + 1)
 
 
 def _placeholder_problems(text: str, known: tuple[str, ...], required: tuple[str, ...]) -> list[tuple[str, str]]:

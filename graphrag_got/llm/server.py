@@ -194,20 +194,29 @@ def _read_plan(files: FilesSettings) -> ServerPlan | None:
         return None
 
 
-def _is_llama_server(argv: list[str]) -> bool:
-    return bool(argv) and Path(argv[0]).name == PROGRAM
-
-
 def _our_pid(files: FilesSettings) -> int | None:
-    """The pid of our running server, or None (a stale pid file is removed)."""
+    """The pid of our running server, or None. Ours is the process the pid file records (pid, start time,
+    arguments) running in this home, whatever the program is called; a pid file that names anything else
+    (a dead or reused pid, another home's server, a bare or malformed pid) is stale: it is removed, with a
+    warning, and the process it names is left alone."""
     path = pid_path(files)
-    pid = processes.read_pid(path)
-    if pid is None:
+    try:
+        record = processes.read_pid_file(path)
+    except processes.StalePidFile as exc:
+        _drop_stale(path, str(exc))
         return None
-    if processes.alive(pid, _is_llama_server):
-        return pid
-    path.unlink(missing_ok=True)
+    if record is None:
+        return None
+    why = processes.check_ours(record, server_home(files))
+    if why is None:
+        return record.pid
+    _drop_stale(path, why)
     return None
+
+
+def _drop_stale(path: Path, why: str) -> None:
+    logger.warning("%s is a stale pid file (%s); removed it and stopped no process", path, why)
+    path.unlink(missing_ok=True)
 
 
 # ----------------------------------------------------------------------------------------- HTTP probes
@@ -350,7 +359,7 @@ def start(llm: LLMSettings, wait_s: float = 300, *, files: FilesSettings,
                 raise LLMServerError(f"cannot run {plan.binary}: {exc}") from None
         processes.remember_child(proc)
         write_text_atomic(plan_path(files), json.dumps(asdict(plan), indent=2) + "\n")
-        write_text_atomic(pid_path(files), f"{proc.pid}\n")
+        processes.write_pid_file(pid_path(files), proc.pid, plan.argv())
         with _STATE_LOCK:
             _STARTED_HERE[proc.pid] = files
             _register_atexit()
@@ -369,7 +378,7 @@ def _wait_ready(files: FilesSettings, plan: ServerPlan, pid: int, proc: subproce
             if started:
                 _report(progress, f"ready at {plan.url} (pid {pid}) in {seconds:.1f} s", finished=True)
             return ServerInfo(plan, pid, started, log, round(seconds, 1) if started else None)
-        dead = proc.poll() is not None if proc is not None else not processes.alive(pid, _is_llama_server)
+        dead = proc.poll() is not None if proc is not None else _our_pid(files) != pid
         if dead:
             _forget(files, pid)
             raise LLMServerError(f"llama-server did not start ({plan.describe()}). Log {log} ends with:\n"

@@ -11,6 +11,16 @@ error: not UTF-8, not JSON) or ``-32600`` (invalid request: a lone surrogate, no
 message), with the request's id when the line has a usable one, else ``null``. Lines holding only
 whitespace carry no message and are skipped.
 
+A request's id decides whether it gets a reply, so it is checked first. JSON-RPC 2.0 makes a message
+with a ``method`` and no ``id`` member a notification (no reply); one with an ``id`` member is a request,
+and MCP requires that id to be a string or an integer. The SDK validates a request whose id is anything
+else (``1.5``, ``null``, ``true``, an object) as a notification, because notifications may carry extra
+members, and never answers it. Here each gets ``-32600 Invalid Request``: with its own id when that is
+a JSON-RPC id (a number written with a fraction or an exponent, such as ``1.5`` or ``8.0``, which
+the SDK refuses too), else with id ``null`` (JSON-RPC's id for an
+answer to a request whose id cannot be told, which covers ``"id": null`` too). ``NaN`` and
+``Infinity`` are no JSON (Python's parser takes them): a line holding one gets ``-32700``.
+
     async with answering_stdio() as (read_stream, write_stream):
         await lowlevel_server.run(read_stream, write_stream, init_options)
 
@@ -24,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 from typing import Any, AsyncIterator, BinaryIO, Iterator
 
@@ -76,8 +87,47 @@ def _request_id(value: Any) -> int | str | None:
     return found
 
 
-def _error(code: int, message: str, id_: int | str | None = None) -> SessionMessage:
+def _id_problem(value: Any) -> tuple[str, float | None] | None:
+    """What is wrong with a request's id for MCP (a string or an integer), and the id to answer with
+    (the request's own when it is a JSON-RPC id, a finite number; else None); None when it is fine."""
+    if isinstance(value, bool):
+        return f"the id is {'true' if value else 'false'}, a boolean", None
+    if isinstance(value, (int, str)):
+        return None
+    if value is None:
+        return ("the id is null (a message without an id member is a notification, which gets no reply; "
+                "one with an id is a request)"), None
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "the id is a number out of range", None
+        return f"the id {value!r} is a number written with a fraction or an exponent, not an integer", value
+    return f"the id is {'an object' if isinstance(value, dict) else 'an array'}", None
+
+
+def _error(code: int, message: str, id_: int | str | float | None = None) -> SessionMessage:
+    if isinstance(id_, float):  # a JSON-RPC id the SDK's types cannot hold: built as it is, sent as it is
+        reply = types.JSONRPCError.model_construct(jsonrpc="2.0", id=id_,
+                                                   error=types.ErrorData(code=code, message=message))
+        return SessionMessage(reply)
     return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=id_, error=types.ErrorData(code=code, message=message)))
+
+
+def encode(message: Any) -> bytes:
+    """One line of the wire: ``message`` (a JSON-RPC message of the SDK's types) as JSON."""
+    if isinstance(message, types.JSONRPCError) and isinstance(message.id, float):
+        return (json.dumps({"jsonrpc": "2.0", "id": message.id, "error": message.error.model_dump(
+            by_alias=True, exclude_none=True)}) + "\n").encode("utf-8")
+    return (message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode("utf-8")
+
+
+class _NotJsonConstant(ValueError):
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.name = name
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _NotJsonConstant(name)
 
 
 def parse_line(raw: bytes) -> SessionMessage | None:
@@ -90,11 +140,18 @@ def parse_line(raw: bytes) -> SessionMessage | None:
         return _error(types.PARSE_ERROR, f"Parse error: the line is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at "
                                          f"offset {exc.start}); send JSON-RPC messages as UTF-8 text")
     try:
-        value = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        detail = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "nested too deep"
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except (json.JSONDecodeError, RecursionError, _NotJsonConstant) as exc:
+        detail = (f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError)
+                  else f"{exc.name} is no JSON value" if isinstance(exc, _NotJsonConstant) else "nested too deep")
         return _error(types.PARSE_ERROR, f"Parse error: the line is not JSON ({detail}); send one JSON-RPC "
                                          "message per line")
+    if isinstance(value, dict) and "method" in value and "id" in value:
+        bad_id = _id_problem(value["id"])
+        if bad_id is not None:
+            what, echo = bad_id
+            return _error(types.INVALID_REQUEST, f"Invalid Request: {what}; an MCP request's id is a string or an "
+                                                 "integer", echo)
     id_ = _request_id(value)
     where = _lone_surrogate(value, [])
     if where:
@@ -169,8 +226,7 @@ async def answering_stdio(wire_in: BinaryIO | None = None, wire_out: BinaryIO | 
         async def writer() -> None:
             async with write_recv:
                 async for item in write_recv:
-                    data = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-                    await anyio.to_thread.run_sync(_write, out, data.encode("utf-8"))
+                    await anyio.to_thread.run_sync(_write, out, encode(item.message))
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(reader)
