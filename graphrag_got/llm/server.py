@@ -141,6 +141,10 @@ class ServerPlan:
     #: how hard llama.cpp's threads spin while they wait for work (0-100, its --poll); spinning takes the
     #: cores from other work, and waiting on a thread that lost its core wastes the spin
     poll: int = 50
+    #: tokens evaluated in one step (its --batch-size; llama.cpp's default is 2048). The server writes
+    #: prompt progress, and every other slot gets its next token, once a step: 512 keeps a busy machine's
+    #: steps short enough that a streamed call hears from the server well within its stall limit.
+    batch: int = 512
 
     @property
     def url(self) -> str:
@@ -160,6 +164,7 @@ class ServerPlan:
         return [self.binary, "--model", self.model, "--alias", self.alias, "--host", HOST, "--port", str(self.port),
                 "--parallel", str(self.slots), "--ctx-size", str(self.slots * self.ctx_per_slot),
                 "--threads", str(self.threads), "--threads-batch", str(self.threads), "--poll", str(self.poll),
+                "--batch-size", str(self.batch), "--ubatch-size", str(min(self.batch, 512)),
                 "--cont-batching", "--cache-prompt", "--cache-ram", str(CACHE_RAM_MB), "--no-webui", "--seed", "0"]
 
     def describe(self) -> str:
