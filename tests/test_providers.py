@@ -381,6 +381,24 @@ def test_a_stalled_call_elsewhere_starts_again_and_counts_what_was_thrown_away(t
     assert attempt.transport_retries == 1
 
 
+def test_extract_says_how_many_calls_stalls_cut_and_what_they_threw_away(clean_env: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str],
+                                                                        caplog: pytest.LogCaptureFixture):
+    corpus = write_corpus(tmp_path / "corpus", 1)
+    answer = json.dumps(ANSWER)
+    replies = sequence(Reply(body=completion(answer), stall_after=4, stall_s=1.5), Reply(body=completion(answer)))
+    monkeypatch.setenv("GRAPHRAG_LLM_STALL_TIMEOUT", "0.4")
+    with TinyServer(replies) as srv:
+        code = main(["--provider", "openai", "--base-url", srv.url, "--model", "m", "--ontology", str(ONTOLOGY),
+                     "--out", str(tmp_path / "out"), "extract", str(corpus)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert ("stalls: 1 call(s) cut after no token for the stall limit (GRAPHRAG_LLM_STALL_TIMEOUT), 0 resumed "
+            "from what they had written (0 piece(s) kept), 4 piece(s) thrown away") in captured.out
+    assert "no token for 0.4 s from the server at " + srv.url in caplog.text  # the warning when it happened
+
+
 def test_a_server_that_stalls_every_time_is_a_stall_not_unreachable(tmp_path: Path):
     stalls = lambda body: Reply(body=completion(FULL), stall_after=2, stall_s=1.0)  # noqa: E731
     with TinyServer(stalls) as srv:

@@ -245,6 +245,8 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
     tracker.cached({ch.id: not records[ch.id].ok for ch in chunks if ch.id in records})
     calls = 0
     runner = ""
+    stream_stats: Any = None
+    stalls_before: dict[str, float] | None = None
     timings: list[float] = []  # seconds of each call of this run, per chunk (the next run's estimate)
     if todo or todo_typed:
         if chat is None:
@@ -252,6 +254,8 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
         flight = calls_in_flight(llm, chat)  # what the server takes (its slots), or GRAPHRAG_CONCURRENCY
         runner = runner_line(llm, provider, chat, flight.calls, flight.why)
         logger.info("extraction: %s", runner)
+        stream_stats = getattr(chat, "stream_stats", None)  # streamed calls: what stalls cost this run
+        stalls_before = stream_stats.as_dict() if stream_stats is not None else None
         line = announcement(extract, label, provider, chunks=len(todo) + len(todo_typed), workers=flight.calls,
                             files=files)
         if line:
@@ -368,6 +372,7 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
         replay_path=replay_path, repairs=c.repairs, repairs_by_reason=dict(c.repairs_by_reason),
         failed_by_reason=dict(c.failed_by_reason), skipped_files=skipped, retried_failures=retried,
         validations_reused=memo.hits, extraction=ext, runner=runner,
+        stalls=stream_stats.stall_line(stalls_before) if stream_stats is not None else "",
     )
 
 

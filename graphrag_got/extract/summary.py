@@ -47,6 +47,7 @@ class ExtractionSummary:
     unchanged: bool = False  # inputs as when the file was written: the file was kept, not rebuilt
     validations_reused: int = 0  # chunks whose repair and validation came from the last run's memo
     runner: str = ""  # where this run's calls ran and how many at once (empty: no call)
+    stalls: str = ""  # streamed calls cut by a stall this run, resumed or thrown away (empty: none)
     # what was written to out_path, for a step that uses it next in the same process (load): reading
     # it back costs a second per 6,000 notes. None when the file was kept as it was.
     extraction: Extraction | None = field(default=None, repr=False, compare=False)
@@ -63,6 +64,7 @@ class ExtractionSummary:
                if self.llm_calls == 0 and not self.revalidated else "")
             + (" · revalidated stored answers, no LLM call" if self.revalidated else ""),
             *([f"  calls: {self.runner}"] if self.runner else []),
+            *([f"  {self.stalls}"] if self.stalls else []),
             f"  entities {self.entities} · relations kept {self.relations} · relations refused "
             f"{self.rejected_relations} · entities refused {self.rejected_entities}",
         ]

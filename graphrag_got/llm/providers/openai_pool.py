@@ -107,6 +107,18 @@ class StreamStats:
                 else:
                     setattr(self, name, getattr(self, name) + value)
 
+    def stall_line(self, before: dict[str, float] | None = None) -> str:
+        """What stalls did since ``before`` (an earlier :meth:`as_dict`), for a run's summary; empty when none."""
+        now, then = self.as_dict(), before or {}
+        cut = now["cut"] - then.get("cut", 0)
+        if not cut:
+            return ""
+        resumed = now["resumed"] - then.get("resumed", 0)
+        kept = now["pieces_kept"] - then.get("pieces_kept", 0)
+        lost = now["pieces_thrown_away"] - then.get("pieces_thrown_away", 0)
+        return (f"stalls: {cut} call(s) cut after no token for the stall limit (GRAPHRAG_LLM_STALL_TIMEOUT), "
+                f"{resumed} resumed from what they had written ({kept} piece(s) kept), {lost} piece(s) thrown away")
+
     def as_dict(self) -> dict[str, float]:
         with self._lock:
             return {"calls": self.calls, "cut": self.cut, "resumed": self.resumed, "pieces_kept": self.pieces_kept,
@@ -269,8 +281,9 @@ class OpenAIPoolChatModel(BaseChatModel):
                 continue
 
             def ask(content: list[dict[str, Any]], slot: int) -> Any:
+                # not streamed (one token): the whole-call limit applies, not the stall limit
                 return server.client.chat.completions.create(
-                    model=self.model_name, messages=content, max_tokens=1, temperature=0.0,
+                    model=self.model_name, messages=content, max_tokens=1, temperature=0.0, timeout=self.timeout_s,
                     extra_body={**self.extra_body, "cache_prompt": True, "id_slot": slot})
 
             try:
