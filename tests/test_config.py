@@ -84,6 +84,8 @@ OLD_DEFAULTS = {
     "llamacpp_backend": "auto", "llama_server": None, "llama_server_port": 8089, "llama_server_slots": 4,
     # a local answer reads its best 20 sources, ranked by the question, excerpts one sentence each (issue 42)
     "local_context_order": "question", "local_answer_sources": 20,
+    # one writer of the graph at a time: how long a second one waits, the lock's lease (issue 48)
+    "lock_wait_s": 600.0, "lock_lease_s": 60.0,
 }
 
 

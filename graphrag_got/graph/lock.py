@@ -148,8 +148,14 @@ def _try_take(driver: neo4j.Driver, db: Neo4jSettings, name: str, owner: str, co
                command=command, lease_ms=int(lease_s * 1000)).consume()
         return True, holder if holder is not None and holder.owner != owner else None
 
-    with session(driver, db, write=True) as ses:
+    with _raw_session(driver, db) as ses:
         return ses.execute_write(work)
+
+
+def _raw_session(driver: neo4j.Driver, db: Neo4jSettings) -> neo4j.Session:
+    """A write session whose driver errors reach :func:`acquire` as they are (it words them itself)."""
+    return driver.session(database=db.database, default_access_mode=neo4j.WRITE_ACCESS,
+                          notifications_min_severity=neo4j.NotificationMinimumSeverity.OFF)
 
 
 def acquire(driver: neo4j.Driver, db: Neo4jSettings, *, command: str, wait_s: float, lease_s: float,
@@ -160,7 +166,7 @@ def acquire(driver: neo4j.Driver, db: Neo4jSettings, *, command: str, wait_s: fl
     deadline = time.monotonic() + wait_s
     reported = 0.0
     try:
-        with session(driver, db, write=True) as ses:
+        with _raw_session(driver, db) as ses:
             run_schema(ses, [lock_cypher.lock_constraint()])
         while True:
             try:
@@ -193,6 +199,8 @@ def acquire(driver: neo4j.Driver, db: Neo4jSettings, *, command: str, wait_s: fl
     except (nx.Neo4jError, nx.DriverError) as exc:
         raise GraphLockError(f"taking the graph lock failed: {exc}. Check the server with "
                              "`graphrag-got neo4j status` and run this again.") from exc
+    if reported and progress:  # we waited: close the waiting line
+        progress(ProgressEvent(step="lock", message="graph lock taken", finished=True))
     if holder is not None:
         logger.warning("took over the graph lock of %s: its lease expired at %s (that writer crashed or hung); "
                        "the graph may hold part of its writes", holder.describe(), _when(holder.expires_at))
