@@ -135,13 +135,20 @@ class GraphLock:
             logger.warning("could not release the graph lock (%s); it expires within %.0f s", exc, self.lease_s)
 
 
+class _Vanished(Exception):
+    """The lock node was deleted (released by its holder) between our MERGE and our read: try again."""
+
+
 def _try_take(driver: neo4j.Driver, db: Neo4jSettings, name: str, owner: str, command: str,
               lease_s: float) -> tuple[bool, LockHolder | None]:  # fmt: skip
     """One attempt: ``(True, the expired holder taken over or None)`` or ``(False, the live holder)``."""
 
     def work(tx: neo4j.ManagedTransaction) -> tuple[bool, LockHolder | None]:
         tx.run(lock_cypher.claim_lock(), name=name).consume()
-        holder = LockHolder.of(tx.run(lock_cypher.read_lock(), name=name).single(strict=True).data())
+        rows = [r.data() for r in tx.run(lock_cypher.read_lock(), name=name)]
+        if not rows:  # the holder's release deleted the node our MERGE had matched
+            raise _Vanished()
+        holder = LockHolder.of(rows[0])
         if holder is not None and holder.owner != owner and not holder.expired:
             return False, holder
         tx.run(lock_cypher.take_lock(), name=name, owner=owner, host=socket.gethostname(), pid=os.getpid(),
@@ -171,10 +178,13 @@ def acquire(driver: neo4j.Driver, db: Neo4jSettings, *, command: str, wait_s: fl
         while True:
             try:
                 taken, holder = _try_take(driver, db, name, owner, command, lease_s)
+            except _Vanished:
+                time.sleep(0.01)
+                continue
             except nx.ClientError as exc:  # the node was deleted (released) under our MERGE: try again
                 if "NotFound" not in (exc.code or "") and "Deleted" not in (exc.code or ""):
                     raise
-                time.sleep(0.05)
+                time.sleep(0.01)
                 continue
             if taken:
                 break
