@@ -60,6 +60,22 @@ class Neo4jError(GraphragGotError):
     """Neo4j is unreachable, refuses the credentials, or a write failed."""
 
 
+class GraphLockError(Neo4jError):
+    """The graph lock (one writer at a time, :mod:`graphrag_got.graph.lock`) could not be taken or was lost."""
+
+
+class GraphLockBusy(GraphLockError):
+    """Another writer holds the graph lock and did not release it within the wait allowed."""
+
+
+class GraphLockLost(GraphLockError):
+    """The lease of our graph lock expired and another writer took it over while we were writing."""
+
+
+class GraphRepairError(Neo4jError):
+    """``load --repair`` rewrote what differed, yet the graph still differs from its extraction file."""
+
+
 class Neo4jServerError(Neo4jError):
     """The embedded Neo4j server could not be fetched, started or stopped."""
 

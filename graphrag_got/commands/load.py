@@ -1,9 +1,11 @@
-"""`graphrag-got load EXTRACTION_JSON [--batch-size N]` and `graphrag-got stats [--json] [--strict]`."""
+"""`graphrag-got load EXTRACTION_JSON [--batch-size N] [--repair] [--lock-wait SECONDS]` and
+`graphrag-got stats [--json] [--strict]`."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +25,13 @@ def register(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--embed", action=argparse.BooleanOptionalAction, default=None,
                    help="embed the loaded chunks and entities (default: GRAPHRAG_EMBEDDINGS; a code graph only with "
                         "GRAPHRAG_CODE_EMBEDDINGS)")
+    p.add_argument("--repair", action="store_true",
+                   help="compare the graph with the file first and make it equal: remove what the file does not "
+                        "back (stray entities, relations, copies), write again every document whose graph differs "
+                        "(an edited name...), whatever the documents' digests say (what `stats --strict` advises)")
+    p.add_argument("--lock-wait", type=float, default=None, metavar="SECONDS",
+                   help="how long to wait for the graph lock another writer holds (default: GRAPHRAG_LOCK_WAIT; "
+                        "0: refuse at once)")
     p.set_defaults(func=run)
 
     s = sub.add_parser("stats", help="counts of the loaded graph and its consistency checks against the ontology")
@@ -49,12 +58,13 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     if not Path(args.extraction).is_file():  # say so before asking for a server
         raise ExtractionFileError(f"{args.extraction}: extraction file not found; run `graphrag-got extract` first.")
-    if args.batch_size is not None:
-        settings = settings.with_overrides(batch_size=args.batch_size)
+    if args.batch_size is not None or args.lock_wait is not None:
+        settings = settings.with_overrides(batch_size=args.batch_size, lock_wait_s=args.lock_wait)
     driver, ontology = _connect_and_ontology(settings)
     with driver, progress_bar() as progress:
         s = load_extraction(driver, settings.neo4j, args.extraction, ontology, progress=progress,
-                            embed=getattr(args, "embed", None), graph=settings.graph, extract=settings.extract,
+                            embed=getattr(args, "embed", None), repair=getattr(args, "repair", False),
+                            graph=settings.graph, extract=settings.extract,
                             embedding=settings.embedding, code=settings.code, llm=settings.llm, files=settings.files)
     for line in s.report_lines():
         print(line)
@@ -120,5 +130,6 @@ def run_stats(args: argparse.Namespace, settings: Settings) -> int:
         print(f"graph against {file_check['path']}: {file_check['differences']} difference(s) ({sections}); first:")
         for line in file_check["first"]:
             print(f"  {line}")
-        print(f"  load it again (`graphrag-got load {file_check['path']}`) to make the graph equal to the file")
+        print(f"  repair it (`graphrag-got load {shlex.quote(file_check['path'])} --repair`): removes what the file "
+              "does not back and writes again every document whose graph differs")
     return 1 if problems and args.strict else 0

@@ -23,7 +23,8 @@ from graphrag_got.communities import cypher
 from graphrag_got.communities.detect import Community, PriorCommunity
 from graphrag_got.config import CommunitySettings, GraphSettings, LLMSettings, Neo4jSettings
 from graphrag_got.errors import Neo4jError
-from graphrag_got.graph.db import read_all, session
+from graphrag_got.graph.db import read_all, run_schema, session
+from graphrag_got.graph.lock import graph_lock
 from graphrag_got.prompts import COMMUNITY_REPORT, load_prompts
 
 logger = logging.getLogger(__name__)
@@ -39,10 +40,16 @@ def write_communities(driver: neo4j.Driver, db: Neo4jSettings, comms: list[Commu
                       communities: CommunitySettings, graph_settings: GraphSettings) -> dict[str, int]:
     """Replace every ``:Community`` node and ``Entity.communityId`` by ``comms``, in one
     transaction (all or nothing). A report (with its embedding) whose content hash is unchanged is
-    carried over."""
+    carried over. Runs under the graph lock (:mod:`graphrag_got.graph.lock`): never while a load writes."""
+    with graph_lock(driver, db, graph_settings, command="community write"):
+        return _write_communities(driver, db, comms, communities=communities, graph_settings=graph_settings)
+
+
+def _write_communities(driver: neo4j.Driver, db: Neo4jSettings, comms: list[Community], *,
+                       communities: CommunitySettings, graph_settings: GraphSettings) -> dict[str, int]:
     try:
         with session(driver, db, write=True) as ses:
-            ses.run(cypher.community_constraint()).consume()
+            run_schema(ses, [cypher.community_constraint()])  # safe when several writers set it up at once
             kept = {r["content_hash"]: r.data() for r in ses.run(cypher.existing_community_summaries())}
             for c in comms:
                 old = kept.get(c.content_hash)

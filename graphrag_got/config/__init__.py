@@ -273,6 +273,13 @@ class GraphSettings(Section):
     cooccurrence_max_entities: int = _env("GRAPHRAG_COOCCURRENCE_MAX_ENTITIES", 40,
                                           "most entities of one chunk paired by `CO_OCCURS` (the most confident)",
                                           ge=2)
+    lock_wait_s: float = _env("GRAPHRAG_LOCK_WAIT", 600.0,
+                              "seconds a graph writer (`load`, the load of `build`/`demo`, community writes) waits "
+                              "for the graph lock another writer holds before giving up; 0 refuses at once "
+                              "(`load --lock-wait`)", ge=0, flat="lock_wait_s")
+    lock_lease_s: float = _env("GRAPHRAG_LOCK_LEASE", 60.0,
+                               "seconds the graph lock stays valid without its holder's heartbeat (renewed every "
+                               "third of it); a crashed writer's lock is taken over after it", ge=3, flat="lock_lease_s")
 
 
 class EmbeddingSettings(Section):

@@ -47,6 +47,9 @@ class Section(StrEnum):
 
 #: Section -> key -> fields.
 GraphView = dict[Section, dict[str, dict[str, Any]]]
+#: (section, key) -> the element ids of the nodes or relationships of the graph stored under that key
+#: (more than one: the graph holds copies of what a load writes once).
+ElementIds = dict[tuple[Section, str], list[str]]
 
 #: Fields other stages write on entities (vectors, communities): not the load's, never compared.
 _OTHER_STAGES = frozenset({EMBEDDING, EMBEDDING_HASH, "communityId", "communityLevel"})
@@ -58,6 +61,7 @@ class DifferenceKind(StrEnum):
     MISSING = "missing"  # the extraction has it, the graph does not
     UNEXPECTED = "unexpected"  # the graph has it, the extraction does not
     DIFFERS = "differs"  # both have it, with another value of ``field``
+    DUPLICATE = "duplicate"  # the graph holds it more than once (``stored``: how many times)
 
 
 class Difference(BaseModel):
@@ -79,6 +83,8 @@ class Difference(BaseModel):
             return f"{self.section.value} {self.key}: in the extraction, not in the graph"
         if self.kind is DifferenceKind.UNEXPECTED:
             return f"{self.section.value} {self.key}: in the graph, not in the extraction"
+        if self.kind is DifferenceKind.DUPLICATE:
+            return f"{self.section.value} {self.key}: {self.stored} copies in the graph, one in the extraction"
         return (f"{self.section.value} {self.key}: {self.field} is {shown(self.stored)} in the graph, "
                 f"{shown(self.expected)} in the extraction")
 
@@ -123,6 +129,10 @@ def _entity_value(labels: list[str], key: str, name: str, etype: str, properties
             "record_hash": record_hash}  # fmt: skip
 
 
+def mention_key(chunk_id: str, uid: str) -> str:
+    return f"({chunk_id})->({uid})"
+
+
 def _note_key(doc_id: str, rtype: str, label: str, target: str, qualifier: str = "") -> str:
     return f"({doc_id})-[{rtype}{' ' + qualifier if qualifier else ''}]->({label} {target})"
 
@@ -163,7 +173,7 @@ def expected_view(ext: Extraction, onto: Ontology, graph: GraphSettings, extract
                                                   records.entities[uid])
         conf = plan.confidence.get(uid, {})
         for cid in e["chunk_ids"]:
-            view[Section.MENTION][f"({cid})->({uid})"] = {"weight": round(conf.get(cid, 1.0), _DIGITS)}
+            view[Section.MENTION][mention_key(cid, uid)] = {"weight": round(conf.get(cid, 1.0), _DIGITS)}
     for r in plan.relations.values():
         value = _relation_value({**r["identity"], **r["attributes"]}, r["symmetric"], r["chunk_ids"], r["doc_ids"],
                                 r["evidence"], r["evidence_chunk_ids"])  # fmt: skip
@@ -194,40 +204,48 @@ def expected_view(ext: Extraction, onto: Ontology, graph: GraphSettings, extract
 # ---------------------------------------------------------------------------------------------
 
 
-def stored_view(driver: neo4j.Driver, db: Neo4jSettings, onto: Ontology) -> GraphView:
-    """What the graph holds, in the form of :func:`expected_view` (``onto`` names the identity attributes)."""
+def stored_view(driver: neo4j.Driver, db: Neo4jSettings, onto: Ontology,
+                element_ids: ElementIds | None = None) -> GraphView:
+    """What the graph holds, in the form of :func:`expected_view` (``onto`` names the identity attributes).
+    ``element_ids``, when given, is filled with the element ids stored under each key."""
     identity = identity_attributes(onto)
     skip = sorted(_OTHER_STAGES)
     view: GraphView = {s: {} for s in Section}
+    ids: ElementIds = element_ids if element_ids is not None else {}
+
+    def put(section: Section, key: str, value: dict[str, Any], eid: str) -> None:
+        view[section][key] = value
+        ids.setdefault((section, key), []).append(eid)
+
     for r in read_all(driver, db, load_cypher.view_documents(), skip=skip):
-        view[Section.DOCUMENT][r["id"]] = dict(r["fields"])
+        put(Section.DOCUMENT, r["id"], dict(r["fields"]), r["eid"])
     for r in read_all(driver, db, load_cypher.view_chunks(), skip=skip):
-        view[Section.CHUNK][r["id"]] = {"fields": dict(r["fields"]), "documents": sorted(r["documents"])}
+        put(Section.CHUNK, r["id"], {"fields": dict(r["fields"]), "documents": sorted(r["documents"])}, r["eid"])
     for r in read_all(driver, db, load_cypher.view_entities(), skip=skip):
         f = dict(r["fields"])
         props = {k: v for k, v in f.items() if k not in RESERVED_PROPERTIES}
-        view[Section.ENTITY][r["uid"]] = _entity_value(r["labels"], f.get("key"), f.get("name"), f.get("type"), props,
-                                                       f.get("aliases") or [], f.get("chunk_ids") or [],
-                                                       f.get("doc_ids") or [], f.get("record_hash"))  # fmt: skip
+        put(Section.ENTITY, r["uid"], _entity_value(r["labels"], f.get("key"), f.get("name"), f.get("type"), props,
+                                                    f.get("aliases") or [], f.get("chunk_ids") or [],
+                                                    f.get("doc_ids") or [], f.get("record_hash")), r["eid"])  # fmt: skip
     for r in read_all(driver, db, load_cypher.view_mentions()):
-        view[Section.MENTION][f"({r['chunk']})->({r['uid']})"] = {"weight": round(r["weight"], _DIGITS)}
+        put(Section.MENTION, mention_key(r["chunk"], r["uid"]), {"weight": round(r["weight"], _DIGITS)}, r["eid"])
     for r in read_all(driver, db, load_cypher.view_relations(), skip=skip):
         f = dict(r["fields"])
         if r["type"] == cypher.CO_OCCURS:
-            view[Section.COOCCURRENCE][f"({r['start']})~({r['end']})"] = _cooccurrence_value(
-                f.get("chunk_ids") or [], f.get("chunk_weights") or [], f.get("doc_ids") or [])
+            put(Section.COOCCURRENCE, f"({r['start']})~({r['end']})", _cooccurrence_value(
+                f.get("chunk_ids") or [], f.get("chunk_weights") or [], f.get("doc_ids") or []), r["eid"])
             continue
         attributes = {k: v for k, v in f.items() if k not in RESERVED_RELATION_ATTRIBUTES}
         ident = {a: f.get(a) for a in identity}
-        view[Section.RELATION][_relation_key(r["start"], r["type"], r["end"], ident)] = _relation_value(
+        put(Section.RELATION, _relation_key(r["start"], r["type"], r["end"], ident), _relation_value(
             attributes, bool(f.get("symmetric")), f.get("chunk_ids") or [], f.get("doc_ids") or [],
-            f.get("evidence") or [], f.get("evidence_chunk_ids") or [])
+            f.get("evidence") or [], f.get("evidence_chunk_ids") or []), r["eid"])
     for r in read_all(driver, db, load_cypher.view_note_structure()):
         f = dict(r["fields"])
         qualifier = f.pop("source", "") if r["type"] == notes_cypher.TAGGED else f.pop("kind", "")
-        view[Section.NOTE_STRUCTURE][_note_key(r["id"], r["type"], r["label"], r["target"], qualifier)] = f
+        put(Section.NOTE_STRUCTURE, _note_key(r["id"], r["type"], r["label"], r["target"], qualifier), f, r["eid"])
     for r in read_all(driver, db, load_cypher.view_folders()):
-        view[Section.FOLDER][r["path"]] = {"name": r["name"], "parents": sorted(r["parents"])}
+        put(Section.FOLDER, r["path"], {"name": r["name"], "parents": sorted(r["parents"])}, r["eid"])
     return view
 
 
@@ -236,8 +254,10 @@ def stored_view(driver: neo4j.Driver, db: Neo4jSettings, onto: Ontology) -> Grap
 # ---------------------------------------------------------------------------------------------
 
 
-def compare(expected: GraphView, stored: GraphView, *, limit: int = 20) -> Comparison:
-    """The differences between two views (the first ``limit`` kept, in section and key order)."""
+def compare(expected: GraphView, stored: GraphView, *, limit: int = 20,
+            element_ids: ElementIds | None = None) -> Comparison:
+    """The differences between two views (the first ``limit`` kept, in section and key order);
+    ``element_ids`` (of the stored view) adds a ``DUPLICATE`` for each key the graph holds more than once."""
     found: list[Difference] = []
     by_section: dict[str, int] = {}
     total = 0
@@ -263,10 +283,15 @@ def compare(expected: GraphView, stored: GraphView, *, limit: int = 20) -> Compa
                         add(Difference(kind=DifferenceKind.DIFFERS, section=section, key=key, field=name,
                                        expected=a, stored=b))  # fmt: skip
                         break
+    for (section, key), eids in sorted((element_ids or {}).items()):
+        if len(eids) > 1:
+            add(Difference(kind=DifferenceKind.DUPLICATE, section=section, key=key, stored=len(eids)))
     return Comparison(differences=found, total=total, by_section=by_section)
 
 
 def compare_with_file(driver: neo4j.Driver, db: Neo4jSettings, ext: Extraction, onto: Ontology, *,
                       graph: GraphSettings, extract: ExtractSettings, limit: int = 20) -> Comparison:  # fmt: skip
     """The graph against a clean load of ``ext`` under ``onto`` (see :func:`expected_view`)."""
-    return compare(expected_view(ext, onto, graph, extract), stored_view(driver, db, onto), limit=limit)
+    ids: ElementIds = {}
+    stored = stored_view(driver, db, onto, ids)
+    return compare(expected_view(ext, onto, graph, extract), stored, limit=limit, element_ids=ids)

@@ -15,6 +15,7 @@ next to their callers); every value travels as a parameter.
 from __future__ import annotations
 
 import contextlib
+import time
 import warnings
 import weakref
 from dataclasses import dataclass
@@ -248,3 +249,36 @@ def read_all(driver: neo4j.Driver, db: Neo4jSettings, query: str, **params: Any)
         work = neo4j.unit_of_work(timeout=limits.query_timeout_s)(work)
     with session(driver, db) as s:
         return s.execute_read(work)
+
+
+#: Schema errors that mean another process made (or dropped) the same rule a moment before us: with
+#: ``IF NOT EXISTS`` / ``IF EXISTS`` statements they are the outcome we wanted, not a failure.
+SCHEMA_ALREADY_DONE = ("EquivalentSchemaRuleAlreadyExists", "IndexAlreadyExists", "ConstraintAlreadyExists",
+                       "IndexNotFound", "ConstraintNotFound", "ConstraintDropFailed", "IndexDropFailed")
+#: How often a schema statement that met a transient error (a lock, a deadlock) is tried.
+SCHEMA_ATTEMPTS = 6
+
+
+def run_schema(ses: neo4j.Session, statements: list[str]) -> None:
+    """Run idempotent schema statements (``CREATE ... IF NOT EXISTS``, ``DROP ... IF EXISTS``) so that
+    several processes setting up the same schema at once all succeed.
+
+    Why by hand: ``IF NOT EXISTS`` is checked when the statement starts, so two processes creating the same
+    constraint at once both pass the check and the second commit fails with
+    ``EquivalentSchemaRuleAlreadyExists``; that error (and its kin in :data:`SCHEMA_ALREADY_DONE`) means the
+    rule is there, so it counts as success. A transient error (schema lock, deadlock) is tried again after a
+    short pause. Anything else propagates (the caller words it).
+    """
+    for stmt in statements:
+        for attempt in range(1, SCHEMA_ATTEMPTS + 1):
+            try:
+                ses.run(cast(LiteralString, stmt)).consume()
+                break
+            except nx.Neo4jError as exc:
+                code = exc.code or ""
+                if any(code.endswith(tail) for tail in SCHEMA_ALREADY_DONE):
+                    break  # another writer made (or dropped) it at the same moment: what we wanted
+                if isinstance(exc, nx.TransientError) and attempt < SCHEMA_ATTEMPTS:
+                    time.sleep(0.1 * attempt)
+                    continue
+                raise

@@ -38,6 +38,11 @@ provenance (``chunk_ids`` with aligned ``chunk_weights``, ``doc_ids``) is unlink
 a rewrite exactly like a relation's. Documents with a note record (:mod:`graphrag_got.ingest.notes`) get
 their folders, tags and links in the same transaction (:mod:`graphrag_got.graph.notes`).
 
+The whole load holds the graph lock (:mod:`graphrag_got.graph.lock`): one writer of the database at a
+time, across processes and machines; a second one waits (``settings.graph.lock_wait_s``) or is refused.
+``repair=True`` (``load --repair``) first compares the graph with the file and writes again whatever differs,
+whatever the digests say (:mod:`graphrag_got.graph.repair`).
+
 The records are taken under the current ontology before anything is written
 (:mod:`graphrag_got.extract.recheck`): trusted when ``extract`` sealed them under it, else checked again
 with the validator ``extract`` uses (same reason codes) and merged by its aggregation; what a check
@@ -47,17 +52,16 @@ reported with their document and JSON path before anything is written.
 
 Modules: :mod:`~graphrag_got.graph.load_plan` (checking the records and building the typed load
 rows, cutting documents into groups), :mod:`~graphrag_got.graph.load_write` (one group's
-transaction), this module (the load: what changed, the transaction loop, the summary and its
+transaction), :mod:`~graphrag_got.graph.schema` (constraints and indexes),
+:mod:`~graphrag_got.graph.load_errors` (values the graph cannot hold, write errors), this module (the load: what changed, the transaction loop, the summary and its
 errors) and :mod:`~graphrag_got.graph.stats` (the statistics of the loaded graph).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections import deque
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,18 +71,21 @@ import neo4j
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent
 from graphrag_got.config import (CodeSettings, EmbeddingSettings, ExtractSettings, FilesSettings, GraphSettings,
                                   LLMSettings, Neo4jSettings)
-from graphrag_got.errors import ExtractionFileError, GraphragGotError, Neo4jError, format_problems
+from graphrag_got.errors import Neo4jError
 from graphrag_got.extract.extraction import Extraction
 from graphrag_got.extract.aggregate import identity_attributes
 from graphrag_got.extract.stored_answers import make_validator
-from graphrag_got.graph import cypher, load_cypher
-from graphrag_got.graph import notes as notes_graph
+from graphrag_got.graph import load_cypher, repair
 from graphrag_got.graph.db import CONNECTION_ERRORS, hang_hint
 from graphrag_got.common.memory import gc_paused
 from graphrag_got.graph.load_digest import Digests, record_digests
 from graphrag_got.graph.load_plan import (Group, Plan, Support, build_plan, graph_ontology, group_rows,
                                           plan_groups)
+from graphrag_got.graph.load_errors import one_line, shown_id as _shown, unstorable_error as _unstorable_error
+from graphrag_got.graph.load_errors import unstorable_values as _unstorable_values, write_error as _write_error
 from graphrag_got.graph.load_write import TxResult, write_group
+from graphrag_got.graph.lock import graph_lock
+from graphrag_got.graph.schema import ensure_attribute_index, ensure_schema
 from graphrag_got.ontology.model import Ontology
 
 logger = logging.getLogger(__name__)
@@ -88,8 +95,6 @@ CODE_PROVIDER = "code"
 
 #: A write transaction holds the rows of whole documents, about this many batches of them.
 GROUP_BATCHES = 4
-#: Integers Neo4j stores (64-bit signed).
-_INT64 = (-(2**63), 2**63 - 1)
 #: Driver errors meaning the server is gone: stop at once, no per-document retry.
 _CONNECTION_ERRORS = CONNECTION_ERRORS
 #: Errors one group's writes can raise: the server refusing a write, or the driver refusing to
@@ -146,6 +151,8 @@ class LoadSummary:
     batches: int = 0
     transactions: int = 0  # committed write transactions (one per group of whole documents)
     embeddings: dict[str, Any] | None = None  # what embedding the loaded graph did (vectors.EmbedSummary)
+    repair: dict[str, Any] | None = None  # load --repair: what differed and what was done (graph.repair)
+    lock_taken_over: str = ""  # the writer whose expired graph lock this load took over ("": it was free)
     code_graph: bool = False  # the extraction is a code graph (extract --extractor code)
     seconds: float = 0.0
     phase_seconds: dict[str, float] = field(default_factory=dict)  # write time per kind of rows
@@ -171,6 +178,16 @@ class LoadSummary:
     def report_lines(self) -> list[str]:
         """What ``graphrag-got load`` prints: documents, rows written and pruned, refusals, embeddings."""
         out: list[str] = []
+        if self.lock_taken_over:
+            out.append(f"warning: took over the graph lock of {self.lock_taken_over}: its lease had expired (that "
+                       "writer crashed or hung; this load rewrote what it found changed)")
+        if (r := self.repair) is not None:
+            out.append("repair: the graph already equalled the file" if not r["differences"] else
+                       f"repair: {r['differences']} difference(s) with the file ("
+                       + ", ".join(f"{k} {n}" for k, n in sorted(r["by_section"].items()))
+                       + f"); removed {r['nodes_removed']} node(s) and {r['relationships_removed']} relationship(s) "
+                       f"it does not back, wrote {r['documents_rewritten']} document(s) again; the graph now "
+                       "equals the file")
         if self.ontology_mismatch:
             out.append(f"warning: {self.source} was extracted with the ontology {self.extraction_ontology_path or '?'} "
                        f"(hash {self.extraction_ontology_hash[:12]}), not the configured {self.ontology_path} "
@@ -231,83 +248,6 @@ def _merge(summary: LoadSummary, res: TxResult) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Values the graph cannot hold
-# ---------------------------------------------------------------------------------------------
-
-
-def _unstorable_values(ext: Extraction, doc_ids: set[str]) -> list[tuple[str, str, str]]:
-    """``(json path, document id, problem)`` for each value of the documents ``doc_ids`` that
-    Neo4j cannot store: an integer beyond 64 bits, metadata that is not JSON or not valid Unicode.
-
-    Entity and relation records hold text only, which the file contract checks (valid Unicode).
-    """
-    problems: list[tuple[str, str, str]] = []
-    for i, d in enumerate(ext.documents):
-        if d.id not in doc_ids:
-            continue
-        try:
-            json.dumps(d.metadata, ensure_ascii=False, sort_keys=True).encode("utf-8")
-        except UnicodeEncodeError as exc:
-            problems.append((f"$.documents[{i}].metadata", d.id, f"holds text that is not valid Unicode ({exc.reason})"))
-        except (TypeError, ValueError) as exc:
-            problems.append((f"$.documents[{i}].metadata", d.id, f"is not JSON data ({exc})"))
-    lo, hi = _INT64
-    for i, c in enumerate(ext.chunks):
-        if c.document_id not in doc_ids:
-            continue
-        for name in ("index", "start", "end"):
-            value = getattr(c, name)
-            if not lo <= value <= hi:
-                shown = str(value) if len(str(value)) <= 30 else f"{str(value)[:27]}..."
-                problems.append((f"$.chunks[{i}].{name}", c.document_id,
-                                 f"{shown} is beyond the 64-bit integers Neo4j stores"))  # fmt: skip
-    return problems
-
-
-def _unstorable_error(source: str, problems: list[tuple[str, str, str]]) -> ExtractionFileError:
-    located = [(f"{where} (document {_shown(doc)})", what) for where, doc, what in problems]
-    return ExtractionFileError(format_problems(
-        source, f"{len(problems)} value(s) cannot be stored in Neo4j; nothing was written", located,
-        "Fix the file or produce it again with `graphrag-got extract`, then load again."))
-
-
-# ---------------------------------------------------------------------------------------------
-# Messages and errors
-# ---------------------------------------------------------------------------------------------
-
-
-def one_line(text: object, limit: int = 400) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _shown(doc_id: str) -> str:
-    """A document id for a message (a hostile one can be kilobytes long)."""
-    return repr(doc_id) if len(doc_id) <= 80 else f"{doc_id[:60]!r}... ({len(doc_id)} characters)"
-
-
-def _write_error(source: str, g: Group, exc: BaseException, phase: str) -> GraphragGotError:
-    """One clear line for a group of one document whose transaction failed."""
-    doc = _shown(g.documents[0]) if g.documents else "?"
-    doing = "removing it" if g.delete else f"writing its {phase}" if phase else "writing it"
-    resume = ("Documents before it are loaded and nothing of this one was written (its transaction was "
-              "rolled back)")  # fmt: skip
-    if isinstance(exc, neo4j.exceptions.Neo4jError):
-        return Neo4jError(
-            f"{source}: document {doc}: Neo4j refused {doing} ({exc.code}: {one_line(exc.message or exc)}). "
-            f"{resume}. Fix that document (a shorter id, name or value) and run the load again to resume."
-        )
-    if isinstance(exc, neo4j.exceptions.DriverError):
-        return Neo4jError(f"{source}: document {doc}: {doing} failed ({type(exc).__name__}: {one_line(exc)}). "
-                          f"{resume}. Run the load again to resume.")  # fmt: skip
-    return ExtractionFileError(
-        f"{source}: document {doc}: a value of its {phase or 'rows'} cannot be sent to Neo4j "
-        f"({type(exc).__name__}: {one_line(exc)}). {resume}. Fix that value in the file (or produce the file "
-        "again with `graphrag-got extract`) and load again."
-    )
-
-
-# ---------------------------------------------------------------------------------------------
 # Loading
 # ---------------------------------------------------------------------------------------------
 
@@ -317,40 +257,6 @@ def _read(session: neo4j.Session, query: str, **params: Any) -> list[neo4j.Recor
         return session.execute_read(lambda tx: list(tx.run(query, **params)))
     except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
         raise Neo4jError(f"reading the graph failed: {one_line(exc)}{hang_hint(exc)}") from exc
-
-
-def ensure_schema(session: neo4j.Session, class_labels: Iterable[str]) -> None:
-    """Create the constraints and indexes (idempotent) and wait for them to be online."""
-    try:
-        for stmt in [*load_cypher.create_constraints(list(class_labels)), *notes_graph.schema_statements()]:
-            session.run(stmt).consume()
-        session.run(cypher.await_indexes()).consume()
-    except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
-        raise Neo4jError(
-            f"creating the constraints and indexes failed: {exc}. If existing data breaks a uniqueness "
-            "constraint (duplicate Entity.uid, Document.id, Chunk.id, Folder.path, Tag.name or MissingNote.name), "
-            "clear the database and load again."
-        ) from exc
-
-
-def ensure_attribute_index(session: neo4j.Session, onto: Ontology) -> None:
-    """The full-text index over the ontology's relation attributes (local search's "fact placed at an
-    anchor"): created when missing, recreated when the ontology's relation types or attributes changed,
-    dropped when the ontology has no attributes."""
-    types = sorted(r.name for r in onto.relations)
-    attributes = sorted(onto.relation_attributes)
-    try:
-        rows = _read(session, load_cypher.relation_attribute_index_definition(),
-                     name=load_cypher.RELATION_ATTRIBUTE_INDEX)
-        if rows and (sorted(rows[0]["types"]) != types or sorted(rows[0]["properties"]) != attributes
-                     or not attributes):
-            session.run(load_cypher.drop_relation_attribute_index()).consume()
-            logger.info("relation attribute index dropped: the ontology's relations or attributes changed")
-        if attributes:
-            session.run(load_cypher.relation_attribute_index(types, attributes)).consume()
-            session.run(cypher.await_indexes()).consume()
-    except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
-        raise Neo4jError(f"creating the relation attribute index failed: {exc}") from exc
 
 
 def _touched(session: neo4j.Session, doc_ids: list[str]) -> dict[str, tuple[list[str], list[str]]]:
@@ -387,6 +293,8 @@ def load_extraction(
     embed: bool | None = None,
     embedder: Any = None,
     source: str | None = None,
+    repair: bool = False,
+    lock_wait: float | None = None,
 ) -> LoadSummary:
     """Load ``extraction`` (an ``Extraction``, a dict or an ``extraction.json`` path) into the graph.
 
@@ -400,30 +308,73 @@ def load_extraction(
     the chunks and entities whose text changed are embedded and the vector indexes created
     (:func:`graphrag_got.graph.vectors.embed_graph`, with ``llm`` and ``files``; its summary is
     ``LoadSummary.embeddings``). ``source`` names the extraction in messages (default: its path).
+
+    The whole load runs under the graph lock (:mod:`graphrag_got.graph.lock`): another writer of the same
+    database is waited for, at most ``lock_wait`` seconds (default ``graph.lock_wait_s``; 0 refuses at once),
+    then ``GraphLockBusy`` is raised. ``repair``: compare the graph with the file first and write again
+    whatever differs, whatever the documents' digests say (:mod:`graphrag_got.graph.repair`).
     """
-    summary = _load(driver, db, extraction, ontology, graph=graph, extract=extract, progress=progress, source=source)
+    with gc_paused():
+        ext, source = read_extraction(extraction, source)
+    onto = graph_ontology(ontology)
+    with graph_lock(driver, db, graph, command=f"load{' --repair' if repair else ''} of {source}",
+                    wait_s=lock_wait, progress=progress) as lock:
+        summary = (_repair(driver, db, ext, onto, graph=graph, extract=extract, progress=progress, source=source)
+                   if repair else
+                   _load(driver, db, ext, onto, graph=graph, extract=extract, progress=progress, source=source))
+        if lock.took_over is not None:
+            summary.lock_taken_over = lock.took_over.describe()
+        _embed(driver, db, summary, embed, embedder, progress, embedding=embedding, code=code, llm=llm, files=files)
+        lock.check()
+    return summary
+
+
+def _repair(driver: neo4j.Driver, db: Neo4jSettings, ext: Extraction, onto: Ontology, *, graph: GraphSettings,
+            extract: ExtractSettings, progress: ProgressCallback | None, source: str) -> LoadSummary:
+    """The load of ``load --repair``: compare, remove what the file does not back, write again what differs;
+    a second pass writes every document; see :mod:`graphrag_got.graph.repair`."""
+    passes: list[repair.RepairPass] = []
+    summary: LoadSummary | None = None
+    for everything in (False, True):
+        passes.append(repair.prepare(driver, db, ext, onto, graph=graph, extract=extract, everything=everything))
+        if passes[-1].equal:
+            break
+        summary = _load(driver, db, ext, onto, graph=graph, extract=extract, progress=progress, source=source,
+                        rewrite=passes[-1].rewrite)
+    else:
+        last = repair.prepare(driver, db, ext, onto, graph=graph, extract=extract)
+        if not last.equal:
+            raise repair.still_differs(source, last)
+    if summary is None:  # the graph already equals the file: a normal load, which writes nothing
+        summary = _load(driver, db, ext, onto, graph=graph, extract=extract, progress=progress, source=source)
+    summary.repair = repair.report(passes)
+    return summary
+
+
+def _embed(driver: neo4j.Driver, db: Neo4jSettings, summary: LoadSummary, embed: bool | None, embedder: Any,
+           progress: ProgressCallback | None, *, embedding: EmbeddingSettings, code: CodeSettings, llm: LLMSettings,
+           files: FilesSettings) -> None:  # fmt: skip
     if embed is None and summary.code_graph and embedding.enabled and not code.embeddings:
         # A code graph is thousands of small nodes that `ask impact` reads by name: embedding them all
         # with the in-process model takes far longer than the load itself, for no use of the graph's own.
         logger.info("%s: a code graph: not embedded (GRAPHRAG_CODE_EMBEDDINGS=1 or load --embed to embed it)",
                     summary.source)
         summary.embeddings = {"skipped": True, "reason": "code_graph"}
-        return summary
+        return
     if embedding.enabled if embed is None else embed:
         from graphrag_got.graph.vectors import embed_graph
 
         summary.embeddings = embed_graph(driver, db, embedding, embedder, progress=progress,
                                          llm=llm, files=files).as_dict()
-    return summary
 
 
-def _load(driver: neo4j.Driver, db: Neo4jSettings, extraction: Extraction | dict[str, Any] | str | Path,
-          ontology: Ontology | str | Path, *, graph: GraphSettings, extract: ExtractSettings,
-          progress: ProgressCallback | None = None, source: str | None = None) -> LoadSummary:
+def _load(driver: neo4j.Driver, db: Neo4jSettings, ext: Extraction, onto: Ontology, *, graph: GraphSettings,
+          extract: ExtractSettings, progress: ProgressCallback | None, source: str,
+          rewrite: set[str] = frozenset()) -> LoadSummary:  # type: ignore[assignment]
+    """The load itself (the caller holds the graph lock); ``rewrite``: stored documents to write again
+    whatever their digests say (``load --repair``)."""
     t0 = time.perf_counter()
     with gc_paused():
-        ext, source = read_extraction(extraction, source)
-        onto = graph_ontology(ontology)
         cap = graph.cooccurrence_max_entities if graph.cooccurrence else None
         plan = build_plan(ext, onto, validator=make_validator(extract, onto), cooccurrence_max=cap)
     summary = LoadSummary(source=source, properties_dropped=plan.properties_dropped,
@@ -461,8 +412,8 @@ def _load(driver: neo4j.Driver, db: Neo4jSettings, extraction: Extraction | dict
         if any(rec["rootless_hash"] != records.rootless for rec in stored_docs):
             _remove_stale_rootless(session, ext, plan, identity, summary)
         new_docs = [d for d in ext.documents if d.id not in stored]
-        changed_ids = {d.id for d in ext.documents
-                       if d.id in stored and stored[d.id] != (d.hash, onto.hash, records.documents[d.id])}
+        changed_ids = {d.id for d in ext.documents if d.id in stored and (
+            d.id in rewrite or stored[d.id] != (d.hash, onto.hash, records.documents[d.id]))}
         with gc_paused():
             support = Support(ext, plan)
         if stored:

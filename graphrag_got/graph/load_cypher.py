@@ -485,28 +485,33 @@ def _fields(var: str) -> str:
     return f"[k IN keys({var}) WHERE NOT k IN $skip | [k, {var}[k]]]"
 
 
+# Each view query also returns ``eid``, the element id of the row's node or relationship: ``load --repair``
+# deletes by it what the file does not back (:mod:`graphrag_got.graph.repair`).
+
+
 def view_documents() -> str:
-    return f"MATCH (d:Document) RETURN d.id AS id, {_fields('d')} AS fields"
+    return f"MATCH (d:Document) RETURN d.id AS id, {_fields('d')} AS fields, elementId(d) AS eid"
 
 
 def view_chunks() -> str:
     """Chunks with the document that holds them (``HAS_CHUNK``; null when none does)."""
     return (f"MATCH (c:Chunk) OPTIONAL MATCH (d:Document)-[:HAS_CHUNK]->(c)\n"
-            f"RETURN c.id AS id, {_fields('c')} AS fields, collect(d.id) AS documents")
+            f"RETURN c.id AS id, {_fields('c')} AS fields, collect(d.id) AS documents, elementId(c) AS eid")
 
 
 def view_entities() -> str:
-    return f"MATCH (e:Entity) RETURN e.uid AS uid, labels(e) AS labels, {_fields('e')} AS fields"
+    return f"MATCH (e:Entity) RETURN e.uid AS uid, labels(e) AS labels, {_fields('e')} AS fields, elementId(e) AS eid"
 
 
 def view_relations() -> str:
     """Entity-to-entity relationships (``CO_OCCURS`` too; the caller sorts them out)."""
     return (f"MATCH (a:Entity)-[r]->(b:Entity)\n"
-            f"RETURN a.uid AS start, type(r) AS type, b.uid AS end, {_fields('r')} AS fields")
+            f"RETURN a.uid AS start, type(r) AS type, b.uid AS end, {_fields('r')} AS fields, elementId(r) AS eid")
 
 
 def view_mentions() -> str:
-    return "MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity) RETURN c.id AS chunk, e.uid AS uid, m.weight AS weight"
+    return ("MATCH (c:Chunk)-[m:MENTIONS]->(e:Entity)\n"
+            "RETURN c.id AS chunk, e.uid AS uid, m.weight AS weight, elementId(m) AS eid")
 
 
 def view_note_structure() -> str:
@@ -515,13 +520,13 @@ def view_note_structure() -> str:
     return (
         "MATCH (d:Document)-[r:IN_FOLDER|TAGGED|LINKS_TO]->(x)\n"
         "RETURN d.id AS id, type(r) AS type, [l IN labels(x) | l][0] AS label,\n"
-        "       coalesce(x.id, x.path, x.name) AS target, properties(r) AS fields"
+        "       coalesce(x.id, x.path, x.name) AS target, properties(r) AS fields, elementId(r) AS eid"
     )
 
 
 def view_folders() -> str:
     return ("MATCH (f:Folder) OPTIONAL MATCH (f)-[:IN_FOLDER]->(p:Folder)\n"
-            "RETURN f.path AS path, f.name AS name, collect(p.path) AS parents")
+            "RETURN f.path AS path, f.name AS name, collect(p.path) AS parents, elementId(f) AS eid")
 
 
 # ---------------------------------------------------------------------------------------------

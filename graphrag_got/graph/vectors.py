@@ -28,7 +28,7 @@ from langchain_core.embeddings import Embeddings
 from graphrag_got.graph import cypher, vector_cypher
 from graphrag_got.config import EmbeddingSettings, FilesSettings, LLMSettings, Neo4jSettings
 from graphrag_got.llm.embeddings import embedding_dimensions, get_embedder, text_hash
-from graphrag_got.graph.db import read_all, write_query
+from graphrag_got.graph.db import read_all, run_schema, write_query, write_session
 from graphrag_got.ontology.model import RESERVED_PROPERTIES
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent, no_progress
 
@@ -141,9 +141,10 @@ def ensure_vector_index(driver: neo4j.Driver, db: Neo4jSettings, name: str, labe
     if existing is not None:
         log.warning("vector index %s has %d dimensions but the embedding model gives %d: dropping and "
                     "recreating it (the model changed; every %s is embedded again)", name, existing, dimensions, label)
-        write_query(driver, db, vector_cypher.drop_index(name))
         outcome = "recreated"
-    write_query(driver, db, vector_cypher.create_vector_index(name, label, dimensions))
+    with write_session(driver, db) as ses:  # several writers may set it up at once: run_schema takes that
+        run_schema(ses, ([vector_cypher.drop_index(name)] if outcome == "recreated" else [])
+                   + [vector_cypher.create_vector_index(name, label, dimensions)])
     write_query(driver, db, cypher.await_indexes())
     if summary is not None:
         (summary.indexes_recreated if outcome == "recreated" else summary.indexes_created).append(name)

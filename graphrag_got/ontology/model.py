@@ -35,7 +35,7 @@ from graphrag_got.ontology.spec import spec_fields
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # always used with fullmatch (``$`` accepts "X\n")
 # Labels and types of the graph's own structure (documents, chunks, communities, notes vaults).
-RESERVED_CLASSES = frozenset({"Entity", "Document", "Chunk", "Community", "Folder", "Tag", "MissingNote"})
+RESERVED_CLASSES = frozenset({"Entity", "Document", "Chunk", "Community", "Folder", "Tag", "MissingNote", "GraphLock"})
 RESERVED_RELATIONS = frozenset({"HAS_CHUNK", "MENTIONS", "IN_COMMUNITY", "IN_FOLDER", "TAGGED", "LINKS_TO",
                                 "CO_OCCURS"})
 # Node fields the toolkit writes, and the keys of the answer forms the model fills
