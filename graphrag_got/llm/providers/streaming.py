@@ -104,8 +104,6 @@ def read_stream(chunks: Iterable[Any], *, url: str, stall_s: float, started_at: 
     """Join the chunks of a streamed chat completion; a read timeout while iterating becomes a
     :class:`StalledCallError` that keeps what was received. The timeout itself is the HTTP client's read
     timeout (set to ``stall_s`` by the caller): this function only tells what happened."""
-    import httpx
-
     answer = StreamedAnswer()
     start = started_at if started_at is not None else clock()
     last = start
