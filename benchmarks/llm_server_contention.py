@@ -12,8 +12,8 @@ call is real) through a llama-server of its own (N slots, as many calls in fligh
 * ``busy``: one CPU-bound process at normal priority (``while True``), the benchmark's child;
 * ``nice``: the same process at the lowest priority (``nice 19``), like a background job on a laptop.
 
-A condition is ``KIND:SLOTS`` with optional ``:tTHREADS`` and ``:pPOLL`` (``busy:4:t1:p0``: 4 slots, 1 thread,
-``--poll 0``). Printed per condition: chunks, wall seconds, seconds a chunk, output tokens a second, calls,
+A condition is ``KIND:SLOTS`` with optional ``:tTHREADS``, ``:pPOLL`` and ``:bBATCH`` (``busy:4:t1:p0``: 4 slots,
+1 thread, ``--poll 0``; ``:b2048``: llama.cpp's default step). Printed per condition: chunks, wall seconds, seconds a chunk, output tokens a second, calls,
 calls cut by a stall (``GRAPHRAG_LLM_STALL_TIMEOUT``), resumed, pieces (~tokens) thrown away, the longest gap
 between two pieces of a stream, the longest call, and how many calls took longer than ``--whole-call-limit``
 seconds (the whole-call limit the calls had before they streamed, 600 s: each such call would have been
@@ -78,24 +78,29 @@ class Condition:
     slots: int
     threads: int
     poll: int
+    batch: int = 512
 
     @classmethod
     def parse(cls, text: str, threads: int, poll: int) -> "Condition":
         kind, slots, *rest = text.strip().split(":")
         if kind not in KINDS:
             raise SystemExit(f"error: condition {text!r}: the kind must be one of {', '.join(KINDS)}")
+        batch = 512
         for part in rest:
             if part.startswith("t"):
                 threads = int(part[1:])
             elif part.startswith("p"):
                 poll = int(part[1:])
+            elif part.startswith("b"):
+                batch = int(part[1:])
             else:
-                raise SystemExit(f"error: condition {text!r}: {part!r} is neither tN nor pN")
-        return cls(kind, int(slots), threads, poll)
+                raise SystemExit(f"error: condition {text!r}: {part!r} is none of tN, pN, bN")
+        return cls(kind, int(slots), threads, poll, batch)
 
     @property
     def name(self) -> str:
-        return f"{self.kind}, x{self.slots}, {self.threads} thr, poll {self.poll}"
+        return (f"{self.kind}, x{self.slots}, {self.threads} thr, poll {self.poll}"
+                + (f", batch {self.batch}" if self.batch != 512 else ""))
 
 
 HEADER = ["condition", "chunks", "seconds", "s/chunk", "vs quiet", "output tok/s", "calls", "cut", "resumed",
@@ -107,7 +112,8 @@ def run_condition(args: argparse.Namespace, cond: Condition, corpus: Path, gold:
                   workdir: Path) -> dict[str, Any]:
     home = workdir / f"{cond.kind}-{cond.slots}-{cond.threads}-{cond.poll}-{len(list(workdir.iterdir()))}"
     settings = _settings(args, home, llamacpp_backend="server", llama_server_slots=cond.slots,
-                         llama_server_port=_free_port(), llamacpp_threads=cond.threads, llama_server_poll=cond.poll)
+                         llama_server_port=_free_port(), llamacpp_threads=cond.threads, llama_server_poll=cond.poll,
+                         llama_server_batch=cond.batch)
     before = sample_cpu(1.0)
     busy = f"{before.busy:.1f} of {before.cores} cores busy" if before is not None else "no CPU sample"
     print(f"{cond.name}: before it, load average {os.getloadavg()[0]:.2f}; {busy}", flush=True)

@@ -86,6 +86,7 @@ OLD_DEFAULTS = {
     "local_context_order": "question", "local_answer_sources": 20,
     # streamed calls are cut by a stall, not by their length, and resume; llama-server's spin-wait (issue 48)
     "llm_stall_timeout_s": 120.0, "llm_resume_cut_calls": True, "llama_server_poll": 50,
+    "llama_server_batch": 512,
     # one writer of the graph at a time: how long a second one waits, the lock's lease (issue 48)
     "lock_wait_s": 600.0, "lock_lease_s": 60.0,
 }

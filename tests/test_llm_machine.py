@@ -195,3 +195,32 @@ def test_a_busy_blip_is_sampled_again_but_steady_load_stays_busy(monkeypatch: py
     quiet = iter([CpuSample(2, 0.0, "s")])
     monkeypatch.setattr(cpu_threads, "sample_proc_stat", lambda interval_s: next(quiet))
     assert cpu_threads.sample_cpu() == CpuSample(2, 0.0, "s")  # free at once: one look only
+
+
+# --- the embedded llama-server: threads chosen from the free cores when it starts --------------------
+
+
+def test_the_server_starts_with_the_free_cores_unless_adaptation_is_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphrag_got.llm import server as srv
+
+    monkeypatch.setattr(cpu_threads, "usable_cpus", lambda: [0, 1])
+    llm = Settings(llamacpp_threads=None).llm
+    assert srv.server_threads(llm, _sample(0.0)) == 2
+    assert srv.server_threads(llm, _sample(1.0)) == 1  # one CPU-bound process: the free core only
+    assert srv.server_threads(Settings(llamacpp_threads=1).llm, _sample(0.0)) == 1  # the setting is a ceiling
+    fixed = Settings(llamacpp_threads=None, llamacpp_adaptive_threads=False).llm
+    assert srv.server_threads(fixed, _sample(1.0)) == 2
+
+
+def test_a_running_server_is_reused_whatever_threads_a_later_sample_would_pick(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from graphrag_got.llm import server as srv
+
+    running = srv.ServerPlan(binary="/bin/llama-server", model=str(tmp_path / "m.gguf"), port=8089, slots=4,
+                             ctx_per_slot=4096, threads=2)
+    adaptive = Settings().llm
+    assert srv._same_plan(running, replace(running, threads=1), adaptive)  # its own work made the cores busy
+    assert not srv._same_plan(running, replace(running, slots=2), adaptive)  # another plan: not reused
+    fixed = Settings(llamacpp_adaptive_threads=False).llm
+    assert not srv._same_plan(running, replace(running, threads=1), fixed)  # threads asked for: compared

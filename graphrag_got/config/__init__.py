@@ -126,6 +126,9 @@ class LLMSettings(Section):
                                    "(calls decoded in one batch); its context is slots x GRAPHRAG_LLAMACPP_N_CTX", ge=1, le=64)
     llama_server_poll: int = _env("GRAPHRAG_LLAMA_SERVER_POLL", 50, "how hard the embedded `llama-server`'s threads "
                                   "spin while they wait for work (its `--poll`, 0-100; 0: they sleep)", ge=0, le=100)
+    llama_server_batch: int = _env("GRAPHRAG_LLAMA_SERVER_BATCH", 512, "tokens the embedded `llama-server` evaluates "
+                                   "in one step (its `--batch-size`): prompt progress, and the next token of every "
+                                   "other slot, come once a step", ge=32, le=8192)
     llamacpp_threads: int | None = _env("GRAPHRAG_LLAMACPP_THREADS", None, "most llama.cpp CPU threads (unset: every core)")
     llamacpp_adaptive_threads: bool = _env(
         "GRAPHRAG_LLAMACPP_ADAPTIVE_THREADS", True, "each embedded-model call uses at most the cores free at its start "

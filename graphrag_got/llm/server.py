@@ -35,7 +35,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -172,11 +172,26 @@ class ServerPlan:
                 f"thread(s), port {self.port}")
 
 
-def server_threads(llm: LLMSettings) -> int:
-    """GRAPHRAG_LLAMACPP_THREADS, else one per usable core (as the in-process model)."""
+def _thread_limit(llm: LLMSettings) -> int:
+    """GRAPHRAG_LLAMACPP_THREADS, else one per usable core."""
     from graphrag_got.llm.cpu_threads import usable_cpus
 
     return llm.llamacpp_threads or max(1, len(usable_cpus()))
+
+
+def server_threads(llm: LLMSettings, sample: Any = None) -> int:
+    """The server's threads: at most GRAPHRAG_LLAMACPP_THREADS (else one per usable core) and, with adaptive
+    threads (``GRAPHRAG_LLAMACPP_ADAPTIVE_THREADS``, the default), no more than the cores free when it starts,
+    at least one: the in-process model's rule (:mod:`graphrag_got.llm.cpu_threads`), applied once, since a
+    server's threads are fixed for its life. Measured beside one CPU-bound process on 2 cores
+    (``benchmarks/results/llm_server_contention.txt``): 2 threads sharing a core with it wait on each other
+    at every step, so 4 slots wrote several times fewer tokens a second than 1 thread on the free core."""
+    from graphrag_got.llm.cpu_threads import choose_threads, sample_cpu
+
+    limit = _thread_limit(llm)
+    if not llm.llamacpp_adaptive_threads:
+        return limit
+    return choose_threads(sample_cpu() if sample is None else sample, limit)
 
 
 def plan_for(llm: LLMSettings, binary: Path | None = None, *, files: FilesSettings) -> ServerPlan:
@@ -189,7 +204,19 @@ def plan_for(llm: LLMSettings, binary: Path | None = None, *, files: FilesSettin
                              "or use the in-process model (GRAPHRAG_LLAMACPP_BACKEND=in_process)")
     return ServerPlan(binary=str(binary), model=str(resolve_model_path(llm, files=files)), port=llm.llama_server_port,
                       slots=llm.llama_server_slots, ctx_per_slot=llm.llamacpp_n_ctx,
-                      threads=server_threads(llm), poll=llm.llama_server_poll)
+                      threads=server_threads(llm), poll=llm.llama_server_poll,
+                      batch=llm.llama_server_batch)
+
+
+def _same_plan(running: ServerPlan | None, wanted: ServerPlan, llm: LLMSettings) -> bool:
+    """Whether a running server serves what ``wanted`` asks. Threads chosen from the cores free at a start
+    (adaptive threads) differ from one sample to the next without anyone asking for another server: they
+    are not compared then (the running server's own work makes its cores look busy to a new sample)."""
+    if running is None:
+        return False
+    if llm.llamacpp_adaptive_threads:
+        return replace(running, threads=wanted.threads) == wanted
+    return running == wanted
 
 
 def _read_plan(files: FilesSettings) -> ServerPlan | None:
@@ -343,10 +370,11 @@ def start(llm: LLMSettings, wait_s: float = 300, *, files: FilesSettings,
         pid = _our_pid(files)
         if pid is not None:
             running = _read_plan(files)
-            if running != plan:
+            if not _same_plan(running, plan, llm):
                 raise LLMServerError(
                     f"our llama-server (pid {pid}) runs {running.describe() if running else 'an unknown plan'}; "
                     f"this needs {plan.describe()}. Stop it (`graphrag-got llm stop`) or use the same settings.")
+            plan = replace(plan, threads=running.threads) if running is not None else plan
             return _wait_ready(files, plan, pid, None, time.monotonic(), wait_s, started=False, progress=progress)
         if _port_open(plan.port):
             raise LLMServerError(f"another program listens on {HOST}:{plan.port} (not our llama-server). Stop it, or "
@@ -354,6 +382,12 @@ def start(llm: LLMSettings, wait_s: float = 300, *, files: FilesSettings,
         server_home(files).mkdir(parents=True, exist_ok=True)
         if log.exists():
             log.replace(log.with_suffix(".log.1"))  # the previous run's log, for diagnosis
+        wanted = _thread_limit(llm)
+        if plan.threads < wanted:  # adaptive threads: other work holds cores now
+            logger.warning("the cores are busy: llama-server starts with %d thread(s) instead of %d, and keeps them "
+                           "until it stops (threads sharing a core with other work wait on each other at every "
+                           "step; GRAPHRAG_LLAMACPP_ADAPTIVE_THREADS=false starts it with %d)", plan.threads, wanted,
+                           wanted)
         _report(progress, f"starting llama-server: {plan.describe()} (log {log})")
         t0 = time.monotonic()
         with open(log, "wb") as out:
