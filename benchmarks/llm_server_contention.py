@@ -20,6 +20,12 @@ seconds (the whole-call limit the calls had before they streamed, 600 s: each su
 cut and asked again from the start), failed chunks, relation F1 against the hand gold (as
 ``benchmarks/llm_server.py``). The ratio is to the first ``quiet`` condition with the same slots.
 
+``--window SECONDS`` measures the rate instead of a whole run (minutes instead of an hour when a
+configuration is slow): each condition starts the same extraction, waits until every slot is writing,
+and counts the tokens the slots write (llama-server's ``/slots``) over that many seconds; printed: the
+seconds until every slot was writing (server start, shared prefix and prompts), tokens a second, and the
+ratio to the first ``quiet`` condition with the same slots.
+
 The competitor processes are this benchmark's children and are killed when a condition ends; they stop
 by themselves when the benchmark is gone. Everything else running on the machine is the reader's to
 report: the load average and a CPU sample are printed before each condition.
@@ -139,6 +145,64 @@ def run_condition(args: argparse.Namespace, cond: Condition, corpus: Path, gold:
     return result
 
 
+def _decoded(port: int) -> tuple[int, int]:
+    """(tokens written so far by the slots busy now, slots writing) from llama-server's ``/slots``."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/slots", timeout=60) as resp:  # noqa: S310 (loopback)
+        slots = json.loads(resp.read().decode("utf-8"))
+    total, writing = 0, 0
+    for slot in slots:
+        token = slot.get("next_token")
+        token = (token[0] if token else {}) if isinstance(token, list) else (token or {})
+        n = int(token.get("n_decoded") or 0)
+        total += n
+        writing += bool(slot.get("is_processing") and n > 0)
+    return total, writing
+
+
+def run_window(args: argparse.Namespace, cond: Condition, corpus: Path, onto: Ontology, workdir: Path) -> dict[str, Any]:
+    """The tokens a second the slots write over ``args.window`` seconds, once every slot is writing."""
+    import threading
+
+    home = workdir / f"w-{cond.kind}-{cond.slots}-{cond.threads}-{cond.poll}-{len(list(workdir.iterdir()))}"
+    settings = _settings(args, home, llamacpp_backend="server", llama_server_slots=cond.slots,
+                         llama_server_port=_free_port(), llamacpp_threads=cond.threads, llama_server_poll=cond.poll,
+                         llama_server_batch=cond.batch)
+    print(f"{cond.name}: before it, load average {os.getloadavg()[0]:.2f}", flush=True)
+    t0 = time.monotonic()
+    llm_server.start(settings.llm, files=settings.files)
+    try:
+        chat = get_chat_model(settings.llm, files=settings.files)
+        with competitor(cond.kind):
+            worker = threading.Thread(target=lambda: run_extraction(
+                settings.extract, onto, corpus, chat=chat, files=settings.files, chunking=settings.chunking,
+                llm=settings.llm), daemon=True)  # left behind when the server stops: its calls fail
+            worker.start()
+            port = settings.llm.llama_server_port
+            while _decoded(port)[1] < cond.slots and time.monotonic() - t0 < args.max_wait:
+                time.sleep(5)
+            t1, (d1, _) = time.monotonic(), _decoded(port)
+            time.sleep(args.window)
+            t2, (d2, _) = time.monotonic(), _decoded(port)
+    finally:
+        llm_server.stop(settings.files)
+    result = {"condition": cond.name, "kind": cond.kind, "slots": cond.slots, "threads": cond.threads,
+              "poll": cond.poll, "to_every_slot_writing_s": round(t1 - t0), "window_s": round(t2 - t1),
+              "tokens": d2 - d1, "tokens_per_s": round((d2 - d1) / (t2 - t1), 2)}
+    print(json.dumps(result), flush=True)
+    return result
+
+
+WINDOW_HEADER = ["condition", "s until every slot writes", "tokens/s (all slots)", "vs quiet"]
+
+
+def window_cells(r: dict[str, Any], quiet: dict[int, float]) -> list[str]:
+    base = quiet.get(r["slots"])
+    return [r["condition"], str(r["to_every_slot_writing_s"]), f"{r['tokens_per_s']:.2f}",
+            f"{base / r['tokens_per_s']:.2f}x slower" if base and r["tokens_per_s"] else "n/a"]
+
+
 def cells(r: dict[str, Any], quiet_s: dict[int, float]) -> list[str]:
     per = r["seconds"] / max(1, r["chunks"])
     base = quiet_s.get(r["slots"])
@@ -159,6 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunk-max-chars", type=int, default=1500)
     ap.add_argument("--whole-call-limit", type=float, default=600.0,
                     help="count the calls longer than this (the whole-call limit before calls streamed)")
+    ap.add_argument("--window", type=float, default=0.0,
+                    help="measure tokens a second over this many seconds once every slot writes (0: whole runs)")
+    ap.add_argument("--max-wait", type=float, default=900.0, help="with --window: longest wait for every slot")
     ap.add_argument("--workdir")
     ap.add_argument("--out", help="also write the report to this file")
     args = ap.parse_args(argv)
@@ -174,6 +241,19 @@ def main(argv: list[str] | None = None) -> int:
         gold = _gold_for(gold, {c["id"] for c in gold.get("chunks", [])[:args.limit]})
     onto = Ontology.from_file(ONTOLOGY)
     stall = Settings.load().llm.stall_timeout_s
+    if args.window:
+        rows = [run_window(args, c, corpus, onto, workdir) for c in conditions]
+        quiet = {}
+        for r in rows:
+            if r["kind"] == "quiet" and r["slots"] not in quiet:
+                quiet[r["slots"]] = r["tokens_per_s"]
+        text = (f"llama-server beside other work, rates over {args.window:g} s: model {args.model}, first "
+                f"{args.limit} paragraph(s), {os.cpu_count()} cores\n\n"
+                + markdown_table(WINDOW_HEADER, [window_cells(r, quiet) for r in rows]) + "\n")
+        print(text)
+        if args.out:
+            Path(args.out).write_text(text, encoding="utf-8")
+        return 0
     results = [run_condition(args, c, corpus, gold, onto, workdir) for c in conditions]
     quiet_s: dict[int, float] = {}
     for r in results:
