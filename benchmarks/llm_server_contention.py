@@ -180,7 +180,8 @@ def run_window(args: argparse.Namespace, cond: Condition, corpus: Path, onto: On
                 llm=settings.llm), daemon=True)  # left behind when the server stops: its calls fail
             worker.start()
             port = settings.llm.llama_server_port
-            while _decoded(port)[1] < cond.slots and time.monotonic() - t0 < args.max_wait:
+            wanted = min(cond.slots, args.limit) if args.limit else cond.slots  # a paragraph is a chunk or more
+            while _decoded(port)[1] < wanted and time.monotonic() - t0 < args.max_wait:
                 time.sleep(5)
             t1, (d1, _) = time.monotonic(), _decoded(port)
             time.sleep(args.window)
