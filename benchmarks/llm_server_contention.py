@@ -195,13 +195,13 @@ def run_window(args: argparse.Namespace, cond: Condition, corpus: Path, onto: On
     return result
 
 
-WINDOW_HEADER = ["condition", "s until every slot writes", "tokens/s (all slots)", "vs quiet"]
+WINDOW_HEADER = ["condition", "s until every slot writes", "tokens/s (all slots)", "quiet rate / this rate"]
 
 
 def window_cells(r: dict[str, Any], quiet: dict[int, float]) -> list[str]:
     base = quiet.get(r["slots"])
     return [r["condition"], str(r["to_every_slot_writing_s"]), f"{r['tokens_per_s']:.2f}",
-            f"{base / r['tokens_per_s']:.2f}x slower" if base and r["tokens_per_s"] else "n/a"]
+            f"{base / r['tokens_per_s']:.2f}x" if base and r["tokens_per_s"] else "n/a"]
 
 
 def cells(r: dict[str, Any], quiet_s: dict[int, float]) -> list[str]:
