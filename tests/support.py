@@ -67,6 +67,20 @@ class CallCounter(BaseCallbackHandler):
         self.prompts.append("\n".join(str(m.content) for batch in messages for m in batch))
 
 
+def served_settings(tmp_path: Path, **overrides: Any) -> Settings:
+    """Settings whose embedded model (the test model) is served by llama-server on a free port with a private
+    home, one thread (next to other work llama.cpp's threads spin-wait on each other), skipped as
+    :func:`require_llama_server` says; ``overrides`` on top (slots, context, answer length, retries...)."""
+    base = Settings.load()
+    require_embedded_model(base, TEST_MODEL)
+    require_llama_server(base)
+    values: dict[str, Any] = dict(
+        home=tmp_path / "home", out_dir=tmp_path / "out", models_path=base.models_dir.resolve(),
+        llm_provider="llamacpp", llamacpp_backend="server", llamacpp_model=TEST_MODEL, llama_server_port=free_port(),
+        concurrency=None, llamacpp_threads=int(os.environ.get("GRAPHRAG_LLAMACPP_THREADS", "1")))
+    return base.with_overrides(**{**values, **overrides})
+
+
 def nested_groups(seed: int = 7) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Entity and relation rows (as Neo4j returns them) of 4 groups of 30 entities, each made of 3 dense
     sub-groups of 10 loosely tied together, the groups tied in a ring: a graph with two levels."""

@@ -30,7 +30,7 @@ from graphrag_got.llm.calls import constraint_kwargs
 from graphrag_got.llm.concurrency import calls_in_flight
 from graphrag_got.llm.factory import get_chat_model
 from graphrag_got.ontology.model import Ontology
-from support import TEST_MODEL, free_port, require_embedded_model, require_llama_server
+from support import TEST_MODEL, served_settings
 
 pytestmark = pytest.mark.llm
 
@@ -54,16 +54,8 @@ PASSAGES = [  # 4 chunks, 2 slots: the kill typically finds one answered, one in
 @pytest.fixture()
 def served(tmp_path: Path) -> Iterator[Settings]:
     """Settings whose embedded model is served by llama-server (2 slots, a free port, a private home)."""
-    base = Settings.load()
-    require_embedded_model(base, TEST_MODEL)
-    require_llama_server(base)
-    settings = base.with_overrides(
-        home=tmp_path / "home", out_dir=tmp_path / "out", models_path=base.models_dir.resolve(),
-        llm_provider="llamacpp", llamacpp_backend="server", llamacpp_model=TEST_MODEL, llama_server_port=free_port(),
-        llama_server_slots=2, llamacpp_n_ctx=2048, llm_max_tokens=160, max_entities=3, max_relations=2,
-        llm_retries=1, llm_backoff_s=0.2, concurrency=None,
-        # one thread: next to other work llama.cpp's threads spin-wait on each other (as tests/test_notebook.py)
-        llamacpp_threads=int(os.environ.get("GRAPHRAG_LLAMACPP_THREADS", "1")))
+    settings = served_settings(tmp_path, llama_server_slots=2, llamacpp_n_ctx=2048, llm_max_tokens=160,
+                               max_entities=3, max_relations=2, llm_retries=1, llm_backoff_s=0.2)
     try:
         yield settings
     finally:

@@ -26,7 +26,7 @@ from graphrag_got.config import Settings
 from graphrag_got.llm import server as srv
 from graphrag_got.llm.calls import constraint_kwargs
 from graphrag_got.llm.factory import get_chat_model
-from support import TEST_MODEL, free_port, require_embedded_model, require_llama_server
+from support import served_settings
 
 pytestmark = pytest.mark.llm
 
@@ -40,15 +40,8 @@ PROMPT = [SystemMessage(content="Invent ten to twelve names of people, as JSON."
 
 @pytest.fixture()
 def served(tmp_path: Path) -> Iterator[Settings]:
-    base = Settings.load()
-    require_embedded_model(base, TEST_MODEL)
-    require_llama_server(base)
-    settings = base.with_overrides(
-        home=tmp_path / "home", out_dir=tmp_path / "out", models_path=base.models_dir.resolve(),
-        llm_provider="llamacpp", llamacpp_backend="server", llamacpp_model=TEST_MODEL, llama_server_port=free_port(),
-        llama_server_slots=1, llamacpp_n_ctx=1024, llm_max_tokens=200, llm_retries=3, llm_backoff_s=0.2,
-        llm_stall_timeout_s=STALL_S, concurrency=None,
-        llamacpp_threads=int(os.environ.get("GRAPHRAG_LLAMACPP_THREADS", "1")))
+    settings = served_settings(tmp_path, llama_server_slots=1, llamacpp_n_ctx=1024, llm_max_tokens=200,
+                               llm_retries=3, llm_backoff_s=0.2, llm_stall_timeout_s=STALL_S)
     try:
         yield settings
     finally:
