@@ -25,6 +25,7 @@ sample are printed before the run.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -49,12 +50,14 @@ while os.getppid() == parent:
 
 
 @contextmanager
-def cpu_bound_process(on: bool) -> Iterator[None]:
-    """One CPU-bound child process while the block runs (nothing when ``on`` is false)."""
+def cpu_bound_process(on: bool, niceness: int = 0) -> Iterator[None]:
+    """One CPU-bound child process while the block runs (nothing when ``on`` is false), at ``niceness``
+    (19: the lowest priority, like a background job)."""
     if not on:
         yield
         return
-    proc = subprocess.Popen([sys.executable, "-c", BURNER])
+    proc = subprocess.Popen([sys.executable, "-c", BURNER],
+                            preexec_fn=(lambda: os.nice(niceness)) if niceness else None)
     try:
         time.sleep(0.5)  # let the scheduler see it before the first call samples the cores
         yield

@@ -36,20 +36,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.extract_speed import GOLD, ONTOLOGY, _corpus, _gold_for  # noqa: E402
-from benchmarks.llm_contention import BURNER  # noqa: E402
+from benchmarks.llm_contention import cpu_bound_process  # noqa: E402
 from benchmarks.llm_server import _free_port, _row, _settings  # noqa: E402
 from benchmarks.quality.tables import markdown_table  # noqa: E402
 from graphrag_got.config import Settings  # noqa: E402
@@ -62,20 +60,9 @@ from graphrag_got.ontology.model import Ontology  # noqa: E402
 KINDS = ("quiet", "busy", "nice")
 
 
-@contextmanager
-def competitor(kind: str) -> Iterator[None]:
+def competitor(kind: str) -> Any:
     """One CPU-bound child process (normal priority for ``busy``, nice 19 for ``nice``) while the block runs."""
-    if kind == "quiet":
-        yield
-        return
-    niceness = 19 if kind == "nice" else 0
-    proc = subprocess.Popen([sys.executable, "-c", BURNER], preexec_fn=(lambda: os.nice(niceness)) if niceness else None)
-    try:
-        time.sleep(0.5)
-        yield
-    finally:
-        proc.kill()
-        proc.wait()
+    return cpu_bound_process(kind != "quiet", niceness=19 if kind == "nice" else 0)
 
 
 @dataclass
