@@ -227,8 +227,8 @@ def _records(settings: Settings) -> list[dict[str, Any]]:
 
 
 def gold_answer_tokens(model_path: str, gold: dict[str, Any], onto: Ontology,
-                       chunk_ids: set[str] | None = None) -> dict[str, float]:
-    """Mean tokens per chunk of the gold itself written as an answer, full and compact form.
+                       chunk_ids: set[str] | None = None, forms: tuple[str, ...] = ("full", "compact")) -> dict[str, float]:
+    """Mean tokens per chunk of the gold itself written as an answer, in each of ``forms``.
 
     The floor of any configuration: a model that wrote exactly the gold (with the confidence the schema
     asks, no property) would still generate this many tokens. Tokenized with the model's own vocabulary
@@ -236,11 +236,11 @@ def gold_answer_tokens(model_path: str, gold: dict[str, Any], onto: Ontology,
     """
     import llama_cpp
 
-    from graphrag_got import prompts
+    from graphrag_got.extract.forms import answer_form
     from graphrag_got.ontology.model import ExampleEntity, ExampleRelation, ExtractionExample
 
     vocab = llama_cpp.Llama(model_path=model_path, vocab_only=True, verbose=False)
-    counts: dict[str, list[int]] = {"full": [], "compact": []}
+    counts: dict[str, list[int]] = {form: [] for form in forms}
     for chunk in gold.get("chunks", []):
         if chunk_ids is not None and chunk["id"] not in chunk_ids:
             continue
@@ -257,8 +257,7 @@ def gold_answer_tokens(model_path: str, gold: dict[str, Any], onto: Ontology,
                                                         if v is not None})
                             for r in rels))
         for form in counts:
-            answer = prompts.example_answer(onto, example, form)
-            text = json.dumps(answer, ensure_ascii=False)
+            text = answer_form(form).example_answer(onto, example)
             counts[form].append(len(vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False)))
     return {form: sum(v) / len(v) for form, v in counts.items() if v}
 

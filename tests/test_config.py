@@ -89,6 +89,8 @@ OLD_DEFAULTS = {
     "llama_server_batch": 512,
     # one writer of the graph at a time: how long a second one waits, the lock's lease (issue 48)
     "lock_wait_s": 600.0, "lock_lease_s": 60.0,
+    # issue 49: recall passes
+    "gleanings": 0,
 }
 
 

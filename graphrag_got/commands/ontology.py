@@ -73,11 +73,15 @@ def run_schema(args: argparse.Namespace, settings: Settings) -> int:
 
         print(json.dumps(file_schema(), indent=2, ensure_ascii=False))
         return 0
-    from graphrag_got.ontology.schema import extraction_schema
+    from graphrag_got.extract.forms import answer_form
 
     onto = _load(args, settings)
-    print(json.dumps(extraction_schema(onto, settings.extract.max_entities, settings.extract.max_relations,
-                                       form=settings.extract.answer_form), indent=2, ensure_ascii=False))
+    limit = answer_form(settings.extract.answer_form).constraint(onto, settings.extract.max_entities,
+                                                                 settings.extract.max_relations)
+    if limit.schema is None:  # a form constrained by a grammar (llama.cpp): the grammar is what constrains it
+        print(limit.grammar or "", end="")
+        return 0
+    print(json.dumps(limit.schema, indent=2, ensure_ascii=False))
     return 0
 
 

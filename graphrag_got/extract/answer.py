@@ -1,10 +1,12 @@
 """One chunk's model answer, as every step after the call reads it (repair, validation, revalidation).
 
-The model writes JSON; :meth:`RawAnswer.read` turns the parsed value into the full form (a compact
-answer is expanded first, :mod:`graphrag_got.extract.answer_form`) and records what is wrong with
+The model writes one of the answer forms (:mod:`graphrag_got.extract.forms`); :meth:`RawAnswer.read` turns
+the stored value into the full form (any other form is expanded first) and records what is wrong with
 its *shape* (not an object, a list that is not a list) as :class:`ShapeProblem` data, which the
 validator turns into refusals. The items themselves stay as the model wrote them (any JSON value):
-checking them is the validator's job, and every refusal shows the item as written.
+checking them is the validator's job, and every refusal shows the item as written. Lines (or
+arrays) of a keyless form that read as neither an entity nor a fact are kept in ``unparsed``, as
+written, for the validator to refuse with their own reason.
 
 The key sets of an item are defined here and nowhere else: an entity item's own keys
 (:data:`ENTITY_KEYS`; any other key is a property) and a relation item's (:data:`RELATION_KEYS`; any
@@ -18,7 +20,7 @@ from pydantic import JsonValue
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from graphrag_got.extract.answer_form import expand_answer
+from graphrag_got.extract.forms import expand_answer
 
 #: The keys of an entity item that are not properties.
 ENTITY_KEYS = frozenset({"name", "type", "properties", "confidence"})
@@ -50,6 +52,8 @@ class RawAnswer:
     entities: list[JsonValue] = field(default_factory=list)
     relations: list[JsonValue] = field(default_factory=list)
     problems: tuple[ShapeProblem, ...] = ()
+    #: what a keyless form's reading could not place: ``{"line": as written, "why": what is wrong}``
+    unparsed: tuple[dict[str, str], ...] = ()
 
     @classmethod
     def read(cls, value: "RawAnswer | JsonValue") -> "RawAnswer":
@@ -71,7 +75,11 @@ class RawAnswer:
                                              summarize(items)))
                 items = []
             lists[name] = items
-        return cls(entities=lists["entities"], relations=lists["relations"], problems=tuple(problems))
+        unparsed = value.get("unparsed")
+        lines = tuple({"line": str(u.get("line", "")), "why": str(u.get("why", ""))} if isinstance(u, dict)
+                      else {"line": str(u), "why": ""} for u in unparsed) if isinstance(unparsed, list) else ()
+        return cls(entities=lists["entities"], relations=lists["relations"], problems=tuple(problems),
+                   unparsed=lines)
 
     @property
     def is_object(self) -> bool:

@@ -36,6 +36,7 @@ class Reason(StrEnum):
     """Why an item was refused. The same codes in extraction, revalidation, load and the report."""
 
     MALFORMED = "malformed"
+    UNPARSED = "unparsed"  # a line (or array) of a keyless answer form that reads as neither an entity nor a fact
     EMPTY_NAME = "empty_name"
     NAME_TOO_LONG = "name_too_long"
     TOO_MANY_ITEMS = "too_many_items"

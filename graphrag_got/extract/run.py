@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from graphrag_got.extract.cache import CacheRecord, ExtractionCache
 from graphrag_got.ingest.chunking import Chunk, ChunkedDocument, read_corpus
@@ -26,9 +26,9 @@ from graphrag_got.config import ChunkingSettings, ExtractSettings, FilesSettings
 from graphrag_got.errors import ExtractionError, LLMError
 from graphrag_got.common.files import write_json_atomic
 from graphrag_got.common.memory import gc_paused
-from graphrag_got.llm.calls import LLMContextError, LLMOutputError
+from graphrag_got.llm.calls import Attempt, LLMContextError, LLMOutputError, constraint_kwargs, invoke_model
 from graphrag_got.llm.factory import get_chat_model, model_label, resolve_provider
-from graphrag_got.llm.json_answers import complete_json
+from graphrag_got.llm.json_answers import complete_answer
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.progress import ProgressCallback
 from graphrag_got.extract.progress import ExtractProgress
@@ -41,7 +41,8 @@ from graphrag_got.common.walk import SkippedInput
 from graphrag_got.prompts import (BUILTIN, CLASSIFY_PROMPTS, EXTRACT_PROMPTS, EXTRACTION_VERSION, MENTIONS_PROMPTS,
                                   VERIFY_PROMPTS, PromptSet, extraction_system_prompt, extraction_user_prompt,
                                   load_prompts)
-from graphrag_got.ontology.schema import extraction_schema
+from graphrag_got.extract.forms import AnswerForm, Constraint, answer_form
+from graphrag_got.prompts.extraction import EXTRACT_GLEAN, form_text, gleaning_prompt
 from graphrag_got.extract.aggregate import aggregate, identity_attributes
 from graphrag_got.extract.orphans import drop_orphans
 from graphrag_got.extract.memo import ValidationMemo, memo_path
@@ -126,25 +127,68 @@ def record_base(chunk: Chunk, onto: Ontology, version: str = PROMPT_VERSION) -> 
                 created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
 
 
-def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dict[str, Any],
-                  system: str, setup: str | None = None, *, prompts: PromptSet | None = None) -> CacheRecord:
+def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dict[str, Any] | Constraint | None,
+                  system: str, setup: str | None = None, *, prompts: PromptSet | None = None,
+                  form: str | AnswerForm = "full", gleanings: int = 0) -> CacheRecord:
     """One LLM call (plus at most one retry) for one chunk; never raises for a bad answer or a prompt
     too long for the context (a failed record with its :class:`FailureReason`). ``prompts``: the
-    prompts in use (``system`` is already their system prompt)."""
+    prompts in use (``system`` is already their system prompt); ``form``: the answer form asked, whose
+    constraint ``schema`` is (a JSON schema, or the form's :class:`Constraint`); ``gleanings``: recall
+    passes after the answer (:func:`glean`)."""
     base = record_base(chunk, onto, prompts.version(*EXTRACT_PROMPTS) if prompts is not None else PROMPT_VERSION)
+    shape = answer_form(form)
+    limit = shape.for_text(schema if isinstance(schema, Constraint) else Constraint(schema=schema), chunk.text)
+
+    user = extraction_user_prompt(chunk.text, prompts=prompts, form=shape.name)
     try:
-        value, attempt = complete_json(chat, system, user_prompt(chunk, prompts=prompts), None, schema=schema,
-                                       replay_key=chunk.hash)
+        value, attempt = complete_answer(
+            chat, system, user, shape.read,
+            schema=limit.schema, grammar=limit.grammar, end_on_repeated_line=limit.end_on_repeated_line,
+            replay_key=chunk.hash,
+            what=shape.what, again=form_text(shape.name).again)
     except LLMContextError as exc:
         return CacheRecord(**base, status="failed", error=str(exc), raw_responses=exc.raw_responses, parsed=None,
                            calls=len(exc.raw_responses) + 1, reason=FailureReason.CONTEXT_OVERFLOW.value, setup=setup)
     except LLMOutputError as exc:
         return CacheRecord(**base, status="failed", error=str(exc), raw_responses=exc.raw_responses, parsed=None,
                            calls=len(exc.raw_responses), reason=FailureReason.UNUSABLE_ANSWER.value, setup=setup)
+    if gleanings:
+        value = glean(chat, shape, system, user, value, attempt, gleanings, limit, replay_key=chunk.hash,
+                      prompts=prompts)
     return CacheRecord(**base, status="ok", parsed=value, raw_responses=attempt.raw_responses,
                        repaired=attempt.repaired, retried=attempt.retried, errors=attempt.errors,
                        calls=len(attempt.raw_responses), input_tokens=attempt.input_tokens,
                        output_tokens=attempt.output_tokens, tokens_estimated=attempt.tokens_estimated)
+
+
+def glean(chat: BaseChatModel, form: AnswerForm, system: str, user: str, value: Any, attempt: Attempt,
+          passes: int, limit: Constraint, *, replay_key: str, prompts: PromptSet | None = None) -> Any:
+    """Recall passes (Microsoft GraphRAG's "gleanings"): after the answer, the model is asked in the same
+    conversation for what it missed, ``passes`` times; each answer is read like the first and merged into
+    it (:meth:`AnswerForm.merge`; repeats are merged later, like any repeated item). The conversation's
+    start is the first call's prompt, so a server's prompt cache serves it. A pass whose answer does not
+    read, or whose call fails, ends the passes: the answer so far is kept, the error in ``attempt.errors``."""
+    messages: list[Any] = [SystemMessage(content=system), HumanMessage(content=user)]
+    kwargs = {**constraint_kwargs(chat, limit.schema, limit.grammar, end_on_repeated_line=limit.end_on_repeated_line),
+              "replay_key": replay_key}
+    last = attempt.raw_responses[-1]
+    for i in range(passes):
+        messages += [AIMessage(content=last), HumanMessage(content=gleaning_prompt(prompts=prompts))]
+        try:
+            last = invoke_model(chat, messages, attempt, None, **kwargs)
+        except LLMError as exc:  # the first answer stands; a provider that stops is seen at the next chunk
+            attempt.errors.append(f"recall pass {i + 1}: {exc}")
+            break
+        attempt.raw_responses.append(last)
+        if not last.strip():
+            break  # nothing missing, by the model's word
+        try:
+            more, _ = form.read(last)
+        except ValueError as exc:
+            attempt.errors.append(f"recall pass {i + 1}: {exc}")
+            break
+        value = form.merge(value, more)
+    return value
 
 
 def run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path | None = None,
@@ -202,7 +246,10 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
         if choice.strategy != extract.strategy:  # every later step reads the strategy that runs
             extract = extract.model_copy(update={"strategy": choice.strategy})
         kind = choice.strategy
-        form = gen_form = extract.answer_form
+        shape = answer_form(extract.answer_form)
+        # the full form keeps the cache tag it always had; recall passes make other answers
+        passes = f"|gleanings={extract.gleanings}|{prompts.version(EXTRACT_GLEAN)}" if extract.gleanings else ""
+        form = gen_form = (shape.cache_tag or "full") + passes
         if kind == "classify":  # the stored answer also depends on what picks the pairs (the calls have their own cache)
             form = (f"classify|{prompts.version(*CLASSIFY_PROMPTS)}|{extract.evidence_window}|"
                     f"{extract.classify_max_pairs}")
@@ -215,8 +262,8 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
         typed = (ExtractionCache(files.cache_dir, label, *bounds, gen_form, prompt_version=version)
                  if kind == "mentions" else None)
         chosen = chosen_documents(relations_for, corpus, docs, kind) if relations_for else set()
-        schema = extraction_schema(onto, *bounds, form=gen_form)
-        system = extraction_system_prompt(onto, gen_form, prompts=prompts)
+        schema = shape.constraint(onto, *bounds)
+        system = extraction_system_prompt(onto, shape.name, prompts=prompts)
 
         setup = setup_key(llm, provider)
         records: dict[str, CacheRecord] = {}
@@ -261,8 +308,8 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
         if line:
             logger.warning(line)
         jobs = _jobs(kind, chat, onto, todo, extract, files, label, setup, schema, system, prompts)
-        jobs += [(partial(_one, extract_chunk, chat, onto, ch, schema, system, setup, prompts=prompts), [ch])
-                 for ch in todo_typed]
+        jobs += [(partial(_one, extract_chunk, chat, onto, ch, schema, system, setup, prompts=prompts, form=shape,
+                          gleanings=extract.gleanings), [ch]) for ch in todo_typed]
         asked_typed = {ch.id for ch in todo_typed}
         stores = {ch.id: (typed if ch.id in asked_typed and typed is not None else cache) for ch in todo + todo_typed}
         job_of = {id(batch): job for job, batch in jobs}
@@ -404,7 +451,7 @@ def _one(ask: Callable[..., CacheRecord], *args: Any, **kwargs: Any) -> list[Cac
 
 def _jobs(kind: str, chat: BaseChatModel, onto: Ontology, todo: list[Chunk], extract: ExtractSettings,
           files: FilesSettings, label: str,
-          setup: str, schema: dict[str, Any], system: str,
+          setup: str, schema: Constraint, system: str,
           prompts: PromptSet) -> list[tuple[Callable[[], list[CacheRecord]], list[Chunk]]]:
     """The calls of the run: (a function returning the stored answers of its chunks, those chunks)."""
     if kind == "mentions":
@@ -416,7 +463,9 @@ def _jobs(kind: str, chat: BaseChatModel, onto: Ontology, todo: list[Chunk], ext
             extract.evidence_window, extract.mention_threshold, extract.classify_max_pairs,
             prompts)
         return [(partial(_one, classify_chunk, backend, onto, ch, ccache, params, setup), [ch]) for ch in todo]
-    return [(partial(_one, extract_chunk, chat, onto, ch, schema, system, setup, prompts=prompts), [ch]) for ch in todo]
+    form = answer_form(extract.answer_form)
+    return [(partial(_one, extract_chunk, chat, onto, ch, schema, system, setup, prompts=prompts, form=form,
+                     gleanings=extract.gleanings), [ch]) for ch in todo]
 
 
 def runner_line(llm: LLMSettings, provider: str, chat: BaseChatModel, calls: int, why: str) -> str:

@@ -476,6 +476,13 @@ class Validator:
                                             item=_as_item(problem.value), chunk_id=chunk_id,
                                             document_id=document_id))  # fmt: skip
             return out
+        for bad in answer.unparsed:  # a keyless form's line that is neither an entity nor a fact: said, not dropped
+            line = bad.get("line", "")
+            out.rejections.append(Rejection(
+                kind="relation" if "->" in line or line.lstrip().startswith("[") and line.count('"') >= 6
+                else "entity", reason=Reason.UNPARSED,
+                message=f"the answer's line {line[:NAME_MAX]!r} could not be read: {bad.get('why') or 'unknown shape'}",
+                item={"line": line}, chunk_id=chunk_id, document_id=document_id, value=line[:NAME_MAX]))
         lists: dict[str, list[Any]] = {}
         for name, bound in (("entities", self.max_entities), ("relations", self.max_relations)):
             kind: Kind = "entity" if name == "entities" else "relation"

@@ -68,10 +68,21 @@ def is_embedded(chat: BaseChatModel) -> bool:
     return is_llamacpp(chat) or getattr(chat, "embedded", False) is True
 
 
-def constraint_kwargs(chat: BaseChatModel, schema: dict[str, Any] | None) -> dict[str, Any]:
+def constraint_kwargs(chat: BaseChatModel, schema: dict[str, Any] | None,
+                      grammar: str | None = None, *, end_on_repeated_line: bool | str = False) -> dict[str, Any]:
+    """The call arguments that constrain ``chat``'s decoding: a GBNF ``grammar`` where llama.cpp decodes
+    (in process, or a server that turns out to be llama.cpp), else ``schema`` where the provider takes
+    one; nothing where it takes neither (the prompt alone says the form). ``end_on_repeated_line``: the
+    pool stops reading a streamed answer at its first repeated line (an answer of one item a line)."""
+    name = type(chat).__name__
+    if grammar is not None:
+        if is_llamacpp(chat) and name == "LlamaCppChatModel":
+            return {"grammar": grammar}
+        if name == "OpenAIPoolChatModel":  # the grammar to the pool's llama.cpp servers, the schema to others
+            return {"grammar": grammar, **({"json_schema": schema} if schema is not None else {}),
+                    **({"end_on_repeated_line": end_on_repeated_line} if end_on_repeated_line else {})}
     if schema is None:
         return {}
-    name = type(chat).__name__
     if name == "ChatOllama":
         return {"format": schema}
     if is_llamacpp(chat):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import json_repair
@@ -116,9 +117,34 @@ def complete_json(chat: BaseChatModel, system: str, user: str, model: type[T] | 
 
     if schema is None and model is not None:
         schema = llm_schema(model)
+
+    def read(text: str) -> tuple[Any, bool]:
+        value, repaired = parse_json_text(text)
+        if model is not None:
+            value = model.model_validate(value)
+        elif not isinstance(value, dict):
+            raise ValueError(f"expected a JSON object, got {type(value).__name__}")
+        return value, repaired
+
+    return complete_answer(chat, system, user, read, schema=schema, replay_key=replay_key, retries=retries,
+                           max_tokens=max_tokens, what="JSON", again="Answer again with only the JSON object, "
+                                                                     "complete and valid, nothing else.")
+
+
+def complete_answer(chat: BaseChatModel, system: str, user: str, read: Callable[[str], tuple[Any, bool]], *,
+                    schema: dict[str, Any] | None = None, grammar: str | None = None,
+                    end_on_repeated_line: bool | str = False,
+                    replay_key: str | None = None, retries: int = 1, max_tokens: int | None = None,
+                    what: str = "answer",
+                    again: str = "Answer again, in the form asked, nothing else.") -> tuple[Any, Attempt]:
+    """An answer read by ``read`` (text -> (value, repaired); ``ValueError`` or ``ValidationError`` for a
+    bad one), asked once more after a bad answer with the error and ``again`` spelled out. Decoding
+    follows ``grammar`` where the provider takes grammars (llama.cpp), else ``schema`` where it takes
+    one. Raises as :func:`complete_json`."""
     attempt = Attempt()
     messages: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=user)]
-    kwargs = {**constraint_kwargs(chat, schema), "replay_key": replay_key}
+    kwargs = {**constraint_kwargs(chat, schema, grammar, end_on_repeated_line=end_on_repeated_line),
+              "replay_key": replay_key}
     for i in range(retries + 1):
         try:
             text = invoke_model(chat, messages, attempt, max_tokens, **kwargs)
@@ -127,11 +153,7 @@ def complete_json(chat: BaseChatModel, system: str, user: str, model: type[T] | 
             raise
         attempt.raw_responses.append(text)
         try:
-            value, repaired = parse_json_text(text)
-            if model is not None:
-                value = model.model_validate(value)
-            elif not isinstance(value, dict):
-                raise ValueError(f"expected a JSON object, got {type(value).__name__}")
+            value, repaired = read(text)
             attempt.repaired = attempt.repaired or repaired
             return value, attempt
         except (ValueError, ValidationError, RecursionError) as exc:
@@ -141,10 +163,10 @@ def complete_json(chat: BaseChatModel, system: str, user: str, model: type[T] | 
                 attempt.retried = True
                 messages = messages + [
                     AIMessage(content=text),
-                    HumanMessage(content=f"That answer was not valid: {error}. Answer again with only the "
-                                         "JSON object, complete and valid, nothing else."),
+                    HumanMessage(content=f"That answer was not valid: {error}. {again}"),
                 ]
-    raise LLMOutputError(f"no valid JSON after {retries + 1} attempt(s): {attempt.errors[-1]}", attempt.raw_responses)
+    raise LLMOutputError(f"no valid {what} after {retries + 1} attempt(s): {attempt.errors[-1]}",
+                         attempt.raw_responses)
 
 
 def _short_error(exc: Exception) -> str:

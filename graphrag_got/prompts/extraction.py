@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from graphrag_got.common.prompt_files import PromptSet
+from graphrag_got.extract.forms import ANSWER_FORMS as FORMS_BY_NAME
+from graphrag_got.extract.forms import answer_form
 from graphrag_got.ontology.model import ExtractionExample, Ontology, PropertySpec
 from graphrag_got.prompts.registry import EXTRACTION_VERSION, _set, template
 
-_NAME_PLACEHOLDER = "<name from the text>"
-_CONFIDENCE_EXAMPLE = 0.9
 
 
 # ---------------------------------------------------------------------------------------------
@@ -24,121 +25,123 @@ def _attribute_guidance(spec: PropertySpec) -> str:
     return "; ".join(p.strip().rstrip(".").strip() for p in parts if p.strip().rstrip(".").strip())
 
 
-def _attribute_rule(name: str, spec: PropertySpec) -> str:
+@dataclass(frozen=True)
+class FormText:
+    """The prompt sentences about writing an answer in one form (the ontology's part is the same for all)."""
+
+    ends: str  # how entities and facts are written, and that every relation end is an entity
+    answer: str  # what the answer is, and nothing else
+    confidence: str | None  # the confidence rule (None: the form writes none)
+    required: str  # a required relation attribute: {name}, {values}, {detail}
+    optional: str  # an optional relation attribute
+    request: str  # the last sentence of the per-chunk message
+    again: str = "Answer again with only the JSON object, complete and valid, nothing else."  # after a bad answer
+
+
+#: The sentences of each answer form (:mod:`graphrag_got.extract.forms`), by form name.
+FORM_TEXT: dict[str, FormText] = {
+    "full": FormText(
+        ends='Every subject and object of a relation must also be listed in "entities", with the same name and type.',
+        answer='Answer with a single JSON object {"entities": [...], "relations": [...]} and nothing else.',
+        confidence='Give every entity a "confidence" from 0 to 1: how sure you are that the text names it, with that class.',
+        required='Fill "{name}"{values} on every relation{detail}, as the text gives it.',
+        optional='Fill "{name}"{values} when the text gives it for that fact{detail}; otherwise leave it null.',
+        request="Extract the entities and relations of this text as JSON."),
+    "compact": FormText(
+        ends=('"s" and "o" of a relation are the positions (0 = first) in "e" of its subject and object:\n'
+              '   list in "e" every entity a relation uses, then point at it.'),
+        answer='Answer with a single JSON object {"e": [...], "r": [...]} and nothing else.',
+        confidence='Give every entity a "c" (confidence) from 0 to 1: how sure you are that the text names it, with that class.',
+        required='Fill "{name}"{values} on every relation{detail}, as the text gives it.',
+        optional='Fill "{name}"{values} when the text gives it for that fact{detail}; otherwise leave it null.',
+        request="Extract the entities and relations of this text as JSON."),
+    "lines": FormText(
+        ends=('One line per fact: the subject\'s name and class, the relation, the object\'s name and class:\n'
+              '   "name (Class) -RELATION-> name (Class)". After the facts, one line for each entity with a property\n'
+              '   the text gives: its class, a colon, its name, " | property=value". Write each line once.'),
+        answer="Answer with these lines only, nothing before or after them.",
+        confidence=None,
+        required='End every fact line with " | {name}=value"{values}{detail}, as the text gives it.',
+        optional=('End a fact line with " | {name}=value"{values} when the text gives it for that fact{detail}; '
+                  'otherwise write nothing for it.'),
+        request="Extract the entities and relations of this text, one per line.",
+        again="Answer again with only the lines, one fact a line: name (Class) -RELATION-> name (Class)."),
+    "arrays": FormText(
+        ends=('Write each entity as ["Class", "name"] in "ents" and each fact as ["subject", "RELATION", "object"] in\n'
+              '   "facts", with the names exactly as in "ents"; every subject and object is also in "ents".\n'
+              '   Properties the text gives are a third element of the entity: ["Class", "name", {"property": "value"}].'),
+        answer='Answer with a single JSON object {"ents": [...], "facts": [...]} and nothing else.',
+        confidence=None,
+        required='Give every fact a fourth element {{"{name}": value}}{values}{detail}, as the text gives it.',
+        optional=('Give a fact a fourth element {{"{name}": value}}{values} when the text gives it for that '
+                  'fact{detail}; otherwise leave it out.'),
+        request="Extract the entities and relations of this text as JSON."),
+}
+
+
+def form_text(form: str) -> FormText:
+    return FORM_TEXT[answer_form(form).name]
+
+
+def _attribute_rule(name: str, spec: PropertySpec, text: FormText) -> str:
     guidance = _attribute_guidance(spec)
     detail = f" ({guidance})" if guidance else ""
     values = f" with one of: {', '.join(spec.values)}" if spec.kind == "enum" else ""
-    if spec.required:
-        return f'Fill "{name}"{values} on every relation{detail}, as the text gives it.'
-    return f'Fill "{name}"{values} when the text gives it for that fact{detail}; otherwise leave it null.'
-
-
-def _attribute_example(spec: PropertySpec) -> Any:
-    if not spec.required:
-        return None
-    return f"<one of: {' | '.join(spec.values)}>" if spec.kind == "enum" else "<value from the text>"
+    return (text.required if spec.required else text.optional).format(name=name, values=values, detail=detail)
 
 
 #: Answer forms: ``full`` repeats each relation end's name and class; ``compact`` uses short keys and
-#: refers to relation ends by their position in the answer's entity list (fewer output tokens).
-ANSWER_FORMS = ("full", "compact")
+#: refers to relation ends by their position; ``lines`` and ``arrays`` write each fact once, without keys.
+ANSWER_FORMS = FORMS_BY_NAME
 
 
 def extraction_rules(onto: Ontology, form: str = "full") -> str:
     """The numbered rules; one rule per relation attribute, none when the ontology has none."""
-    if form == "compact":
-        ends = ('"s" and "o" of a relation are the positions (0 = first) in "e" of its subject and object:\n'
-                '   list in "e" every entity a relation uses, then point at it.')
-        answer = 'Answer with a single JSON object {"e": [...], "r": [...]} and nothing else.'
-        confidence = 'Give every entity a "c" (confidence) from 0 to 1: how sure you are that the text names it, with that class.'
-    else:
-        ends = 'Every subject and object of a relation must also be listed in "entities", with the same name and type.'
-        answer = 'Answer with a single JSON object {"entities": [...], "relations": [...]} and nothing else.'
-        confidence = 'Give every entity a "confidence" from 0 to 1: how sure you are that the text names it, with that class.'
+    text = form_text(form)
     rules = [
         "Use only the entity classes and relations listed above. Never invent a class or a relation.",
         "Every relation must respect its types: the subject's class must be one of the relation's subject\n"
         "   types and the object's class one of its object types. If a fact fits no relation, leave it out.",
-        ends,
+        text.ends,
         "Write names in full as the text gives them (the full name, not a first name or a shortened form),\n"
         "   the same way every time.",
     ]
-    rules += [_attribute_rule(name, spec) for name, spec in onto.relation_attributes.items()]
+    rules += [_attribute_rule(name, spec, text) for name, spec in onto.relation_attributes.items()]
+    rules += [text.confidence] if text.confidence else []
     rules += [
-        confidence,
         "Only facts stated in the text. No outside knowledge. Property values only when the text says them.",
-        answer,
+        text.answer,
     ]
     return "RULES\n" + "\n".join(f"{i}. {rule}" for i, rule in enumerate(rules, 1))
 
 
-def extraction_example(onto: Ontology, form: str = "full") -> dict[str, Any]:
-    """A format example built from the ontology's first relation (shape only, no content)."""
-    if form == "compact":
-        if not onto.relations:
-            first = next(iter(onto.classes))
-            return {"e": [{"t": first, "n": _NAME_PLACEHOLDER, "c": _CONFIDENCE_EXAMPLE}], "r": []}
-        rel = onto.relations[0]
-        compact: dict[str, Any] = {"r": rel.name, "s": 0, "o": 1}
-        compact.update({name: _attribute_example(spec) for name, spec in onto.relation_attributes.items()})
-        return {"e": [{"t": rel.domain[0], "n": _NAME_PLACEHOLDER, "c": _CONFIDENCE_EXAMPLE},
-                      {"t": rel.range[0], "n": _NAME_PLACEHOLDER, "c": _CONFIDENCE_EXAMPLE}],
-                "r": [compact]}
-    if not onto.relations:
-        first = next(iter(onto.classes))
-        return {"entities": [{"type": first, "name": _NAME_PLACEHOLDER, "confidence": _CONFIDENCE_EXAMPLE}],
-                "relations": []}
-    rel = onto.relations[0]
-    s_cls, o_cls = rel.domain[0], rel.range[0]
-    relation: dict[str, Any] = {"relation": rel.name, "subject": _NAME_PLACEHOLDER, "subject_type": s_cls,
-                                "object": _NAME_PLACEHOLDER, "object_type": o_cls}
-    relation.update({name: _attribute_example(spec) for name, spec in onto.relation_attributes.items()})
-    return {
-        "entities": [{"type": s_cls, "name": _NAME_PLACEHOLDER, "confidence": _CONFIDENCE_EXAMPLE},
-                     {"type": o_cls, "name": _NAME_PLACEHOLDER, "confidence": _CONFIDENCE_EXAMPLE}],
-        "relations": [relation],
-    }
+def extraction_example(onto: Ontology, form: str = "full") -> Any:
+    """A format example built from the ontology's first relation (shape only, no content): the parsed
+    JSON for a JSON form, the text for another."""
+    f = answer_form(form)
+    text = f.format_example(onto)
+    return json.loads(text) if f.json else text
 
 
-def example_answer(onto: Ontology, example: ExtractionExample, form: str = "full") -> dict[str, Any]:
-    """The answer an annotated example expects, written in ``form`` with the schema's key order.
+def example_answer(onto: Ontology, example: ExtractionExample, form: str = "full") -> Any:
+    """The answer an annotated example expects, written in ``form`` (parsed JSON for a JSON form, with
+    the schema's key order; the text for another).
 
     Optional attributes the example does not give are left out (the schema allows it), which
     teaches the model not to spend tokens on ``null``s.
     """
-    classes = {}
-    for ent in example.entities:
-        classes.setdefault(ent.name, ent.class_name)
-
-    def props(ent: Any) -> dict[str, str]:  # in the class's declared order, as the schema wants them
-        return {k: ent.properties[k] for k in onto.classes[ent.class_name].properties if k in ent.properties}
-
-    def attrs(rel: Any) -> dict[str, str]:
-        return {k: rel.attributes[k] for k in onto.relation_attributes if k in rel.attributes}
-    if form == "compact":
-        position = {}
-        entities: list[dict[str, Any]] = []
-        for ent in example.entities:
-            position.setdefault(ent.name, len(entities))
-            entities.append({"t": ent.class_name, "n": ent.name, "c": _CONFIDENCE_EXAMPLE, **props(ent)})
-        rels = [{"r": r.relation, "s": position[r.subject], "o": position[r.object], **attrs(r)}
-                for r in example.relations]
-        return {"e": entities, "r": rels}
-    entities = [{"type": e.class_name, "name": e.name, "confidence": _CONFIDENCE_EXAMPLE, **props(e)}
-                for e in example.entities]
-    rels = [{"relation": r.relation, "subject": r.subject, "subject_type": classes[r.subject], "object": r.object,
-             "object_type": classes[r.object], **attrs(r)} for r in example.relations]
-    return {"entities": entities, "relations": rels}
+    f = answer_form(form)
+    text = f.example_answer(onto, example)
+    return json.loads(text) if f.json else text
 
 
 def _examples_block(onto: Ontology, form: str) -> str:
+    f = answer_form(form)
     if not onto.examples:
-        return ("FORMAT EXAMPLE (shape only, not content):\n"
-                f"{json.dumps(extraction_example(onto, form), ensure_ascii=False)}")
+        return f"FORMAT EXAMPLE (shape only, not content):\n{f.format_example(onto)}"
     parts = ["EXAMPLES (other texts, to show how a text is read: never copy their names or facts)"]
     for i, ex in enumerate(onto.examples, 1):
-        parts.append(f"Example {i} TEXT:\n{ex.text.strip()}\nExample {i} ANSWER:\n"
-                     f"{json.dumps(example_answer(onto, ex, form), ensure_ascii=False)}")
+        parts.append(f"Example {i} TEXT:\n{ex.text.strip()}\nExample {i} ANSWER:\n{f.example_answer(onto, ex)}")
     return "\n\n".join(parts)
 
 
@@ -151,8 +154,16 @@ EXTRACT_SYSTEM = template(
           "${examples} the ontology's annotated examples, or a format example")
 EXTRACT_USER = template(
     "extract.user", EXTRACTION_VERSION,
-    "TEXT:\n${text}\n\nExtract the entities and relations of this text as JSON.", required=("text",),
-    about="extraction (generative strategy), the part of each call about one chunk: ${text} the chunk")
+    "TEXT:\n${text}\n\n${request}", required=("text",),
+    about="extraction (generative strategy), the part of each call about one chunk: ${text} the chunk; "
+          "${request} what to write, in the answer form's words")
+EXTRACT_GLEAN = template(
+    "extract.glean", "glean-v1",
+    "Some entities and facts the text states may be missing from your answer. Write only those that are "
+    "missing, in the same form as your answer and by the same rules, without repeating any of it; write nothing "
+    "if none is missing.",
+    about="extraction (generative strategy), a recall pass (GRAPHRAG_GLEANINGS): the message after the model's "
+          "answer that asks for what it missed")
 #: The prompts of one extraction call (their versions key the stored answers).
 EXTRACT_PROMPTS = (EXTRACT_SYSTEM, EXTRACT_USER)
 
@@ -170,10 +181,15 @@ def extraction_system_prompt(onto: Ontology, form: str = "full", *, prompts: Pro
                                 examples=_examples_block(onto, form))
 
 
-def extraction_user_prompt(text: str, *, prompts: PromptSet | None = None) -> str:
+def gleaning_prompt(*, prompts: PromptSet | None = None) -> str:
+    """The message of a recall pass, after the model's answer in the same conversation."""
+    return _set(prompts).render(EXTRACT_GLEAN)
+
+
+def extraction_user_prompt(text: str, *, prompts: PromptSet | None = None, form: str = "full") -> str:
     """The per-chunk part of an extraction call."""
-    return _set(prompts).render(EXTRACT_USER, text=text)
+    return _set(prompts).render(EXTRACT_USER, text=text, request=form_text(form).request)
 
 
-__all__ = ["ANSWER_FORMS", "EXTRACT_PROMPTS", "EXTRACT_SYSTEM", "EXTRACT_USER", "example_answer", "extraction_example",
+__all__ = ["ANSWER_FORMS", "EXTRACT_GLEAN", "FORM_TEXT", "FormText", "form_text", "gleaning_prompt", "EXTRACT_PROMPTS", "EXTRACT_SYSTEM", "EXTRACT_USER", "example_answer", "extraction_example",
            "extraction_rules", "extraction_system_prompt", "extraction_user_prompt"]  # fmt: skip

@@ -106,6 +106,10 @@ def relation_suggestion(g: RelationGroup, recs: Sequence[Rejection], onto: Ontol
     if g.reason in ("malformed", "empty_name"):
         return (f"{n} triples came out incomplete ({g.reason}): the model's output, not the text or the ontology; "
                 "try a bigger model or a shorter chunk size.")
+    if g.reason == "unparsed":
+        return (f"{n} lines of the answers could not be read as a fact (unparsed; each is kept as written): the "
+                "model's output, not the text or the ontology; with a provider that takes no grammar, "
+                "GRAPHRAG_ANSWER_FORM=arrays or full constrains the answer by a JSON schema.")
     return None
 
 
@@ -150,4 +154,7 @@ def entity_suggestion(g: EntityGroup, onto: Ontology | None, onto_path: str | No
     if g.reason in ("malformed", "empty_name"):
         return (f"{n} entities came out incomplete ({g.reason}): the model's output, not the text or the ontology; "
                 "try a bigger model.")
+    if g.reason == "unparsed":
+        return (f"{n} lines of the answers could not be read as an entity (unparsed; each is kept as written): "
+                "the model's output, not the text or the ontology.")
     return None

@@ -153,6 +153,15 @@ class LlamaCppChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "llamacpp-embedded"
 
+    def _grammar(self, text: str) -> Any:
+        import llama_cpp
+
+        cache = self.__dict__.setdefault("_grammars", {})
+        if text not in cache:
+            cache.clear()  # one ontology's grammar at a time is what a run uses
+            cache[text] = llama_cpp.LlamaGrammar.from_string(text, verbose=False)
+        return cache[text]
+
     @property
     def prefix_stats(self) -> PrefixStats:
         return self._stats
@@ -164,6 +173,8 @@ class LlamaCppChatModel(BaseChatModel):
         params.update({k: v for k, v in kwargs.items() if k in _PASSED and v is not None})
         if stop:
             params["stop"] = stop
+        if kwargs.get("grammar"):  # a GBNF grammar (an answer form without JSON): compiled once per text
+            params["grammar"] = self._grammar(str(kwargs["grammar"]))
         llama = self._llama
         guard = None
         if self.loop_guard and params.get("response_format"):

@@ -25,6 +25,7 @@ then none) the first time it refuses, remembering the form that works.
 from __future__ import annotations
 
 import contextlib
+from functools import partial
 import json
 import logging
 import threading
@@ -32,7 +33,7 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -42,7 +43,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, SecretStr
 
 from graphrag_got.errors import LLMError
 from graphrag_got.llm.providers.retry import RetryPolicy, call_with_retries, describe, is_transient, status_of
-from graphrag_got.llm.providers.streaming import StalledCallError, StreamedAnswer, read_stream
+from graphrag_got.llm.providers.streaming import StalledCallError, StreamedAnswer, read_stream, repeated_line
 
 logger = logging.getLogger(__name__)
 
@@ -185,7 +186,9 @@ def _refuses_format(exc: BaseException) -> bool:
 class OpenAIPoolChatModel(BaseChatModel):
     """Chat completions over one or more OpenAI-compatible base URLs, with retries and JSON constraint.
 
-    Call arguments: ``json_schema`` (a JSON schema the answer must follow), ``max_tokens``, ``stop``.
+    Call arguments: ``json_schema`` (a JSON schema the answer must follow), ``grammar`` (a GBNF grammar, for
+    llama.cpp servers: it replaces the schema there; other servers get the schema, or nothing),
+    ``max_tokens``, ``stop``.
     The answer's ``response_metadata`` has ``base_url`` (the server that answered) and ``retries``;
     ``usage_metadata`` has the server's token counts when it reports them.
     """
@@ -317,6 +320,10 @@ class OpenAIPoolChatModel(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         schema = kwargs.pop("json_schema", None)
+        grammar = kwargs.pop("grammar", None)  # GBNF: llama.cpp servers only (others get the prompt alone)
+        marker = kwargs.pop("end_on_repeated_line", None)  # True: any line; a string: lines holding it
+        until = (partial(repeated_line, marker="" if marker is True else str(marker))
+                 if marker and self.streaming else None)
         max_tokens = kwargs.pop("max_tokens", None) or self.max_tokens
         extra_body = dict(self.extra_body)
         if "repeat_penalty" in kwargs:  # llama.cpp's own sampling field, not an OpenAI one
@@ -345,7 +352,12 @@ class OpenAIPoolChatModel(BaseChatModel):
                 kept, kept_pieces = "", 0
             messages_sent = body + [{"role": "assistant", "content": resume_from}] if resume_from else body
             try:
-                answer = self._create(server, messages_sent, schema, max_tokens - resumed_pieces, stop, kwargs)
+                extra, constrain = kwargs, schema
+                if grammar and self._is_llamacpp(server):  # llama.cpp takes a grammar or a schema, not both
+                    extra = {**kwargs, "extra_body": {**(kwargs.get("extra_body") or {}), "grammar": grammar}}
+                    constrain = None
+                answer = self._create(server, messages_sent, constrain, max_tokens - resumed_pieces, stop, extra,
+                                      until=until)
             except BaseException as exc:
                 self._pool.release(server, failed=is_transient(exc))
                 if isinstance(exc, StalledCallError):
@@ -398,13 +410,18 @@ class OpenAIPoolChatModel(BaseChatModel):
         final assistant message (others would answer it anew), so resuming is for llama.cpp servers only."""
         if not (self.resume and self.streaming):
             return False
+        return self._is_llamacpp(server)
+
+    def _is_llamacpp(self, server: Server) -> bool:
+        """Whether ``server`` is llama.cpp's (asked once: its ``/slots``), which takes grammars and resumes."""
         if server.llamacpp is None:
             key = self.api_key.get_secret_value() if self.api_key else None
             server.llamacpp = self.embedded or server_slots(server.url, key) is not None
         return server.llamacpp
 
     def _create(self, server: Server, body: list[dict[str, Any]], schema: dict[str, Any] | None,
-                max_tokens: int, stop: list[str] | None, extra: dict[str, Any]) -> StreamedAnswer:
+                max_tokens: int, stop: list[str] | None, extra: dict[str, Any],
+                until: Callable[[str], int | None] | None = None) -> StreamedAnswer:
         """One request to one server, stepping its ``response_format`` down while it refuses the form."""
         while True:
             form = server.response_format
@@ -436,7 +453,7 @@ class OpenAIPoolChatModel(BaseChatModel):
                 continue
             if self.streaming:
                 with contextlib.closing(response):
-                    return read_stream(response, url=server.url, stall_s=self.stall_s, started_at=t0)
+                    return read_stream(response, url=server.url, stall_s=self.stall_s, started_at=t0, until=until)
             return _whole_answer(response, time.monotonic() - t0)
 
     def _explain(self, exc: Exception) -> Exception:

@@ -99,11 +99,33 @@ def is_read_timeout(exc: BaseException) -> bool:
     return "ReadTimeout" in names
 
 
+def repeated_line(text: str, marker: str = "") -> int | None:
+    """Where to cut an answer written one item a line once its last complete line repeats an earlier one
+    (a small model that starts its list again loops until its token limit): the start of that line, or
+    None while every complete line is new. ``marker``: only lines holding it count (``"->"``: fact lines,
+    whose repeats end an answer whose other lines may repeat harmlessly)."""
+    if not text.endswith("\n"):
+        return None
+    body = text[:-1]
+    start = body.rfind("\n") + 1
+    last = body[start:].strip()
+    if not last:
+        return None
+    if marker not in last:
+        return None
+    earlier = {line.strip() for line in body[:start].split("\n")}
+    return start if last in earlier else None
+
+
 def read_stream(chunks: Iterable[Any], *, url: str, stall_s: float, started_at: float | None = None,
-                clock: Callable[[], float] = time.monotonic) -> StreamedAnswer:
+                clock: Callable[[], float] = time.monotonic,
+                until: Callable[[str], int | None] | None = None) -> StreamedAnswer:
     """Join the chunks of a streamed chat completion; a read timeout while iterating becomes a
     :class:`StalledCallError` that keeps what was received. The timeout itself is the HTTP client's read
-    timeout (set to ``stall_s`` by the caller): this function only tells what happened."""
+    timeout (set to ``stall_s`` by the caller): this function only tells what happened. ``until``: given
+    the text so far (after a piece with a line break), where to cut it and stop reading (the caller then
+    closes the stream, and a llama.cpp server stops writing); ``finish_reason`` is then ``"repeated_line"``
+    and the output tokens are the pieces kept (one a token on llama.cpp)."""
     answer = StreamedAnswer()
     start = started_at if started_at is not None else clock()
     last = start
@@ -114,8 +136,12 @@ def read_stream(chunks: Iterable[Any], *, url: str, stall_s: float, started_at: 
             answer.longest_gap_s = max(answer.longest_gap_s, now - last)
             last = now
             answer.model = answer.model or getattr(chunk, "model", None)
-            if _field(chunk, "prompt_progress") is not None:
+            progress = _field(chunk, "prompt_progress")
+            if progress is not None:
                 answer.progress_events += 1
+                total = progress.get("total") if isinstance(progress, dict) else None
+                if isinstance(total, int):  # the prompt's tokens, should the answer be cut before its usage
+                    answer.extra["prompt_tokens"] = total
             usage = getattr(chunk, "usage", None)
             if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
                 answer.input_tokens = int(usage.prompt_tokens or 0)
@@ -131,6 +157,15 @@ def read_stream(chunks: Iterable[Any], *, url: str, stall_s: float, started_at: 
                     answer.pieces += 1
                     if answer.first_piece_s is None:
                         answer.first_piece_s = now - start
+                    cut = until("".join(parts)) if until is not None and "\n" in content else None
+                    if cut is not None:
+                        answer.text = "".join(parts)[:cut]
+                        answer.finish_reason = "repeated_line"
+                        answer.output_tokens = answer.pieces
+                        answer.input_tokens = answer.input_tokens if answer.input_tokens is not None \
+                            else answer.extra.get("prompt_tokens")
+                        answer.seconds = clock() - start
+                        return answer
                 if getattr(choice, "finish_reason", None):
                     answer.finish_reason = choice.finish_reason
     except Exception as exc:
