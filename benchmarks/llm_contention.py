@@ -86,14 +86,15 @@ def workload(settings: Any) -> tuple[str, str, dict[str, Any]]:
     """(system prompt, user prompt, JSON schema) of the first chunk's extraction call."""
     from graphrag_got.ingest.chunking import chunk_text
     from graphrag_got.ontology.model import Ontology
-    from graphrag_got.ontology.schema import extraction_schema
+    from graphrag_got.extract.forms import answer_form
     from graphrag_got.prompts import extraction_system_prompt, extraction_user_prompt
 
     onto = Ontology.from_file(ONTOLOGY)
     chunk = chunk_text("got.txt", CORPUS.read_text(encoding="utf-8"), min_chars=settings.chunking.min_chars,
                        max_chars=settings.chunking.max_chars).chunks[0]
-    schema = extraction_schema(onto, settings.extract.max_entities, settings.extract.max_relations, form=settings.extract.answer_form)
-    return extraction_system_prompt(onto, settings.extract.answer_form), extraction_user_prompt(chunk.text), schema
+    form = settings.extract.answer_form
+    schema = answer_form(form).constraint(onto, settings.extract.max_entities, settings.extract.max_relations).schema
+    return extraction_system_prompt(onto, form), extraction_user_prompt(chunk.text, form=form), schema
 
 
 def run_condition(chat: Any, cond: Condition, prompts: tuple[str, str, dict[str, Any]], calls: int,

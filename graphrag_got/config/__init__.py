@@ -218,16 +218,8 @@ class ExtractSettings(Section):
     min_fact_probability: float = _env("GRAPHRAG_MIN_FACT_PROBABILITY", 0.5, "classify: a fact the model chose with "
                                        "a lower probability (0-1) is refused (low_probability)", ge=0, le=1)
     classify_max_pairs: int = _env("GRAPHRAG_CLASSIFY_MAX_PAIRS", 60, "classify: most pair questions per chunk", ge=0)
-    answer_form: Literal["full", "compact", "lines", "arrays"] = _env(
-        "GRAPHRAG_ANSWER_FORM", "full",
-        "extraction answer form: full (JSON objects, names and classes on every relation), lines (one line per "
-        "entity and per fact, names written once, a grammar on llama.cpp; about a third of the output tokens), "
-        "arrays (JSON arrays without keys, for providers constrained by a JSON schema) or compact (short keys, "
-        "relation ends by position)")
-    gleanings: int = _env(
-        "GRAPHRAG_GLEANINGS", 0,
-        "recall passes: after a chunk's answer, ask this many times in the same conversation for the entities and "
-        "facts the answers so far missed (the prompt prefix is cached; each pass is one more call)", ge=0, le=3)
+    answer_form: Literal["full", "compact", "lines", "arrays"] = _env("GRAPHRAG_ANSWER_FORM", "full", "extraction answer form: full (JSON objects, names and classes on every relation), lines (a fact a line, under a grammar on llama.cpp: about a third of the output tokens, fewer facts right), arrays (JSON arrays without keys) or compact (short keys, relation ends by position)")
+    gleanings: int = _env("GRAPHRAG_GLEANINGS", 0, "recall passes: after a chunk's answer, ask this many times in the same conversation for what the answers so far missed (each pass one more call)", ge=0, le=3)
     evidence: bool = _env("GRAPHRAG_EVIDENCE", True,
                           "refuse entities not found in their chunk and relations whose ends never meet; keep evidence")
     evidence_window: int = _env("GRAPHRAG_EVIDENCE_WINDOW", 1,

@@ -42,7 +42,7 @@ from graphrag_got.prompts import (BUILTIN, CLASSIFY_PROMPTS, EXTRACT_PROMPTS, EX
                                   VERIFY_PROMPTS, PromptSet, extraction_system_prompt, extraction_user_prompt,
                                   load_prompts)
 from graphrag_got.extract.forms import AnswerForm, Constraint, answer_form
-from graphrag_got.prompts.extraction import EXTRACT_GLEAN, form_text, gleaning_prompt
+from graphrag_got.prompts.extraction import EXTRACT_GLEAN, EXTRACT_USER, form_text, gleaning_prompt
 from graphrag_got.extract.aggregate import aggregate, identity_attributes
 from graphrag_got.extract.orphans import drop_orphans
 from graphrag_got.extract.memo import ValidationMemo, memo_path
@@ -249,7 +249,8 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
         shape = answer_form(extract.answer_form)
         # the full form keeps the cache tag it always had; recall passes make other answers
         passes = f"|gleanings={extract.gleanings}|{prompts.version(EXTRACT_GLEAN)}" if extract.gleanings else ""
-        form = gen_form = (shape.cache_tag or "full") + passes
+        user = form_text(shape.name).user  # another form's own per-chunk prompt keys its answers too
+        form = gen_form = (shape.cache_tag or "full") + (f"|{prompts.version(user)}" if user != EXTRACT_USER else "") + passes
         if kind == "classify":  # the stored answer also depends on what picks the pairs (the calls have their own cache)
             form = (f"classify|{prompts.version(*CLASSIFY_PROMPTS)}|{extract.evidence_window}|"
                     f"{extract.classify_max_pairs}")

@@ -130,11 +130,11 @@ def compact_extraction_model(onto: Ontology, max_entities: int = 25, max_relatio
 
 def extraction_schema(onto: Ontology, max_entities: int = 25, max_relations: int = 25,
                       form: str = "full") -> dict[str, Any]:
-    """The JSON schema the LLM is constrained by (references inlined, titles dropped); None for a form
-    constrained by a grammar only (``lines``)."""
-    from graphrag_got.extract.forms import answer_form  # the forms build on this module
-
-    return answer_form(form).constraint(onto, max_entities, max_relations).schema  # type: ignore[return-value]
+    """The JSON schema of the full (or compact) answer form, references inlined and titles dropped. What
+    constrains each answer form (a schema or a grammar) is its own: :mod:`graphrag_got.extract.forms`."""
+    if form == "compact":
+        return llm_schema(compact_extraction_model(onto, max_entities, max_relations))
+    return llm_schema(extraction_model(onto, max_entities, max_relations))
 
 
 def llm_schema(model: type[BaseModel]) -> dict[str, Any]:

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphrag_got.common.prompt_files import PromptSet
-from graphrag_got.extract.forms import ANSWER_FORMS as FORMS_BY_NAME
-from graphrag_got.extract.forms import answer_form
+from graphrag_got.prompts.answer_forms import WRITERS, writer
 from graphrag_got.ontology.model import ExtractionExample, Ontology, PropertySpec
 from graphrag_got.prompts.registry import EXTRACTION_VERSION, _set, template
 
@@ -34,7 +33,7 @@ class FormText:
     confidence: str | None  # the confidence rule (None: the form writes none)
     required: str  # a required relation attribute: {name}, {values}, {detail}
     optional: str  # an optional relation attribute
-    request: str  # the last sentence of the per-chunk message
+    user: str  # the per-chunk prompt's name (a template)
     again: str = "Answer again with only the JSON object, complete and valid, nothing else."  # after a bad answer
 
 
@@ -46,7 +45,7 @@ FORM_TEXT: dict[str, FormText] = {
         confidence='Give every entity a "confidence" from 0 to 1: how sure you are that the text names it, with that class.',
         required='Fill "{name}"{values} on every relation{detail}, as the text gives it.',
         optional='Fill "{name}"{values} when the text gives it for that fact{detail}; otherwise leave it null.',
-        request="Extract the entities and relations of this text as JSON."),
+        user="extract.user"),
     "compact": FormText(
         ends=('"s" and "o" of a relation are the positions (0 = first) in "e" of its subject and object:\n'
               '   list in "e" every entity a relation uses, then point at it.'),
@@ -54,7 +53,7 @@ FORM_TEXT: dict[str, FormText] = {
         confidence='Give every entity a "c" (confidence) from 0 to 1: how sure you are that the text names it, with that class.',
         required='Fill "{name}"{values} on every relation{detail}, as the text gives it.',
         optional='Fill "{name}"{values} when the text gives it for that fact{detail}; otherwise leave it null.',
-        request="Extract the entities and relations of this text as JSON."),
+        user="extract.user"),
     "lines": FormText(
         ends=('One line per fact: the subject\'s name and class, the relation, the object\'s name and class:\n'
               '   "name (Class) -RELATION-> name (Class)". After the facts, one line for each entity with a property\n'
@@ -64,7 +63,7 @@ FORM_TEXT: dict[str, FormText] = {
         required='End every fact line with " | {name}=value"{values}{detail}, as the text gives it.',
         optional=('End a fact line with " | {name}=value"{values} when the text gives it for that fact{detail}; '
                   'otherwise write nothing for it.'),
-        request="Extract the entities and relations of this text, one per line.",
+        user="extract.user.lines",
         again="Answer again with only the lines, one fact a line: name (Class) -RELATION-> name (Class)."),
     "arrays": FormText(
         ends=('Write each entity as ["Class", "name"] in "ents" and each fact as ["subject", "RELATION", "object"] in\n'
@@ -75,12 +74,13 @@ FORM_TEXT: dict[str, FormText] = {
         required='Give every fact a fourth element {{"{name}": value}}{values}{detail}, as the text gives it.',
         optional=('Give a fact a fourth element {{"{name}": value}}{values} when the text gives it for that '
                   'fact{detail}; otherwise leave it out.'),
-        request="Extract the entities and relations of this text as JSON."),
+        user="extract.user"),
 }
 
 
 def form_text(form: str) -> FormText:
-    return FORM_TEXT[answer_form(form).name]
+    writer(form)  # an unknown form's error
+    return FORM_TEXT[form]
 
 
 def _attribute_rule(name: str, spec: PropertySpec, text: FormText) -> str:
@@ -92,7 +92,7 @@ def _attribute_rule(name: str, spec: PropertySpec, text: FormText) -> str:
 
 #: Answer forms: ``full`` repeats each relation end's name and class; ``compact`` uses short keys and
 #: refers to relation ends by their position; ``lines`` and ``arrays`` write each fact once, without keys.
-ANSWER_FORMS = FORMS_BY_NAME
+ANSWER_FORMS = tuple(WRITERS)
 
 
 def extraction_rules(onto: Ontology, form: str = "full") -> str:
@@ -118,9 +118,9 @@ def extraction_rules(onto: Ontology, form: str = "full") -> str:
 def extraction_example(onto: Ontology, form: str = "full") -> Any:
     """A format example built from the ontology's first relation (shape only, no content): the parsed
     JSON for a JSON form, the text for another."""
-    f = answer_form(form)
-    text = f.format_example(onto)
-    return json.loads(text) if f.json else text
+    w = writer(form)
+    text = w.format_example(onto)
+    return json.loads(text) if w.json else text
 
 
 def example_answer(onto: Ontology, example: ExtractionExample, form: str = "full") -> Any:
@@ -130,13 +130,13 @@ def example_answer(onto: Ontology, example: ExtractionExample, form: str = "full
     Optional attributes the example does not give are left out (the schema allows it), which
     teaches the model not to spend tokens on ``null``s.
     """
-    f = answer_form(form)
-    text = f.example_answer(onto, example)
-    return json.loads(text) if f.json else text
+    w = writer(form)
+    text = w.example_answer(onto, example)
+    return json.loads(text) if w.json else text
 
 
 def _examples_block(onto: Ontology, form: str) -> str:
-    f = answer_form(form)
+    f = writer(form)
     if not onto.examples:
         return f"FORMAT EXAMPLE (shape only, not content):\n{f.format_example(onto)}"
     parts = ["EXAMPLES (other texts, to show how a text is read: never copy their names or facts)"]
@@ -154,9 +154,13 @@ EXTRACT_SYSTEM = template(
           "${examples} the ontology's annotated examples, or a format example")
 EXTRACT_USER = template(
     "extract.user", EXTRACTION_VERSION,
-    "TEXT:\n${text}\n\n${request}", required=("text",),
-    about="extraction (generative strategy), the part of each call about one chunk: ${text} the chunk; "
-          "${request} what to write, in the answer form's words")
+    "TEXT:\n${text}\n\nExtract the entities and relations of this text as JSON.", required=("text",),
+    about="extraction (generative strategy), the part of each call about one chunk: ${text} the chunk")
+EXTRACT_USER_LINES = template(
+    "extract.user.lines", "extract-lines-v1",
+    "TEXT:\n${text}\n\nExtract the entities and relations of this text, one per line.", required=("text",),
+    about="extraction (generative strategy, GRAPHRAG_ANSWER_FORM=lines), the part of each call about one chunk: "
+          "${text} the chunk")
 EXTRACT_GLEAN = template(
     "extract.glean", "glean-v1",
     "Some entities and facts the text states may be missing from your answer. Write only those that are "
@@ -187,8 +191,8 @@ def gleaning_prompt(*, prompts: PromptSet | None = None) -> str:
 
 
 def extraction_user_prompt(text: str, *, prompts: PromptSet | None = None, form: str = "full") -> str:
-    """The per-chunk part of an extraction call."""
-    return _set(prompts).render(EXTRACT_USER, text=text, request=form_text(form).request)
+    """The per-chunk part of an extraction call (its last sentence in the answer form's words)."""
+    return _set(prompts).render(form_text(form).user, text=text)
 
 
 __all__ = ["ANSWER_FORMS", "EXTRACT_GLEAN", "FORM_TEXT", "FormText", "form_text", "gleaning_prompt", "EXTRACT_PROMPTS", "EXTRACT_SYSTEM", "EXTRACT_USER", "example_answer", "extraction_example",

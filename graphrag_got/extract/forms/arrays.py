@@ -18,9 +18,8 @@ from typing import Any
 from pydantic import JsonValue
 
 from graphrag_got.extract.forms.base import Constraint, Fact, full_answer
-from graphrag_got.extract.forms.full import (NAME_PLACEHOLDER, JsonForm, ordered_attributes,
-                                             ordered_properties)
-from graphrag_got.ontology.model import ExtractionExample, Ontology, PropertySpec
+from graphrag_got.extract.forms.full import JsonForm
+from graphrag_got.ontology.model import Ontology, PropertySpec
 
 _NAME = {"type": "string", "minLength": 1}
 
@@ -104,25 +103,6 @@ class ArraysForm(JsonForm):
 
     def constraint(self, onto: Ontology, max_entities: int, max_relations: int) -> Constraint:
         return Constraint(schema=self.schema(onto, max_entities, max_relations))
-
-    def format_example(self, onto: Ontology) -> str:
-        if not onto.relations:
-            return self.dump({"ents": [[next(iter(onto.classes)), NAME_PLACEHOLDER]], "facts": []})
-        rel = onto.relations[0]
-        return self.dump({"ents": [[rel.domain[0], NAME_PLACEHOLDER], [rel.range[0], NAME_PLACEHOLDER]],
-                          "facts": [[NAME_PLACEHOLDER, rel.name, NAME_PLACEHOLDER]]})
-
-    def example_answer(self, onto: Ontology, example: ExtractionExample) -> str:
-        ents: list[list[Any]] = []
-        for ent in example.entities:
-            props = ordered_properties(onto, ent.class_name, ent.properties)
-            ents.append([ent.class_name, ent.name, props] if props else [ent.class_name, ent.name])
-        facts: list[list[Any]] = []
-        for rel in example.relations:
-            attrs = ordered_attributes(onto, rel.attributes)
-            facts.append([rel.subject, rel.relation, rel.object, attrs] if attrs
-                         else [rel.subject, rel.relation, rel.object])
-        return self.dump({"ents": ents, "facts": facts})
 
     def recognizes(self, value: JsonValue) -> bool:
         return isinstance(value, dict) and ("ents" in value or "facts" in value) \

@@ -20,6 +20,7 @@ from pydantic import JsonValue
 
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.ontology.model import ExtractionExample, Ontology
+from graphrag_got.prompts.answer_forms import writer
 
 #: A fact of a keyless form as read: subject, its class as written (None: not written), relation, object,
 #: its class, attributes.
@@ -89,13 +90,13 @@ class AnswerForm(ABC):
         """The constraint of one call about ``text`` (a form may narrow the ontology's to the text's words)."""
         return constraint
 
-    @abstractmethod
     def format_example(self, onto: Ontology) -> str:
         """A shape-only example answer built from the ontology's first relation (no content)."""
+        return writer(self.name).format_example(onto)
 
-    @abstractmethod
     def example_answer(self, onto: Ontology, example: ExtractionExample) -> str:
         """An annotated example's expected answer, written in this form."""
+        return writer(self.name).example_answer(onto, example)
 
     @abstractmethod
     def read(self, text: str) -> tuple[JsonValue, bool]:

@@ -17,9 +17,8 @@ from typing import Any
 from pydantic import JsonValue
 
 from graphrag_got.extract.forms.base import Constraint
-from graphrag_got.extract.forms.full import (CONFIDENCE_EXAMPLE, NAME_PLACEHOLDER, JsonForm, attribute_example,
-                                             ordered_attributes, ordered_properties)
-from graphrag_got.ontology.model import ExtractionExample, Ontology
+from graphrag_got.extract.forms.full import JsonForm
+from graphrag_got.ontology.model import Ontology
 from graphrag_got.ontology.schema import compact_extraction_model, llm_schema
 
 _ENTITY_KEYS = {"t": "type", "n": "name", "c": "confidence"}
@@ -75,31 +74,6 @@ class CompactForm(JsonForm):
 
     def constraint(self, onto: Ontology, max_entities: int, max_relations: int) -> Constraint:
         return Constraint(schema=llm_schema(compact_extraction_model(onto, max_entities, max_relations)))
-
-    def format_example(self, onto: Ontology) -> str:
-        if not onto.relations:
-            first = next(iter(onto.classes))
-            return self.dump({"e": [{"t": first, "n": NAME_PLACEHOLDER, "c": CONFIDENCE_EXAMPLE}], "r": []})
-        rel = onto.relations[0]
-        item: dict[str, Any] = {"r": rel.name, "s": 0, "o": 1}
-        item.update({name: attribute_example(spec) for name, spec in onto.relation_attributes.items()})
-        return self.dump({"e": [{"t": rel.domain[0], "n": NAME_PLACEHOLDER, "c": CONFIDENCE_EXAMPLE},
-                                {"t": rel.range[0], "n": NAME_PLACEHOLDER, "c": CONFIDENCE_EXAMPLE}],
-                          "r": [item]})
-
-    def answer_value(self, onto: Ontology, example: ExtractionExample) -> dict[str, Any]:
-        position: dict[str, int] = {}
-        entities: list[dict[str, Any]] = []
-        for ent in example.entities:
-            position.setdefault(ent.name, len(entities))
-            entities.append({"t": ent.class_name, "n": ent.name, "c": CONFIDENCE_EXAMPLE,
-                             **ordered_properties(onto, ent.class_name, ent.properties)})
-        rels = [{"r": r.relation, "s": position[r.subject], "o": position[r.object],
-                 **ordered_attributes(onto, r.attributes)} for r in example.relations]
-        return {"e": entities, "r": rels}
-
-    def example_answer(self, onto: Ontology, example: ExtractionExample) -> str:
-        return self.dump(self.answer_value(onto, example))
 
     def recognizes(self, value: JsonValue) -> bool:
         return is_compact(value)

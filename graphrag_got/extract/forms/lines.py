@@ -38,10 +38,9 @@ from typing import Any
 from pydantic import JsonValue
 
 from graphrag_got.extract.forms.base import AnswerForm, Constraint, Fact, full_answer
-from graphrag_got.extract.forms.full import NAME_PLACEHOLDER, ordered_attributes, ordered_properties
 from graphrag_got.llm.grammar import literal, trie_rules
 from graphrag_got.llm.json_answers import MAX_ANSWER_CHARS, parse_json_text
-from graphrag_got.ontology.model import ExtractionExample, Ontology, PropertySpec
+from graphrag_got.ontology.model import Ontology, PropertySpec
 
 #: The longest name (and property value) the grammar lets the model write.
 NAME_CHARS = 80
@@ -171,29 +170,6 @@ class LinesForm(AnswerForm):
             return constraint
         names = "\n".join(trie_rules("name", spans))
         return replace(constraint, grammar=constraint.grammar.replace(_FREE_NAME, names))
-
-    def format_example(self, onto: Ontology) -> str:
-        if not onto.relations:
-            return f"{next(iter(onto.classes))}: {NAME_PLACEHOLDER}"
-        rel = onto.relations[0]
-        return f"{NAME_PLACEHOLDER} ({rel.domain[0]}) -{rel.name}-> {NAME_PLACEHOLDER} ({rel.range[0]})"
-
-    def example_answer(self, onto: Ontology, example: ExtractionExample) -> str:
-        """The facts first, then an entity line for each entity with a property, or in no fact."""
-        classes: dict[str, str] = {}
-        for ent in example.entities:
-            classes.setdefault(ent.name, ent.class_name)
-        out = []
-        for rel in example.relations:
-            attrs = ordered_attributes(onto, rel.attributes)
-            out.append(f"{rel.subject} ({classes[rel.subject]}) -{rel.relation}-> {rel.object} ({classes[rel.object]})"
-                       + "".join(f" | {k}={v}" for k, v in attrs.items()))
-        in_facts = {n for rel in example.relations for n in (rel.subject, rel.object)}
-        for ent in example.entities:
-            props = ordered_properties(onto, ent.class_name, ent.properties)
-            if props or ent.name not in in_facts:
-                out.append(f"{ent.class_name}: {ent.name}" + "".join(f" | {k}={v}" for k, v in props.items()))
-        return "\n".join(out)
 
     def read(self, text: str) -> tuple[JsonValue, bool]:
         if len(text) > MAX_ANSWER_CHARS:
