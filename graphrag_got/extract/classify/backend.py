@@ -18,8 +18,7 @@ from typing import Any, Sequence
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from graphrag_got.extract.classify.mentions import (MAX_MENTIONS, mention_grammar, mention_schema, next_line_grammar,
-                                                    sections_grammar, sections_schema)
+from graphrag_got.extract.classify.mentions import MAX_MENTIONS, mention_schema, next_line_grammar, sections_schema
 from graphrag_got.errors import LLMError
 from graphrag_got.llm.calls import LLAMA_LOCK, Attempt, LLMContextError, constraint_kwargs, invoke_model, is_llamacpp
 
@@ -49,29 +48,20 @@ class ChatBackend:
     def __init__(self, chat: BaseChatModel):
         self.chat = chat
 
-    def _call(self, system: str, user: str, schema: dict[str, Any], key: str, max_tokens: int,
-              grammar: str | None = None, end_on_repeated_line: bool = False) -> Answer:
+    def _call(self, system: str, user: str, schema: dict[str, Any], key: str, max_tokens: int) -> Answer:
         attempt = Attempt()
         raw = invoke_model(self.chat, [SystemMessage(content=system), HumanMessage(content=user)], attempt,
-                           max_tokens, replay_key=key, **constraint_kwargs(self.chat, schema, grammar,
-                                                                           end_on_repeated_line=end_on_repeated_line))
+                           max_tokens, replay_key=key, **constraint_kwargs(self.chat, schema))
         return Answer(raw, attempt.input_tokens, attempt.output_tokens, estimated=attempt.tokens_estimated)
 
     def mentions(self, system: str, user: str, spans: list[tuple[str, ...]], classes: list[str], key: str) -> Answer:
-        # a llama.cpp server writes the lines under the grammar (half the tokens of the JSON its schema
-        # grammar lets it indent); any other server the JSON of the schema
-        # (a name listed again ends the answer: how a small model says it has listed everything)
-        return self._call(system, user, mention_schema(spans, classes), key, JSON_MENTION_MAX_TOKENS,
-                          mention_grammar(spans, classes) if spans else None, end_on_repeated_line=True)
+        return self._call(system, user, mention_schema(spans, classes), key, JSON_MENTION_MAX_TOKENS)
 
     def mentions_batch(self, system: str, user: str, sections: list[list[tuple[str, ...]]], classes: list[str],
                        key: str) -> Answer:
         """The mentions of several texts in one call (a list per text, names enumerated per text)."""
-        from graphrag_got.prompts import mentions_section
-
-        headers = [mentions_section(n) for n in range(1, len(sections) + 1)]
         return self._call(system, user, sections_schema(sections, classes), key,
-                          JSON_MENTION_MAX_TOKENS * len(sections), sections_grammar(sections, classes, headers))
+                          JSON_MENTION_MAX_TOKENS * len(sections))
 
     def choose(self, system: str, user: str, labels: Sequence[str], key: str) -> Answer:
         schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": list(labels)}},

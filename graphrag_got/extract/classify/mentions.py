@@ -80,21 +80,6 @@ def mention_grammar(spans: list[tuple[str, ...]], classes: list[str], max_mentio
     return "\n".join(rules) + "\n"
 
 
-def sections_grammar(sections: list[list[tuple[str, ...]]], classes: list[str], headers: list[str],
-                     max_mentions: int = MAX_MENTIONS) -> str:
-    """GBNF of one answer for several texts: each text's header (written as given), then up to
-    ``max_mentions`` lines ``- <span> (<class>)`` whose names are that text's own spans."""
-    rules = ["root ::= " + " ".join(f"section-{n}" for n in range(1, len(sections) + 1)), one_of("class", classes)]
-    for n, (spans, header) in enumerate(zip(sections, headers), 1):
-        if not spans:
-            rules.append(f"section-{n} ::= {literal(header)}")
-            continue
-        rules.append(f"section-{n} ::= {literal(header)} item-{n}{{0,{max_mentions}}}")
-        rules.append(f"item-{n} ::= {literal('- ')} name-{n} {literal(' (')} class {literal(')' + chr(10))}")
-        rules += trie_rules(f"name-{n}", spans)
-    return "\n".join(rules) + "\n"
-
-
 def _words(name: str) -> frozenset[str]:
     return frozenset(w.lower() for w in _WORD.findall(name) if not _short(w))
 
