@@ -37,22 +37,24 @@ class FormText:
     again: str = "Answer again with only the JSON object, complete and valid, nothing else."  # after a bad answer
 
 
+# the JSON forms' attribute sentences (full and compact name attributes the same way)
+_JSON_REQUIRED = 'Fill "{name}"{values} on every relation{detail}, as the text gives it.'
+_JSON_OPTIONAL = 'Fill "{name}"{values} when the text gives it for that fact{detail}; otherwise leave it null.'
+
 #: The sentences of each answer form (:mod:`graphrag_got.extract.forms`), by form name.
 FORM_TEXT: dict[str, FormText] = {
     "full": FormText(
         ends='Every subject and object of a relation must also be listed in "entities", with the same name and type.',
         answer='Answer with a single JSON object {"entities": [...], "relations": [...]} and nothing else.',
         confidence='Give every entity a "confidence" from 0 to 1: how sure you are that the text names it, with that class.',
-        required='Fill "{name}"{values} on every relation{detail}, as the text gives it.',
-        optional='Fill "{name}"{values} when the text gives it for that fact{detail}; otherwise leave it null.',
+        required=_JSON_REQUIRED, optional=_JSON_OPTIONAL,
         user="extract.user"),
     "compact": FormText(
         ends=('"s" and "o" of a relation are the positions (0 = first) in "e" of its subject and object:\n'
               '   list in "e" every entity a relation uses, then point at it.'),
         answer='Answer with a single JSON object {"e": [...], "r": [...]} and nothing else.',
         confidence='Give every entity a "c" (confidence) from 0 to 1: how sure you are that the text names it, with that class.',
-        required='Fill "{name}"{values} on every relation{detail}, as the text gives it.',
-        optional='Fill "{name}"{values} when the text gives it for that fact{detail}; otherwise leave it null.',
+        required=_JSON_REQUIRED, optional=_JSON_OPTIONAL,
         user="extract.user"),
     "lines": FormText(
         ends=('One line per fact: the subject\'s name and class, the relation, the object\'s name and class:\n'
