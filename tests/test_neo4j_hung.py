@@ -32,6 +32,27 @@ CLI_START_S = 4.0
 SERVICE_SLACK_S = 1.0
 
 
+def wait_until_stopped(pid: int, limit_s: float = 10.0) -> None:
+    """Return once every thread of ``pid`` is stopped. ``kill`` returns when the signal is sent, not when
+    each of the JVM's threads has stopped: on a busy machine a thread still running could answer a
+    liveness check, and the query that follows would then wait for the server's 120 s hint (a request
+    already running when a server hangs is not what these tests measure)."""
+    tasks = Path(f"/proc/{pid}/task")
+    if not tasks.is_dir():
+        return  # no /proc (not Linux): nothing to wait on
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        states = []
+        for stat in tasks.glob("*/stat"):
+            with contextlib.suppress(OSError):
+                # the state is the field after the command name, which is in parentheses
+                states.append(stat.read_text().rsplit(")", 1)[1].split()[0])
+        if states and all(state in {"T", "t", "Z", "X"} for state in states):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"Neo4j (pid {pid}) did not stop within {limit_s} s of SIGSTOP")
+
+
 @pytest.fixture()
 def stopped_server(neo4j_server_info, neo4j_driver) -> Callable[[], contextlib.AbstractContextManager[None]]:  # type: ignore[no-untyped-def]
     """A context manager that holds the session's Neo4j stopped (SIGSTOP) and always resumes it."""
@@ -43,6 +64,7 @@ def stopped_server(neo4j_server_info, neo4j_driver) -> Callable[[], contextlib.A
     def stopped() -> Iterator[None]:
         os.kill(pid, signal.SIGSTOP)
         try:
+            wait_until_stopped(pid)
             yield
         finally:
             os.kill(pid, signal.SIGCONT)
