@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover - pydantic-settings costs ~0.1 s; `--help`
     from graphrag_got.config import Settings
 
 # Command modules in the order `--help` lists them. A module missing from an install is skipped.
-COMMANDS = ("ontology", "schema", "prompts", "extract", "report", "neo4j", "load", "communities", "ask", "code", "model", "llm",
+COMMANDS = ("ontology", "schema", "prompts", "extract", "report", "review", "examples", "eval", "neo4j", "load", "communities", "ask", "code", "model", "llm",
             "viz", "doctor", "demo", "build", "serve", "mcp")
 
 EXIT_INTERRUPTED = 130  # the shell's convention for "killed by SIGINT"

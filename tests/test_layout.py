@@ -8,8 +8,8 @@ from pathlib import Path
 import networkx as nx
 
 PACKAGE = Path(__file__).resolve().parents[1] / "graphrag_got"
-STAGES = ("ingest", "extract", "graph", "communities", "search", "llm", "ontology", "pipeline", "report", "common",
-          "service", "code", "commands")
+STAGES = ("ingest", "extract", "graph", "communities", "search", "llm", "ontology", "pipeline", "report", "teach",
+          "common", "service", "code", "commands")
 MAX_LINES = 600
 
 
@@ -76,9 +76,10 @@ def test_the_only_call_time_cycles_are_the_ontology_constructors() -> None:
 #: The pipeline's order. A stage may import the stages before it, never one after it (also not from inside a
 #: function): the foundation (errors, common, config) imports no stage; ontology and ingest come before the
 #: model and extraction; the graph before what reads it; the entry points last. ``code`` (the code graph)
-#: writes an extraction file and reads the graph it loads (impact, orphans): after the graph stage.
+#: writes an extraction file and reads the graph it loads (impact, orphans): after the graph stage. ``teach``
+#: (the review page, corrected passages, eval) reads extractions and their refusals: after the report.
 PIPELINE = (("errors", "common", "config"), ("ontology",), ("ingest",), ("llm",), ("prompts",), ("extract",),
-            ("graph",), ("code",), ("communities",), ("search",), ("report",), ("pipeline",), ("service",),
+            ("graph",), ("code",), ("communities",), ("search",), ("report",), ("teach",), ("pipeline",), ("service",),
             ("commands",), ("cli", "__main__"))
 
 

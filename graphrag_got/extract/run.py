@@ -220,10 +220,22 @@ def _chat_for(llm: LLMSettings, provider: str, classify: bool, files: FilesSetti
     return get_chat_model(llm, provider, files=files)
 
 
+def extraction_plan(extract: ExtractSettings, onto: Ontology, corpus: str | Path, *, files: FilesSettings,
+                    chunking: ChunkingSettings, llm: LLMSettings, chat: BaseChatModel | None = None) -> tuple[int, int]:
+    """(chunks, chunks to ask): what :func:`run_extraction` of ``corpus`` would send to the model now (the
+    others have a stored answer), found without calling it, so a command can say the calls before making them."""
+    plan = _run_extraction(extract, onto, corpus, None, files=files, chunking=chunking, llm=llm, chat=chat,
+                           revalidate=False, retry_failed=False, export_replay=None, progress=None, strategy=None,
+                           relations_for=None, plan_only=True)
+    assert isinstance(plan, tuple)
+    return plan
+
+
 def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path | None, out_path: str | Path | None, *,
                     files: FilesSettings, chunking: ChunkingSettings, llm: LLMSettings, chat: BaseChatModel | None, revalidate: bool, retry_failed: bool,
                     export_replay: str | Path | None, progress: ProgressCallback | None,
-                    strategy: StrategyChoice | None, relations_for: Sequence[str] | None) -> ExtractionSummary:
+                    strategy: StrategyChoice | None, relations_for: Sequence[str] | None,
+                    plan_only: bool = False) -> Any:
     t0 = time.monotonic()
     corpus = Path(corpus or files.corpus_path)
     out = Path(out_path or files.out_dir / "extraction.json")
@@ -289,6 +301,8 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
                 retried += int(rec is not None and not retry_failed)
                 todo.append(ch)
 
+    if plan_only:
+        return len(chunks), len(todo) + len(todo_typed)
     tracker = ExtractProgress(docs, progress)
     tracker.cached({ch.id: not records[ch.id].ok for ch in chunks if ch.id in records})
     calls = 0

@@ -311,11 +311,15 @@ class Ontology(BaseModel):
 
     # ---------------------------------------------------------------- loading
     @classmethod
-    def from_file(cls, path: str | Path) -> "Ontology":
+    def from_file(cls, path: str | Path, *, stored_examples: bool = True) -> "Ontology":
+        """The ontology of a file, with the corrected passages stored beside it (``NAME.examples.json``,
+        :mod:`graphrag_got.ontology.example_store`) appended to its examples unless ``stored_examples=False``."""
+        from graphrag_got.ontology.example_store import with_stored_examples
         from graphrag_got.ontology.reading import read_ontology_json
 
         p = Path(path)
-        return cls.from_dict(read_ontology_json(p), source=str(p))
+        onto = cls.from_dict(read_ontology_json(p), source=str(p))
+        return with_stored_examples(onto, p) if stored_examples else onto
 
     @classmethod
     def from_dict(cls, data: Any, source: str = "<dict>") -> "Ontology":
