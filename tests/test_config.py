@@ -91,6 +91,8 @@ OLD_DEFAULTS = {
     "lock_wait_s": 600.0, "lock_lease_s": 60.0,
     # issue 49: recall passes
     "gleanings": 0,
+    # issue 50: corrected passages per prompt and how they are picked
+    "examples_per_prompt": 3, "example_selector": "similar",
 }
 
 
@@ -141,7 +143,7 @@ def test_every_setting_lives_in_exactly_one_section():
 # read what the stages they call need. A new read outside this map is a decision: add it here.
 SECTION_READS = {
     "ingest": {"chunking"},
-    "extract": {"chunking", "extract", "llm", "files"},
+    "extract": {"chunking", "extract", "llm", "files", "embedding"},  # embedding: the similar-example selector
     # code: a code graph loads without embeddings; llm: the embedder (Ollama's URL); extract: the validator that
     # checks again the records a file does not vouch for
     "graph": {"graph", "neo4j", "embedding", "files", "code", "llm", "extract"},

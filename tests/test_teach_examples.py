@@ -179,3 +179,52 @@ def test_eval_equals_the_benchmark_scorer_on_the_same_passages(
             for k in sums:
                 sums[k] += q.tolerant.relations.to_dict()[k]
         assert {k: result["tolerant"]["relations"][k] for k in sums} == sums
+
+
+def test_with_more_passages_than_a_prompt_carries_each_chunk_gets_the_nearest(work: dict[str, Path]) -> None:
+    from graphrag_got.config import EmbeddingSettings, Settings
+    from graphrag_got.extract.example_selection import prompt_ontologies
+    from graphrag_got.ingest.chunking import read_corpus
+    from graphrag_got.ontology.example_store import stored_of
+
+    gold = Extraction.read(GOLD)
+    picked = [c.id for c in gold.chunks[:4]]
+    for chunk_id in picked:
+        save_example(work["onto"], draft_example(gold, chunk_id).example)
+    onto = Ontology.from_file(work["onto"])
+    assert len(stored_of(onto)) == 4
+    settings = Settings(home=work["home"])
+    chunks = [c for d in read_corpus(ROOT / "corpus" / "got.txt", min_chars=settings.chunking.min_chars,
+                                     max_chars=settings.chunking.max_chars) for c in d.chunks]
+    texts = {c.id: c.text for c in gold.chunks}
+    fits = settings.extract.model_copy(update={"examples_per_prompt": 4})
+    every = prompt_ontologies(onto, chunks, fits, embedding=EmbeddingSettings(), llm=settings.llm, files=settings.files)
+    assert all(o is onto for o in every.values())  # all four fit one prompt: one prompt for the run
+    for selector in ("first", "similar"):
+        extract = settings.extract.model_copy(update={"examples_per_prompt": 1, "example_selector": selector})
+        chosen = prompt_ontologies(onto, chunks, extract, embedding=EmbeddingSettings(), llm=settings.llm,
+                                   files=settings.files)
+        sets = {c.id: tuple(e.text for e in stored_of(chosen[c.id])) for c in chunks}
+        assert all(len(s) == 1 for s in sets.values())
+        if selector == "first":
+            assert len(set(sets.values())) == 1
+        else:  # a corrected passage is nearest to itself
+            by_text = {c.text: c.id for c in chunks}
+            for chunk_id in picked:
+                own = by_text.get(texts[chunk_id])
+                if own is not None:
+                    assert sets[own] == (texts[chunk_id],)
+            assert len(set(sets.values())) > 1
+
+
+def test_a_run_with_per_chunk_examples_keys_each_answer_by_its_prompt(
+        work: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    gold = Extraction.read(GOLD)
+    for chunk in gold.chunks[:2]:
+        save_example(work["onto"], draft_example(gold, chunk.id).example)
+    monkeypatch.setenv("GRAPHRAG_EXAMPLES_PER_PROMPT", "1")
+    monkeypatch.setenv("GRAPHRAG_EXAMPLE_SELECTOR", "similar")
+    assert extract(work, capsys) == 16
+    assert extract(work, capsys) == 0  # each chunk's answer is found under its own prompt's ontology
+    monkeypatch.setenv("GRAPHRAG_EXAMPLES_PER_PROMPT", "2")
+    assert extract(work, capsys) == 16  # both fit one prompt now: another prompt for every chunk

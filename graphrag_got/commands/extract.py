@@ -76,7 +76,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                                  retry_failed=args.retry_failed,
                                  export_replay=Path(args.export_replay) if args.export_replay else None,
                                  progress=progress, files=settings.files, chunking=settings.chunking,
-                                 llm=settings.llm)
+                                 llm=settings.llm, embedding=settings.embedding)
     for line in summary.lines():
         print(line)
     return 0

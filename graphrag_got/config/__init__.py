@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from dotenv import find_dotenv
-from pydantic import BaseModel, ConfigDict, Field, create_model, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, create_model, SecretStr, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (BaseSettings, DotEnvSettingsSource, EnvSettingsSource, NoDecode,
                                PydanticBaseSettingsSource, SettingsConfigDict)
@@ -48,17 +48,7 @@ def _default_home() -> Path:
     return Path(os.environ.get("GRAPHRAG_HOME") or DEFAULT_HOME)
 
 
-def _env(var: str, default: Any, description: str, *, flat: str | None = None, **constraints: Any) -> Any:
-    """A field read from environment variable ``var``; ``flat`` is its flat name when that is not the
-    field name (``community_algorithm`` for ``CommunitySettings.algorithm``)."""
-    extra = {"flat": flat} if flat else None
-    return Field(default, validation_alias=var, description=description, json_schema_extra=extra, **constraints)
-
-
-class Section(BaseModel):
-    """One stage's settings: fields by name in code, by environment variable in `.env`."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
+from graphrag_got.config.base import Section, _env  # noqa: E402 (the sections' base, in its own module)
 
 
 class FilesSettings(Section):
@@ -219,6 +209,10 @@ class ExtractSettings(Section):
                                        "a lower probability (0-1) is refused (low_probability)", ge=0, le=1)
     classify_max_pairs: int = _env("GRAPHRAG_CLASSIFY_MAX_PAIRS", 60, "classify: most pair questions per chunk", ge=0)
     answer_form: Literal["full", "compact", "lines", "arrays"] = _env("GRAPHRAG_ANSWER_FORM", "full", "extraction answer form: full (JSON objects, names and classes on every relation), lines (a fact a line, under a grammar on llama.cpp: about a third of the output tokens, fewer facts right), arrays (JSON arrays without keys) or compact (short keys, relation ends by position)")
+    examples_per_prompt: int = _env("GRAPHRAG_EXAMPLES_PER_PROMPT", 3, "corrected passages (`graphrag-got examples`) "
+        "one extraction prompt carries; with more stored, each chunk gets those GRAPHRAG_EXAMPLE_SELECTOR picks", ge=0)
+    example_selector: Literal["similar", "first"] = _env("GRAPHRAG_EXAMPLE_SELECTOR", "similar", "with more corrected "
+        "passages than a prompt carries: `similar` (those nearest the chunk, by the embedding model) or `first`")
     gleanings: int = _env("GRAPHRAG_GLEANINGS", 0, "recall passes: after a chunk's answer, ask this many times in the same conversation for what the answers so far missed (each pass one more call)", ge=0, le=3)
     evidence: bool = _env("GRAPHRAG_EVIDENCE", True,
                           "refuse entities not found in their chunk and relations whose ends never meet; keep evidence")
@@ -374,53 +368,7 @@ class SearchSettings(Section):
                               ge=1, le=50)
 
 
-class CodeSettings(Section):
-    """Settings of the code graph (``settings.code``): extractor limits, its load and `ask impact`."""
-
-    max_file_bytes: int = _env("GRAPHRAG_CODE_MAX_FILE_BYTES", 2_000_000, "code extractor: larger source files (generated "
-                               "code, vendored bundles) are skipped with a record", ge=1, flat="code_max_file_bytes")
-    max_file_seconds: float = _env("GRAPHRAG_CODE_MAX_FILE_SECONDS", 20.0, "code extractor: a file whose parse takes "
-                                   "longer is skipped with a record", gt=0, flat="code_max_file_seconds")
-    embeddings: bool = _env("GRAPHRAG_CODE_EMBEDDINGS", False, "load: embed a code graph's chunks and entities too (off: "
-                            "it loads without the embedding model, `ask impact` needs no vectors; `load --embed` embeds "
-                            "one load)", flat="code_embeddings")
-    impact_max_nodes: int = _env("GRAPHRAG_IMPACT_MAX_NODES", 5000, "ask impact: most nodes the closure over callers "
-                                 "collects; it stops there, keeps the nearest and says so", ge=1, flat="impact_max_nodes")
-
-
-class ServiceSettings(Section):
-    """Settings of `graphrag-got serve`: limits of the HTTP service (``settings.service``)."""
-
-    max_question_chars: int = _env("GRAPHRAG_SERVICE_MAX_QUESTION_CHARS", 1000,
-                                           "service: longest question accepted (longer ones get HTTP 413)", ge=1, flat="service_max_question_chars")
-    timeout_s: float = _env("GRAPHRAG_SERVICE_TIMEOUT", 300.0,
-                                    "service: seconds one request may take before it gets HTTP 504", gt=0, flat="service_timeout_s")
-    max_llm_requests: int = _env("GRAPHRAG_SERVICE_MAX_LLM_REQUESTS", 2,
-                                         "service: questions answered by the LLM at once; more get HTTP 503", ge=1, flat="service_max_llm_requests")
-    allowed_hosts: Annotated[list[str], NoDecode] = _env(
-        "GRAPHRAG_SERVICE_ALLOWED_HOSTS", [],
-        "service: host names accepted in the Host header besides localhost, 127.0.0.1, ::1 and the `--host` "
-        "value, comma-separated (others get HTTP 400: a guard against DNS rebinding)", flat="service_allowed_hosts")
-    neo4j_timeout_s: float = _env("GRAPHRAG_SERVICE_NEO4J_TIMEOUT", 2.0,
-                                  "service: seconds a request waits for Neo4j (a connection attempt and the driver's one "
-                                  "retry) before answering HTTP 503",
-                                  gt=0, flat="service_neo4j_timeout_s")
-
-    @field_validator("allowed_hosts", mode="before")
-    @classmethod
-    def _split_hosts(cls, value: Any) -> Any:
-        """Comma-separated text or a list -> lower-case host names without ports."""
-        if value is None:
-            return []
-        items = [value] if isinstance(value, str) else value
-        if not isinstance(items, (list, tuple)):
-            return value
-        hosts = [part.strip().lower() for item in items for part in str(item).split(",") if part.strip()]
-        bad = [h for h in hosts if "/" in h or " " in h]
-        if bad:
-            raise ValueError(f"{bad[0]!r} is not a host name (give names like example.lan, without scheme or path)")
-        return list(dict.fromkeys(hosts))
-
+from graphrag_got.config.service import CodeSettings, ServiceSettings  # noqa: E402
 
 #: Section name -> its model, in the order of the README table.
 SECTIONS: dict[str, type[Section]] = {

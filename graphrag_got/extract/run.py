@@ -22,7 +22,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from graphrag_got.extract.cache import CacheRecord, ExtractionCache
 from graphrag_got.ingest.chunking import Chunk, ChunkedDocument, read_corpus
-from graphrag_got.config import ChunkingSettings, ExtractSettings, FilesSettings, LLMSettings
+from graphrag_got.config import ChunkingSettings, EmbeddingSettings, ExtractSettings, FilesSettings, LLMSettings
 from graphrag_got.errors import ExtractionError, LLMError
 from graphrag_got.common.files import write_json_atomic
 from graphrag_got.common.memory import gc_paused
@@ -63,6 +63,7 @@ from graphrag_got.extract.classify.cache import ClassifyCache
 from graphrag_got.extract.classify.chunk import ClassifyParams, classify_chunk
 from graphrag_got.extract import mentions_only
 from graphrag_got.extract.strategy import StrategyChoice, choose_strategy, chosen_documents, configured_model
+from graphrag_got.extract.example_selection import prompt_ontologies
 
 PROMPT_VERSION = EXTRACTION_VERSION  # the built-in prompts' (a custom prompt adds its digest: PromptSet.version)
 FORMAT = EXTRACTION_FORMAT
@@ -196,7 +197,8 @@ def run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path 
                    llm: LLMSettings, chat: BaseChatModel | None = None,
                    revalidate: bool = False, retry_failed: bool = False, export_replay: str | Path | None = None,
                    progress: ProgressCallback | None = None, strategy: StrategyChoice | None = None,
-                   relations_for: Sequence[str] | None = None) -> ExtractionSummary:
+                   relations_for: Sequence[str] | None = None,
+                   embedding: EmbeddingSettings | None = None) -> ExtractionSummary:
     """Extract ``corpus`` (default ``files.corpus_path``, cut by ``chunking``) into ``out_path`` (default
     ``<files.out_dir>/extraction.json``) with ``llm``'s model under ``extract``'s rules (see the module
     docstring); answers are cached under ``files.cache_dir``. ``strategy``: the strategy the
@@ -204,11 +206,12 @@ def run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path 
     notes or folders (paths in the corpus, or on disk under it) whose typed relations the mentions
     strategy asks as well (the generate strategy's question, cached like it). The embedded model's
     llama-server, when this run starts it, is stopped at its end (unless an enclosing ``demo`` or
-    ``build`` started it)."""
+    ``build`` started it). ``embedding``: the model that picks each chunk's corrected passages when more are
+    stored than a prompt carries (default: the embedded one)."""
     with llm_server.scope():
         return _run_extraction(extract, onto, corpus, out_path, files=files, chunking=chunking, llm=llm, chat=chat, revalidate=revalidate,
                                retry_failed=retry_failed, export_replay=export_replay, progress=progress,
-                               strategy=strategy, relations_for=relations_for)
+                               strategy=strategy, relations_for=relations_for, embedding=embedding)
 
 
 def _chat_for(llm: LLMSettings, provider: str, classify: bool, files: FilesSettings) -> BaseChatModel:
@@ -221,12 +224,13 @@ def _chat_for(llm: LLMSettings, provider: str, classify: bool, files: FilesSetti
 
 
 def extraction_plan(extract: ExtractSettings, onto: Ontology, corpus: str | Path, *, files: FilesSettings,
-                    chunking: ChunkingSettings, llm: LLMSettings, chat: BaseChatModel | None = None) -> tuple[int, int]:
+                    chunking: ChunkingSettings, llm: LLMSettings, chat: BaseChatModel | None = None,
+                    embedding: EmbeddingSettings | None = None) -> tuple[int, int]:
     """(chunks, chunks to ask): what :func:`run_extraction` of ``corpus`` would send to the model now (the
     others have a stored answer), found without calling it, so a command can say the calls before making them."""
     plan = _run_extraction(extract, onto, corpus, None, files=files, chunking=chunking, llm=llm, chat=chat,
                            revalidate=False, retry_failed=False, export_replay=None, progress=None, strategy=None,
-                           relations_for=None, plan_only=True)
+                           relations_for=None, plan_only=True, embedding=embedding)
     assert isinstance(plan, tuple)
     return plan
 
@@ -235,7 +239,7 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
                     files: FilesSettings, chunking: ChunkingSettings, llm: LLMSettings, chat: BaseChatModel | None, revalidate: bool, retry_failed: bool,
                     export_replay: str | Path | None, progress: ProgressCallback | None,
                     strategy: StrategyChoice | None, relations_for: Sequence[str] | None,
-                    plan_only: bool = False) -> Any:
+                    plan_only: bool = False, embedding: EmbeddingSettings | None = None) -> Any:
     t0 = time.monotonic()
     corpus = Path(corpus or files.corpus_path)
     out = Path(out_path or files.out_dir / "extraction.json")
@@ -277,6 +281,12 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
         chosen = chosen_documents(relations_for, corpus, docs, kind) if relations_for else set()
         schema = shape.constraint(onto, *bounds)
         system = extraction_system_prompt(onto, shape.name, prompts=prompts)
+        # the ontology each chunk's prompt is built from: onto, or onto with the corrected passages picked for it
+        prompt_onto = (prompt_ontologies(onto, chunks, extract, embedding=embedding or EmbeddingSettings(), llm=llm,
+                                         files=files) if kind == "generate" else {})
+
+        def onto_of(ch: Chunk) -> Ontology:
+            return prompt_onto.get(ch.id, onto)
 
         setup = setup_key(llm, provider)
         records: dict[str, CacheRecord] = {}
@@ -292,7 +302,7 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
                 if ch.document_id in chosen and not revalidate:  # revalidation never asks
                     todo_typed.append(ch)
                     continue
-            rec = cache.latest(ch.hash) if revalidate else cache.get(ch.hash, onto.hash)
+            rec = cache.latest(ch.hash) if revalidate else cache.get(ch.hash, onto_of(ch).hash)
             if rec is not None and (revalidate or not should_retry(rec, setup, retry_failed)):
                 records[ch.id] = rec
             elif revalidate:
@@ -322,7 +332,13 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
                             files=files)
         if line:
             logger.warning(line)
-        jobs = _jobs(kind, chat, onto, todo, extract, files, label, setup, schema, system, prompts)
+        groups: dict[int, list[Chunk]] = {}  # chunks whose prompts carry the same examples
+        for ch in todo:
+            groups.setdefault(id(onto_of(ch)), []).append(ch)
+        jobs = [job for group in groups.values() for job in _jobs(
+            kind, chat, onto_of(group[0]), group, extract, files, label, setup, schema,
+            system if onto_of(group[0]) is onto else extraction_system_prompt(onto_of(group[0]), shape.name,
+                                                                                prompts=prompts), prompts)]
         jobs += [(partial(_one, extract_chunk, chat, onto, ch, schema, system, setup, prompts=prompts, form=shape,
                           gleanings=extract.gleanings), [ch]) for ch in todo_typed]
         asked_typed = {ch.id for ch in todo_typed}
@@ -341,7 +357,8 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
             fresh = [(ch, rec) for ch, rec in zip(batch, recs) if records.get(ch.id) is not rec]
             for ch, rec in zip(batch, recs):
                 rec.model = label
-                stores[ch.id].put(ch.hash, onto.hash, rec)  # as soon as it arrives: an interrupted run loses nothing
+                # as soon as it arrives: an interrupted run loses nothing
+                stores[ch.id].put(ch.hash, (onto if stores[ch.id] is typed else onto_of(ch)).hash, rec)
             for ch, rec in fresh:  # a batch handed again after a Ctrl-C (see ask_batches) counts once
                 timings.append(rec.seconds or 0.0)
                 records[ch.id] = rec
@@ -349,7 +366,7 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
             if fresh:
                 tracker.asked([(ch.id, not rec.ok, rec.calls) for ch, rec in fresh])
 
-        if kind == "generate" and len(todo) + len(todo_typed) > 1 and hasattr(chat, "share_prefix"):
+        if kind == "generate" and len(todo) + len(todo_typed) > 1 and hasattr(chat, "share_prefix") and len(groups) <= 1:
             # the instructions and ontology every prompt starts with: evaluated once, copied into every slot
             tracker.note("evaluating the shared prompt prefix once for the server's slots")
             chat.share_prefix([SystemMessage(content=system), HumanMessage(content="")])

@@ -149,7 +149,20 @@ def with_examples(onto: "Ontology", examples: list[StoredExample] | tuple[Stored
     raw = dict(onto.raw)
     key = "examples" if "examples" in raw else "ejemplos"
     raw[key] = [*(raw.get(key) or []), *(ex.ontology_data() for ex in examples)]
-    return type(onto).from_dict(raw, source=onto.source)
+    new = type(onto).from_dict(raw, source=onto.source)
+    new._stored = (*stored_of(onto), *examples)
+    new._without_stored = without_stored(onto)
+    return new
+
+
+def stored_of(onto: "Ontology") -> tuple[StoredExample, ...]:
+    """The corrected passages among ``onto``'s examples (its last ones), in the order they were added."""
+    return tuple(onto._stored)
+
+
+def without_stored(onto: "Ontology") -> "Ontology":
+    """``onto`` without its corrected passages (itself when it has none): its file's own examples only."""
+    return onto._without_stored if onto._without_stored is not None else onto
 
 
 def with_stored_examples(onto: "Ontology", ontology_path: str | Path) -> "Ontology":
@@ -160,4 +173,4 @@ def with_stored_examples(onto: "Ontology", ontology_path: str | Path) -> "Ontolo
 
 
 __all__ = ["ExampleFile", "FORMAT", "StoredExample", "example_id", "example_problems", "read_store", "store_path",
-           "with_examples", "with_stored_examples", "write_store"]
+           "stored_of", "with_examples", "with_stored_examples", "without_stored", "write_store"]

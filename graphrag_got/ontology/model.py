@@ -26,7 +26,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.common.sanitize import cap_text
@@ -251,6 +251,10 @@ class Ontology(BaseModel):
     examples: tuple[ExtractionExample, ...] = ()
     source: str = "<dict>"
     raw: dict[str, Any] = Field(default_factory=dict, repr=False)
+    # the user's corrected passages among ``examples`` (their last ones) and the ontology without them:
+    # set by graphrag_got.ontology.example_store, read by the extraction's example selection
+    _stored: tuple[Any, ...] = PrivateAttr(default=())
+    _without_stored: "Ontology | None" = PrivateAttr(default=None)
 
     # ---------------------------------------------------------------- semantic checks
     @model_validator(mode="after")

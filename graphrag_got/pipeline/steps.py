@@ -189,7 +189,8 @@ def extract_step(ctx: StepContext) -> StepOutcome:
     ex = ctx.extraction = run_extraction(ctx.settings.extract, ctx.require_ontology(), ctx.corpus, chat=ctx.chat,
                                          progress=ctx.progress, strategy=ctx.strategy,
                                          relations_for=ctx.relations_for, files=ctx.settings.files,
-                                         chunking=ctx.settings.chunking, llm=ctx.settings.llm)  # fmt: skip
+                                         chunking=ctx.settings.chunking, llm=ctx.settings.llm,
+                                         embedding=ctx.settings.embedding)  # fmt: skip
     return StepOutcome(lines=ex.lines(), llm_calls={"extract": ex.llm_calls}, paths={"extraction": ex.out_path})
 
 

@@ -105,7 +105,8 @@ def plan(settings: Settings, folder: Path) -> Plan:
     chunks = to_ask = 0
     for ex in examples:
         n, todo = extraction_plan(settings.extract, _loo_ontology(base, examples, ex), _passage_corpus(folder, ex),
-                                  files=settings.files, chunking=settings.chunking, llm=settings.llm)
+                                  files=settings.files, chunking=settings.chunking, llm=settings.llm,
+                                  embedding=settings.embedding)
         chunks, to_ask = chunks + n, to_ask + todo
     return Plan(passages=len(examples), chunks=chunks, to_ask=to_ask, calls=to_ask * (1 + settings.extract.gleanings))
 
@@ -121,7 +122,8 @@ def evaluate(settings: Settings, folder: Path, *, label: str = "configuration",
             progress(f"{label}: passage {i}/{len(examples)} ({ex.chunk_id or ex.id})")
         out = folder / label / f"{ex.id}.json"
         summary = run_extraction(settings.extract, _loo_ontology(base, examples, ex), _passage_corpus(folder, ex), out,
-                                 files=settings.files, chunking=settings.chunking, llm=settings.llm)
+                                 files=settings.files, chunking=settings.chunking, llm=settings.llm,
+                                 embedding=settings.embedding)
         pred = Extraction.read(summary.out_path).model_dump(mode="json")
         results.append(PassageResult(example_id=ex.id, chunk_id=ex.chunk_id, calls=summary.llm_calls,
                                      extraction=str(summary.out_path),
