@@ -28,6 +28,12 @@ def register(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--code-root", metavar="DIR", default=None,
                    help="also answer POST /impact/diff (`ask impact --diff --server URL`) for the git repository DIR, "
                         "the folder the code graph was extracted from")
+    p.add_argument("--allow-examples", action="store_true",
+                   help="let the review page (/review) save corrected passages as examples beside the ontology "
+                        "(POST /examples); loopback --host only, unless --allow-examples-remote is given too")
+    p.add_argument("--allow-examples-remote", action="store_true",
+                   help="with --allow-examples and a --host other than loopback: anyone who reaches the address "
+                        "can add examples to the ontology")
     p.set_defaults(func=run)
 
 
@@ -79,18 +85,33 @@ def _code_root(given: str) -> Path:
     return root
 
 
+def _check_examples(args: argparse.Namespace) -> bool:
+    """Whether examples may be saved: asked for, and on loopback unless remote saving is asked for too."""
+    allow = bool(getattr(args, "allow_examples", False))
+    remote = bool(getattr(args, "allow_examples_remote", False))
+    if remote and not allow:
+        raise ConfigError("--allow-examples-remote goes with --allow-examples")
+    if allow and not remote and not _is_loopback(args.host):
+        raise ConfigError(f"--allow-examples writes beside the ontology and the service has no authentication: it "
+                          f"listens on loopback only, not on --host {args.host}; add --allow-examples-remote if "
+                          "everyone who reaches that address may add examples")
+    return allow
+
+
 def run(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
     from graphrag_got.service import create_app
 
+    allow_examples = _check_examples(args)
     code_root = _code_root(args.code_root) if args.code_root else None
     _check_bind(args.host, args.port)
     if not _is_loopback(args.host):
         logger.warning("listening on %s: the service has no authentication, anyone who reaches this address "
                        "can ask questions (and spend LLM time)", args.host)
-    app = create_app(settings, host=args.host, code_root=code_root)
-    print(f"serving http://{args.host}:{args.port}/ (API: /ask, /entities/NAME, /communities, /health"
+    app = create_app(settings, host=args.host, code_root=code_root, allow_examples=allow_examples)
+    print(f"serving http://{args.host}:{args.port}/ (API: /ask, /entities/NAME, /communities, /health, review pages "
+          f"/review{' with saving examples' if allow_examples else ''}"
           + (f", /impact/diff for {code_root}" if code_root else "") + f"; Neo4j {settings.neo4j.uri}); Ctrl-C stops",
           flush=True)
     # log_config=None: uvicorn's loggers go through ours (stderr); access lines come from the app (at -v)

@@ -40,6 +40,7 @@ from graphrag_got.search.answer import AskResult
 from graphrag_got.service.graph_reads import MAX_COMMUNITIES, MAX_MEMBERS, MAX_RELATIONS, BadLookup, EntityNotFound
 from graphrag_got.service.limits import InputTooLarge, ServiceBusy, ServiceTimeout
 from graphrag_got.service.models import AskRequest, CommunityPage, DiffRequest, ErrorResponse, Health, Neighbourhood
+from graphrag_got.service.review_routes import add_review_routes
 from graphrag_got.service.runtime import NEO4J_DOWN, EmptyQuestion, NoCodeRoot, ServiceRuntime
 
 logger = logging.getLogger(__name__)
@@ -181,6 +182,9 @@ def too_large_message(path: str, limit: int) -> str:
         return (f"the request body is larger than {limit} bytes; POST /impact/diff takes a small JSON object "
                 "({\"diff\": \"REV\", \"staged\": false, \"hops\": null}) naming the change, which the service "
                 "reads from its own repository: send the revision, not the diff")
+    if path.rstrip("/") == "/examples":  # a passage's corrected facts: the CLI takes any size
+        return (f"the request body is larger than {limit} bytes; correct a passage this large with "
+                "`graphrag-got examples add CHUNK_ID` instead")
     return (f"the request body is larger than {limit} bytes; send a shorter question "
             "(GRAPHRAG_SERVICE_MAX_QUESTION_CHARS)")
 
@@ -196,12 +200,14 @@ class _TooLarge(StarletteHTTPException):
 
 
 def create_app(settings: Settings, *, chat: BaseChatModel | None = None,
-               driver: neo4j.Driver | None = None, host: str = "127.0.0.1", code_root: Path | None = None) -> FastAPI:
+               driver: neo4j.Driver | None = None, host: str = "127.0.0.1", code_root: Path | None = None,
+               allow_examples: bool = False) -> FastAPI:
     """The service for ``settings``. ``chat``: the model answering questions (default: the configured
     one, built on the first question that needs it); ``driver``: a Neo4j driver to use (default: one
     connected on first use and closed when the app stops); ``host``: the address it listens on (its
     name is accepted in the Host header, with loopback names and GRAPHRAG_SERVICE_ALLOWED_HOSTS);
-    ``code_root``: the git repository ``POST /impact/diff`` reads (None: that endpoint answers 409)."""
+    ``code_root``: the git repository ``POST /impact/diff`` reads (None: that endpoint answers 409);
+    ``allow_examples``: ``POST /examples`` stores corrected passages from the review page (else 403)."""
     runtime = ServiceRuntime(settings.neo4j, search=settings.search, llm=settings.llm, files=settings.files,
                              embedding=settings.embedding, service=settings.service, chat=chat, driver=driver,
                              code=settings.code, code_root=code_root)
@@ -312,5 +318,6 @@ def create_app(settings: Settings, *, chat: BaseChatModel | None = None,
     async def page() -> FileResponse:
         return FileResponse(str(STATIC / "index.html"), media_type="text/html; charset=utf-8")
 
+    add_review_routes(app, settings, allow_examples=allow_examples)  # /review pages, /examples (graph untouched)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     return app
