@@ -211,14 +211,14 @@ def _gold_mentions(gold: dict[str, Any] | None) -> Any:
     if gold is None:
         yield
         return
-    import graphrag_got.extract.run as run
+    import graphrag_got.extract.strategies as strategies  # where the strategies build their backend
 
-    original = run.backend_for
-    run.backend_for = lambda chat: _GoldMentionsBackend(original(chat), gold)
+    original = strategies.backend_for
+    strategies.backend_for = lambda chat: _GoldMentionsBackend(original(chat), gold)
     try:
         yield
     finally:
-        run.backend_for = original
+        strategies.backend_for = original
 
 
 def _records(settings: Settings) -> list[dict[str, Any]]:

@@ -223,7 +223,7 @@ def test_the_gold_mentions_diagnostic_answers_mentions_from_the_gold_and_restore
     """benchmarks.extract_speed's classify-gold-mentions: the mentions of the chunk the prompt holds come
     from the gold, the pair questions still go to the model's backend, and the run's backend factory is
     the original again afterwards."""
-    import graphrag_got.extract.run as run
+    import graphrag_got.extract.strategies as run  # the module whose backend_for the strategies call
     from benchmarks.extract_speed import _gold_mentions, _GoldMentionsBackend
 
     class Inner:

@@ -11,38 +11,36 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
-from functools import partial
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 
 from graphrag_got.extract.cache import CacheRecord, ExtractionCache
+# the generate strategy's call, also known by this module's names (benchmarks call extract_chunk)
+from graphrag_got.extract.generate import PROMPT_VERSION, extract_chunk, glean, record_base  # noqa: F401
 from graphrag_got.ingest.chunking import Chunk, ChunkedDocument, read_corpus
 from graphrag_got.config import ChunkingSettings, EmbeddingSettings, ExtractSettings, FilesSettings, LLMSettings
 from graphrag_got.errors import ExtractionError, LLMError
 from graphrag_got.common.files import write_json_atomic
 from graphrag_got.common.memory import gc_paused
-from graphrag_got.llm.calls import Attempt, LLMContextError, LLMOutputError, constraint_kwargs, invoke_model
 from graphrag_got.llm.factory import get_chat_model, model_label, resolve_provider
-from graphrag_got.llm.json_answers import complete_answer
 from graphrag_got.ontology.model import Ontology
 from graphrag_got.common.progress import ProgressCallback
 from graphrag_got.extract.progress import ExtractProgress
-from graphrag_got.extract.summary import ExtractionSummary, classify_line
+from graphrag_got.extract.summary import ExtractionSummary
 from graphrag_got.extract.batch import ask_batches, provider_failure
 from graphrag_got.extract.extraction import FORMAT as EXTRACTION_FORMAT
 from graphrag_got.extract.extraction import (ChunkRecord, DocumentRecord, Extraction, FailureReason,
                                              LLMRef, OntologyRef, SkippedFile)
 from graphrag_got.common.walk import SkippedInput
-from graphrag_got.prompts import (BUILTIN, CLASSIFY_PROMPTS, EXTRACT_PROMPTS, EXTRACTION_VERSION, MENTIONS_PROMPTS,
-                                  VERIFY_PROMPTS, PromptSet, extraction_system_prompt, extraction_user_prompt,
-                                  load_prompts)
-from graphrag_got.extract.forms import AnswerForm, Constraint, answer_form
-from graphrag_got.prompts.extraction import EXTRACT_GLEAN, EXTRACT_USER, form_text, gleaning_prompt
+from graphrag_got.prompts import (BUILTIN, EXTRACT_PROMPTS, VERIFY_PROMPTS, PromptSet, extraction_system_prompt,
+                                  extraction_user_prompt, load_prompts)
+from graphrag_got.extract.forms import answer_form
+from graphrag_got.prompts.extraction import EXTRACT_GLEAN, EXTRACT_USER, form_text
 from graphrag_got.extract.aggregate import aggregate, identity_attributes
 from graphrag_got.extract.orphans import drop_orphans
 from graphrag_got.extract.memo import ValidationMemo, memo_path
@@ -58,14 +56,10 @@ from graphrag_got.llm.usage import cost_usd, usage_line
 from graphrag_got.llm import server as llm_server
 from graphrag_got.llm.concurrency import calls_in_flight
 from graphrag_got.extract.extraction import Usage
-from graphrag_got.extract.classify.backend import backend_for
-from graphrag_got.extract.classify.cache import ClassifyCache
-from graphrag_got.extract.classify.chunk import ClassifyParams, classify_chunk
-from graphrag_got.extract import mentions_only
 from graphrag_got.extract.strategy import StrategyChoice, choose_strategy, chosen_documents, configured_model
 from graphrag_got.extract.example_selection import prompt_ontologies
+from graphrag_got.extract.strategies import GENERATE, STRATEGIES, CallSetup, strategy_for
 
-PROMPT_VERSION = EXTRACTION_VERSION  # the built-in prompts' (a custom prompt adds its digest: PromptSet.version)
 FORMAT = EXTRACTION_FORMAT
 
 logger = logging.getLogger(__name__)
@@ -84,8 +78,8 @@ def strategy_prompts(strategy: str) -> tuple[str, ...]:
     """The prompts a strategy's answers depend on (the extraction file's ``prompt_version`` is theirs);
     ``auto`` (not chosen yet): those of both strategies it picks from."""
     if strategy == "auto":
-        return tuple(dict.fromkeys(EXTRACT_PROMPTS + MENTIONS_PROMPTS))
-    return {"classify": CLASSIFY_PROMPTS, "mentions": MENTIONS_PROMPTS}.get(strategy, EXTRACT_PROMPTS)
+        return tuple(dict.fromkeys(GENERATE.prompt_names + STRATEGIES["mentions"].prompt_names))
+    return strategy_for(strategy).prompt_names
 
 
 def prompt_names(extract: ExtractSettings) -> tuple[str, ...]:
@@ -95,9 +89,9 @@ def prompt_names(extract: ExtractSettings) -> tuple[str, ...]:
 
 def prompt_version(extract: ExtractSettings, prompts: PromptSet) -> str:
     """The version of the extraction's prompts (its strategy's): the file's ``prompt_version``."""
-    if extract.strategy == "mentions":
-        return mentions_only.prompt_version(prompts)
-    return prompts.version(*strategy_prompts(extract.strategy))
+    if extract.strategy == "auto":
+        return prompts.version(*strategy_prompts(extract.strategy))
+    return strategy_for(extract.strategy).prompt_version(prompts)
 
 
 # ---------------------------------------------------------------------------- the run
@@ -120,76 +114,6 @@ def should_retry(rec: CacheRecord, setup: str, retry_failed: bool) -> bool:
     if reason is FailureReason.PROVIDER:
         return True
     return reason is FailureReason.CONTEXT_OVERFLOW and rec.setup != setup
-
-
-def record_base(chunk: Chunk, onto: Ontology, version: str = PROMPT_VERSION) -> dict[str, Any]:
-    """The fields every stored record of ``chunk`` starts with."""
-    return dict(chunk_id=chunk.id, chunk_hash=chunk.hash, ontology_hash=onto.hash, prompt_version=version,
-                created=datetime.now(timezone.utc).isoformat(timespec="seconds"))
-
-
-def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dict[str, Any] | Constraint | None,
-                  system: str, setup: str | None = None, *, prompts: PromptSet | None = None,
-                  form: str | AnswerForm = "full", gleanings: int = 0) -> CacheRecord:
-    """One LLM call (plus at most one retry) for one chunk; never raises for a bad answer or a prompt
-    too long for the context (a failed record with its :class:`FailureReason`). ``prompts``: the
-    prompts in use (``system`` is already their system prompt); ``form``: the answer form asked, whose
-    constraint ``schema`` is (a JSON schema, or the form's :class:`Constraint`); ``gleanings``: recall
-    passes after the answer (:func:`glean`)."""
-    base = record_base(chunk, onto, prompts.version(*EXTRACT_PROMPTS) if prompts is not None else PROMPT_VERSION)
-    shape = answer_form(form)
-    limit = shape.for_text(schema if isinstance(schema, Constraint) else Constraint(schema=schema), chunk.text)
-
-    user = extraction_user_prompt(chunk.text, prompts=prompts, form=shape.name)
-    try:
-        value, attempt = complete_answer(
-            chat, system, user, shape.read,
-            schema=limit.schema, grammar=limit.grammar, end_on_repeated_line=limit.end_on_repeated_line,
-            replay_key=chunk.hash,
-            what=shape.what, again=form_text(shape.name).again)
-    except LLMContextError as exc:
-        return CacheRecord(**base, status="failed", error=str(exc), raw_responses=exc.raw_responses, parsed=None,
-                           calls=len(exc.raw_responses) + 1, reason=FailureReason.CONTEXT_OVERFLOW.value, setup=setup)
-    except LLMOutputError as exc:
-        return CacheRecord(**base, status="failed", error=str(exc), raw_responses=exc.raw_responses, parsed=None,
-                           calls=len(exc.raw_responses), reason=FailureReason.UNUSABLE_ANSWER.value, setup=setup)
-    if gleanings:
-        value = glean(chat, shape, system, user, value, attempt, gleanings, limit, replay_key=chunk.hash,
-                      prompts=prompts)
-    return CacheRecord(**base, status="ok", parsed=value, raw_responses=attempt.raw_responses,
-                       repaired=attempt.repaired, retried=attempt.retried, errors=attempt.errors,
-                       calls=len(attempt.raw_responses), input_tokens=attempt.input_tokens,
-                       output_tokens=attempt.output_tokens, tokens_estimated=attempt.tokens_estimated)
-
-
-def glean(chat: BaseChatModel, form: AnswerForm, system: str, user: str, value: Any, attempt: Attempt,
-          passes: int, limit: Constraint, *, replay_key: str, prompts: PromptSet | None = None) -> Any:
-    """Recall passes (Microsoft GraphRAG's "gleanings"): after the answer, the model is asked in the same
-    conversation for what it missed, ``passes`` times; each answer is read like the first and merged into
-    it (:meth:`AnswerForm.merge`; repeats are merged later, like any repeated item). The conversation's
-    start is the first call's prompt, so a server's prompt cache serves it. A pass whose answer does not
-    read, or whose call fails, ends the passes: the answer so far is kept, the error in ``attempt.errors``."""
-    messages: list[Any] = [SystemMessage(content=system), HumanMessage(content=user)]
-    kwargs = {**constraint_kwargs(chat, limit.schema, limit.grammar, end_on_repeated_line=limit.end_on_repeated_line),
-              "replay_key": replay_key}
-    last = attempt.raw_responses[-1]
-    for i in range(passes):
-        messages += [AIMessage(content=last), HumanMessage(content=gleaning_prompt(prompts=prompts))]
-        try:
-            last = invoke_model(chat, messages, attempt, None, **kwargs)
-        except LLMError as exc:  # the first answer stands; a provider that stops is seen at the next chunk
-            attempt.errors.append(f"recall pass {i + 1}: {exc}")
-            break
-        attempt.raw_responses.append(last)
-        if not last.strip():
-            break  # nothing missing, by the model's word
-        try:
-            more, _ = form.read(last)
-        except ValueError as exc:
-            attempt.errors.append(f"recall pass {i + 1}: {exc}")
-            break
-        value = form.merge(value, more)
-    return value
 
 
 def run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path | None = None,
@@ -262,28 +186,25 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
         if choice.strategy != extract.strategy:  # every later step reads the strategy that runs
             extract = extract.model_copy(update={"strategy": choice.strategy})
         kind = choice.strategy
+        strat = strategy_for(kind)
         shape = answer_form(extract.answer_form)
         # the full form keeps the cache tag it always had; recall passes make other answers
         passes = f"|gleanings={extract.gleanings}|{prompts.version(EXTRACT_GLEAN)}" if extract.gleanings else ""
         user = form_text(shape.name).user  # another form's own per-chunk prompt keys its answers too
-        form = gen_form = (shape.cache_tag or "full") + (f"|{prompts.version(user)}" if user != EXTRACT_USER else "") + passes
-        if kind == "classify":  # the stored answer also depends on what picks the pairs (the calls have their own cache)
-            form = (f"classify|{prompts.version(*CLASSIFY_PROMPTS)}|{extract.evidence_window}|"
-                    f"{extract.classify_max_pairs}")
-        elif kind == "mentions":
-            form = mentions_only.answer_form(prompts)
+        gen_form = (shape.cache_tag or "full") + (f"|{prompts.version(user)}" if user != EXTRACT_USER else "") + passes
+        form = strat.answer_tag(extract, prompts, gen_form)
         bounds = (extract.max_entities, extract.max_relations)
         version = prompts.version(*EXTRACT_PROMPTS)
         cache = ExtractionCache(files.cache_dir, label, *bounds, form, prompt_version=version)
         # mentions: the generate answers of chunks whose typed relations were asked (--relations-for) stand
         typed = (ExtractionCache(files.cache_dir, label, *bounds, gen_form, prompt_version=version)
-                 if kind == "mentions" else None)
+                 if strat.asks_typed else None)
         chosen = chosen_documents(relations_for, corpus, docs, kind) if relations_for else set()
         schema = shape.constraint(onto, *bounds)
         system = extraction_system_prompt(onto, shape.name, prompts=prompts)
         # the ontology each chunk's prompt is built from: onto, or onto with the corrected passages picked for it
         prompt_onto = (prompt_ontologies(onto, chunks, extract, embedding=embedding or EmbeddingSettings(), llm=llm,
-                                         files=files) if kind == "generate" else {})
+                                         files=files) if strat.carries_examples else {})
 
         def onto_of(ch: Chunk) -> Ontology:
             return prompt_onto.get(ch.id, onto)
@@ -322,7 +243,7 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
     timings: list[float] = []  # seconds of each call of this run, per chunk (the next run's estimate)
     if todo or todo_typed:
         if chat is None:
-            chat = _chat_for(llm, provider, kind == "classify", files)
+            chat = _chat_for(llm, provider, strat.needs_scores, files)
         flight = calls_in_flight(llm, chat)  # what the server takes (its slots), or GRAPHRAG_CONCURRENCY
         runner = runner_line(llm, provider, chat, flight.calls, flight.why)
         logger.info("extraction: %s", runner)
@@ -335,12 +256,13 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
         groups: dict[int, list[Chunk]] = {}  # chunks whose prompts carry the same examples
         for ch in todo:
             groups.setdefault(id(onto_of(ch)), []).append(ch)
-        jobs = [job for group in groups.values() for job in _jobs(
-            kind, chat, onto_of(group[0]), group, extract, files, label, setup, schema,
+        calls_setup = CallSetup(chat=chat, extract=extract, files=files, label=label, setup=setup, schema=schema,
+                                prompts=prompts)
+        jobs = [job for group in groups.values() for job in strat.jobs(
+            calls_setup, onto_of(group[0]), group,
             system if onto_of(group[0]) is onto else extraction_system_prompt(onto_of(group[0]), shape.name,
-                                                                                prompts=prompts), prompts)]
-        jobs += [(partial(_one, extract_chunk, chat, onto, ch, schema, system, setup, prompts=prompts, form=shape,
-                          gleanings=extract.gleanings), [ch]) for ch in todo_typed]
+                                                                                prompts=prompts))]
+        jobs += GENERATE.jobs(calls_setup, onto, todo_typed, system)  # mentions: typed relations of chosen documents
         asked_typed = {ch.id for ch in todo_typed}
         stores = {ch.id: (typed if ch.id in asked_typed and typed is not None else cache) for ch in todo + todo_typed}
         job_of = {id(batch): job for job, batch in jobs}
@@ -366,7 +288,7 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
             if fresh:
                 tracker.asked([(ch.id, not rec.ok, rec.calls) for ch, rec in fresh])
 
-        if kind == "generate" and len(todo) + len(todo_typed) > 1 and hasattr(chat, "share_prefix") and len(groups) <= 1:
+        if strat.shares_prefix and len(todo) + len(todo_typed) > 1 and hasattr(chat, "share_prefix") and len(groups) <= 1:
             # the instructions and ontology every prompt starts with: evaluated once, copied into every slot
             tracker.note("evaluating the shared prompt prefix once for the server's slots")
             chat.share_prefix([SystemMessage(content=system), HumanMessage(content="")])
@@ -444,9 +366,7 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
         rejected_relations=c.rejected_relations, rejected_entities=c.rejected_entities,
         by_reason=c.by_reason, seconds=time.monotonic() - t0, model=label, revalidated=revalidate,
         merges=len(ext.merges), verification=verifier.summary.line() if verifier is not None else None,
-        classify=classify_line([records[c.id] for c in chunks if c.id in records]) if kind == "classify" else None,
-        mentions=mentions_only.mentions_line([records[c.id] for c in chunks if c.id in records])
-        if kind == "mentions" else None, strategy=choice.lines()[0],
+        **strat.summary_fields([records[c.id] for c in chunks if c.id in records]), strategy=choice.lines()[0],
         usage=run_usage, input_tokens=run_in, output_tokens=run_out,
         replay_path=replay_path, repairs=c.repairs, repairs_by_reason=dict(c.repairs_by_reason),
         failed_by_reason=dict(c.failed_by_reason), skipped_files=skipped, retried_failures=retried,
@@ -470,34 +390,6 @@ def _unchanged_summary(out: Path, docs: list[ChunkedDocument], chunks: list[Chun
         repairs_by_reason=dict(c.repairs_by_reason), failed_by_reason=dict(c.failed_by_reason),
         skipped_files=[SkippedInput(s.path, s.reason, s.message) for s in ext.skipped_files], unchanged=True,
         strategy=strategy)
-
-
-def _one(ask: Callable[..., CacheRecord], *args: Any, **kwargs: Any) -> list[CacheRecord]:
-    """``ask``'s record of one chunk, in a list, with its wall time in ``seconds`` when it set none."""
-    start = time.monotonic()
-    rec = ask(*args, **kwargs)
-    if rec.seconds is None:
-        rec.seconds = round(time.monotonic() - start, 3)
-    return [rec]
-
-
-def _jobs(kind: str, chat: BaseChatModel, onto: Ontology, todo: list[Chunk], extract: ExtractSettings,
-          files: FilesSettings, label: str,
-          setup: str, schema: Constraint, system: str,
-          prompts: PromptSet) -> list[tuple[Callable[[], list[CacheRecord]], list[Chunk]]]:
-    """The calls of the run: (a function returning the stored answers of its chunks, those chunks)."""
-    if kind == "mentions":
-        backend = backend_for(chat)
-        return [(partial(mentions_only.ask_mentions, backend, onto, batch, setup, prompts=prompts), batch)
-                for batch in mentions_only.plan_batches(todo, extract.mentions_batch_chars)]
-    if kind == "classify":
-        backend, ccache, params = backend_for(chat), ClassifyCache(files.cache_dir, label), ClassifyParams(
-            extract.evidence_window, extract.mention_threshold, extract.classify_max_pairs,
-            prompts)
-        return [(partial(_one, classify_chunk, backend, onto, ch, ccache, params, setup), [ch]) for ch in todo]
-    form = answer_form(extract.answer_form)
-    return [(partial(_one, extract_chunk, chat, onto, ch, schema, system, setup, prompts=prompts, form=form,
-                     gleanings=extract.gleanings), [ch]) for ch in todo]
 
 
 def runner_line(llm: LLMSettings, provider: str, chat: BaseChatModel, calls: int, why: str) -> str:

@@ -17,7 +17,7 @@ from graphrag_got.config import ExtractSettings
 from graphrag_got.extract.answer import RawAnswer
 from graphrag_got.extract.cache import CacheRecord
 from graphrag_got.extract.classify.chunk import answer_items
-from graphrag_got.extract.classify.mentions import MAX_MENTIONS
+from graphrag_got.extract.strategies import STRATEGIES
 from graphrag_got.common.text_match import ChunkText
 from graphrag_got.extract.evidence import EvidenceRules
 from graphrag_got.extract.extraction import FailedChunk, FailureReason, Repair
@@ -35,11 +35,8 @@ logger = logging.getLogger(__name__)
 
 def make_validator(extract: ExtractSettings, onto: Ontology) -> Validator:
     """The extraction's validator: schema bounds, and the evidence rules when ``evidence`` is on."""
-    bounds = (extract.max_entities, extract.max_relations)
-    if extract.strategy == "classify":  # its answers are bounded by its own limits, not the JSON schema's
-        bounds = (max(bounds[0], MAX_MENTIONS), max(bounds[1], extract.classify_max_pairs))
-    elif extract.strategy == "mentions":  # so are the mentions strategy's (its typed answers by the schema's)
-        bounds = (max(bounds[0], MAX_MENTIONS), bounds[1])
+    bounds = (STRATEGIES[extract.strategy].bounds(extract) if extract.strategy in STRATEGIES
+              else (extract.max_entities, extract.max_relations))  # "auto": not chosen yet
     return Validator(onto, max_entities=bounds[0], max_relations=bounds[1],
                      evidence=EvidenceRules.from_settings(extract) if extract.evidence else None,
                      min_confidence=extract.min_confidence,

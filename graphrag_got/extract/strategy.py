@@ -24,14 +24,10 @@ from graphrag_got.errors import ConfigError
 from graphrag_got.ingest.chunking import ChunkedDocument, corpus_files
 from graphrag_got.ingest.notes import is_note
 from graphrag_got.llm.model_size import parameters_billions
+from graphrag_got.extract.strategies import STRATEGIES as ALL
 
-STRATEGIES = ("generate", "classify", "mentions")
-WHAT = {
-    "generate": "the model writes each chunk's entities and typed relations",
-    "classify": "mentions copied from each chunk, then one scored choice per pair of mentions",
-    "mentions": "entity mentions only, copied from each chunk; the edges are the vault's links, tags and "
-                "folders and co-occurrence in a chunk",
-}
+STRATEGIES = tuple(ALL)
+WHAT = {name: s.what for name, s in ALL.items()}
 
 
 @dataclass(frozen=True)
@@ -42,11 +38,8 @@ class StrategyChoice:
     reason: str
 
     def lines(self) -> list[str]:
-        out = [f"extraction strategy: {self.strategy} ({WHAT[self.strategy]}); {self.reason}"]
-        if self.strategy == "mentions":
-            out.append("  typed relations: GRAPHRAG_EXTRACTION=generate asks them for every note; "
-                       "`build --relations-for PATH...` for chosen notes or folders only")
-        return out
+        return [f"extraction strategy: {self.strategy} ({WHAT[self.strategy]}); {self.reason}",
+                *ALL[self.strategy].note_lines]
 
 
 def configured_model(llm: LLMSettings, provider: str) -> str | None:
@@ -113,10 +106,10 @@ def chosen_documents(paths: Sequence[str], corpus: str | Path, docs: Sequence[Ch
     """The documents ``--relations-for`` names: notes (``projects/plan.md``) and folders (``projects``,
     everything under it), given inside the corpus or as paths on disk under it. A path that names no
     document of the corpus is an error (a typo would otherwise ask nothing and say nothing)."""
-    if strategy != "mentions":
+    if not ALL[strategy].asks_typed:
         raise ConfigError(f"--relations-for adds typed relations to the mentions strategy, but the {strategy} "
                           f"strategy runs (GRAPHRAG_EXTRACTION): it already asks "
-                          f"{'them for every note' if strategy == 'generate' else 'its own relations'}. Drop the "
+                          f"{'them for every note' if ALL[strategy].carries_examples else 'its own relations'}. Drop the "
                           "flag, or set GRAPHRAG_EXTRACTION=mentions (and give the vault before the flag: "
                           "build VAULT --relations-for PATH...).")
     root = Path(corpus)

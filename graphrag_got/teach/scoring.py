@@ -35,7 +35,6 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import product
-from pathlib import Path
 from typing import Any
 
 from graphrag_got.common.normalize import normalize_name
