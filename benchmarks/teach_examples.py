@@ -81,7 +81,7 @@ def _settings(args: argparse.Namespace, corpus: GoldCorpus, home: Path) -> Setti
         "home": home, "out_dir": home / "out", "models_path": base.models_dir.resolve(), "llm_provider": "llamacpp",
         "llamacpp_model": args.model, "llamacpp_threads": args.threads, "llamacpp_adaptive_threads": False,
         "llamacpp_backend": "server", "llama_server_slots": args.slots, "llama_server_port": args.port,
-        **dict(corpus.settings)})
+        **({"llamacpp_n_ctx": args.n_ctx} if args.n_ctx else {}), **dict(corpus.settings)})
 
 
 def _extract(settings: Settings, onto: Ontology, corpus: Path, out: Path) -> tuple[Extraction, int, float]:
@@ -137,6 +137,7 @@ def _run_choices(args: argparse.Namespace, corpus: GoldCorpus, folder: Path, str
         choices.append((f"random-{seed}", random.Random(seed).sample(sorted(all_ids), args.k)))
     rows: list[Row] = []
     for name, picked in choices:
+        name = f"{name}-ctx{settings.llm.llamacpp_n_ctx}"  # the context decides how many passages a prompt takes
         others = all_ids - set(picked)
         examples = [draft_example(gold_x, cid).example for cid in picked]
         sel_onto_path = folder / name / stripped.name
@@ -161,9 +162,11 @@ def summary_lines(rows: list[Row]) -> list[str]:
     out = []
     for corpus in dict.fromkeys(r.corpus for r in rows):
         mine = [r for r in rows if r.corpus == corpus and r.zero_f1_tol is not None]
-        rnd = [r for r in mine if r.choice.startswith("random")]
-        sug = [r for r in mine if r.choice == "suggest"]
-        for label, group in (("suggest", sug), ("random (mean)", rnd)):
+        groups: dict[str, list[Row]] = {}
+        for r in mine:  # "random-0-ctx4096" and "random-1-ctx4096" together
+            name, _, ctx = r.choice.rpartition("-ctx")
+            groups.setdefault(f"{name.split('-')[0]}, context {ctx}", []).append(r)
+        for label, group in groups.items():
             if group:
                 f1 = sum(r.q.tolerant.relations.f1 for r in group) / len(group)
                 z = sum(r.zero_f1_tol or 0 for r in group) / len(group)
@@ -181,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--random", type=int, default=2, help="seeded random choices besides the suggested one")
     ap.add_argument("--slots", type=int, default=4)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--n-ctx", type=int, default=0, help="context of one call (GRAPHRAG_LLAMACPP_N_CTX; default: "
+                                                          "the setting's): how many corrected passages fit a prompt")
     ap.add_argument("--workdir", required=True, help="homes, caches and copies of the ontologies (kept: reruns reuse "
                                                       "the answers)")
     ap.add_argument("--out", help="also write the report to this file")

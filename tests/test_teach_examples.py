@@ -193,7 +193,7 @@ def test_with_more_passages_than_a_prompt_carries_each_chunk_gets_the_nearest(wo
         save_example(work["onto"], draft_example(gold, chunk_id).example)
     onto = Ontology.from_file(work["onto"])
     assert len(stored_of(onto)) == 4
-    settings = Settings(home=work["home"])
+    settings = Settings(home=work["home"], llamacpp_n_ctx=32768)  # room for all four: the ranking alone decides
     chunks = [c for d in read_corpus(ROOT / "corpus" / "got.txt", min_chars=settings.chunking.min_chars,
                                      max_chars=settings.chunking.max_chars) for c in d.chunks]
     texts = {c.id: c.text for c in gold.chunks}
@@ -228,3 +228,59 @@ def test_a_run_with_per_chunk_examples_keys_each_answer_by_its_prompt(
     assert extract(work, capsys) == 0  # each chunk's answer is found under its own prompt's ontology
     monkeypatch.setenv("GRAPHRAG_EXAMPLES_PER_PROMPT", "2")
     assert extract(work, capsys) == 16  # both fit one prompt now: another prompt for every chunk
+
+
+def test_a_prompt_carries_only_the_passages_that_leave_room_for_the_answer(
+        work: dict[str, Path], caplog: pytest.LogCaptureFixture) -> None:
+    """Three GoT passages in the full form do not fit a 4096-token call with room for a 1536-token answer:
+    each chunk gets those that fit (nearest first), and the run says so."""
+    from graphrag_got.config import EmbeddingSettings, Settings
+    from graphrag_got.extract.example_selection import estimate_tokens, example_tokens, prompt_ontologies
+    from graphrag_got.ingest.chunking import read_corpus
+    from graphrag_got.ontology.example_store import stored_of, without_stored
+
+    from benchmarks.quality.stripped import strip_ontology
+
+    raw = json.loads(work["onto"].read_text(encoding="utf-8"))
+    raw.pop("$schema", None)
+    work["onto"].write_text(json.dumps(strip_ontology(raw), ensure_ascii=False), encoding="utf-8")  # as a user starts
+    gold = Extraction.read(GOLD)
+    for chunk in gold.chunks[:3]:
+        save_example(work["onto"], draft_example(gold, chunk.id).example)
+    onto = Ontology.from_file(work["onto"])
+    settings = Settings(home=work["home"])
+    chunks = [c for d in read_corpus(ROOT / "corpus" / "got.txt", min_chars=settings.chunking.min_chars,
+                                     max_chars=settings.chunking.max_chars) for c in d.chunks]
+    chosen = prompt_ontologies(onto, chunks, settings.extract, embedding=EmbeddingSettings(), llm=settings.llm,
+                               files=settings.files)
+    base = without_stored(onto)
+    for chunk in chunks:
+        carried = stored_of(chosen[chunk.id])
+        used = (estimate_tokens(extraction_system_prompt(base)) + estimate_tokens(chunk.text)
+                + sum(example_tokens(base, ex, "full") for ex in carried))
+        assert used + settings.llm.max_tokens <= settings.llm.llamacpp_n_ctx
+        assert len(carried) < 3
+    assert any(stored_of(o) for o in chosen.values())  # one passage fits beside most chunks
+    assert "fewer corrected passages than GRAPHRAG_EXAMPLES_PER_PROMPT" in caplog.text
+    roomy = Settings(home=work["home"], llamacpp_n_ctx=16384)
+    every = prompt_ontologies(onto, chunks, roomy.extract, embedding=EmbeddingSettings(), llm=roomy.llm,
+                              files=roomy.files)
+    assert all(o is onto for o in every.values())  # a larger context takes all three, one prompt for the run
+
+
+def test_an_answer_cut_by_a_full_context_is_a_context_overflow_not_a_short_answer() -> None:
+    from langchain_core.messages import AIMessage
+
+    from graphrag_got.llm.calls import LLMContextError, _check_not_cut_by_context
+
+    cut = AIMessage(content='{"entities": [{"type": "A"', response_metadata={"finish_reason": "length", "max_tokens": 1536},
+                    usage_metadata={"input_tokens": 4023, "output_tokens": 73, "total_tokens": 4096})
+    with pytest.raises(LLMContextError) as err:
+        _check_not_cut_by_context(cut, cut.content, None)
+    assert err.value.cut and err.value.raw_responses == [cut.content] and "73 tokens" in str(err.value)
+    whole = AIMessage(content="x", response_metadata={"finish_reason": "length", "max_tokens": 100},
+                      usage_metadata={"input_tokens": 10, "output_tokens": 100, "total_tokens": 110})
+    _check_not_cut_by_context(whole, "x", None)  # the answer used its whole allowance: a long answer, not a cut
+    stopped = AIMessage(content="x", response_metadata={"finish_reason": "stop"},
+                        usage_metadata={"input_tokens": 10, "output_tokens": 5, "total_tokens": 15})
+    _check_not_cut_by_context(stopped, "x", 1536)

@@ -54,10 +54,11 @@ def extract_chunk(chat: BaseChatModel, onto: Ontology, chunk: Chunk, schema: dic
             chat, system, user, shape.read,
             schema=limit.schema, grammar=limit.grammar, end_on_repeated_line=limit.end_on_repeated_line,
             replay_key=chunk.hash,
-            what=shape.what, again=form_text(shape.name).again)
+            what=shape.what, again=form_text(shape.name).again, refuse_cut=True)
     except LLMContextError as exc:
         return CacheRecord(**base, status="failed", error=str(exc), raw_responses=exc.raw_responses, parsed=None,
-                           calls=len(exc.raw_responses) + 1, reason=FailureReason.CONTEXT_OVERFLOW.value, setup=setup)
+                           calls=len(exc.raw_responses) + (0 if exc.cut else 1),  # a cut answer is one of them
+                           reason=FailureReason.CONTEXT_OVERFLOW.value, setup=setup)
     except LLMOutputError as exc:
         return CacheRecord(**base, status="failed", error=str(exc), raw_responses=exc.raw_responses, parsed=None,
                            calls=len(exc.raw_responses), reason=FailureReason.UNUSABLE_ANSWER.value, setup=setup)

@@ -39,8 +39,13 @@ class LLMContextError(LLMOutputError):
 
     A property of this one input (a long chunk, a big community), not of the provider: callers
     that skip bad answers skip this input too, and the run goes on. ``raw_responses`` holds the
-    answers received before the prompt grew too long (none when the first call overflowed).
+    answers received before the prompt grew too long (none when the first call overflowed); ``cut``: the
+    last call answered, but the context filled before the answer ended (its cut text is the last raw response).
     """
+
+    def __init__(self, message: str, raw_responses: list[str], *, cut: bool = False):
+        super().__init__(message, raw_responses)
+        self.cut = cut
 
 
 @dataclass
@@ -128,6 +133,7 @@ def invoke_model(chat: BaseChatModel, messages: list[BaseMessage], attempt: Atte
     if not isinstance(chat, ReplayChatModel):
         kwargs.pop("replay_key", None)
     structured_schema = kwargs.pop("structured_schema", None)
+    refuse_cut = kwargs.pop("refuse_cut", False)  # an answer cut by a full context raises (_check_not_cut_by_context)
     kwargs.update(_length_kwargs(chat, max_tokens))
     profile = profile_of(chat)
     retries = 0
@@ -176,7 +182,32 @@ def invoke_model(chat: BaseChatModel, messages: list[BaseMessage], attempt: Atte
             attempt.input_tokens += sum(len(str(m.content)) for m in messages) // 4
             attempt.output_tokens += len(text) // 4
             attempt.tokens_estimated = True
+    if refuse_cut:
+        _check_not_cut_by_context(msg, text, max_tokens or getattr(chat, "max_tokens", None))
     return text
+
+
+#: an answer ended for its length this far short of the length it was allowed ran out of context instead
+CUT_SHORT = 0.9
+
+
+def _check_not_cut_by_context(msg: BaseMessage, text: str, allowed: Any) -> None:
+    """Raise LLMContextError when the answer stopped because the context window was full: the server
+    says it stopped for length (``finish_reason`` "length") well before the answer length allowed. A
+    server without a context shift (llama.cpp's) then returns the cut answer as if it were whole; read,
+    repaired and validated it would pass for a short answer, silently. The cut text is kept."""
+    meta = getattr(msg, "response_metadata", None) or {}
+    usage = getattr(msg, "usage_metadata", None) or {}
+    cap = meta.get("max_tokens") or allowed
+    written, prompt = usage.get("output_tokens"), usage.get("input_tokens")
+    if meta.get("finish_reason") != "length" or written is None or not isinstance(cap, int) or cap <= 0:
+        return
+    if written < cap * CUT_SHORT:
+        raise LLMContextError(
+            f"the answer was cut after {written} tokens (of the {cap} allowed): the prompt ({prompt} tokens) and the "
+            "answer filled the model's context window. Use fewer corrected passages in a prompt "
+            "(GRAPHRAG_EXAMPLES_PER_PROMPT), smaller chunks (GRAPHRAG_CHUNK_MAX_CHARS) or a larger context "
+            "(GRAPHRAG_LLAMACPP_N_CTX)", raw_responses=[text], cut=True)
 
 
 def complete_text(chat: BaseChatModel, system: str, user: str, attempt: Attempt | None = None,

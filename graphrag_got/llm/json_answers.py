@@ -136,20 +136,22 @@ def complete_answer(chat: BaseChatModel, system: str, user: str, read: Callable[
                     end_on_repeated_line: bool | str = False,
                     replay_key: str | None = None, retries: int = 1, max_tokens: int | None = None,
                     what: str = "answer",
-                    again: str = "Answer again, in the form asked, nothing else.") -> tuple[Any, Attempt]:
+                    again: str = "Answer again, in the form asked, nothing else.",
+                    refuse_cut: bool = False) -> tuple[Any, Attempt]:
     """An answer read by ``read`` (text -> (value, repaired); ``ValueError`` or ``ValidationError`` for a
     bad one), asked once more after a bad answer with the error and ``again`` spelled out. Decoding
     follows ``grammar`` where the provider takes grammars (llama.cpp), else ``schema`` where it takes
-    one. Raises as :func:`complete_json`."""
+    one. Raises as :func:`complete_json`; ``refuse_cut``: also LLMContextError for an answer the context
+    window cut short (the server stopped it for length well before the length allowed)."""
     attempt = Attempt()
     messages: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=user)]
     kwargs = {**constraint_kwargs(chat, schema, grammar, end_on_repeated_line=end_on_repeated_line),
-              "replay_key": replay_key}
+              "replay_key": replay_key, **({"refuse_cut": True} if refuse_cut else {})}
     for i in range(retries + 1):
         try:
             text = invoke_model(chat, messages, attempt, max_tokens, **kwargs)
         except LLMContextError as exc:  # the retry prompt (with the bad answer) can be the one too long
-            exc.raw_responses = list(attempt.raw_responses)
+            exc.raw_responses = list(attempt.raw_responses) + list(exc.raw_responses)  # a cut answer is kept
             raise
         attempt.raw_responses.append(text)
         try:

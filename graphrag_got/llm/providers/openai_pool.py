@@ -358,6 +358,7 @@ class OpenAIPoolChatModel(BaseChatModel):
                     constrain = None
                 answer = self._create(server, messages_sent, constrain, max_tokens - resumed_pieces, stop, extra,
                                       until=until)
+                answer.max_tokens = max(1, max_tokens - resumed_pieces)
             except BaseException as exc:
                 self._pool.release(server, failed=is_transient(exc))
                 if isinstance(exc, StalledCallError):
@@ -400,7 +401,7 @@ class OpenAIPoolChatModel(BaseChatModel):
                               "total_tokens": answer.input_tokens + output}
         message = AIMessage(content=answer.text, usage_metadata=usage_metadata, response_metadata={
             "model_name": answer.model or self.model_name, "base_url": served_by[-1],
-            "retries": retries, "finish_reason": answer.finish_reason,
+            "retries": retries, "finish_reason": answer.finish_reason, "max_tokens": answer.max_tokens,
             "prefix_reused": answer.cached_tokens, "longest_gap_s": round(answer.longest_gap_s, 1),
             "seconds": round(answer.seconds, 1)})
         return ChatResult(generations=[ChatGeneration(message=message)])

@@ -67,6 +67,8 @@ class StreamedAnswer:
 
     text: str = ""
     finish_reason: str | None = None
+    #: the answer length this request allowed (finish_reason "length" well short of it: the context was full)
+    max_tokens: int | None = None
     model: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
