@@ -288,10 +288,17 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
             if fresh:
                 tracker.asked([(ch.id, not rec.ok, rec.calls) for ch, rec in fresh])
 
-        if strat.shares_prefix and len(todo) + len(todo_typed) > 1 and hasattr(chat, "share_prefix") and len(groups) <= 1:
-            # the instructions and ontology every prompt starts with: evaluated once, copied into every slot
-            tracker.note("evaluating the shared prompt prefix once for the server's slots")
-            chat.share_prefix([SystemMessage(content=system), HumanMessage(content="")])
+        if strat.shares_prefix and len(todo) + len(todo_typed) > 1 and hasattr(chat, "share_prefix"):
+            # the instructions and ontology every prompt starts with: evaluated once, copied into every slot; with
+            # corrected passages picked per chunk, each set's prompt once (the server keeps the others in its
+            # prompt cache and restores the one a call starts with), the largest group's last
+            prefixes = [system] if len(groups) <= 1 else [
+                extraction_system_prompt(onto_of(g[0]), shape.name, prompts=prompts)
+                for g in sorted(groups.values(), key=len) if len(g) > 1]
+            tracker.note(f"evaluating the shared prompt prefix{'es' if len(prefixes) > 1 else ''} once for the "
+                         "server's slots")
+            for prefix in prefixes:
+                chat.share_prefix([SystemMessage(content=prefix), HumanMessage(content="")])
         tracker.start(todo + todo_typed)
         try:
             stopped = ask_batches([batch for _, batch in jobs], ask, flight.calls, keep,
