@@ -81,7 +81,8 @@ def _settings(args: argparse.Namespace, corpus: GoldCorpus, home: Path) -> Setti
         "home": home, "out_dir": home / "out", "models_path": base.models_dir.resolve(), "llm_provider": "llamacpp",
         "llamacpp_model": args.model, "llamacpp_threads": args.threads, "llamacpp_adaptive_threads": False,
         "llamacpp_backend": "server", "llama_server_slots": args.slots, "llama_server_port": args.port,
-        **({"llamacpp_n_ctx": args.n_ctx} if args.n_ctx else {}), **dict(corpus.settings)})
+        **({"llamacpp_n_ctx": args.n_ctx} if args.n_ctx else {}), "example_selector": args.selector,
+        **dict(corpus.settings)})
 
 
 def _extract(settings: Settings, onto: Ontology, corpus: Path, out: Path) -> tuple[Extraction, int, float]:
@@ -132,12 +133,13 @@ def _run_choices(args: argparse.Namespace, corpus: GoldCorpus, folder: Path, str
     zero, zero_calls, zero_s = _extract(settings, onto, corpus.corpus, folder / "zero.json")
     all_ids = {c.id for c in zero.chunks}
     choices: list[tuple[str, list[str]]] = [
-        ("suggest", [s.chunk_id for s in suggest_passages(zero, args.k)])]
+        ("suggest", [s.chunk_id for s in suggest_passages(zero, args.k)])] if args.suggest else []
     for seed in range(args.random):
         choices.append((f"random-{seed}", random.Random(seed).sample(sorted(all_ids), args.k)))
     rows: list[Row] = []
     for name, picked in choices:
-        name = f"{name}-ctx{settings.llm.llamacpp_n_ctx}"  # the context decides how many passages a prompt takes
+        # the context decides how many passages a prompt takes, the selector which when not all fit
+        name = f"{name}-ctx{settings.llm.llamacpp_n_ctx}" + ("" if args.selector == "similar" else f"-{args.selector}")
         others = all_ids - set(picked)
         examples = [draft_example(gold_x, cid).example for cid in picked]
         sel_onto_path = folder / name / stripped.name
@@ -165,7 +167,7 @@ def summary_lines(rows: list[Row]) -> list[str]:
         groups: dict[str, list[Row]] = {}
         for r in mine:  # "random-0-ctx4096" and "random-1-ctx4096" together
             name, _, ctx = r.choice.rpartition("-ctx")
-            groups.setdefault(f"{name.split('-')[0]}, context {ctx}", []).append(r)
+            groups.setdefault(f"{name.split('-')[0]}, context {ctx.replace('-', ', selector ')}", []).append(r)
         for label, group in groups.items():
             if group:
                 f1 = sum(r.q.tolerant.relations.f1 for r in group) / len(group)
@@ -184,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--random", type=int, default=2, help="seeded random choices besides the suggested one")
     ap.add_argument("--slots", type=int, default=4)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--selector", choices=["similar", "first"], default="similar",
+                    help="GRAPHRAG_EXAMPLE_SELECTOR: which passages a prompt gets when not all fit")
+    ap.add_argument("--no-suggest", dest="suggest", action="store_false", help="only the random choices")
     ap.add_argument("--n-ctx", type=int, default=0, help="context of one call (GRAPHRAG_LLAMACPP_N_CTX; default: "
                                                           "the setting's): how many corrected passages fit a prompt")
     ap.add_argument("--workdir", required=True, help="homes, caches and copies of the ontologies (kept: reruns reuse "
