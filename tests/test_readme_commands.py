@@ -33,6 +33,12 @@ EXERCISED: dict[str, tuple[str, str] | str] = {
     "graphrag_got.commands.ontology.run_show": (
         "tests/test_prompts.py::test_cli_show_prompt_prints_the_exact_system_prompt_and_its_version", '"--prompt"'),
     "graphrag_got.commands.report.run": ("tests/test_report.py::test_command_run_writes_and_prints", '"report"'),
+    "graphrag_got.commands.review.run": ("tests/test_review.py::test_the_command_writes_the_pages", "_cli("),
+    "graphrag_got.commands.examples.run": (
+        "tests/test_teach_examples.py::test_add_through_an_editor_then_extract_asks_again_and_remove_returns_to_the_cache",
+        '"suggest"'),
+    "graphrag_got.commands.eval.run": (
+        "tests/test_teach_examples.py::test_eval_equals_the_benchmark_scorer_on_the_same_passages", '"eval"'),
     "graphrag_got.commands.load.run_stats": (
         "tests/test_load_integrity.py::test_stats_strict_fails_on_a_graph_that_differs_from_its_file", '"--strict"'),
     "graphrag_got.commands.extract.run": (

@@ -588,7 +588,11 @@ def test_no_endpoint_writes_and_no_write_method_exists(served, service_graph) ->
     assert graph_fingerprint(driver, settings) == before
     app_routes = {(r.path, m) for r in client_app_routes(settings) for m in getattr(r, "methods", None) or ()}
     assert {m for _, m in app_routes} <= {"GET", "HEAD", "POST"}
-    assert sorted(p for p, m in app_routes if m == "POST") == ["/ask", "/impact/diff"]  # both only read
+    # /ask and /impact/diff only read; /examples writes the corrected-passages file beside the ontology, never the
+    # graph, and only in a service started with --allow-examples (this one was not: 403)
+    assert sorted(p for p, m in app_routes if m == "POST") == ["/ask", "/examples", "/impact/diff"]
+    assert client.post("/examples", json={"chunk_id": "x", "entities": [], "relations": []}).status_code == 403
+    assert graph_fingerprint(driver, settings) == before
     _error(client.post("/impact/diff", json={}), 409, "no_code_root")  # started without a repository: reads nothing
 
 

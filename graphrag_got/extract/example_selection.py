@@ -30,7 +30,7 @@ from graphrag_got.config import EmbeddingSettings, ExtractSettings, FilesSetting
 from graphrag_got.ingest.chunking import Chunk
 from graphrag_got.ontology.example_store import StoredExample, stored_of, with_examples, without_stored
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.prompts import extraction_system_prompt
+from graphrag_got.prompts import PromptSet, extraction_system_prompt
 from graphrag_got.prompts.answer_forms import writer
 
 logger = logging.getLogger(__name__)
@@ -94,16 +94,19 @@ def example_tokens(onto: Ontology, example: StoredExample, form: str) -> int:
     return estimate_tokens(example.text) + estimate_tokens(answer) + EXAMPLE_OVERHEAD
 
 
-def room_for_examples(base: Ontology, chunk: Chunk, extract: ExtractSettings, llm: LLMSettings) -> int | None:
+def room_for_examples(base: Ontology, chunk: Chunk, extract: ExtractSettings, llm: LLMSettings, *,
+                      prompts: PromptSet | None = None) -> int | None:
     """Tokens left for corrected passages in ``chunk``'s prompt (None: no bound for this provider)."""
     if llm.provider not in SIZED_PROVIDERS:
         return None
-    used = estimate_tokens(extraction_system_prompt(base, extract.answer_form)) + estimate_tokens(chunk.text)
+    system = extraction_system_prompt(base, extract.answer_form, prompts=prompts)
+    used = estimate_tokens(system) + estimate_tokens(chunk.text)
     return llm.llamacpp_n_ctx - used - llm.max_tokens
 
 
 def prompt_ontologies(onto: Ontology, chunks: Sequence[Chunk], extract: ExtractSettings, *,
-                      embedding: EmbeddingSettings, llm: LLMSettings, files: FilesSettings) -> dict[str, Ontology]:
+                      embedding: EmbeddingSettings, llm: LLMSettings, files: FilesSettings,
+                      prompts: PromptSet | None = None) -> dict[str, Ontology]:
     """Chunk id -> the ontology its prompt is built from (see the module docstring)."""
     stored = stored_of(onto)
     if not stored or not chunks:
@@ -111,7 +114,7 @@ def prompt_ontologies(onto: Ontology, chunks: Sequence[Chunk], extract: ExtractS
     base = without_stored(onto)
     k = extract.examples_per_prompt
     cost = [example_tokens(base, ex, extract.answer_form) for ex in stored]
-    rooms = [room_for_examples(base, c, extract, llm) for c in chunks]
+    rooms = [room_for_examples(base, c, extract, llm, prompts=prompts) for c in chunks]
     if len(stored) <= k and all(room is None or room >= sum(cost) for room in rooms):
         return {c.id: onto for c in chunks}  # all of them in every prompt: one prompt for the run
     selector = selector_for(extract, embedding=embedding, llm=llm, files=files)

@@ -204,7 +204,7 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
         system = extraction_system_prompt(onto, shape.name, prompts=prompts)
         # the ontology each chunk's prompt is built from: onto, or onto with the corrected passages picked for it
         prompt_onto = (prompt_ontologies(onto, chunks, extract, embedding=embedding or EmbeddingSettings(), llm=llm,
-                                         files=files) if strat.carries_examples else {})
+                                         files=files, prompts=prompts) if strat.carries_examples else {})
 
         def onto_of(ch: Chunk) -> Ontology:
             return prompt_onto.get(ch.id, onto)
