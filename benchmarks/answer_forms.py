@@ -37,7 +37,7 @@ from benchmarks.llm_server import _free_port  # noqa: E402
 from benchmarks.quality.ladder import GOT, OBSERVATORY, GoldCorpus  # noqa: E402
 from benchmarks.quality.reading import read_extraction_file  # noqa: E402
 from benchmarks.quality.score import score  # noqa: E402
-from benchmarks.quality.tables import fmt_ratio, markdown_table  # noqa: E402
+from benchmarks.quality.tables import fmt_ratio, markdown_table, print_report  # noqa: E402
 from graphrag_got.config import Settings  # noqa: E402
 from graphrag_got.extract.forms import ANSWER_FORMS  # noqa: E402
 from graphrag_got.extract.run import run_extraction  # noqa: E402
@@ -184,10 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             f"command: python -m benchmarks.answer_forms {' '.join(argv if argv is not None else sys.argv[1:])}\n\n"
             + markdown_table(HEADER, [r.cells() for r in rows]) + "\n\n" + "\n".join(ratios(rows)) + "\n\n"
             + "\n".join(floor_lines(args.model, corpora, forms)) + "\n")
-    print("\n" + text)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text, encoding="utf-8")
+    print_report(text, args.out)
     return 0
 
 

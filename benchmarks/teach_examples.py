@@ -38,7 +38,7 @@ from benchmarks.quality.ladder import GOT, OBSERVATORY, GoldCorpus  # noqa: E402
 from benchmarks.quality.reading import read_extraction_file  # noqa: E402
 from benchmarks.quality.score import QualityScore, score  # noqa: E402
 from benchmarks.quality.stripped import write_stripped  # noqa: E402
-from benchmarks.quality.tables import fmt_ratio, markdown_table  # noqa: E402
+from benchmarks.quality.tables import fmt_ratio, markdown_table, print_report  # noqa: E402
 from graphrag_got.config import Settings  # noqa: E402
 from graphrag_got.extract.extraction import Extraction  # noqa: E402
 from graphrag_got.extract.run import run_extraction  # noqa: E402
@@ -208,10 +208,7 @@ def main(argv: list[str] | None = None) -> int:
             f"thread(s), {os.cpu_count()} cores, load average at start {load:.2f}, at end {os.getloadavg()[0]:.2f}\n"
             f"command: python -m benchmarks.teach_examples {' '.join(argv if argv is not None else sys.argv[1:])}\n\n"
             + markdown_table(HEADER, [r.cells() for r in rows]) + "\n\n" + "\n".join(summary_lines(rows)) + "\n")
-    print("\n" + text)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text, encoding="utf-8")
+    print_report(text, args.out)
     return 0
 
 

@@ -26,3 +26,13 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], align: 
 
     rule = "| " + " | ".join(("-" * (w - 1) + ":") if a == "r" else "-" * w for w, a in zip(widths, align)) + " |"
     return "\n".join([line(header), rule, *(line(r) for r in rows)])
+
+
+def print_report(text: str, out: str | None) -> None:
+    """Print a benchmark's report and, when ``out`` is given, write it there too."""
+    print("\n" + text)
+    if out:
+        from pathlib import Path
+
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(text, encoding="utf-8")
