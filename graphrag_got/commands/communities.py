@@ -156,16 +156,19 @@ def run_sweep(args: argparse.Namespace, settings: Settings) -> int:
 def run_summarize(args: argparse.Namespace, settings: Settings) -> int:
     from graphrag_got.commands.render import progress_bar
     from graphrag_got.communities.reports import summarize_communities
+    from graphrag_got.pipeline.report_check import FactsCheck, check_line
 
     driver, onto = _connect(settings)
     with driver, progress_bar() as progress:
         res = summarize_communities(driver, settings.neo4j, ontology=onto, force=args.force, progress=progress,
-                                    embed=False if args.no_embeddings else None, llm=settings.llm,
-                                    files=settings.files, embedding=settings.embedding,
+                                    embed=False if args.no_embeddings else None, check=FactsCheck(),
+                                    llm=settings.llm, files=settings.files, embedding=settings.embedding,
                                     graph_settings=settings.graph)  # fmt: skip
     print(f"communities: {res.communities} ({res.singletons_skipped} singleton(s) not reported)")
-    print(f"reports: {res.generated} generated, {res.cached} from cache, {res.unchanged} unchanged, "
+    rechecked = f", {res.rechecked} checked again (no LLM call)" if res.rechecked else ""
+    print(f"reports: {res.generated} generated, {res.cached} from cache, {res.unchanged} unchanged{rechecked}, "
           f"{len(res.failed)} failed")  # fmt: skip
+    print(check_line(res))
     est = " (estimated, ~4 characters a token)" if res.tokens_estimated else ""
     print(f"LLM calls: {res.llm_calls}; tokens: {res.input_tokens} in, {res.output_tokens} out{est}")
     if res.embedding_error:

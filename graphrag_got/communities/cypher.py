@@ -83,6 +83,7 @@ def existing_community_summaries() -> str:
         "MATCH (c:Community) WHERE c.summary IS NOT NULL AND c.content_hash IS NOT NULL\n"
         "RETURN c.content_hash AS content_hash, c.summary_key AS summary_key, c.title AS title, c.summary AS summary,\n"
         "       c.findings AS findings, c.rating AS rating, c.rating_explanation AS rating_explanation,\n"
+        "       c.left_out AS left_out, c.unbacked_kept AS unbacked_kept, c.report_check AS report_check,\n"
         "       c.embedding AS embedding, c.embedding_hash AS embedding_hash"
     )
 
@@ -101,14 +102,16 @@ def clear_entity_communities() -> str:
 
 def create_communities() -> str:
     """Rows ``{id, level, parent, algorithm, resolution, seed, size, members_hash, content_hash, inner_hash,
-    title, summary, findings, rating, rating_explanation, summary_key}`` (``findings`` a JSON string)."""
+    title, summary, findings, rating, rating_explanation, left_out, unbacked_kept, report_check, summary_key}``
+    (``findings``, ``left_out`` and ``unbacked_kept`` JSON strings)."""
     return (
         "UNWIND $rows AS row\n"
         "CREATE (c:Community {id: row.id, level: row.level, parent: row.parent, algorithm: row.algorithm,\n"
         "  resolution: row.resolution, seed: row.seed, size: row.size, members_hash: row.members_hash,\n"
         "  content_hash: row.content_hash, inner_hash: row.inner_hash,\n"
         "  title: row.title, summary: row.summary, findings: row.findings,\n"
-        "  rating: row.rating, rating_explanation: row.rating_explanation, summary_key: row.summary_key})"
+        "  rating: row.rating, rating_explanation: row.rating_explanation, left_out: row.left_out,\n"
+        "  unbacked_kept: row.unbacked_kept, report_check: row.report_check, summary_key: row.summary_key})"
     )
 
 
@@ -151,6 +154,7 @@ def communities_with_members() -> str:
         "       c.members_hash AS members_hash, c.content_hash AS content_hash, c.title AS title,\n"
         "       c.summary AS summary, c.findings AS findings, c.rating AS rating,\n"
         "       c.rating_explanation AS rating_explanation, c.summary_key AS summary_key,\n"
+        "       c.left_out AS left_out, c.unbacked_kept AS unbacked_kept, c.report_check AS report_check,\n"
         "       c.embedding_hash AS embedding_hash, c.resolution AS resolution,\n"
         "       collect({uid: e.uid, name: e.name, type: e.type, properties: properties(e)}) AS members\n"
         "ORDER BY id"
@@ -163,12 +167,14 @@ def communities_with_members() -> str:
 
 
 def set_community_summaries() -> str:
-    """Rows ``{id, title, summary, findings, rating, rating_explanation, summary_key}`` (a report)."""
+    """Rows ``{id, title, summary, findings, rating, rating_explanation, left_out, unbacked_kept, report_check,
+    summary_key}`` (a report and what its check left out)."""
     return (
         "UNWIND $rows AS row\n"
         "MATCH (c:Community {id: row.id})\n"
         "SET c.title = row.title, c.summary = row.summary, c.findings = row.findings, c.rating = row.rating,\n"
-        "    c.rating_explanation = row.rating_explanation, c.summary_key = row.summary_key"
+        "    c.rating_explanation = row.rating_explanation, c.left_out = row.left_out,\n"
+        "    c.unbacked_kept = row.unbacked_kept, c.report_check = row.report_check, c.summary_key = row.summary_key"
     )
 
 

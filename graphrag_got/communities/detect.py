@@ -73,6 +73,9 @@ class Community:
     findings: str | None = None  # JSON list of {"statement", "members"} (as stored on the node)
     rating: float | None = None
     rating_explanation: str | None = None
+    left_out: str | None = None  # JSON list of what the report check left out (communities.check)
+    unbacked_kept: str | None = None  # JSON list of summary sentences kept though not backed
+    report_check: str | None = None  # the version of the check the report went through
     embedding: list[float] | None = None  # carried over from a previous detection, never computed here
     embedding_hash: str | None = None
     inner_hash: str | None = None  # its members and the relations among them, in full (see inner_hash())

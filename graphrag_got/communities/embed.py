@@ -15,7 +15,8 @@ vector is missing is embedded again whatever its hash says, and the stored ``emb
 an embedder by ``model_id``, ``model`` or ``model_name`` (changing that would re-embed every report).
 
 :class:`SummarizeResult` (the counts of ``communities summarize``) lives here because the embedding
-step fills its embedding counts; :mod:`graphrag_got.communities.reports` fills the rest.
+step fills its embedding counts; :mod:`graphrag_got.communities.reports` fills the rest (with what the
+report check left out: :mod:`graphrag_got.communities.check`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from langchain_core.embeddings import Embeddings
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent
 from graphrag_got.communities import cypher
 from graphrag_got.communities.graph import sha
-from graphrag_got.communities.store import batches, parse_findings
+from graphrag_got.communities.store import batches, parse_findings, parse_records
 from graphrag_got.config import EmbeddingSettings, FilesSettings, LLMSettings, Neo4jSettings
 from graphrag_got.errors import GraphragGotError, Neo4jError
 from graphrag_got.graph.db import read_all, session
@@ -54,6 +55,20 @@ class SummarizeResult(LLMUsage):
     embedding_calls: int = 0  # calls to the embedding model (0 when every vector came from its cache)
     embedding_error: str | None = None  # why the reports were not embedded (global search then ranks by rating)
     embedding_seconds: float = 0.0
+    report_check: str | None = None  # the version of the check the reports went through (None: not checked)
+    rechecked: int = 0  # reports stored before this check (or by another version of it), checked again: no LLM call
+    left_out: int = 0  # report findings and summary sentences left out, over every report (checked now or stored)
+    left_out_reasons: dict[str, int] = field(default_factory=dict)  # reason value -> left-out count
+    unbacked_summaries: int = 0  # reports whose summary was kept though none of its sentences is backed
+
+    def count_check(self, left_out: Any, unbacked_kept: Any) -> None:
+        """Count one report's left-out records and summary sentences kept unbacked (a list or its JSON)."""
+        records = parse_records(left_out)
+        self.left_out += len(records)
+        for r in records:
+            reason = str(r.get("reason") or "")
+            self.left_out_reasons[reason] = self.left_out_reasons.get(reason, 0) + 1
+        self.unbacked_summaries += bool(parse_records(unbacked_kept))
 
 
 def report_text(title: str | None, summary: str | None, findings: Any = None) -> str:

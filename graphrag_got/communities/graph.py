@@ -54,7 +54,7 @@ class Rel:
 
 @dataclass
 class EntityGraph:
-    entities: dict[str, dict[str, Any]]  # uid -> {uid, name, type, properties}
+    entities: dict[str, dict[str, Any]]  # uid -> {uid, name, type, properties, key, aliases}
     relations: list[Rel]  # deduplicated: a symmetric relation appears once, ends in uid order
     graph: nx.Graph  # undirected, weighted (see module docstring)
     cooccurrence: bool = False  # whether CO_OCCURS edges were added to ``graph``
@@ -97,6 +97,14 @@ def cooccurrence_weight(row: Mapping[str, Any]) -> float:
     return 1.0
 
 
+def _names(props: Mapping[str, Any]) -> dict[str, Any]:
+    """An entity's key and aliases (bookkeeping, not in its properties): what a matcher of its names reads."""
+    aliases = props.get("aliases")
+    key = props.get("key")
+    return {"key": key if isinstance(key, str) else None,
+            "aliases": [a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else []}
+
+
 def build_entity_graph(entity_rows: Iterable[Mapping[str, Any]], relation_rows: Iterable[dict[str, Any]],
                        cooccurrence_rows: Iterable[Mapping[str, Any]] | None = None) -> EntityGraph:
     """The weighted undirected graph of the module docstring, from rows as Neo4j returns them.
@@ -106,7 +114,8 @@ def build_entity_graph(entity_rows: Iterable[Mapping[str, Any]], relation_rows: 
     """
     entities = {
         r["uid"]: {"uid": r["uid"], "name": r["name"], "type": r["type"],
-                   "properties": {k: v for k, v in sorted((r["properties"] or {}).items()) if k not in BOOKKEEPING}}
+                   "properties": {k: v for k, v in sorted((r["properties"] or {}).items()) if k not in BOOKKEEPING},
+                   **_names(r["properties"] or {})}
         for r in entity_rows
     }  # fmt: skip
     relations = [x for x in dedupe_relations(relation_rows) if x.start in entities and x.end in entities]

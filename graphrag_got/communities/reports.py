@@ -8,9 +8,11 @@ written from the members with their properties, the relations among them
 (:func:`graphrag_got.communities.graph.community_content`) and a few chunk excerpts (the chunks
 mentioning most members, bounded in characters). A report is keyed by that prompt text, the model
 label and the prompt version; a rerun on an unchanged graph makes no LLM call: the node already
-holds a report for that key, or the answer is in ``<cache_dir>/communities/<key>.json``. After the
-reports, :func:`graphrag_got.communities.embed.embed_reports` embeds them, and
-``communities.json`` is exported.
+holds a report for that key, or the answer is in ``<cache_dir>/communities/<key>.json``. With a
+``check`` (:mod:`graphrag_got.communities.check`), every report stored is checked against its
+community's facts first, the cached ones too; a report stored before that check (or by another version
+of it) is checked again from the cache or the node, never asked again. After the reports,
+:func:`graphrag_got.communities.embed.embed_reports` embeds them, and ``communities.json`` is exported.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ from pydantic import BaseModel, Field, field_validator
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.common.progress import ProgressCallback, ProgressEvent
 from graphrag_got.communities import cypher
+from graphrag_got.communities.check import ReportCheck, apply_check, stored_answer
 from graphrag_got.communities.embed import SummarizeResult, embed_reports
-from graphrag_got.communities.graph import EntityGraph, community_content, read_entity_graph, relations_inside, sha
+from graphrag_got.communities.graph import (EntityGraph, Rel, community_content, read_entity_graph, relations_inside,
+                                            sha)
 from graphrag_got.communities.store import batches, export_communities
 from graphrag_got.config import EmbeddingSettings, FilesSettings, GraphSettings, LLMSettings, Neo4jSettings
 from graphrag_got.errors import GraphragGotError, LLMError, Neo4jError
@@ -201,12 +205,16 @@ def report_record(obj: CommunityReport, member_names: Sequence[str]) -> dict[str
     }
 
 
+def _json_list(items: Any) -> str | None:
+    return json.dumps(items, ensure_ascii=False) if items else None
+
+
 def _node_row(cid: int, record: Mapping[str, Any], key: str) -> dict[str, Any]:
-    findings = record.get("findings") or []
     return {"id": cid, "title": record["title"], "summary": record["summary"],
-            "findings": json.dumps(findings, ensure_ascii=False) if findings else None,
+            "findings": _json_list(record.get("findings")),
             "rating": record.get("rating"), "rating_explanation": record.get("rating_explanation") or None,
-            "summary_key": key}  # fmt: skip
+            "left_out": _json_list(record.get("left_out")), "unbacked_kept": _json_list(record.get("unbacked_kept")),
+            "report_check": record.get("report_check"), "summary_key": key}  # fmt: skip
 
 
 def summarize_communities(
@@ -223,6 +231,7 @@ def summarize_communities(
     embedder: Embeddings | None = None,
     embed: bool | None = None,
     graph: EntityGraph | None = None,
+    check: ReportCheck | None = None,
     llm: LLMSettings,
     files: FilesSettings,
     embedding: EmbeddingSettings,
@@ -239,6 +248,9 @@ def summarize_communities(
     ``embedder`` (default ``embeddings.get_embedder(embedding, llm=llm, files=files)``);
     an embedding failure is recorded in ``embedding_error``, never fatal (the reports are written).
     ``graph``: the entity graph when the caller has just read it (detection), instead of reading it again.
+    ``check``: what checks each report against its community's facts before it is stored
+    (:mod:`graphrag_got.communities.check`; ``graphrag_got.pipeline.report_check.FactsCheck``); None
+    stores reports as the model wrote them.
     The sections: ``db`` the database, ``llm`` the chat model and prompts, ``files`` the cache and
     export folders, ``embedding`` the report embeddings, ``graph_settings`` the write batch size.
     """
@@ -255,10 +267,18 @@ def summarize_communities(
         from graphrag_got.llm.factory import model_label
 
         label = model_label(llm)
-    res = SummarizeResult(communities=len(stored))
+    res = SummarizeResult(communities=len(stored), report_check=check.version if check is not None else None)
     cache_dir = files.cache_dir / "communities"
     rows: list[dict[str, Any]] = []
     todo: list[tuple[dict[str, Any], str, str, list[str]]] = []
+    community: dict[int, tuple[list[str], list[Rel]]] = {}  # id -> (members, relations among them): the check's input
+
+    def checked(cid: int, answer: Mapping[str, Any]) -> dict[str, Any]:
+        """The record stored for a report: checked when there is a check, counted either way."""
+        record = apply_check(check, eg, answer, *community[cid]) if check is not None else dict(answer)
+        res.count_check(record.get("left_out"), record.get("unbacked_kept"))
+        return record
+
     eligible: list[tuple[dict[str, Any], list[str]]] = []
     for rec in stored:
         members = [m["uid"] for m in rec["members"] if m.get("uid") in eg.entities]
@@ -274,13 +294,21 @@ def summarize_communities(
         text = content + ("\n" + excerpts[rec["id"]] if excerpts.get(rec["id"]) else "")
         key = summary_key(sha(text), label, language, version)
         names = [eg.entities[u]["name"] for u in members]
+        community[rec["id"]] = (members, among)
         if not force and rec["summary_key"] == key and rec["summary"]:
-            res.unchanged += 1
+            if check is None or rec.get("report_check") == check.version:
+                res.unchanged += 1
+                res.count_check(rec.get("left_out"), rec.get("unbacked_kept"))
+                continue
+            # stored before this check (or by another version of it): checked again, never asked again
+            answer = _read_json(cache_dir / f"{key}.json") or stored_answer(rec)
+            res.rechecked += 1
+            rows.append(_node_row(rec["id"], checked(rec["id"], answer), key))
             continue
         hit = _read_json(cache_dir / f"{key}.json")
         if hit is not None:
             res.cached += 1
-            rows.append(_node_row(rec["id"], hit, key))
+            rows.append(_node_row(rec["id"], checked(rec["id"], hit), key))
             continue
         todo.append((dict(rec), text, key, names))
 
@@ -320,8 +348,11 @@ def summarize_communities(
                         record = report_record(obj, names)
                         record.update({"model": label, "prompt_version": version, "community": rec["id"],
                                        "raw_responses": attempt.raw_responses if attempt else []})  # fmt: skip
+                        stored_record = checked(rec["id"], record)
+                        if check is not None:  # the model's report as parsed, and what the check left out of it
+                            record.update({k: stored_record[k] for k in ("left_out", "unbacked_kept", "report_check")})
                         write_json_atomic(cache_dir / f"{key}.json", record)
-                        rows.append(_node_row(rec["id"], record, key))
+                        rows.append(_node_row(rec["id"], stored_record, key))
                     if progress is not None:
                         progress(ProgressEvent(step="summaries", done=done, total=total, message=str(rec["id"]),
                                                stats={"LLM calls": res.llm_calls, "failed": len(res.failed)},

@@ -7,7 +7,8 @@
 Every membership is an ``IN_COMMUNITY`` relationship with ``communityLevel``; the Community node has
 ``level`` and (below level 0) ``parent``. A new detection carries a report (and its embedding) over
 to a community whose content hash is unchanged. The report's findings are stored as a JSON string
-(:func:`parse_findings` reads them back).
+(:func:`parse_findings` reads them back), and so are the records its check left out (``left_out``,
+``unbacked_kept``, :func:`parse_records`; :mod:`graphrag_got.communities.check`).
 """
 
 from __future__ import annotations
@@ -57,13 +58,16 @@ def _write_communities(driver: neo4j.Driver, db: Neo4jSettings, comms: list[Comm
                     c.title, c.summary, c.summary_key = old["title"], old["summary"], old["summary_key"]
                     c.findings, c.rating = old.get("findings"), old.get("rating")
                     c.rating_explanation = old.get("rating_explanation")
+                    c.left_out, c.unbacked_kept = old.get("left_out"), old.get("unbacked_kept")
+                    c.report_check = old.get("report_check")
                     c.embedding, c.embedding_hash = old.get("embedding"), old.get("embedding_hash")
             comm_rows = [
                 {"id": c.id, "level": c.level, "parent": c.parent, "algorithm": c.algorithm,
                  "resolution": c.resolution, "seed": communities.seed, "size": c.size,
                  "members_hash": c.members_hash, "content_hash": c.content_hash, "inner_hash": c.inner_hash,
                  "title": c.title, "summary": c.summary, "findings": c.findings,
-                 "rating": c.rating, "rating_explanation": c.rating_explanation, "summary_key": c.summary_key}
+                 "rating": c.rating, "rating_explanation": c.rating_explanation, "left_out": c.left_out,
+                 "unbacked_kept": c.unbacked_kept, "report_check": c.report_check, "summary_key": c.summary_key}
                 for c in comms
             ]  # fmt: skip
             member_rows = [{"uid": u, "id": c.id, "level": c.level} for c in comms for u in c.members]
@@ -120,6 +124,19 @@ def parse_findings(value: Any) -> list[dict[str, Any]]:
     return [i for i in items if isinstance(i, dict) and isinstance(i.get("statement"), str)] if isinstance(items, list) else []
 
 
+def parse_records(value: Any) -> list[dict[str, Any]]:
+    """The left-out records of a report as stored on a node (a JSON string) or in a record (a list);
+    anything unreadable is no record."""
+    if isinstance(value, str) and value:
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return []
+    if not isinstance(value, list):
+        return []
+    return [r for r in value if isinstance(r, dict) and isinstance(r.get("statement"), str)]
+
+
 def export_communities(driver: neo4j.Driver, db: Neo4jSettings, *, llm: LLMSettings) -> dict[str, Any]:
     """The stored communities as a JSON-ready dict (``communities.json``)."""
     records = read_all(driver, db, cypher.communities_with_members())
@@ -129,7 +146,9 @@ def export_communities(driver: neo4j.Driver, db: Neo4jSettings, *, llm: LLMSetti
             "id": r["id"], "level": r["level"], "parent": r["parent"], "algorithm": r["algorithm"],
             "resolution": r["resolution"], "size": r["size"], "title": r["title"], "summary": r["summary"],
             "findings": parse_findings(r["findings"]), "rating": r["rating"],
-            "rating_explanation": r["rating_explanation"], "members_hash": r["members_hash"],
+            "rating_explanation": r["rating_explanation"], "left_out": parse_records(r["left_out"]),
+            "unbacked_kept": parse_records(r["unbacked_kept"]), "report_check": r["report_check"],
+            "members_hash": r["members_hash"],
             "members": [{"uid": m["uid"], "name": m["name"], "type": m["type"]} for m in r["members"] if m.get("uid")],
         })  # fmt: skip
     version = load_prompts(llm.prompts_dir).version(COMMUNITY_REPORT)
@@ -141,6 +160,6 @@ def stored_communities(driver: neo4j.Driver, db: Neo4jSettings, *, llm: LLMSetti
 
 
 __all__ = [
-    "batches", "export_communities", "parse_findings", "previous_communities", "stored_communities",
+    "batches", "export_communities", "parse_findings", "parse_records", "previous_communities", "stored_communities",
     "write_communities"
 ]  # fmt: skip

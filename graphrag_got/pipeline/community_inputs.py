@@ -3,7 +3,8 @@
 Detection reads the whole entity graph and rewrites every community; on a large notes vault that is
 tens of seconds on every build even when nothing changed. The inputs that decide the result are the
 loaded documents (id and content hash, with the ontology they were loaded under), the number of
-entities and relationships, and the community, model and embedding settings; their digest is kept in
+entities and relationships, the community, model and embedding settings and the version of the report
+check (a new one checks the stored reports again, without the model); their digest is kept in
 ``<out>/communities.inputs`` after a build step wrote communities and every report. When a later
 build finds the same digest and the communities still in the graph, the step keeps them and says so.
 The ``communities detect`` command always detects again.
@@ -29,8 +30,10 @@ def sidecar(settings: Settings) -> Sidecar:
 
 def graph_digest(driver: neo4j.Driver, settings: Settings, ontology_hash: str) -> str:
     """sha256 of what detection and the reports depend on (two read queries)."""
+    from graphrag_got.pipeline.report_check import CHECK_VERSION  # the claim check's modules load when needed
+
     (size,) = read_all(driver, settings.neo4j, graph_size())
-    head = {"v": VERSION, "ontology": ontology_hash, "size": size,
+    head = {"v": VERSION, "report_check": CHECK_VERSION, "ontology": ontology_hash, "size": size,
             "communities": settings.communities.model_dump(mode="json"),
             "llm": settings.llm.model_dump(mode="json"), "embedding": settings.embedding.model_dump(mode="json")}
     return graph_documents_digest(driver, settings, head)

@@ -286,6 +286,7 @@ def communities_step(ctx: StepContext) -> StepOutcome:
     from graphrag_got.communities.reports import summarize_communities
 
     from graphrag_got.pipeline import community_inputs
+    from graphrag_got.pipeline.report_check import FactsCheck, check_line
 
     settings = ctx.settings
     onto = ctx.require_ontology()
@@ -303,11 +304,14 @@ def communities_step(ctx: StepContext) -> StepOutcome:
              + ", ".join(f"level {lv} {sum(1 for c in comms if c.level == lv)}" for lv in levels)
              + kept_line(comms)]
     sm = summarize_communities(ctx.driver, settings.neo4j, ctx.chat, ontology=onto, progress=ctx.progress,
-                               embedder=ctx.embedder, graph=eg, llm=settings.llm, files=settings.files,
-                               embedding=settings.embedding, graph_settings=settings.graph)  # fmt: skip
+                               embedder=ctx.embedder, graph=eg, check=FactsCheck(), llm=settings.llm,
+                               files=settings.files, embedding=settings.embedding,
+                               graph_settings=settings.graph)  # fmt: skip
     est = " (estimated)" if sm.tokens_estimated else ""
-    lines.append(f"reports: {sm.generated} new, {sm.cached + sm.unchanged} reused, {len(sm.failed)} failed; "
+    reused = sm.cached + sm.unchanged + sm.rechecked
+    lines.append(f"reports: {sm.generated} new, {reused} reused, {len(sm.failed)} failed; "
                  f"{sm.llm_calls} LLM calls, tokens in/out {sm.input_tokens}/{sm.output_tokens}{est}")
+    lines.append(check_line(sm))
     if sm.embedding_error:
         lines.append(f"warning: reports not embedded: {sm.embedding_error}")
     elif settings.embedding.enabled:
