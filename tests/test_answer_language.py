@@ -100,6 +100,8 @@ class _BenchChat:
             return json.dumps({"answer": "Borrador.", "follow_ups": []})
         first = re.search(r"^\[([FCR]\d+)\] (?:\(community [^)]*\)\n)?([^\n(]+)", user, re.MULTILINE)
         sid, line = (first.group(1), first.group(2).strip()) if first else ("F1", "nada")
+        # stated, not pasted: the relation type of a fact line in words (a pasted line is rewritten or left out)
+        line = re.sub(r"\b[A-ZÁÉÍÓÚÑ]{2,}(?:_[A-ZÁÉÍÓÚÑ]+)*\b", lambda m: m.group(0).lower().replace("_", " "), line)
         return json.dumps({"claims": [{"statement": f"{line}.", "sources": [sid]},
                                       {"statement": "Harry Strickland conoce a todos.", "sources": [sid]}]})
 

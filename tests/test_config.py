@@ -84,6 +84,8 @@ OLD_DEFAULTS = {
     "llamacpp_backend": "auto", "llama_server": None, "llama_server_port": 8089, "llama_server_slots": 4,
     # a local answer reads its best 20 sources, ranked by the question, excerpts one sentence each (issue 42)
     "local_context_order": "question", "local_answer_sources": 20,
+    "local_answer": "auto", "extractive_sentences": 4, "extractive_connect": True, "global_map": "auto",
+    "global_answer": "auto",
     # streamed calls are cut by a stall, not by their length, and resume; llama-server's spin-wait (issue 48)
     "llm_stall_timeout_s": 120.0, "llm_resume_cut_calls": True, "llama_server_poll": 50,
     "llama_server_batch": 512,

@@ -71,6 +71,7 @@ from graphrag_got.config import Settings
 from graphrag_got.errors import GraphragGotError
 from graphrag_got.common.normalize import normalize_name
 from graphrag_got.ontology.model import Ontology
+from graphrag_got.pipeline.report_check import FactsCheck
 
 from .run import DEFAULT_EXTRACTION, HERE, ROOT, load_fixed, load_questions, prepare_database
 
@@ -111,6 +112,29 @@ class ModeRow:
     strict_supported: int = 0  # of those, citations whose source holds the sentence's relation
     strict_unchecked: int = 0  # citations of sentences naming no entity (not judged)
     language_retry: bool = False
+    pasted_shown: int = 0  # sentences of the shown answer pasting a context line (a relation type, "-- evidence:")
+    rewritten: int = 0  # claims the check stated from the fact they pasted
+    reports_cited: int = 0  # distinct community reports the answer cites
+    answer_form: str | None = None  # local: written | extractive; global: the map form
+    covered: int = 0  # global: claims added from uncited reports' best points
+    rewritten_lines: list[str] = field(default_factory=list)  # "pasted -> stated" per rewritten claim
+
+
+#: A context line pasted into an answer: the evidence marker, or a relation type of the ontology in capitals.
+_EVIDENCE = re.compile(r"--\s*evidence\s*:", re.IGNORECASE)
+
+
+def pasted_sentences(answer: str | None, onto: Ontology) -> int:
+    """Sentences of ``answer`` that paste a context line (the count issue 52 asks to bring to zero)."""
+    names = {r.name for r in onto.relations}
+    rel = re.compile(r"\b(" + "|".join(sorted(map(re.escape, names), key=len, reverse=True)) + r")\b") if names else None
+    return sum(1 for sentence, _ in _claims(answer or "")
+               if _EVIDENCE.search(sentence) or (rel is not None and rel.search(sentence)))
+
+
+def reports_cited(answer: str | None) -> int:
+    """Distinct community reports ``[R..]`` the shown answer cites."""
+    return len({i for _, ids in _claims(answer or "") for i in ids if i.startswith("R")})
 
 
 def _in_line(fact: dict[str, str], line: str, symmetric: bool) -> bool:
@@ -286,11 +310,14 @@ def same_language(question: str, answer: str | None) -> bool | None:
 
 
 def entity_recall(question: dict[str, Any], answer: str | None) -> tuple[int, list[str]]:
-    """Expected entities of a global question named in the answer, and the ones missing."""
-    text = f" {normalize_name(answer or '')} "
+    """Expected entities of a global question named in the answer, and the ones missing (words compared
+    folded, punctuation aside: "la Casa Lannister," names Casa Lannister)."""
+    from graphrag_got.search.anchors import normalize_words
+
+    text = f" {normalize_words(answer or '')} "
     hits, missing = 0, []
     for name in question.get("entities") or []:
-        if f" {normalize_name(name)} " in text:
+        if f" {normalize_words(name)} " in text:
             hits += 1
         else:
             missing.append(name)
@@ -319,6 +346,12 @@ def _score_form(row: "ModeRow", question: str, res: Any, index: Any = None) -> N
     row.sources = [{"id": c.id, "entities": list(c.entities), "text": c.text[:200]} for c in res.sources]
     row.llm_calls, row.input_tokens, row.output_tokens = res.llm_calls, res.input_tokens, res.output_tokens
     row.tokens_estimated, row.answer = res.tokens_estimated, res.answer
+    rewritten = [c for c in getattr(res, "claims", None) or [] if getattr(c, "pasted", None)]
+    row.rewritten, row.rewritten_lines = len(rewritten), [f"{c.pasted} -> {c.statement}" for c in rewritten]
+    row.reports_cited = reports_cited(res.answer)
+    detail = getattr(res, "detail", None)
+    row.answer_form = getattr(res, "answer_form", None) or getattr(detail, "map_form", None)
+    row.covered = int(getattr(detail, "covered", 0) or 0)
 
 
 def run(driver: Any, settings: Settings, questions: list[dict[str, Any]], onto: Ontology, chat: Any,
@@ -350,6 +383,7 @@ def run(driver: Any, settings: Settings, questions: list[dict[str, Any]], onto: 
                 elif kind == "global":
                     row.in_answer, row.missing = entity_recall(q, res.answer)
                 _score_form(row, q["question"], res, index)
+                row.pasted_shown = pasted_sentences(res.answer, onto)
             row.seconds = round(time.perf_counter() - t, 2)
             rows.append(row)
             if progress is not None:
@@ -384,6 +418,9 @@ def totals(rows: list[ModeRow]) -> dict[str, dict[str, Any]]:
             if any(r.claims_left_out is not None for r in mine) else None,
             "left_out_reasons": _sum_reasons(mine), "claims_recited": sum(len(r.recited) for r in mine),
             "language_retries": sum(r.language_retry for r in mine),
+            "pasted_shown": sum(r.pasted_shown for r in mine), "rewritten": sum(r.rewritten for r in mine),
+            "reports_cited": round(sum(r.reports_cited for r in answered) / max(1, len(answered)), 2),
+            "covered": sum(r.covered for r in mine),
             "in_question_language": f"{sum(lang)}/{len(lang)}", "narrating": sum(r.narrates for r in answered),
             "llm_calls": sum(r.llm_calls for r in mine), "input_tokens": sum(r.input_tokens for r in mine),
             "output_tokens": sum(r.output_tokens for r in mine), "seconds": round(sum(r.seconds for r in mine), 1),
@@ -426,15 +463,21 @@ def markdown(rows: list[ModeRow], tot: dict[str, dict[str, Any]], meta: dict[str
              "the citing sentence names (proxy, no judge). Strict: the cited source names two of the sentence's "
              "entities together (its relation; one entity: names it); [unchecked]: citations of sentences naming "
              "no entity. Claims kept / left out by the answer's support check (`-`: not checked).", "",
+             "Pasted shown: sentences of the shown answer pasting a context line (a relation type in capitals, "
+             "`-- evidence:`); rewritten: claims the check stated from the fact they pasted. Reports cited: distinct "
+             "community reports per answer (mean); added: claims from uncited reports' best points.", "",
              "| kind: mode | questions | context recall | answer recall | citation precision (cited) | strict precision "
-             "(cited) [unchecked] | claims kept / left out | invented ids | in question's language | language retries | "
+             "(cited) [unchecked] | claims kept / left out | pasted shown (rewritten) | reports cited (added) | "
+             "invented ids | in question's language | language retries | "
              "narrating | LLM calls | tokens in/out | seconds | errors |",
-             "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]  # fmt: skip
+             "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]  # fmt: skip
     for group, t in tot.items():
         lines.append(f"| {group} | {t['questions']} | {_pct(t['context_recall'])} | {_pct(t['answer_recall'])} | "
                      f"{_pct(t['citation_precision'])} ({t['citations']}) | {_pct(t['strict_precision'])} "
                      f"({t['strict_citations']}) [{t['strict_unchecked']}] | "
-                     f"{_left(t['claims_kept'], t['claims_left_out'])} | {t['invented_citations']} | "
+                     f"{_left(t['claims_kept'], t['claims_left_out'])} | {t.get('pasted_shown', '-')} "
+                     f"({t.get('rewritten', '-')}) | {t.get('reports_cited', '-')} ({t.get('covered', '-')}) | "
+                     f"{t['invented_citations']} | "
                      f"{t['in_question_language']} | {t['language_retries']} | {t['narrating']} | {t['llm_calls']} | "
                      f"{t['input_tokens']}/{t['output_tokens']} | {t['seconds']} | {t['errors']} |")  # fmt: skip
     reasons = {g: t["left_out_reasons"] for g, t in tot.items() if t["left_out_reasons"]}
@@ -445,14 +488,15 @@ def markdown(rows: list[ModeRow], tot: dict[str, dict[str, Any]], meta: dict[str
     if recited:
         lines += ["", "Kept claims re-cited (their own ids did not state them; another source of the context "
                   "does): " + "; ".join(f"{g}: {n}" for g, n in recited.items())]  # fmt: skip
-    lines += ["", "| question | mode | needed | in context | in answer | cited (supported) | strict cited (supported) "
-              "[unchecked] | claims kept / left out | invented | language | retried | narrates | calls | "
-              "tokens in/out | seconds | error |",
-              "|---|---|--:|--:|--:|--:|--:|--:|--:|---|---|---|--:|--:|--:|---|"]  # fmt: skip
+    lines += ["", "| question | mode | form | needed | in context | in answer | cited (supported) | strict cited (supported) "
+              "[unchecked] | claims kept / left out | pasted shown (rewritten) | reports cited (added) | invented | "
+              "language | retried | narrates | calls | tokens in/out | seconds | error |",
+              "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|---|---|--:|--:|--:|---|"]  # fmt: skip
     for r in rows:
-        lines.append(f"| {r.question_id} | {r.mode} | {r.needed} | {r.in_context} | {r.in_answer} | "
+        lines.append(f"| {r.question_id} | {r.mode} | {r.answer_form or '-'} | {r.needed} | {r.in_context} | {r.in_answer} | "
                      f"{r.cited} ({r.cited_supported}) | {r.strict_cited} ({r.strict_supported}) [{r.strict_unchecked}] | "
-                     f"{_left(r.claims_kept, r.claims_left_out)} | {r.invented} | {r.language_ok} | {r.language_retry} | "
+                     f"{_left(r.claims_kept, r.claims_left_out)} | {r.pasted_shown} ({r.rewritten}) | "
+                     f"{r.reports_cited} ({r.covered}) | {r.invented} | {r.language_ok} | {r.language_retry} | "
                      f"{r.narrates} | {r.llm_calls} | {r.input_tokens}/{r.output_tokens} | {r.seconds} | "
                      f"{(r.error or '').replace('|', '/')} |")  # fmt: skip
     lines += ["", "## Answers", ""]
@@ -461,6 +505,7 @@ def markdown(rows: list[ModeRow], tot: dict[str, dict[str, Any]], meta: dict[str
         lines.append(f"- **{r.question_id} / {r.mode}**: {text}")
         lines += [f"    - re-cited: {line}" for line in r.recited]
         lines += [f"    - left out: {line}" for line in r.left_out]
+        lines += [f"    - rewritten: {line}" for line in r.rewritten_lines]
     return "\n".join(lines) + "\n"
 
 
@@ -479,7 +524,9 @@ def rescore(path: Path) -> int:
 
     data = json.loads(path.read_text(encoding="utf-8"))
     rows = [ModeRow(**r) for r in data["rows"]]
-    questions = {q["id"]: q["question"] for q in load_questions()}
+    onto = Ontology.from_file(ROOT / "ontology" / "got.json")
+    every = {q["id"]: q for q in load_questions()}
+    questions = {i: q["question"] for i, q in every.items()}
     routing = json.loads(ROUTING_QUESTIONS.read_text(encoding="utf-8"))["questions"]
     questions.update({q["id"]: q["question"] for q in routing})
     for row in rows:
@@ -488,6 +535,10 @@ def rescore(path: Path) -> int:
         if row.question_id in questions:
             row.language_ok = same_language(questions[row.question_id], row.answer)
         row.narrates = bool(NARRATION.search(_BRACKET.sub(" ", row.answer)))
+        row.pasted_shown = pasted_sentences(row.answer, onto)
+        row.reports_cited = reports_cited(row.answer)
+        if row.kind == "global" and row.question_id in every:
+            row.in_answer, row.missing = entity_recall(every[row.question_id], row.answer)
         if row.sources:
             srcs = [SimpleNamespace(**s) for s in row.sources]
             row.cited, row.cited_supported = citation_support(row.answer, srcs)
@@ -513,6 +564,8 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
     ap.add_argument("--skip", type=int, default=0,
                     help="leave out the first N local questions (--skip 6: the ones the live runs were not developed on)")
     ap.add_argument("--global-limit", type=int, default=0, help="also the first N global questions (global mode)")
+    ap.add_argument("--global-skip", type=int, default=0,
+                    help="leave out the first N global questions (--global-skip 2: the ones not developed on)")
     ap.add_argument("--held-out", action="store_true",
                     help="also the GoT held-out questions of the routing benchmark, answered with mode auto")
     ap.add_argument("--machine", default="", help="a note on the machine for the report (e.g. 'quiet, 2 cores')")
@@ -536,7 +589,7 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
         every = load_questions()
         local = [q for q in every if q["type"] == "local"][args.skip:]
         questions = local[: args.limit]
-        questions += [q for q in every if q["type"] == "global"][: args.global_limit]
+        questions += [q for q in every if q["type"] == "global"][args.global_skip:][: args.global_limit]
         if args.held_out:
             routing = json.loads(ROUTING_QUESTIONS.read_text(encoding="utf-8"))["questions"]
             questions += [{**q, "kind": "held-out", "type": "held-out"} for q in routing
@@ -550,7 +603,7 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
                                           settings.communities.resolution, settings.communities.seed)  # fmt: skip
             write_communities(driver, settings.neo4j, comms,
                               communities=settings.communities, graph_settings=settings.graph)
-            summarize_communities(driver, settings.neo4j, chat, ontology=onto, export=False,
+            summarize_communities(driver, settings.neo4j, chat, ontology=onto, export=False, check=FactsCheck(),
                                   llm=settings.llm, files=settings.files, embedding=settings.embedding, graph_settings=settings.graph)
             rows = run(driver, settings, questions, onto, chat, modes, progress=_print_row)
     except GraphragGotError as exc:
@@ -568,7 +621,8 @@ def main(argv: list[str] | None = None, chat: Any = None) -> int:
         print(f"{group:<16} context recall {_pct(t['context_recall'])}  answer recall {_pct(t['answer_recall'])}  "
               f"citation precision {_pct(t['citation_precision'])} of {t['citations']}  strict "
               f"{_pct(t['strict_precision'])} of {t['strict_citations']} [{t['strict_unchecked']} unchecked]  claims "
-              f"kept / left out {_left(t['claims_kept'], t['claims_left_out'])}  language "
+              f"kept / left out {_left(t['claims_kept'], t['claims_left_out'])}  pasted shown {t['pasted_shown']} "
+              f"(rewritten {t['rewritten']})  reports cited {t['reports_cited']} (added {t['covered']})  language "
               f"{t['in_question_language']} ({t['language_retries']} retried)  narrating {t['narrating']}  "
               f"calls {t['llm_calls']}  tokens {t['input_tokens']}/{t['output_tokens']}  {t['seconds']} s")
     print(f"wrote {args.out} and {args.out.with_suffix('.json')}")

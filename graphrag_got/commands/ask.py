@@ -193,8 +193,20 @@ def check_lines(res: Any) -> list[str]:
     from graphrag_got.search.support import check_lines as lines
 
     found = lines(res.answer_format, len(res.claims), res.left_out, language_retry=res.language_retry,
-                  language=res.language, recited=[c for c in res.claims if c.recited])  # fmt: skip
+                  language=res.language, recited=[c for c in res.claims if c.recited],
+                  rewritten=[c for c in res.claims if c.pasted is not None])  # fmt: skip
+    if found and res.answer_form == "extractive":
+        found.insert(0, EXTRACTIVE_LINE[res.mode] if res.mode in EXTRACTIVE_LINE else "answer form: extractive")
     return ["", *found] if found else []
+
+
+#: The line saying how an extractive answer was made (GRAPHRAG_LOCAL_ANSWER, GRAPHRAG_GLOBAL_ANSWER).
+EXTRACTIVE_LINE = {
+    "local": "answer form: extractive (the corpus's sentences naming the question's entities, after what the model "
+             "stated from them)",
+    "global": "answer form: extractive (the reports' best points and their communities' fact sentences, in turns, "
+              "after what the model stated from them)",
+}  # fmt: skip
 
 
 def _print_drift_context(res: Any) -> None:

@@ -337,6 +337,18 @@ class SearchSettings(Section):
         "GRAPHRAG_LOCAL_ANSWER_SOURCES", 20,
         "local search with `local_context_order=question`: most sources the answer is given, the best "
         "ranked (0: all of them)", ge=0)
+    local_answer: Literal["auto", "written", "extractive"] = _env(
+        "GRAPHRAG_LOCAL_ANSWER", "auto",
+        "local answers: `written` (the model writes every claim from the ranked sources), `extractive` (the "
+        "evidence sentences naming the question's entities together are the answer's core, cited; the model "
+        "writes at most the sentences stating the answer from them), `auto` (extractive on llama.cpp)")
+    extractive_sentences: int = _env(
+        "GRAPHRAG_EXTRACTIVE_SENTENCES", 4,
+        "extractive local answers: most evidence sentences in the answer's core", ge=1, le=12)
+    extractive_connect: bool = _env(
+        "GRAPHRAG_EXTRACTIVE_CONNECT", True,
+        "extractive local answers: ask the model for at most two sentences stating the answer from the core "
+        "(0: the core alone, no answer call)")
     local_max_chunks: int = _env("GRAPHRAG_LOCAL_MAX_CHUNKS", 8,
                                  "local search: most text chunks in the context", ge=0)
     local_catalog_cache_s: float = _env(
@@ -355,6 +367,18 @@ class SearchSettings(Section):
     global_min_similarity: float = _env("GRAPHRAG_GLOBAL_MIN_SIMILARITY", 0.75,
                                         "global search: reports less similar (cosine) to the question are skipped "
                                         "before the map step", ge=-1, le=1)
+    global_map: Literal["auto", "extract", "points"] = _env(
+        "GRAPHRAG_GLOBAL_MAP", "auto",
+        "global search, what each mapped report gives: `extract` (a relevance 0-10 and a short extract), "
+        "`points` (at most 3 points about the question, each scored 0-10; the answer is written from the best "
+        "points across reports, taken in turns, and cites at least 3 reports when 3 have points), `auto` "
+        "(points on llama.cpp)")
+    global_answer: Literal["auto", "written", "extractive"] = _env(
+        "GRAPHRAG_GLOBAL_ANSWER", "auto",
+        "global answers: `written` (the model writes the answer from the mapped reports), `extractive` (the best "
+        "points of the reports, taken in turns, are the answer's core, each citing its report; the model writes at "
+        "most two sentences stating the answer from them, see GRAPHRAG_EXTRACTIVE_CONNECT), `auto` (extractive on "
+        "llama.cpp)")
     route_classifier: bool = _env("GRAPHRAG_ROUTE_CLASSIFIER", False,
                                   "`ask` without a mode: ask the LLM (one call) when no routing rule decides")
     drift_depth: int = _env("GRAPHRAG_DRIFT_DEPTH", 1,

@@ -82,8 +82,12 @@ def answer_check_lines(res: Any) -> list[str]:
     support = getattr(res, "support", None)
     kept, left = (len(support.kept), support.left_out) if support is not None else (0, [])
     recited = [c for c in support.kept if c.recited] if support is not None else []
-    lines = check_lines(getattr(res, "answer_format", None), kept, left, recited=recited,
+    rewritten = [c for c in support.kept if c.pasted is not None] if support is not None else []
+    lines = check_lines(getattr(res, "answer_format", None), kept, left, recited=recited, rewritten=rewritten,
                         language_retry=bool(getattr(res, "language_retry", False)))  # fmt: skip
+    form = getattr(res, "answer_form", None) or getattr(res, "reduce_form", None)
+    if form == "extractive" and lines:  # how the answer was made (search/local_answer.py, search/global_map.py)
+        lines.insert(0, "answer form: extractive (built on the sources' own sentences; every claim checked)")
     return lines + [f"warning: {w}" for w in getattr(res, "warnings", None) or []]
 
 

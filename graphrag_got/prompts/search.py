@@ -97,6 +97,9 @@ DRIFT_PRIMER_VERSION = "drift-primer-v1"
 DRIFT_ANSWER_VERSION = "drift-answer-v2"  # v2: facts first, sources never narrated
 CLAIMS_ANSWER_VERSION = "claims-answer-v2"  # v2: at most N ids a claim, no repeats with other names, names as written
 LANGUAGE_REMINDER_VERSION = "language-reminder-v1"  # the last line of an answer asked again for its language
+EXTRACTIVE_ANSWER_VERSION = "extractive-answer-v1"  # the sentences stating an extractive answer's core
+MAP_POINTS_VERSION = "map-points-v1"  # global map: scored points instead of one rating and extract
+VERSIONS.update({"extractive_answer": EXTRACTIVE_ANSWER_VERSION, "map_points": MAP_POINTS_VERSION})
 VERSIONS.update({"route_classifier": ROUTE_CLASSIFIER_VERSION, "drift_primer": DRIFT_PRIMER_VERSION,
                  "drift_answer": DRIFT_ANSWER_VERSION, "claims_answer": CLAIMS_ANSWER_VERSION,
                  "language_reminder": LANGUAGE_REMINDER_VERSION})  # fmt: skip
@@ -155,6 +158,43 @@ LANGUAGE_REMINDER = template(
           "question's language (e.g. Spanish)")
 
 
+SEARCH_EXTRACTIVE = template(
+    "search.extractive", EXTRACTIVE_ANSWER_VERSION, (
+        "You are given a question about a text corpus and numbered sentences taken from the corpus that "
+        "answer it. Answer with a JSON object "
+        '{"claims": [{"statement": "...", "sources": ["F1", ...]}]}: at most ${max_claims} claims. Each '
+        "statement is one short sentence ${language} that answers the question directly (who, what, when, "
+        "where, why, as asked), said in your own words from the numbered sentences only, with the ids of "
+        "the sentences that say it (at most ${max_ids}). Write every name as the sentences write it. Do "
+        "not copy a sentence whole, and add nothing the sentences do not say."),
+    about="an extractive local answer: the sentences stating the answer from its core of cited corpus "
+          "sentences (${max_claims} the most claims; ${max_ids} the most ids a claim; ${language} 'in "
+          "<language>' or 'in the language of the question')")
+SEARCH_MAP_POINTS = template(
+    "search.map_points", MAP_POINTS_VERSION, (
+        "You read one report on a group of related entities (a community of a knowledge graph: its summary "
+        "and key findings) and list the points of it that help answer a question. Use only the report. "
+        "Each point is one sentence ${language} naming the entities it is about as the report names them, "
+        "with a score from 0 (no help) to 10 (answers the question directly). At most ${max_points} points; "
+        "none when the report does not help. "
+        'Answer with only a JSON object: {"points": [{"description": "...", "score": <integer 0-10>}]}.'),
+    about="global search, one map call giving scored points (system part; the question and one report "
+          "follow): ${max_points} the most points; ${language} 'in <language>' or 'in the language of the "
+          "question'")
+
+
+def extractive_answer_prompt(language: str | None = None, max_claims: int = 2, max_ids: int = 3, *,
+                             prompts: PromptSet | None = None) -> str:
+    """System prompt of the sentences that state an extractive local answer from its cited core."""
+    return _set(prompts).render(SEARCH_EXTRACTIVE, max_claims=max_claims, max_ids=max_ids,
+                                language=_in_language(language))
+
+
+def map_points_prompt(language: str | None = None, max_points: int = 3, *, prompts: PromptSet | None = None) -> str:
+    """System prompt of one global map call that lists a report's scored points for the question."""
+    return _set(prompts).render(SEARCH_MAP_POINTS, max_points=max_points, language=_in_language(language))
+
+
 def route_classifier_prompt(*, prompts: PromptSet | None = None) -> str:
     """System prompt of the routing classifier: which search mode suits a question (constrained JSON)."""
     return _set(prompts).render(SEARCH_ROUTE)
@@ -184,6 +224,8 @@ def language_reminder(language: str, *, prompts: PromptSet | None = None) -> str
 
 
 __all__ += [
+    "EXTRACTIVE_ANSWER_VERSION", "MAP_POINTS_VERSION", "SEARCH_EXTRACTIVE", "SEARCH_MAP_POINTS",
+    "extractive_answer_prompt", "map_points_prompt",
     "LANGUAGE_REMINDER", "SEARCH_CLAIMS", "SEARCH_DRIFT_ANSWER", "SEARCH_DRIFT_PRIMER", "SEARCH_ROUTE",
     "CLAIMS_ANSWER_VERSION", "DRIFT_ANSWER_VERSION", "DRIFT_PRIMER_VERSION", "LANGUAGE_REMINDER_VERSION",
     "ROUTE_CLASSIFIER_VERSION", "claims_answer_prompt", "drift_answer_prompt", "drift_primer_prompt",

@@ -77,6 +77,7 @@ class AskResult(BaseModel):
     invented_citations: int = 0  # ids the model wrote that were not in its context (removed)
     language: str | None = None  # the answer's language as asked of the model (None: "the question's")
     answer_format: Literal["claims", "text"] | None = None  # how the answer was asked (None: no answer asked)
+    answer_form: str | None = None  # local and global: written | extractive (search/local_answer.py, global_map.py)
     claims: list[KeptClaim] = Field(default_factory=list)  # claims format: the claims shown, with their check
     left_out: list[LeftOutClaim] = Field(default_factory=list)  # claims left out: not supported by their sources
     answer_language: str | None = None  # the answer's language as identified (None: too short to tell)
@@ -279,6 +280,7 @@ def _run_local(out: AskResult, driver: neo4j.Driver, db: Neo4jSettings, question
     out.retrieval = getattr(res, "retrieval", None) or retrieval or "graph"
     out.context_order = getattr(res, "context_order", None)
     out.ranked_out = int(getattr(res, "ranked_out", 0) or 0)
+    out.answer_form = getattr(res, "answer_form", None)
     out.anchors = [a.name for a in res.anchors]
     out.sources = local_sources(res)
     out.citations = list(getattr(res, "citations", None) or [])
@@ -311,6 +313,7 @@ def _run_global(out: AskResult, driver: neo4j.Driver, db: Neo4jSettings, questio
     out.sources = list(getattr(res, "sources", None) or [])
     out.citations = list(getattr(res, "citations", None) or [])
     out.invented_citations = int(getattr(res, "invented_citations", 0) or 0)
+    out.answer_form = getattr(res, "reduce_form", None)
     _checks(out, res)
     out.warnings.extend(w for w in res.warnings if w not in out.warnings)
     if res.failed:

@@ -90,6 +90,14 @@ def use_claims(search: SearchSettings, chat: BaseChatModel) -> bool:
     return is_embedded(chat) if fmt == "auto" else fmt == "claims"
 
 
+def by_model(setting: str, chat: BaseChatModel, *, embedded: str, other: str) -> str:
+    """A form setting with ``auto`` resolved: ``embedded`` for the embedded small model, whose answers
+    motivated the form, ``other`` for the rest; any other value as set."""
+    if setting != "auto":
+        return setting
+    return embedded if is_embedded(chat) else other
+
+
 def claims_schema(ids: list[str], max_claims: int = MAX_CLAIMS, max_ids: int = MAX_IDS_PER_CLAIM) -> dict[str, Any]:
     """The JSON schema of a claims answer whose sources can only be ``ids`` (at most ``max_ids`` each)."""
     source: dict[str, Any] = {"type": "string", "enum": list(dict.fromkeys(ids))} if ids else {"type": "string"}
@@ -208,6 +216,8 @@ class CheckedAnswer:
     answer_language: str | None = None  # the answer's language as identified (None: too short to tell)
     language_retry: bool = False  # the answer was asked again for the question's language
     warnings: list[str] = field(default_factory=list)
+    form: str | None = None  # the local answer form that wrote it (search/local_answer.py), when one did
+    covered: int = 0  # global: claims added from the best points of reports the answer did not cite
 
 
 @dataclass(kw_only=True)
@@ -279,5 +289,5 @@ def checked_answer(chat: BaseChatModel, search: SearchSettings, *, llm: LLMSetti
 
 
 __all__ = ["MAX_CLAIMS", "MAX_IDS_PER_CLAIM", "NO_SUPPORTED_CLAIM", "NO_SUPPORTED_CLAIM_IN", "AnswerChecks", "CheckedAnswer", "Claim", "ClaimsAnswer",
-           "ask_claims", "checked_answer", "claims_schema", "complete_claims", "no_supported_claim", "prose_claims", "render_claims",
+           "ask_claims", "by_model", "checked_answer", "claims_schema", "complete_claims", "no_supported_claim", "prose_claims", "render_claims",
            "render_statements", "use_claims"]  # fmt: skip

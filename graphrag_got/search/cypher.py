@@ -221,6 +221,21 @@ def community_summaries() -> str:
     )
 
 
+def community_facts() -> str:
+    """The relationships with evidence sentences whose two ends are members of community ``$community``
+    (each row: its ends' names, type, evidence list, chunk ids), at most ``$limit``, most supported first
+    (read; global search's extractive answer reads their sentences)."""
+    return (
+        "MATCH (s:Entity)-[:IN_COMMUNITY]->(c:Community {id: $community})<-[:IN_COMMUNITY]-(o:Entity)\n"
+        "MATCH (s)-[r]->(o)\n"
+        "WHERE r.evidence IS NOT NULL AND size(r.evidence) > 0\n"
+        "RETURN s.name AS start_name, o.name AS end_name, type(r) AS type, r.evidence AS evidence,\n"
+        "       coalesce(r.chunk_ids, []) AS chunk_ids\n"
+        "ORDER BY size(chunk_ids) DESC, start_name, type, end_name\n"
+        "LIMIT $limit"
+    )
+
+
 def community_levels() -> str:
     """Every community's id, level, parent, size and whether it has a report (read): the hierarchy."""
     return (

@@ -10,18 +10,22 @@
   others are skipped. Without embeddings (reports not embedded, embeddings off or failing) the
   reports are ranked by their importance rating (then size, then id) and the first
   ``global_max_communities`` are kept; the result says which ranking was used.
-* map: one ``complete_json`` call per kept community ({relevance 0-10, extract}), in parallel
+* map: one ``complete_json`` call per kept community, in the form ``search.global_map`` names
+  (:mod:`graphrag_got.search.global_map`: {relevance 0-10, extract}, or scored points), in parallel
   (as many threads as the model's server takes calls at once, :mod:`graphrag_got.llm.concurrency`).
   An answer that stays invalid (after the one retry of ``complete_json``) or a failing call is
   recorded in ``failed`` and skipped, never fatal. Each map call passes ``replay_key="community:<id>"``
   so recorded answers stay matched to their community.
 * keep map ratings >= threshold, sorted by relevance (descending) then community id; these reports
   become the answer's sources ``[R1]``, ``[R2]``... (:mod:`graphrag_got.search.citations`).
-* reduce: one call that answers from the kept extracts and the reports' key findings, citing their
-  ids, through :func:`graphrag_got.search.claims.checked_answer`: claims (the embedded model; every
-  claim must cite a report and is checked against the reports it cites, summary and findings) or
-  prose; the answer's language checked, asked again once when it is not the question's. Ids the
-  model invents are removed and counted. Nothing kept: a fixed answer, no reduce.
+* reduce, in the form ``search.global_answer`` names (:mod:`graphrag_got.search.global_map`):
+  ``written``, one call that answers from the kept extracts (or the best points across reports) and
+  the reports' key findings, citing their ids, through :func:`graphrag_got.search.claims.checked_answer`:
+  claims (the embedded model; every claim must cite a report and is checked against the reports it
+  cites, summary and findings) or prose; the answer's language checked, asked again once when it is
+  not the question's; ``extractive``, the reports' best points and their communities' fact sentences
+  in turns are the answer's core and one short call states the answer from them. Ids the model
+  invents are removed and counted. Nothing kept: a fixed answer, no reduce.
 
 LLM calls: at most the kept communities + 1 (plus one retry per invalid map answer, and one more
 reduce when the answer came in another language).
@@ -41,7 +45,6 @@ import neo4j
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
-from pydantic import BaseModel, Field
 
 from graphrag_got.search import cypher
 from graphrag_got.communities.detect import level_view
@@ -54,15 +57,18 @@ from graphrag_got.llm.concurrency import calls_in_flight
 from graphrag_got.llm.factory import get_chat_model
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.llm.usage import LLMUsage
-from graphrag_got.prompts import claims_answer_prompt, load_prompts, map_prompt, reduce_prompt
+from graphrag_got.prompts import load_prompts, map_prompt, reduce_prompt
 from graphrag_got.search.anchors import entity_catalog
 from graphrag_got.search.citations import Citation, Finding, number_sources
-from graphrag_got.search.claims import AnswerChecks, checked_answer, use_claims
+from graphrag_got.search.claims import AnswerChecks
+from graphrag_got.search.global_map import (MAP_SCHEMA, MapAnswer, MapPoint, ReduceInputs, map_form,
+                                            reduce_form)
 
 logger = logging.getLogger(__name__)
 
 MAX_MEMBERS_SHOWN = 15
 MAX_FINDINGS_SHOWN = 5
+MAX_COMMUNITY_FACTS = 200  # facts of one community an extractive answer reads sentences from
 
 NOTHING_RELEVANT_ANSWER = (
     "No community summary is relevant enough to this question (threshold {threshold}/10): "
@@ -74,23 +80,9 @@ NOTHING_SIMILAR_ANSWER = (
     "another --level or a local question."
 )
 
-MAP_MAX_TOKENS = 300  # a relevance score and a short extract
-REDUCE_MAX_TOKENS = 800
 
 Selection = Literal["similarity", "rating"]
 
-
-class MapAnswer(BaseModel):
-    relevance: int = Field(ge=0, le=10, description="0 = unrelated, 10 = answers the question directly")
-    extract: str = Field(description="what this community says that helps answer, in 1-3 sentences; empty if nothing")
-
-
-#: Written out: plain types only, the 0-10 range is checked by MapAnswer (and retried once).
-MAP_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"relevance": {"type": "integer"}, "extract": {"type": "string"}},
-    "required": ["relevance", "extract"],
-}
 
 #: The map and reduce prompts in their default form (language of the question); see ``graphrag_got.prompts``.
 MAP_PROMPT = map_prompt()
@@ -110,6 +102,7 @@ class CommunityRating:
     kept: bool = False
     similarity: float | None = None  # cosine similarity of its report to the question (None: not embedded)
     level: int = 0
+    points: list[MapPoint] = field(default_factory=list)  # the scored points (``global_map=points``)
 
 
 @dataclass
@@ -144,6 +137,9 @@ class GlobalResult(LLMUsage, AnswerChecks):
     invented_ids: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)  # seconds: select, map, reduce, total
     warnings: list[str] = field(default_factory=list)
+    map_form: str = "extract"  # what each map call gave: extract | points (search/global_map.py)
+    covered: int = 0  # claims added from uncited reports' best points (search/global_map.py)
+    reduce_form: str = "written"  # how the answer was written: written | extractive (search/global_map.py)
 
     @property
     def kept(self) -> list[CommunityRating]:
@@ -261,15 +257,6 @@ def _report_block(row: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _extract_block(src: Citation, rating: CommunityRating) -> str:
-    """One kept report as the reduce step reads it: its id, its map extract and its key findings."""
-    lines = [f"[{src.id}] (community {rating.id}: {rating.title or ''}; relevance {rating.relevance}/10)",
-             rating.extract]
-    if src.findings:
-        lines.append("KEY FINDINGS:\n" + "\n".join(f"- {f.statement}" for f in src.findings))
-    return "\n".join(line for line in lines if line)
-
-
 def global_search(
     driver: neo4j.Driver,
     db: Neo4jSettings,
@@ -348,19 +335,23 @@ def global_search(
     chat = chat or get_chat_model(llm, files=files)
     lock = threading.Lock()
     prompts = load_prompts(llm.prompts_dir)
-    map_system, reduce_system = map_prompt(language, prompts=prompts), reduce_prompt(language, prompts=prompts)
+    form = map_form(search, chat)  # a rating and extract, or scored points (search/global_map.py)
+    res.map_form = form.name
+    map_system, reduce_system = form.system(language, prompts), reduce_prompt(language, prompts=prompts)
 
     def one(row: dict[str, Any]) -> CommunityRating:
         rating = CommunityRating(row["id"], row["title"], row["size"], similarity=chosen[row["id"]].similarity,
                                  level=int(row.get("level") or 0))  # fmt: skip
         user = f"QUESTION: {question}\n\n{_report_block(row)}"
         try:
-            obj, attempt = complete_json(chat, map_system, user, MapAnswer, schema=MAP_SCHEMA,
-                                          replay_key=f"community:{row['id']}", max_tokens=MAP_MAX_TOKENS)
+            obj, attempt = complete_json(chat, map_system, user, form.answer_model, schema=form.schema,
+                                          replay_key=f"community:{row['id']}", max_tokens=form.max_tokens)
             with lock:
                 res.count(attempt, len(attempt.raw_responses))
-            rating.relevance, rating.extract = obj.relevance, obj.extract.strip()
-            rating.kept = obj.relevance >= threshold
+            reading = form.read(obj)
+            rating.relevance, rating.extract, rating.points = reading.relevance, reading.extract, reading.points
+            rating.kept = reading.relevance >= threshold
+            rating.points = [p for p in rating.points if p.score >= threshold]
         except LLMOutputError as exc:
             with lock:
                 res.llm_calls += len(exc.raw_responses)
@@ -390,21 +381,21 @@ def global_search(
                            for f in parse_findings(by_id[r.id].get("findings"))[:MAX_FINDINGS_SHOWN]])
         for r in kept
     )  # fmt: skip
-    blocks = [_extract_block(src, r) for src, r in zip(res.sources, kept)]
-    user = (f"QUESTION: {question}\n\nEXTRACTS:\n\n" + "\n\n".join(blocks)
-            + "\n\nAnswer from these extracts only, citing their ids.")  # fmt: skip
-    as_claims = use_claims(search, chat)  # the embedded model fills cited claims (search/claims.py)
-    system = (claims_answer_prompt(language, max_ids=search.claim_max_sources, prompts=prompts) if as_claims
-              else reduce_system)
-    index = entity_catalog(driver, db, search=search)[1] if as_claims else None  # the names claims are checked by
+    pairs = list(zip(res.sources, kept))
+    reducer = reduce_form(search, chat)  # the model writes the claims, or the best points are the core
+
+    def facts_of(community_id: str) -> list[dict[str, Any]]:
+        return read_all(driver, db, cypher.community_facts(), community=int(community_id), limit=MAX_COMMUNITY_FACTS)
+
+    index = entity_catalog(driver, db, search=search)[1] if reducer.needs_index(search, chat) else None
     attempt = Attempt()
     try:
-        checked = checked_answer(chat, search, llm=llm, claims=as_claims, system=system, prose_system=reduce_system,
-                                 user=user,
-                                 sources=res.sources, attempt=attempt, max_tokens=REDUCE_MAX_TOKENS, question=question,
-                                 language=language, index=index, required_kind="report")  # fmt: skip
+        checked = reducer.answer(ReduceInputs(question=question, pairs=pairs, sources=res.sources, index=index,
+                                              chat=chat, search=search, llm=llm, language=language, map_form=form,
+                                              reduce_system=reduce_system, facts_of=facts_of), attempt)  # fmt: skip
     finally:
-        res.count(attempt, max(1, len(attempt.raw_responses)))
+        res.count(attempt, max(len(attempt.raw_responses), reducer.least_calls))
+    res.reduce_form, res.covered = reducer.name, checked.covered
     res.answer, res.citations = checked.text, checked.citations
     res.invented_ids, res.invented_citations = checked.invented, len(checked.invented)
     res.warnings.extend(checked.warnings)
@@ -418,6 +409,6 @@ def global_search(
 
 
 __all__ = [
-    "CommunityChoice", "CommunityRating", "GlobalResult", "MapAnswer", "NOTHING_RELEVANT_ANSWER",
+    "CommunityChoice", "CommunityRating", "GlobalResult", "MAP_SCHEMA", "MapAnswer", "NOTHING_RELEVANT_ANSWER",
     "NOTHING_SIMILAR_ANSWER", "choose_level", "cosine", "global_search", "select_communities",
 ]  # fmt: skip

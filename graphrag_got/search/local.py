@@ -18,11 +18,12 @@ Steps of :func:`local_search`:
    A symmetric relation (stored both ways) appears once. Ranking: nearest first, then facts
    joining two anchors, then attribute hits, then most supported (number of chunks).
 3. Context: one line per fact, plus short excerpts of the chunks behind the best facts.
-4. Answer from that context only, through :func:`graphrag_got.search.claims.checked_answer`: claims
-   (the embedded model) or prose; the answer's language checked (asked again once when it is not
-   the question's); every claim checked against the sources it cites and left out, with its reason,
-   when they do not back it (:mod:`graphrag_got.search.support`). No anchor, or no fact: a fixed
-   answer saying so, and the LLM is not asked.
+4. Answer from that context only, in the form ``search.local_answer`` names
+   (:mod:`graphrag_got.search.local_answer`: the model writes the claims, or the corpus's sentences
+   naming the question's entities together are the answer's core and the model states the answer
+   from them); the answer's language checked; every claim checked against the sources it cites and
+   left out, with its reason, when they do not back it (:mod:`graphrag_got.search.support`). No
+   anchor, or no fact: a fixed answer saying so, and the LLM is not asked.
 
 That is ``retrieval="graph"``. ``"hybrid"`` (the default, ``GRAPHRAG_LOCAL_RETRIEVAL``) adds the
 question's vector (:mod:`graphrag_got.llm.embeddings`) against the ``chunk_embedding`` and
@@ -48,7 +49,7 @@ from __future__ import annotations
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,13 +70,15 @@ from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.llm.usage import LLMUsage
 from graphrag_got.ontology.loading import load_ontology
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.prompts import anchor_prompt, claims_answer_prompt, load_prompts, local_answer_prompt
+from graphrag_got.prompts import anchor_prompt, load_prompts, local_answer_prompt
 from graphrag_got.search import cypher
 from graphrag_got.search.anchors import (ANCHOR_MAX_TOKENS, ANCHOR_SCHEMA, MAX_ANCHORS, Anchor, AnchorNames, Match,
                                          entity_catalog, find_anchors, normalize_words)
 from graphrag_got.search.budget import fit_sources
-from graphrag_got.search.claims import AnswerChecks, checked_answer, use_claims
+from graphrag_got.search.claims import AnswerChecks
 from graphrag_got.search.citations import Citation, context_block, number_sources
+from graphrag_got.search.local_answer import (ANSWER_MAX_TOKENS, AnswerInputs, WrittenAnswer, answer_prompt,
+                                              local_answer_form)
 from graphrag_got.search.facts import (PATH_LIMIT, Excerpt, Fact, excerpts_for, retrieve_facts, sentence_excerpt,
                                        sentence_units)
 from graphrag_got.search.hybrid import (CHUNK_EXCERPT_CHARS, RETRIEVALS, RankedChunk, Retrieval, VectorHits, fuse,
@@ -86,8 +89,6 @@ log = logging.getLogger(__name__)
 
 #: Runs the vector half of hybrid and vector questions beside their name matching (one thread a question).
 _VECTOR_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="local-vector")
-
-ANSWER_MAX_TOKENS = 600
 
 NO_ANCHOR_ANSWER = (
     "No anchor found: the question names no entity of the graph, so there is nothing to answer from. "
@@ -117,6 +118,7 @@ class LocalResult(LLMUsage, AnswerChecks):
     context_order: str = "retrieval"  # "question": the answer's sources were ranked by the question (search/rank.py)
     ranked_out: int = 0  # sources retrieved but ranked below the ones given to the answer (search.local_answer_sources)
     raw_answer: str | None = None  # the answer as the model wrote it, before invented ids were removed
+    answer_form: str | None = None  # how the answer was written: written | extractive (search/local_answer.py)
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
 
     @property
@@ -400,32 +402,26 @@ def _search(driver: neo4j.Driver, db: Neo4jSettings, res: LocalResult, onto: Ont
         res.answer = NO_FACTS_ANSWER.format(names=", ".join(a.name for a in res.anchors) or "the question")
         return res
     chat = chat or get_chat_model(llm, files=files)
-    as_claims = use_claims(search, chat)  # the embedded model fills cited claims (search/claims.py)
-    max_ids = search.claim_max_sources
-    system = (claims_answer_prompt(language, max_ids=max_ids, prompts=prompts) if as_claims
-              else local_answer_prompt(language, prompts=prompts))
-
-    def prompt(sources: Sequence[Citation]) -> str:
-        return (f"QUESTION: {question}\n\n{context_block(sources, ranked=ranked)}\n\n"
-                "Answer the question from this context only, citing the ids of the sources after each claim.")
-
-    kept, dropped = fit_sources(chat, system, prompt, res.sources, ANSWER_MAX_TOKENS)
+    form = local_answer_form(search, chat)  # written, or extractive-first (search/local_answer.py)
+    inputs = AnswerInputs(question=question, sources=res.sources, anchors=res.anchors, index=index, chat=chat,
+                          search=search, llm=llm, language=language, ranked=ranked)  # fmt: skip
+    written = WrittenAnswer()
+    kept, dropped = fit_sources(chat, written.system(inputs), lambda srcs: answer_prompt(question, srcs, ranked=ranked),
+                                res.sources, ANSWER_MAX_TOKENS)  # fmt: skip
     if dropped:  # the lowest-ranked sources (excerpts, then the last facts) go; the ids of the rest stay
-        res.sources = kept
+        res.sources = inputs.sources = kept
         ids = {c.id for c in kept}
         res.facts = [f for i, f in enumerate(res.facts, start=1) if f"F{i}" in ids]
         res.excerpts = [e for i, e in enumerate(res.excerpts, start=1) if f"C{i}" in ids]
         res.warnings.append(f"{dropped} of {dropped + len(kept)} sources left out to fit the model's context window")
     attempt = Attempt()
     try:
-        checked = checked_answer(chat, search, llm=llm, claims=as_claims, system=system,
-                                 prose_system=local_answer_prompt(language, prompts=prompts), user=prompt(res.sources),
-                                 sources=res.sources, attempt=attempt, max_tokens=ANSWER_MAX_TOKENS, question=question,
-                                 language=language, index=index)  # fmt: skip
+        checked = form.answer(inputs, attempt)
     finally:
-        res.count(attempt, max(1, len(attempt.raw_responses)))
+        res.count(attempt, max(len(attempt.raw_responses), form.least_calls))
         clock.lap("answer")
     res.raw_answer, res.answer, res.citations = checked.raw, checked.text, checked.citations
+    res.answer_form = checked.form or form.name
     res.invented_citations = len(checked.invented)
     res.warnings.extend(checked.warnings)
     res.record(checked)

@@ -81,6 +81,8 @@ class SupportReason(str, Enum):
     RELATION_NOT_IN_SOURCES = "relation_not_in_sources"  # no place of its sources holds its entities together
     REPEAT = "repeat"  # a kept claim's template again: other names and the same sources, or the same names
     EMPTY = "empty"  # no statement
+    PASTED_CONTEXT = "pasted_context"  # it pastes a context line and the pasted fact has no sentence to state it with
+    NO_ENTITY = "no_entity"  # it names no entity of the graph, where an answer's claim must (extractive answers)
 
 
 #: How each reason is written in a summary line ("3 entity not in its sources").
@@ -90,6 +92,8 @@ REASON_LABELS: dict[SupportReason, str] = {
     SupportReason.RELATION_NOT_IN_SOURCES: "relation not in its sources",
     SupportReason.REPEAT: "repeat",
     SupportReason.EMPTY: "empty",
+    SupportReason.PASTED_CONTEXT: "pasted context line",
+    SupportReason.NO_ENTITY: "names no entity",
 }
 
 
@@ -107,6 +111,7 @@ class KeptClaim(BaseModel):
     entities: list[str] = Field(default_factory=list)  # the graph entities it names
     basis: Literal["relation", "entity", "no entity"] = "no entity"  # what was checked (module docstring)
     cited_as: list[str] = Field(default_factory=list)  # re-cited: the ids the model wrote, which did not back it
+    pasted: str | None = None  # rewritten: the statement as written, a pasted context line (now its fact's sentence)
 
     @property
     def recited(self) -> bool:
@@ -146,12 +151,24 @@ class SupportReport(BaseModel):
 
     def summary(self) -> str:
         """``2 claims kept (1 re-cited), 4 left out (3 entity not in its sources, 1 repeat)``."""
-        return support_summary(len(self.kept), self.left_out, recited=sum(1 for c in self.kept if c.recited))
+        return support_summary(len(self.kept), self.left_out, recited=sum(1 for c in self.kept if c.recited),
+                               rewritten=self.rewritten)
+
+    @property
+    def rewritten(self) -> int:
+        """Kept claims that pasted a context line and were stated from the pasted fact's sentence."""
+        return sum(1 for c in self.kept if c.pasted is not None)
+
+    @property
+    def pasted(self) -> int:
+        """Claims that pasted a context line: rewritten, or left out (:attr:`SupportReason.PASTED_CONTEXT`)."""
+        return self.rewritten + sum(1 for c in self.left_out if c.reason is SupportReason.PASTED_CONTEXT)
 
 
-def support_summary(kept: int, left_out: Sequence[LeftOutClaim], *, recited: int = 0) -> str:
-    """One line: how many claims were kept (and re-cited), how many left out and why."""
-    line = f"{kept} claim{'s' if kept != 1 else ''} kept" + (f" ({recited} re-cited)" if recited else "")
+def support_summary(kept: int, left_out: Sequence[LeftOutClaim], *, recited: int = 0, rewritten: int = 0) -> str:
+    """One line: how many claims were kept (re-cited, rewritten from a pasted line), how many left out and why."""
+    how = [f"{recited} re-cited"] * bool(recited) + [f"{rewritten} rewritten from a pasted context line"] * bool(rewritten)
+    line = f"{kept} claim{'s' if kept != 1 else ''} kept" + (f" ({', '.join(how)})" if how else "")
     if not left_out:
         return f"{line}, none left out"
     counts = {r: sum(1 for c in left_out if c.reason is r) for r in SupportReason}
@@ -161,16 +178,19 @@ def support_summary(kept: int, left_out: Sequence[LeftOutClaim], *, recited: int
 
 def check_lines(answer_format: str | None, kept: int, left_out: Sequence[LeftOutClaim], *,
                 language_retry: bool = False, language: str | None = None,
-                recited: Sequence[KeptClaim] = ()) -> list[str]:  # fmt: skip
+                recited: Sequence[KeptClaim] = (), rewritten: Sequence[KeptClaim] = ()) -> list[str]:  # fmt: skip
     """The lines printed under an answer (CLI, demo): how many claims were kept and left out and why,
     each re-cited claim with the ids it had, each left-out claim with its reason, and a language
     retry. None for a result without an answer."""
     lines = []
     if answer_format == "claims":
-        lines.append(f"claims: {support_summary(kept, left_out, recited=len(recited))}")
+        lines.append(f"claims: {support_summary(kept, left_out, recited=len(recited), rewritten=len(rewritten))}")
         if recited:
             lines.append("Re-cited (its own ids did not state it; the ids shown do):")
             lines += [f"  - {c.recite_line()}" for c in recited]
+        if rewritten:
+            lines.append("Rewritten (it pasted a context line; shown as the sentence of the fact it pasted):")
+            lines += [f"  - {c.pasted} -> {c.statement} [{', '.join(c.sources)}]" for c in rewritten]
         if left_out:
             lines.append("Left out (not supported by its sources):")
             lines += [f"  - {c.line()}" for c in left_out]
@@ -335,6 +355,12 @@ def _named(statement: str, index: MatchIndex) -> list[_Named]:
     return out
 
 
+def named_uids(statement: str, index: MatchIndex) -> frozenset[str]:
+    """The uids of the entities ``statement`` names, read as a claim is read (a distinctive word in
+    lower case is a common noun; a word of another proper name is not the entity)."""
+    return frozenset(u for n in _named(statement, index) for u in n.uids)
+
+
 def _template(statement: str, named: Sequence[_Named]) -> str:
     text = f" {normalize_words(statement)} "
     for n in sorted(named, key=lambda n: -len(n.term)):
@@ -407,6 +433,50 @@ def _check_one(number: int, statement: str, cited: list[str], by_id: dict[str, C
     return _Candidate(number, known, named, kept, _template(statement, named), strength)
 
 
+#: The marker a fact's context line puts before its evidence sentence (``Citation.context_line``).
+_EVIDENCE_MARK = re.compile(r"--\s*evidence\s*:", re.IGNORECASE)
+#: A relation type as a fact line writes it: an upper-case word, with underscores or not.
+_RELATION_WORD = re.compile(r"\b[^\W\d_a-z]{2,}(?:_[^\W_a-z]+)*\b")
+
+
+def _relation_word(src: Citation) -> str | None:
+    """The relation type a fact line writes between its two ends (``A RULES B`` -> ``RULES``)."""
+    if src.kind != "fact" or len(src.entities) < 2 or not src.text.startswith(src.entities[0]):
+        return None
+    rest = src.text[len(src.entities[0]):]
+    at = rest.find(src.entities[1])
+    word = rest[:at].strip() if at > 0 else ""
+    return word if word and _RELATION_WORD.fullmatch(word) and word == word.upper() else None
+
+
+def pasted_source(statement: str, cited: Sequence[str], by_id: dict[str, Citation]) -> Citation | None | bool:
+    """Whether ``statement`` pastes a context line instead of stating it: it writes a fact line's relation
+    type in capitals between names, or the ``-- evidence:`` marker. Returns the fact it pastes (its cited
+    ones first, then the others), True when it pastes a line whose fact cannot be told, False when it
+    pastes nothing. Nothing of a language is read: relation types are the upper-case words between a
+    fact line's two ends, taken from the context itself."""
+    words = set(_RELATION_WORD.findall(statement))
+    marked = bool(_EVIDENCE_MARK.search(statement))
+    if not words and not marked:
+        return False
+    folded = statement.casefold()
+    order = [*(i for i in cited if i in by_id), *(i for i in by_id if i not in cited)]
+    best: Citation | None = None
+    for i in order:
+        src = by_id[i]
+        word = _relation_word(src)
+        if word is None or word not in words:
+            continue
+        named = sum(1 for name in src.entities[:2] if name.casefold() in folded)
+        if named == 2:
+            return src
+        if named and best is None:
+            best = src
+    if best is not None:
+        return best
+    return True if marked or words & {w for s in by_id.values() if (w := _relation_word(s))} else False
+
+
 def _repeats(a: _Candidate, b: _Candidate) -> bool:
     """Whether ``b`` writes ``a`` again: the same template with the same sources, or with the same names."""
     if difflib.SequenceMatcher(None, a.template, b.template).ratio() < TEMPLATE_RATIO:
@@ -415,12 +485,15 @@ def _repeats(a: _Candidate, b: _Candidate) -> bool:
 
 
 def check_claims(claims: Sequence[ClaimLike], sources: Sequence[Citation], index: MatchIndex, *,
-                 max_ids: int = MAX_IDS, required_kind: CitationKind | None = None) -> SupportReport:  # fmt: skip
+                 max_ids: int = MAX_IDS, required_kind: CitationKind | None = None,
+                 require_entity: bool = False) -> SupportReport:  # fmt: skip
     """Check every claim against the sources it cites (see the module docstring).
 
     ``sources``: the numbered context the answer was given; ``index``: the graph's
     :class:`~graphrag_got.search.anchors.MatchIndex`; ``required_kind``: a kind of source every claim
-    must cite (``"report"`` for global answers). Ids written inside a statement count as cited."""
+    must cite (``"report"`` for global answers). Ids written inside a statement count as cited.
+    ``require_entity``: a claim naming no entity of the graph is left out (:attr:`SupportReason.NO_ENTITY`)
+    instead of kept unchecked (extractive answers: such a sentence states nothing of the answer)."""
     if max_ids < 1:
         raise ValueError(f"max_ids must be at least 1, got {max_ids}")
     by_id = {c.id: c for c in sources}
@@ -436,7 +509,22 @@ def check_claims(claims: Sequence[ClaimLike], sources: Sequence[Citation], index
             left.append((number, LeftOutClaim(statement=statement, sources=cited, reason=SupportReason.EMPTY,
                                               detail="the statement is empty")))  # fmt: skip
             continue
+        pasted = pasted_source(statement, cited, by_id)
+        written = statement
+        if pasted is not False:  # a context line pasted: stated from its fact's sentence, or left out
+            if not isinstance(pasted, Citation) or not pasted.evidence:
+                what = f"its fact ({pasted.id}) has no sentence to state it with" if isinstance(pasted, Citation) \
+                    else "which fact it pastes cannot be told"
+                left.append((number, LeftOutClaim(statement=statement, sources=cited, reason=SupportReason.PASTED_CONTEXT,
+                                                  detail=f"it pastes a line of the context; {what}")))  # fmt: skip
+                continue
+            statement, cited = " ".join(pasted.evidence.split()), [pasted.id]
         found = _check_one(number, statement, cited, by_id, reader, max_ids, required_kind)
+        if not isinstance(found, LeftOutClaim) and written != statement:
+            found.kept.pasted = written
+        if require_entity and not isinstance(found, LeftOutClaim) and not found.named:
+            found = LeftOutClaim(statement=statement, sources=cited, reason=SupportReason.NO_ENTITY,
+                                 detail="it names no entity of the graph: nothing in it states the answer")
         if isinstance(found, LeftOutClaim):
             left.append((number, found))
             continue
@@ -458,4 +546,4 @@ def check_claims(claims: Sequence[ClaimLike], sources: Sequence[Citation], index
 
 
 __all__ = ["MAX_IDS", "REASON_LABELS", "TEMPLATE_RATIO", "KeptClaim", "LeftOutClaim", "SupportReason",
-           "SupportReport", "check_claims", "check_lines", "support_summary"]  # fmt: skip
+           "SupportReport", "check_claims", "check_lines", "named_uids", "pasted_source", "support_summary"]  # fmt: skip

@@ -123,7 +123,9 @@ def build_server(settings: Settings, *, chat: BaseChatModel | None = None,
         drift for how things relate); answer=false retrieves the sources only, without the LLM.
         In the claims answer format, `left_out` lists the claims left out of the answer because the
         sources they cite do not support them, with the reason of each; a kept claim with `cited_as`
-        was re-cited (the ids it had did not state it; the ids it shows do).
+        was re-cited (the ids it had did not state it; the ids it shows do), one with `pasted` pasted a
+        context line and is shown as the sentence of the fact it pasted. `answer_form` says how the
+        answer was made: `written` by the model, or `extractive` (built on the sources' own sentences).
         """
         async def work() -> dict[str, Any]:
             runtime.check_question(question)

@@ -107,9 +107,23 @@ function renderLeftOut(r) {
     const left = r.left_out || [];
     const kept = (r.claims || []).length;
     const recited = (r.claims || []).filter((c) => c.cited_as && c.cited_as.length);
+    const rewritten = (r.claims || []).filter((c) => c.pasted);
+    const how = [recited.length ? recited.length + " re-cited" : "",
+                 rewritten.length ? rewritten.length + " rewritten from a pasted context line" : ""].filter(Boolean);
     box.append(el("p", { class: "muted", id: "claims-summary" },
-                  `claims: ${kept} kept${recited.length ? " (" + recited.length + " re-cited)" : ""}, ` +
-                  `${left.length ? left.length + " left out" : "none left out"}`));
+                  `claims: ${kept} kept${how.length ? " (" + how.join(", ") + ")" : ""}, ` +
+                  `${left.length ? left.length + " left out" : "none left out"}` +
+                  (r.answer_form === "extractive" ? " · extractive answer (built on the sources' own sentences)" : "")));
+    if (rewritten.length) {
+      box.append(el("h2", {}, "Rewritten (it pasted a context line; shown as the sentence of the fact it pasted)"));
+      const list = el("ul", { class: "left-out" });
+      for (const c of rewritten) {
+        const li = el("li", {}, `${c.statement} [${c.sources.join(", ")}]`);
+        li.append(el("span", { class: "reason" }, ` — written as: ${c.pasted}`));
+        list.append(li);
+      }
+      box.append(list);
+    }
     if (recited.length) {
       box.append(el("h2", {}, "Re-cited (its own ids did not state it; the ids shown do)"));
       const list = el("ul", { class: "left-out" });
