@@ -249,3 +249,19 @@ def test_an_extractive_claim_naming_no_entity_is_left_out() -> None:
     assert [c.statement for c in report.kept] == ["Ada Lovelace met Charles Babbage."]
     assert [c.reason for c in report.left_out] == [SupportReason.NO_ENTITY]
     assert check_claims(_claims(("The answer is in the text given.", ["F2"])), SOURCES, INDEX).kept  # kept unchecked otherwise
+
+
+def test_the_cli_says_when_an_answer_is_extractive() -> None:
+    from types import SimpleNamespace
+
+    from graphrag_got.commands.ask import check_lines as cli_lines
+
+    report = check_claims(_claims((f'Ada Lovelace MEETS Charles Babbage -- evidence: "{MET}"', ["F2"])), SOURCES, INDEX)
+    res = SimpleNamespace(answer_format="claims", claims=report.kept, left_out=report.left_out, language_retry=False,
+                          language=None, answer_form="extractive", mode="local")  # fmt: skip
+    lines = cli_lines(res)
+    assert lines[1].startswith("answer form: extractive (the corpus's sentences")
+    assert lines[2] == "claims: 1 claim kept (1 rewritten from a pasted context line), none left out"
+    assert lines[3].startswith("Rewritten") and lines[4].endswith(f"-> {MET} [F2]")
+    res.answer_form, res.mode = "written", "global"
+    assert not any(line.startswith("answer form") for line in cli_lines(res))
