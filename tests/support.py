@@ -185,3 +185,15 @@ class refuse_opening:
 
     def __exit__(self, *exc: object) -> None:
         _REFUSED.remove(self.entry)
+
+
+#: A small catalog of another domain than the example corpus, for the answer checks' unit tests
+#: (tests/test_answer_support.py, tests/test_answer_extractive.py): entity rows as the matcher reads them.
+LOVELACE_CATALOG = [
+    {"uid": "Person|ada lovelace", "key": "ada lovelace", "name": "Ada Lovelace", "type": "Person",
+     "aliases": ["Condesa de Lovelace"]},
+    {"uid": "Person|charles babbage", "key": "charles babbage", "name": "Charles Babbage", "type": "Person"},
+    {"uid": "Person|mary somerville", "key": "mary somerville", "name": "Mary Somerville", "type": "Person"},
+    {"uid": "Machine|analytical engine", "key": "analytical engine", "name": "Analytical Engine", "type": "Machine"},
+    {"uid": "Place|london", "key": "london", "name": "London", "type": "Place"},
+]  # fmt: skip

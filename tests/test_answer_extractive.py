@@ -17,14 +17,9 @@ from graphrag_got.search.claims import Claim
 from graphrag_got.search.local_answer import (AnswerInputs, ExtractiveFirst, WrittenAnswer, core_sentences,
                                               local_answer_form)
 from graphrag_got.search.support import SupportReason, check_claims, check_lines, pasted_source
+from support import LOVELACE_CATALOG
 
-CATALOG = [
-    {"uid": "Person|ada lovelace", "key": "ada lovelace", "name": "Ada Lovelace", "type": "Person"},
-    {"uid": "Person|charles babbage", "key": "charles babbage", "name": "Charles Babbage", "type": "Person"},
-    {"uid": "Person|mary somerville", "key": "mary somerville", "name": "Mary Somerville", "type": "Person"},
-    {"uid": "Machine|analytical engine", "key": "analytical engine", "name": "Analytical Engine", "type": "Machine"},
-    {"uid": "Place|london", "key": "london", "name": "London", "type": "Place"},
-]  # fmt: skip
+CATALOG = LOVELACE_CATALOG  # the alias of Ada Lovelace plays no part here
 INDEX = MatchIndex(CATALOG)
 MET = "After a dinner in London, Ada Lovelace met Charles Babbage, who showed her his engine."
 SOURCES = [

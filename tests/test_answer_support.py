@@ -17,19 +17,12 @@ from graphrag_got.search.anchors import MatchIndex
 from graphrag_got.search.citations import Citation, Finding
 from graphrag_got.search.claims import NO_SUPPORTED_CLAIM, NO_SUPPORTED_CLAIM_IN, Claim, checked_answer, no_supported_claim
 from graphrag_got.search.support import SupportReason, check_claims, check_lines
-from support import CallCounter
+from support import LOVELACE_CATALOG, CallCounter
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDED = json.loads((ROOT / "tests" / "data" / "recorded" / "demo-answers.json").read_text(encoding="utf-8"))
 
-CATALOG = [
-    {"uid": "Person|ada lovelace", "key": "ada lovelace", "name": "Ada Lovelace", "type": "Person",
-     "aliases": ["Condesa de Lovelace"]},
-    {"uid": "Person|charles babbage", "key": "charles babbage", "name": "Charles Babbage", "type": "Person"},
-    {"uid": "Person|mary somerville", "key": "mary somerville", "name": "Mary Somerville", "type": "Person"},
-    {"uid": "Machine|analytical engine", "key": "analytical engine", "name": "Analytical Engine", "type": "Machine"},
-    {"uid": "Place|london", "key": "london", "name": "London", "type": "Place"},
-]  # fmt: skip
+CATALOG = LOVELACE_CATALOG
 INDEX = MatchIndex(CATALOG)
 SOURCES = [
     Citation(id="F1", kind="fact", text="Ada Lovelace MEETS Charles Babbage (when: 1833)",

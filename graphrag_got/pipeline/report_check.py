@@ -42,7 +42,7 @@ from graphrag_got.communities.embed import SummarizeResult
 from graphrag_got.communities.graph import EntityGraph, Rel, fact_line
 from graphrag_got.search.anchors import MatchIndex, match_entities
 from graphrag_got.search.citations import Citation
-from graphrag_got.search.support import REASON_LABELS, LeftOutClaim, SupportReason, check_claims
+from graphrag_got.search.support import REASON_LABELS, LeftOutClaim, SupportReason, check_claims, listing
 
 #: Stored with every report it checked (``Community.report_check``): a new version checks the stored
 #: reports again (from the cache or the node, never the model).
@@ -101,10 +101,6 @@ def catalog(eg: EntityGraph, uids: Iterable[str]) -> list[dict[str, Any]]:
              "aliases": eg.entities[u].get("aliases") or []} for u in uids]  # fmt: skip
 
 
-def _listing(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
 def _without(text: str, types: Sequence[str]) -> str:
     """``text`` without the relation type names ``types`` written as words (longest first)."""
     for t in types:
@@ -116,13 +112,13 @@ def _without(text: str, types: Sequence[str]) -> str:
 def _detail(left: LeftOutClaim, member_names: set[str]) -> str:
     """The reason in words, about the community (the ids the check used are its own)."""
     if left.reason is SupportReason.RELATION_NOT_IN_SOURCES:
-        return f"no relation among the community's members states {_listing(left.entities)} together"
+        return f"no relation among the community's members states {listing(left.entities)} together"
     if left.reason is SupportReason.ENTITY_NOT_IN_SOURCES:
         outside = [n for n in left.entities if n not in member_names
                    and not any(part in member_names for part in re.split(r" \(| / |\)", n))] or left.entities
         verb = "is" if len(outside) == 1 else "are"
         rest = ", nor named with the rest by a relation among them" if len(left.entities) > len(outside) else ""
-        return f"{_listing(outside)} {verb} not among the community's members{rest}"
+        return f"{listing(outside)} {verb} not among the community's members{rest}"
     return left.detail
 
 

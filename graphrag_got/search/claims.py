@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -46,7 +47,7 @@ from graphrag_got.llm.calls import Attempt, LLMContextError, LLMOutputError, com
 from graphrag_got.llm.json_answers import complete_json
 from graphrag_got.prompts import language_reminder, load_prompts
 from graphrag_got.search.anchors import MatchIndex
-from graphrag_got.search.citations import Citation, CitationKind, resolve_citations, split_inline_ids
+from graphrag_got.search.citations import Citation, CitationKind, ResolvedAnswer, resolve_citations, split_inline_ids
 from graphrag_got.search.support import MAX_IDS, SupportReport, check_claims
 
 log = logging.getLogger(__name__)
@@ -234,6 +235,13 @@ class AnswerChecks:
         self.answer_language, self.language_retry = checked.answer_language, checked.language_retry
 
 
+def shown_answer(support: SupportReport, sources: Sequence[Citation], language: str | None) -> ResolvedAnswer:
+    """What a checked claims answer shows: its kept claims rendered (or, none kept, the line saying so in
+    ``language``), citations resolved against ``sources``."""
+    text = render_statements([(c.statement, c.sources) for c in support.kept]) or no_supported_claim(language)
+    return resolve_citations(text, sources)
+
+
 def checked_answer(chat: BaseChatModel, search: SearchSettings, *, llm: LLMSettings, claims: bool, system: str,
                    prose_system: str, user: str, sources: list[Citation], attempt: Attempt, max_tokens: int,
                    question: str, language: str | None, index: MatchIndex | None,
@@ -275,14 +283,14 @@ def checked_answer(chat: BaseChatModel, search: SearchSettings, *, llm: LLMSetti
                                         "question, even after asking again once")
         else:
             out.warnings.append(f"the answer is in {first}, not in {expected} like the question")
-    text = draft.text
     if draft.claims is not None and index is not None:
         out.support = check_claims(draft.claims, sources, index, max_ids=max_ids, required_kind=required_kind)
-        text = render_statements([(c.statement, c.sources) for c in out.support.kept]) or no_supported_claim(expected)
         out.invented = list(out.support.invented)
         if out.support.left_out:
             log.info("answer check: %s", out.support.summary())
-    resolved = resolve_citations(text, sources)
+        resolved = shown_answer(out.support, sources, expected)
+    else:
+        resolved = resolve_citations(draft.text, sources)
     out.text, out.citations = resolved.answer, resolved.citations
     out.invented += resolved.invented
     return out
@@ -290,4 +298,4 @@ def checked_answer(chat: BaseChatModel, search: SearchSettings, *, llm: LLMSetti
 
 __all__ = ["MAX_CLAIMS", "MAX_IDS_PER_CLAIM", "NO_SUPPORTED_CLAIM", "NO_SUPPORTED_CLAIM_IN", "AnswerChecks", "CheckedAnswer", "Claim", "ClaimsAnswer",
            "ask_claims", "by_model", "checked_answer", "claims_schema", "complete_claims", "no_supported_claim", "prose_claims", "render_claims",
-           "render_statements", "use_claims"]  # fmt: skip
+           "render_statements", "shown_answer", "use_claims"]  # fmt: skip

@@ -13,6 +13,7 @@ sentence in another language than the answer's is not shown, nor one naming no e
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,11 +25,22 @@ from graphrag_got.errors import LLMError
 from graphrag_got.llm.calls import Attempt
 from graphrag_got.prompts import extractive_answer_prompt, load_prompts
 from graphrag_got.search.anchors import MatchIndex
-from graphrag_got.search.citations import Citation, CitationKind, resolve_citations
-from graphrag_got.search.claims import CheckedAnswer, Claim, ask_claims, no_supported_claim, render_statements
+from graphrag_got.search.citations import Citation, CitationKind
+from graphrag_got.search.claims import CheckedAnswer, Claim, ask_claims, render_statements, shown_answer
 from graphrag_got.search.support import check_claims
 
 log = logging.getLogger(__name__)
+
+_SENTENCE = re.compile(r"(?<=[.!?»])\s+|\n+")
+_ENDS = frozenset(".!?»\"'”)")
+
+
+def whole_sentences(text: str) -> list[str]:
+    """The sentences of ``text``, spaces folded; a last piece with no end mark is a cut span (an
+    evidence span stored cut), not a sentence, and is left out."""
+    parts = [" ".join(x.split()) for x in _SENTENCE.split(text or "") if x.strip()]
+    return [x for x in parts if x[-1] in _ENDS]
+
 
 #: Most tokens of the sentences stating an extractive answer, and most such sentences.
 STATE_MAX_TOKENS = 200
@@ -73,8 +85,7 @@ def extractive_answer(chat: BaseChatModel, question: str, core: Sequence[CorePie
                            expected=expected) if search.extractive_connect else [])  # fmt: skip
     claims = [*stated, *(Claim(statement=c.text, sources=list(c.ids)) for c in core)]
     support = check_claims(claims, sources, index, max_ids=max_ids, required_kind=required_kind, require_entity=True)
-    text = render_statements([(c.statement, c.sources) for c in support.kept]) or no_supported_claim(expected)
-    resolved = resolve_citations(text, sources)
+    resolved = shown_answer(support, sources, expected)
     if support.left_out:
         log.info("extractive answer check: %s", support.summary())
     return CheckedAnswer(text=resolved.answer, raw=render_statements([(c.statement, c.sources) for c in claims]),
@@ -84,4 +95,4 @@ def extractive_answer(chat: BaseChatModel, question: str, core: Sequence[CorePie
                          answer_language=text_language(" ".join(c.statement for c in support.kept)), form=form)  # fmt: skip
 
 
-__all__ = ["STATE_MAX_CLAIMS", "STATE_MAX_TOKENS", "CorePiece", "extractive_answer", "state_answer"]
+__all__ = ["STATE_MAX_CLAIMS", "STATE_MAX_TOKENS", "CorePiece", "extractive_answer", "state_answer", "whole_sentences"]

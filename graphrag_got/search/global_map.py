@@ -16,7 +16,6 @@ one :class:`MapForm` per way (``search.global_map``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -31,10 +30,9 @@ from graphrag_got.config import LLMSettings, SearchSettings
 from graphrag_got.llm.calls import Attempt
 from graphrag_got.prompts import claims_answer_prompt, load_prompts, map_points_prompt, map_prompt
 from graphrag_got.search.anchors import MatchIndex
-from graphrag_got.search.citations import Citation, resolve_citations
-from graphrag_got.search.claims import (CheckedAnswer, Claim, by_model, checked_answer, no_supported_claim,
-                                        render_statements, use_claims)
-from graphrag_got.search.extractive import CorePiece, extractive_answer
+from graphrag_got.search.citations import Citation
+from graphrag_got.search.claims import CheckedAnswer, Claim, by_model, checked_answer, shown_answer, use_claims
+from graphrag_got.search.extractive import CorePiece, extractive_answer, whole_sentences
 from graphrag_got.search.support import SupportReport, check_claims
 
 #: Most points one report gives, points the reduce step reads, reports a global answer should cite,
@@ -244,16 +242,10 @@ class WrittenReduce:
             checked.support, checked.covered = cover_reports(checked.support, inp.pairs, inp.sources, inp.index,
                                                              max_ids=inp.search.claim_max_sources)  # fmt: skip
             if checked.covered:
-                text = render_statements([(c.statement, c.sources) for c in checked.support.kept]) \
-                    or no_supported_claim(checked.question_language)
-                resolved = resolve_citations(text, inp.sources)
+                resolved = shown_answer(checked.support, inp.sources, checked.question_language)
                 checked.text, checked.citations = resolved.answer, resolved.citations
         checked.form = self.name
         return checked
-
-
-_SENTENCE = re.compile(r"(?<=[.!?»])\s+|\n+")
-_ENDS = frozenset(".!?»\"'”)")
 
 
 def _community_sentences(rows: Sequence[dict[str, Any]]) -> list[Citation]:
@@ -262,10 +254,8 @@ def _community_sentences(rows: Sequence[dict[str, Any]]) -> list[Citation]:
     for row in rows:
         line = f"{row['start_name']} {row['type']} {row['end_name']}"
         for span in row.get("evidence") or []:
-            for sentence in (" ".join(x.split()) for x in _SENTENCE.split(str(span)) if x.strip()):
-                if sentence[-1] in _ENDS:
-                    out.append(Citation(id="F0", kind="fact", text=line, evidence=sentence,
-                                        entities=[row["start_name"], row["end_name"]]))  # fmt: skip
+            out += [Citation(id="F0", kind="fact", text=line, evidence=sentence, entities=[row["start_name"], row["end_name"]])
+                    for sentence in whole_sentences(str(span))]  # fmt: skip
     return out
 
 

@@ -23,7 +23,6 @@
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -37,7 +36,7 @@ from graphrag_got.prompts import claims_answer_prompt, load_prompts, local_answe
 from graphrag_got.search.anchors import Anchor, MatchIndex, normalize_words
 from graphrag_got.search.citations import Citation, context_block
 from graphrag_got.search.claims import CheckedAnswer, by_model, checked_answer, use_claims
-from graphrag_got.search.extractive import CorePiece, extractive_answer
+from graphrag_got.search.extractive import CorePiece, extractive_answer, whole_sentences
 from graphrag_got.search.support import named_uids
 
 log = logging.getLogger(__name__)
@@ -45,8 +44,6 @@ log = logging.getLogger(__name__)
 #: Most tokens of a written answer.
 ANSWER_MAX_TOKENS = 600
 
-_SENTENCE = re.compile(r"(?<=[.!?»])\s+|\n+")
-_ENDS = frozenset(".!?»\"'”)")
 
 
 @dataclass
@@ -114,9 +111,7 @@ class CoreSentence:
 def _sentences(src: Citation) -> list[str]:
     """The whole sentences a source holds: a fact's evidence and an excerpt, cut at sentence ends; a
     last piece with no end mark is a cut span, not a sentence, and is left out."""
-    text = (src.evidence or "") if src.kind == "fact" else src.text if src.kind == "chunk" else ""
-    parts = [" ".join(s.split()) for s in _SENTENCE.split(text) if s.strip()]
-    return [s for s in parts if s[-1] in _ENDS]
+    return whole_sentences((src.evidence or "") if src.kind == "fact" else src.text if src.kind == "chunk" else "")
 
 
 def core_sentences(sources: Sequence[Citation], anchors: Sequence[Anchor], index: MatchIndex, *,

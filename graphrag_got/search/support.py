@@ -368,7 +368,8 @@ def _template(statement: str, named: Sequence[_Named]) -> str:
     return " ".join(text.split())
 
 
-def _listing(names: Sequence[str]) -> str:
+def listing(names: Sequence[str]) -> str:
+    """``A``, ``A and B``, ``A, B and C``: names in a reason's words."""
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
@@ -408,10 +409,10 @@ def _check_one(number: int, statement: str, cited: list[str], by_id: dict[str, C
     if missing:
         verb = "is" if len(missing) == 1 else "are"
         return recite(out(SupportReason.ENTITY_NOT_IN_SOURCES,
-                          f"{_listing(missing)} {verb} in none of its sources ({', '.join(known)})"))
+                          f"{listing(missing)} {verb} in none of its sources ({', '.join(known)})"))
     if len(named) >= 2 and not any(together(v) for v in views.values()):
         return recite(out(SupportReason.RELATION_NOT_IN_SOURCES,
-                          f"none of its sources ({', '.join(known)}) states {_listing(labels)} together "
+                          f"none of its sources ({', '.join(known)}) states {listing(labels)} together "
                           "(in one fact, sentence or finding)"))
     if named:  # the sources holding all its entities in one place first, then those holding most of them
         held = {i: sum(1 for n in named if n.uids & v.occurs) for i, v in views.items()}
@@ -546,4 +547,4 @@ def check_claims(claims: Sequence[ClaimLike], sources: Sequence[Citation], index
 
 
 __all__ = ["MAX_IDS", "REASON_LABELS", "TEMPLATE_RATIO", "KeptClaim", "LeftOutClaim", "SupportReason",
-           "SupportReport", "check_claims", "check_lines", "named_uids", "pasted_source", "support_summary"]  # fmt: skip
+           "SupportReport", "check_claims", "check_lines", "listing", "named_uids", "pasted_source", "support_summary"]  # fmt: skip
