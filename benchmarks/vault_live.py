@@ -15,7 +15,8 @@ into the repository::
 Its source and commit are read from that clone and printed with the results. The notes (``.md`` only)
 are copied into a work folder, so the daily edits never touch the clone. The ontology is
 ``ontology/notes.json``; the model the embedded llama.cpp one (``--model``, default the project's
-default); the strategy ``--strategy`` (default ``auto``: ``mentions`` for a vault with a small model).
+default); the strategy ``--strategy`` (default ``auto``: ``terms`` for a vault with a small model;
+``--no-typing``: the terms layer without its model calls).
 
 Steps, each timed, with the build's own lines kept:
 
@@ -32,7 +33,10 @@ Steps, each timed, with the build's own lines kept:
    before any build) whose note is in the built vault, through ``local_search(answer=False)`` in
    hybrid and in vector-only retrieval: "needed note found at 10" = the note owns one of the first 10
    chunks retrieved (as ``benchmarks/notes_vault.py`` scores recall).
-4. **entity F1 on the ladder corpora** (``--f1``; ``benchmarks/quality``): the mentions strategy with the
+4. **term typing precision** (terms strategy with typing): the stored class of each of the 100 terms of
+   ``benchmarks/vault_terms_labels.json`` (labelled by hand before any typing run of the whole vault)
+   against the classes its label accepts; a labelled term the build did not type is typed then, apart.
+5. **entity F1 on the ladder corpora** (``--f1``; ``benchmarks/quality``): the mentions strategy with the
    same model on each corpus, scored against the gold, beside the generate strategy's entity F1 from
    its recording (replayed, no model call; recorded with qwen2.5-coder-1.5b). ``--f1-limit N`` keeps
    the first N chunks of each corpus (the gold cut to them).
@@ -70,6 +74,7 @@ from graphrag_got.config import Settings  # noqa: E402
 VAULT = Path.home() / ".cache" / "graphrag_got" / "vault-bench" / "obsidian-help" / "en"
 ONTOLOGY = ROOT / "ontology" / "notes.json"
 QUESTIONS = ROOT / "benchmarks" / "vault_live_questions.json"
+LABELS = ROOT / "benchmarks" / "vault_terms_labels.json"
 K = 10
 _WIKILINK = re.compile(r"\[\[([^\[\]|#\n]+)([^\[\]\n]*)\]\]")
 _CODE_FENCE = re.compile(r"^\s*(```|~~~)")
@@ -244,6 +249,44 @@ def retrieval(settings: Settings, questions: list[dict[str, Any]], built: set[st
     return head + rows, means
 
 
+# ----------------------------------------------------------------------------- term typing
+def typing_precision(settings: Settings, labels: Path) -> list[str]:
+    """Precision of the build's stored term types on the labelled terms: of the terms given a class, those whose
+    class the label accepts. A labelled term the build did not type (no longer a candidate of the finder, or of
+    notes left out of a sample) is typed now, with the same prompt and batch size, and counted apart."""
+    from graphrag_got.extract.terms.find import FoundTerm, TermSource
+    from graphrag_got.extract.terms.type_terms import TermTypeCache, type_terms
+    from graphrag_got.llm.factory import get_chat_model, model_label
+    from graphrag_got.llm.server import scope
+    from graphrag_got.ontology.model import Ontology
+
+    doc = json.loads(labels.read_text(encoding="utf-8"))
+    onto = Ontology.from_file(ROOT / doc["ontology"])
+    cache = TermTypeCache(settings.files.cache_dir, model_label(settings.llm, "llamacpp"), onto)
+    items = [(FoundTerm(t["term"], TermSource(t["source"]), t["context"]), set(t["accept"])) for t in doc["terms"]]
+    missing = [term for term, _ in items if not cache.type_of(term.key)[0]]
+    extra = ""
+    if missing:
+        with scope():
+            t0 = time.monotonic()
+            run = type_terms(get_chat_model(settings.llm, "llamacpp", files=settings.files), onto, missing, cache,
+                             batch=settings.extract.term_typing_batch, workers=1)
+            extra = (f"; {len(missing)} labelled term(s) the build did not type were typed now ({run.calls} call(s), "
+                     f"{time.monotonic() - t0:.0f}s)")
+    rows, typed, right, none_right = [], 0, 0, 0
+    for term, accept in items:
+        cls = cache.type_of(term.key)[1] or "none"
+        ok = cls in accept
+        typed += cls != "none"
+        right += ok and cls != "none"
+        none_right += ok and cls == "none"
+        rows.append(f"  {'ok ' if ok else 'BAD'} {term.name!r} -> {cls} (accepts {'|'.join(sorted(accept))})")
+    head = [f"typed {typed} of {len(items)} labelled terms; precision {right}/{typed} = {right / max(1, typed):.2f} "
+            f"(target >= 0.80); answered none {len(items) - typed}, of which right {none_right}; all answers right "
+            f"{right + none_right}/{len(items)}{extra}"]
+    return head + rows
+
+
 # ----------------------------------------------------------------------------- entity F1
 def entity_f1(model_settings: Settings, names: list[str], limit: int | None, work: Path) -> list[str]:
     """Entity F1 of the mentions strategy (the model) and of the generate strategy (its recording) per corpus."""
@@ -314,7 +357,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vault", type=Path, default=VAULT, help=f"the vault folder (default {VAULT})")
     ap.add_argument("--sample", type=int, help="build only N notes (the time of all is extrapolated)")
     ap.add_argument("--model", default=None, help="embedded model (default: GRAPHRAG_LLAMACPP_MODEL)")
-    ap.add_argument("--strategy", default="auto", choices=["auto", "mentions", "generate", "classify"])
+    ap.add_argument("--strategy", default="auto", choices=["auto", "mentions", "generate", "classify", "terms"])
+    ap.add_argument("--no-typing", action="store_true", help="terms: type no term (GRAPHRAG_TERM_TYPING=false)")
+    ap.add_argument("--labels", type=Path, default=LABELS,
+                    help=f"terms with typing: the labelled terms whose typing precision is scored (default {LABELS.name})")
     ap.add_argument("--batch-chars", type=int, help="GRAPHRAG_MENTIONS_BATCH_CHARS for this run")
     ap.add_argument("--daily", type=int, default=20, help="notes edited by the daily update (default 20)")
     ap.add_argument("--communities", action="store_true", help="also detect communities and write their reports")
@@ -362,6 +408,8 @@ def main(argv: list[str] | None = None) -> int:
                                      "models_path": base.models_dir.resolve(), "extraction": args.strategy}
         if args.batch_chars is not None:
             overrides["mentions_batch_chars"] = args.batch_chars
+        if args.no_typing:
+            overrides["term_typing"] = False
         settings = base.with_overrides(**overrides)
         driver = connect(settings.neo4j)
         clear(driver, settings.neo4j.database)
@@ -398,6 +446,10 @@ def main(argv: list[str] | None = None) -> int:
             say(f"\nall {len(all_notes)} notes, EXTRAPOLATED from the sample (extraction at the sample's pace per "
                 f"character, the other steps per note), not measured: first build ~{est:.0f}s "
                 f"({len(all_notes) / est:.3f} notes/s)")
+        if args.strategy in ("terms", "auto") and not args.no_typing and args.labels:
+            say(f"\n## term typing precision on the labelled sample ({args.labels.name})")
+            for line in typing_precision(settings, args.labels):
+                say(line)
         say("")
         rows, _ = retrieval(settings, questions, set(chosen))
         for line in rows:

@@ -222,6 +222,31 @@ def compare_fresh(driver, settings: Settings) -> str:  # type: ignore[no-untyped
             f"{sum(1 for c in sized if c.content_hash not in reported)} without a stored report for their content")
 
 
+def vocabulary_typing(settings: Settings, vocab: dict[str, list[str]]) -> str:
+    """How the stored term types match the vocabulary's classes (the generator's labels, made before the run)."""
+    from graphrag_got.common.normalize import normalize_name
+    from graphrag_got.extract.terms.type_terms import TermTypeCache
+    from graphrag_got.llm.factory import model_label
+    from graphrag_got.ontology.model import Ontology
+
+    cache = TermTypeCache(settings.files.cache_dir, model_label(settings.llm, "llamacpp"), Ontology.from_file(ONTOLOGY))
+    asked = typed = right = 0
+    wrong: dict[str, int] = {}
+    for cls, names in ((k, v) for k, v in vocab.items() if "@" not in k):
+        for name in names:
+            stored, got = cache.type_of(normalize_name(name))
+            asked += stored
+            typed += stored and got is not None
+            right += got == cls
+            if stored and got is not None and got != cls:
+                wrong[f"{cls}->{got}"] = wrong.get(f"{cls}->{got}", 0) + 1
+    top = ", ".join(f"{k} {v}" for k, v in sorted(wrong.items(), key=lambda kv: -kv[1])[:6])
+    total = sum(len(v) for k, v in vocab.items() if "@" not in k)
+    return (f"\nterm typing against the vocabulary's classes: {asked} of {total} names typed by the build, {typed} "
+            f"given a class, precision {right}/{typed} = {right / max(1, typed):.2f}; most frequent errors: "
+            f"{top or 'none'}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--notes", type=int, default=6000)
@@ -233,11 +258,17 @@ def main(argv: list[str] | None = None) -> int:
                          "vocabulary, a graph without community structure)")  # fmt: skip
     ap.add_argument("--no-embeddings", action="store_true", help="leave the embeddings step out")
     ap.add_argument("--no-communities", action="store_true", help="leave the communities step out")
+    ap.add_argument("--terms", action="store_true",
+                    help="the terms strategy with the embedded model (GRAPHRAG_LLAMACPP_MODEL) typing the shared terms "
+                         "for real; the typing precision against the vocabulary's classes is printed (needs "
+                         "--no-communities: the reports would be real model calls too)")
     ap.add_argument("--out", type=Path, help="also write the report to this file")
     ap.add_argument("--profile", type=Path, help="write a cProfile file per step into this folder (slower)")
     ap.add_argument("--workdir", type=Path, help="build the vault, caches and outputs here and keep them (default: a "
                                                 "temporary folder, removed at the end); it must not exist yet")
     args = ap.parse_args(argv)
+    if args.terms and not args.no_communities:
+        ap.error("--terms needs --no-communities (a report per community would be a real model call)")
     from graphrag_got.pipeline.build import run_build
 
     rng = random.Random(args.seed)
@@ -262,6 +293,10 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings.load().with_overrides(
             home=work / "home", out_dir=work / "out", ontology_path=ONTOLOGY, corpus_path=vault,
             llm_provider="replay", replay_file=replay, embeddings=not args.no_embeddings)
+        if args.terms:
+            base = Settings.load()
+            settings = settings.with_overrides(extraction="terms", llm_provider="llamacpp",
+                                               models_path=base.models_dir.resolve())
         t = time.perf_counter()
         versions = {i: 0 for i in range(args.notes)}
         facts = write_vault(vault, versions, args.notes, vocab)
@@ -287,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
 
         driver = connect(settings.neo4j)
         clear(driver, settings.neo4j.database)  # relationships first: a 6,000-note graph is dense
-        chat = stand_in_chat(replay)
+        chat = None if args.terms else stand_in_chat(replay)
         counter = WriteCounter()
         rows = []
         for step in ("first build", "no-change rebuild", "daily update"):
@@ -318,12 +353,19 @@ def main(argv: list[str] | None = None) -> int:
             say("  build steps (s): " + ", ".join(f"{k} {v:.1f}" for k, v in res.timings.items()))
             say(f"  Neo4j writes: {counter.describe()}")
             say(f"  embeddings computed: {res.total_embedding_calls}; LLM calls: {llm} "
-                f"({', '.join(f'{k} {v}' for k, v in res.llm_calls.items()) or 'none'}, replayed: no model time)")
+                f"({', '.join(f'{k} {v}' for k, v in res.llm_calls.items()) or 'none'}, "
+                + (f"the embedded model, tokens in/out {res.tokens[0]}/{res.tokens[1]})" if args.terms
+                   else "replayed: no model time)"))
+            for line in res.lines.get("extract", []) if args.terms else []:
+                if line.strip().startswith(("terms:", "this run:")):
+                    say(f"  extract: {line.strip()}")
             for name in ("load", "embeddings", "communities"):
                 for line in res.lines.get(name, [])[:3]:
                     say(f"  {name}: {line}")
         if not args.no_communities:
             say(compare_fresh(driver, settings))
+        if args.terms:
+            say(vocabulary_typing(settings, vocab))
         driver.close()
     say(f"\nload average at the end {os.getloadavg()[0]:.1f} (the machine is shared: other jobs slow every step)")
     if args.out:

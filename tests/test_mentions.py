@@ -226,27 +226,27 @@ def test_typed_relations_are_asked_for_the_chosen_notes_only_and_kept(tmp_path: 
         run_extraction(cfg.extract, onto, vault, chat=chat, relations_for=["guilds"], files=cfg.files, chunking=cfg.chunking, llm=cfg.llm)
 
 
-def test_auto_picks_mentions_for_a_vault_with_a_small_model(tmp_path: Path) -> None:
+def test_auto_picks_terms_for_a_vault_with_a_small_model(tmp_path: Path) -> None:
     vault = _vault(tmp_path / "vault")
     text = tmp_path / "plain.txt"
     text.write_text("Orla Venn joined the Lantern Guild.\n", encoding="utf-8")
     auto = Settings()
     assert auto.extract.strategy == "auto"
     small = choose_strategy(auto.extract, vault, "llamacpp", "qwen2.5-coder-1.5b", chunking=auto.chunking)
-    assert small.strategy == "mentions" and "1.5B parameters <= GRAPHRAG_SMALL_MODEL_PARAMS=3" in small.reason
-    assert small.lines()[0].startswith("extraction strategy: mentions (entity mentions only")
+    assert small.strategy == "terms" and "1.5B parameters <= GRAPHRAG_SMALL_MODEL_PARAMS=3" in small.reason
+    assert small.lines()[0].startswith("extraction strategy: terms (key terms of each chunk found without a model")
     assert "--relations-for" in small.lines()[1]
-    assert choose_strategy(auto.extract, vault, "ollama", "llama3.2:3b", chunking=auto.chunking).strategy == "mentions"
+    assert choose_strategy(auto.extract, vault, "ollama", "llama3.2:3b", chunking=auto.chunking).strategy == "terms"
     big = choose_strategy(auto.extract, vault, "ollama", "qwen2.5:7b-instruct", chunking=auto.chunking)
     assert big.strategy == "generate" and "7B parameters > GRAPHRAG_SMALL_MODEL_PARAMS=3" in big.reason
     assert choose_strategy(auto.extract, text, "llamacpp", "qwen2.5-coder-1.5b", chunking=auto.chunking).strategy == "generate"
-    assert choose_strategy(auto.extract, vault, "llamacpp", "/models/my-model.gguf", chunking=auto.chunking).strategy == "mentions"  # embedded CPU
+    assert choose_strategy(auto.extract, vault, "llamacpp", "/models/my-model.gguf", chunking=auto.chunking).strategy == "terms"  # embedded CPU
     assert choose_strategy(auto.extract, vault, "custom", None, chunking=auto.chunking).strategy == "generate"
     cfg = Settings(small_model_params=0)
     assert choose_strategy(cfg.extract, vault, "llamacpp", "qwen2.5-coder-0.5b", chunking=cfg.chunking).strategy == \
         "generate"
     cfg = Settings(small_model_params=8)
-    assert choose_strategy(cfg.extract, vault, "ollama", "qwen2.5:7b", chunking=cfg.chunking).strategy == "mentions"
+    assert choose_strategy(cfg.extract, vault, "ollama", "qwen2.5:7b", chunking=cfg.chunking).strategy == "terms"
     cfg = Settings(extraction="generate")
     chosen = choose_strategy(cfg.extract, vault, "llamacpp", "qwen2.5-coder-0.5b", chunking=cfg.chunking)
     assert (chosen.strategy, chosen.reason) == ("generate", "GRAPHRAG_EXTRACTION=generate")
@@ -261,7 +261,7 @@ def test_the_build_says_first_which_strategy_runs_and_why(tmp_path: Path) -> Non
     vault = _vault(tmp_path / "vault")
     embedded = Settings(llm_provider="llamacpp", llamacpp_model="qwen2.5-coder-1.5b")
     choice = build_strategy(embedded, vault)
-    assert choice.strategy == "mentions" and "llamacpp:qwen2.5-coder-1.5b" in choice.reason
+    assert choice.strategy == "terms" and "llamacpp:qwen2.5-coder-1.5b" in choice.reason
     assert build_strategy(embedded, vault, chat=VaultChat()).strategy == "generate"  # a caller's model: no size
     assert build_strategy(Settings(llm_provider="ollama", ollama_model="qwen2.5:7b-instruct"), vault).strategy == \
         "generate"

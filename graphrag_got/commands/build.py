@@ -17,11 +17,11 @@ def register(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--no-communities", action="store_true", help="stop after load and embeddings")
     p.add_argument("--json", action="store_true", help="print the build summary as JSON at the end")
     p.add_argument("--relations-for", nargs="+", metavar="PATH", default=[],
-                   help="with the mentions strategy: also ask the typed relations of these notes or folders (paths "
+                   help="with the terms or mentions strategy: also ask the typed relations of these notes or folders (paths "
                         "inside the vault, or on disk under it; after the vault: build VAULT --relations-for PATH...); "
                         "cached, so a rerun asks nothing again")
-    p.add_argument("--strategy", choices=["auto", "generate", "classify", "mentions"],
-                   help="extraction strategy (setting GRAPHRAG_EXTRACTION; auto: mentions for a notes vault with a "
+    p.add_argument("--strategy", choices=["auto", "generate", "classify", "mentions", "terms"],
+                   help="extraction strategy (setting GRAPHRAG_EXTRACTION; auto: terms for a notes vault with a "
                         "small model, else generate)")
     p.set_defaults(func=run)
 

@@ -32,9 +32,10 @@ def register(sub: "argparse._SubParsersAction") -> None:
                         "in the text (setting GRAPHRAG_EVIDENCE)")
     p.add_argument("--evidence-window", type=int, metavar="N",
                    help="sentences apart the two ends of a relation may be (0 = same sentence)")
-    p.add_argument("--strategy", choices=["auto", "generate", "classify", "mentions"],
+    p.add_argument("--strategy", choices=["auto", "generate", "classify", "mentions", "terms"],
                    help="generate: the model writes the JSON answer; classify: mentions copied from the chunk, then "
-                        "one scored choice per pair of mentions; mentions: entity mentions only; auto: mentions for a "
+                        "one scored choice per pair of mentions; mentions: entity mentions only; terms: key terms "
+                        "found without a model, the shared ones typed once per term; auto: terms for a "
                         "notes vault with a small model, else generate (setting GRAPHRAG_EXTRACTION)")
     p.add_argument("--min-fact-probability", type=float, metavar="P",
                    help="classify: refuse facts chosen with a lower probability (setting GRAPHRAG_MIN_FACT_PROBABILITY; "

@@ -118,6 +118,9 @@ def run_stats(args: argparse.Namespace, settings: Settings) -> int:
     for k, n in st["entity_violations_by_class"].items():
         print(f"  {k}: {n}")
     print(f"orphan entities (no relation): {st['orphan_entities']}")
+    print(f"entities: {st['entities'] - st['untyped_terms']} typed by the ontology's classes, {st['untyped_terms']} "
+          "untyped key terms (Term)")
+    print("documents by layer: " + ", ".join(f"{n} with {what}" for what, n in st["documents_by_layer"].items()))
     if problems and (st["violations"] or st["entity_violations"]):
         print("note: rows an earlier load made under another ontology stay until their documents are rewritten; "
               "`graphrag-got load` rewrites every document loaded under another ontology and removes them")

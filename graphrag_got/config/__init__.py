@@ -200,9 +200,14 @@ class ExtractSettings(Section):
                               "maxItems of the relation array in the extraction schema", ge=1)
     announce_chunks: int = _env("GRAPHRAG_ANNOUNCE_CHUNKS", 200, "a run that will ask the model about more chunks than "
                                 "this says first how many and about how long it will take (0: always)", ge=0)
-    strategy: Literal["auto", "generate", "classify", "mentions"] = _env("GRAPHRAG_EXTRACTION", "auto", "extraction strategy: generate (the "
+    strategy: Literal["auto", "generate", "classify", "mentions", "terms"] = _env("GRAPHRAG_EXTRACTION", "auto", "extraction strategy: generate (the "
         "model writes the JSON answer), classify (mentions copied from the chunk, then one scored choice per pair of mentions), mentions (entity "
-        "mentions only; a vault's edges are its links, tags, folders and co-occurrence) or auto (mentions for a vault and a small model, else generate)", flat="extraction")
+        "mentions only; a vault's edges are its links, tags, folders and co-occurrence), terms (key terms found without a model, the shared ones "
+        "typed once per term in batched calls) or auto (terms for a vault and a small model, else generate)", flat="extraction")
+    terms_per_chunk: int = _env("GRAPHRAG_TERMS_PER_CHUNK", 12, "terms: most key terms kept from one chunk (links, headings, aliases and code first)", ge=1)
+    term_typing: bool = _env("GRAPHRAG_TERM_TYPING", True, "terms: type the terms several notes share by the ontology's classes (false: every term stays an untyped Term)")
+    term_typing_notes: int = _env("GRAPHRAG_TERM_TYPING_NOTES", 2, "terms: a term is typed when at least this many notes write it (1: every term)", ge=1)
+    term_typing_batch: int = _env("GRAPHRAG_TERM_TYPING_BATCH", 40, "terms: terms typed in one model call", ge=1)
     small_model_params: float = _env("GRAPHRAG_SMALL_MODEL_PARAMS", 3.0, "auto: a model whose name states at most this many billion parameters is small (an embedded one that states none too; 0: none is)", ge=0)
     mentions_batch_chars: int = _env("GRAPHRAG_MENTIONS_BATCH_CHARS", 1500, "mentions: consecutive short chunks share a call up to this many characters (0: a call per chunk)", ge=0)
     min_fact_probability: float = _env("GRAPHRAG_MIN_FACT_PROBABILITY", 0.5, "classify: a fact the model chose with "

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from graphrag_got.extract.extraction import EntityRecord, Merge, MergeRule, Reason, Rejection, RelationRecord
 from graphrag_got.common.normalize import normalize_name
-from graphrag_got.ontology.model import Ontology
+from graphrag_got.ontology.model import TERM_CLASS, Ontology
 from graphrag_got.extract.validate import ChunkValidation
 from graphrag_got.extract.aggregate import aggregate, identity_attributes
 
@@ -312,9 +312,10 @@ def resolve_entities(entities: Sequence[EntityRecord], relations: Sequence[Relat
     for cname, ents in by_class.items():
         r = _ClassResolver(cname, ents, files)
         r.pinned()
-        r.article_or_class_word()
-        r.containment()
-        r.fuzzy(fuzzy_threshold)
+        if cname != TERM_CLASS:  # untyped key terms are the words of the notes: "Templates" is not "Insert template"
+            r.article_or_class_word()
+            r.containment()
+            r.fuzzy(fuzzy_threshold)
         records: dict[int, EntityRecord] = {}
         for root, members in r.groups().items():
             rec = _merged_record([ents[i] for i in members], r.pinned_name.get(root), files.pinned(cname))

@@ -58,7 +58,7 @@ from graphrag_got.llm.concurrency import calls_in_flight
 from graphrag_got.extract.extraction import Usage
 from graphrag_got.extract.strategy import StrategyChoice, choose_strategy, chosen_documents, configured_model
 from graphrag_got.extract.example_selection import prompt_ontologies
-from graphrag_got.extract.strategies import GENERATE, STRATEGIES, CallSetup, strategy_for
+from graphrag_got.extract.strategies import GENERATE, STRATEGIES, CallSetup, CorpusPass, strategy_for
 
 FORMAT = EXTRACTION_FORMAT
 
@@ -78,7 +78,7 @@ def strategy_prompts(strategy: str) -> tuple[str, ...]:
     """The prompts a strategy's answers depend on (the extraction file's ``prompt_version`` is theirs);
     ``auto`` (not chosen yet): those of both strategies it picks from."""
     if strategy == "auto":
-        return tuple(dict.fromkeys(GENERATE.prompt_names + STRATEGIES["mentions"].prompt_names))
+        return tuple(dict.fromkeys(GENERATE.prompt_names + STRATEGIES["terms"].prompt_names))
     return strategy_for(strategy).prompt_names
 
 
@@ -233,9 +233,18 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
                 todo.append(ch)
 
     if plan_only:
-        return len(chunks), len(todo) + len(todo_typed)
+        return len(chunks), (0 if strat.model_free else len(todo)) + len(todo_typed)
     tracker = ExtractProgress(docs, progress)
     tracker.cached({ch.id: not records[ch.id].ok for ch in chunks if ch.id in records})
+    found_here = 0  # answers a model-free strategy gave without a call
+    if strat.model_free and todo:
+        metadata = {d.document.id: d.document.metadata for d in docs}
+        for ch, rec in zip(todo, strat.local_records(onto, todo, extract, metadata, form)):
+            rec.model = label
+            cache.put(ch.hash, onto.hash, rec)  # as for an answer of the model: a rerun reads the chunk no more
+            records[ch.id] = rec
+        tracker.note(f"{kind}: {len(todo)} chunk(s) read without a model call")
+        found_here, todo = len(todo), []
     calls = 0
     runner = ""
     stream_stats: Any = None
@@ -310,16 +319,27 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
             raise ExtractionError(stopped.message(answered, len(chunks)))
     todo += todo_typed  # this run's calls, whichever cache holds them
 
+    def pass_chat() -> tuple[BaseChatModel, int]:  # the corpus pass's model, made when it has a call to make
+        nonlocal chat
+        if chat is None:
+            chat = _chat_for(llm, provider, strat.needs_scores, files)
+        return chat, calls_in_flight(llm, chat).calls
+
+    passed = strat.corpus_pass(CorpusPass(onto=onto, extract=extract, files=files, label=label, prompts=prompts, docs=docs,
+                                          records=records, chat=None if revalidate else pass_chat, note=tracker.note))
+    records, calls = passed.records, calls + passed.calls  # the answers as validated (the stored ones unchanged)
+
     with gc_paused():  # bulk parsing and record building: see common.memory
         context = fingerprint.validation_context(extract, chunking, onto)  # what every chunk's validation depends on
         names = prompt_names(extract)  # custom prompts are inputs too (built-in ones: the code's version)
         custom = "" if prompts.version(*names) == BUILTIN.version(*names) else f"|{prompts.version(*names)}"
         digest = fingerprint.inputs_digest(
             settings=context["settings"], ontology_hash=onto.hash, model=label, form=form + custom,
-            chunks=[(ch.id, ch.hash, records[ch.id].created if ch.id in records else None) for ch in chunks],
+            chunks=[(ch.id, ch.hash, records[ch.id].created if ch.id in records else None) for ch in chunks]
+            + ([("corpus pass", passed.digest, None)] if passed.digest else []),
             skipped=[json.dumps(s.as_dict(), sort_keys=True) for s in skipped], code_version=context["code"],
             side_files={"aliases": context["aliases"]})
-        if not todo and not revalidate and not export_replay and not extract.verify \
+        if not todo and not found_here and not passed.calls and not revalidate and not export_replay and not extract.verify \
                 and fingerprint.unchanged(out, digest):
             return _unchanged_summary(out, docs, chunks, label, missing, t0,
                                       usage_line(0, 0, 0, cost_usd(llm, provider, 0, 0)), choice.lines()[0])
@@ -341,17 +361,17 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
             raise ExtractionError(f"{exc}\nverification stopped; rerun the same command to resume.") from None
         # this run's calls, and (in the file) the calls behind every stored answer of the corpus
         fresh = [records[ch.id] for ch in todo if ch.id in records]
-        run_in = sum(r.input_tokens or 0 for r in fresh)
-        run_out = sum(r.output_tokens or 0 for r in fresh)
-        estimated = any(r.tokens_estimated for r in fresh)
+        run_in = sum(r.input_tokens or 0 for r in fresh) + passed.input_tokens
+        run_out = sum(r.output_tokens or 0 for r in fresh) + passed.output_tokens
+        estimated = any(r.tokens_estimated for r in fresh) or passed.estimated
         stored = [records[ch.id] for ch in chunks if ch.id in records]
-        total_in = sum(r.input_tokens or 0 for r in stored)
-        total_out = sum(r.output_tokens or 0 for r in stored)
+        total_in = sum(r.input_tokens or 0 for r in stored) + passed.input_tokens  # the corpus pass: this run's
+        total_out = sum(r.output_tokens or 0 for r in stored) + passed.output_tokens
         if verifier is not None:
             calls += verifier.summary.llm_calls
             run_in += verifier.summary.input_tokens
             run_out += verifier.summary.output_tokens
-        ext.usage = Usage(calls=sum(r.calls for r in stored), input_tokens=total_in,
+        ext.usage = Usage(calls=sum(r.calls for r in stored) + passed.calls, input_tokens=total_in,
                           output_tokens=total_out, tokens_estimated=any(r.tokens_estimated for r in stored),
                           cost_usd=cost_usd(llm, provider, total_in, total_out))
         ext.write(out)
@@ -368,7 +388,7 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
     c = ext.counts
     return ExtractionSummary(
         out_path=out, documents=len(docs), chunks=len(chunks), dropped_chunks=sum(d.dropped for d in docs),
-        llm_calls=calls, cache_hits=len(chunks) - len(todo) - missing, failed_chunks=c.chunks_failed,
+        llm_calls=calls, cache_hits=len(chunks) - len(todo) - found_here - missing, failed_chunks=c.chunks_failed,
         missing_chunks=missing, entities=c.entities, relations=c.relations,
         rejected_relations=c.rejected_relations, rejected_entities=c.rejected_entities,
         by_reason=c.by_reason, seconds=time.monotonic() - t0, model=label, revalidated=revalidate,

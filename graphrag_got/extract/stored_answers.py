@@ -37,7 +37,9 @@ def make_validator(extract: ExtractSettings, onto: Ontology) -> Validator:
     """The extraction's validator: schema bounds, and the evidence rules when ``evidence`` is on."""
     bounds = (STRATEGIES[extract.strategy].bounds(extract) if extract.strategy in STRATEGIES
               else (extract.max_entities, extract.max_relations))  # "auto": not chosen yet
-    return Validator(onto, max_entities=bounds[0], max_relations=bounds[1],
+    # untyped key terms: the terms strategy's; "auto" (a load) may read a file it wrote
+    terms = STRATEGIES[extract.strategy].untyped_terms if extract.strategy in STRATEGIES else True
+    return Validator(onto, max_entities=bounds[0], max_relations=bounds[1], terms=terms,
                      evidence=EvidenceRules.from_settings(extract) if extract.evidence else None,
                      min_confidence=extract.min_confidence,
                      min_probability=extract.min_fact_probability)

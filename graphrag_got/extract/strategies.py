@@ -12,12 +12,16 @@ strategy's name. A new strategy is a new class here.
   (:mod:`graphrag_got.extract.classify`); it needs a model that returns token probabilities.
 - :class:`Mentions`: entity mentions only, several chunks a call (:mod:`graphrag_got.extract.mentions_only`);
   the typed relations of chosen documents are the generate strategy's answers.
+- :class:`Terms`: key terms found without a model, then the terms several notes share typed once per term in
+  batched calls (:mod:`graphrag_got.extract.terms`); a strategy whose answers need no model per chunk
+  (``model_free``) gives them from :meth:`~ExtractionStrategy.local_records`, and a strategy that decides
+  over the whole corpus does so in :meth:`~ExtractionStrategy.corpus_pass`, which the run calls every time.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar
@@ -34,9 +38,11 @@ from graphrag_got.extract.classify.mentions import MAX_MENTIONS
 from graphrag_got.extract.forms import Constraint, answer_form
 from graphrag_got.extract.generate import extract_chunk, one_call
 from graphrag_got.extract.summary import classify_line
+from graphrag_got.extract.terms import layer as terms_layer
+from graphrag_got.extract.terms.layer import CorpusPass, PassResult
 from graphrag_got.ingest.chunking import Chunk
 from graphrag_got.ontology.model import Ontology
-from graphrag_got.prompts import CLASSIFY_PROMPTS, EXTRACT_PROMPTS, MENTIONS_PROMPTS, PromptSet
+from graphrag_got.prompts import CLASSIFY_PROMPTS, EXTRACT_PROMPTS, MENTIONS_PROMPTS, TERMS_PROMPTS, PromptSet
 
 #: A call of the run: a function returning the stored answers of its chunks, and those chunks.
 Job = tuple[Callable[[], list[CacheRecord]], list[Chunk]]
@@ -73,6 +79,10 @@ class ExtractionStrategy(ABC):
     needs_scores: ClassVar[bool] = False
     #: chosen documents also get the generate strategy's typed relations (``--relations-for``)
     asks_typed: ClassVar[bool] = False
+    #: its answer of a chunk needs no model call (:meth:`local_records`, not :meth:`jobs`)
+    model_free: ClassVar[bool] = False
+    #: its answers hold untyped key terms (TERM_CLASS), which its validator accepts
+    untyped_terms: ClassVar[bool] = False
 
     def prompt_version(self, prompts: PromptSet) -> str:
         """The version of its prompts (the extraction file's ``prompt_version``)."""
@@ -94,6 +104,15 @@ class ExtractionStrategy(ABC):
     def summary_fields(self, records: list[CacheRecord]) -> dict[str, Any]:
         """Its own line of the run's summary (fields of ExtractionSummary)."""
         return {}
+
+    def local_records(self, onto: Ontology, chunks: Sequence[Chunk], extract: ExtractSettings,
+                      metadata: Mapping[str, Mapping[str, Any]], answer_tag: str) -> list[CacheRecord]:
+        """The answers of ``chunks`` without a model call (``model_free`` strategies only)."""
+        raise NotImplementedError(f"the {self.name} strategy asks the model about every chunk")
+
+    def corpus_pass(self, corpus: CorpusPass) -> PassResult:
+        """The answers as the validator reads them, once every chunk has one (default: as stored)."""
+        return PassResult(records=dict(corpus.records))
 
 
 class Generate(ExtractionStrategy):
@@ -166,7 +185,39 @@ class Mentions(ExtractionStrategy):
         return {"mentions": mentions_only.mentions_line(records)}
 
 
-STRATEGIES: dict[str, ExtractionStrategy] = {s.name: s for s in (Generate(), Classify(), Mentions())}
+class Terms(ExtractionStrategy):
+    name = "terms"
+    what = ("key terms of each chunk found without a model (links, short headings, aliases, code, capitalized names); "
+            "the terms several notes share typed by the ontology's classes once per term, many a call")
+    note_lines = Mentions.note_lines
+    prompt_names = TERMS_PROMPTS
+    asks_typed = True
+    model_free = True
+    untyped_terms = True
+
+    def bounds(self, extract: ExtractSettings) -> tuple[int, int]:
+        return max(extract.max_entities, extract.terms_per_chunk), extract.max_relations
+
+    def answer_tag(self, extract: ExtractSettings, prompts: PromptSet, generate_tag: str) -> str:
+        # the stored answer is the chunk's terms, found by rules: their version and bound key it (the types are
+        # stored per term, under the prompts' version)
+        return f"terms|{terms_layer.FIND_VERSION}|{extract.terms_per_chunk}"
+
+    def jobs(self, calls: CallSetup, onto: Ontology, todo: Sequence[Chunk], system: str) -> list[Job]:
+        return []  # model_free: local_records answers every chunk
+
+    def local_records(self, onto: Ontology, chunks: Sequence[Chunk], extract: ExtractSettings,
+                      metadata: Mapping[str, Mapping[str, Any]], answer_tag: str) -> list[CacheRecord]:
+        return terms_layer.local_records(onto, chunks, extract, metadata, answer_tag)
+
+    def corpus_pass(self, corpus: CorpusPass) -> PassResult:
+        return terms_layer.corpus_pass(corpus)
+
+    def summary_fields(self, records: list[CacheRecord]) -> dict[str, Any]:
+        return {"terms": terms_layer.terms_line(records)}
+
+
+STRATEGIES: dict[str, ExtractionStrategy] = {s.name: s for s in (Generate(), Classify(), Mentions(), Terms())}
 GENERATE = STRATEGIES["generate"]
 
 
@@ -178,5 +229,5 @@ def strategy_for(name: str) -> ExtractionStrategy:
         raise ValueError(f"unknown extraction strategy {name!r} (known: {', '.join(STRATEGIES)})") from None
 
 
-__all__ = ["CallSetup", "Classify", "ExtractionStrategy", "GENERATE", "Generate", "Job", "Mentions", "STRATEGIES",
-           "strategy_for"]
+__all__ = ["CallSetup", "Classify", "CorpusPass", "ExtractionStrategy", "GENERATE", "Generate", "Job", "Mentions",
+           "PassResult", "STRATEGIES", "Terms", "strategy_for"]

@@ -1,13 +1,15 @@
 """Which extraction strategy runs (``GRAPHRAG_EXTRACTION``), and why: the choice the run states first.
 
-``generate``, ``classify`` and ``mentions`` are taken as set. ``auto`` (the default) picks
-``mentions`` for a notes vault (a folder holding ``.md`` notes) read with a small model, and
+``generate``, ``classify``, ``mentions`` and ``terms`` are taken as set. ``auto`` (the default) picks
+``terms`` for a notes vault (a folder holding ``.md`` notes) read with a small model, and
 ``generate`` otherwise. A model is *small* when its name states at most
 ``GRAPHRAG_SMALL_MODEL_PARAMS`` billion parameters (``qwen2.5-coder-1.5b``, ``llama3.2:3b``), or when it
 is the embedded llama.cpp model and its name states no size (a model that runs on the CPU next to
 everything else). Such a model takes minutes to write a chunk's typed relations, so a vault of
-thousands of notes would take weeks; its mentions take seconds, and the vault itself states most
-edges (links, tags, folders). Typed relations stay one setting (or ``build --relations-for``) away.
+thousands of notes would take weeks, and even a call per chunk for its mentions takes days; the terms
+layer reads the vault at the cost of a vector index (terms found without a model, the shared ones typed
+once per term), and the vault itself states most edges (links, tags, folders). Mentions and typed
+relations stay one setting (or ``build --relations-for``) away.
 
 Nothing here calls the network: the model's name is the configured one (a chat model passed in by
 the caller has none, and counts as not small).
@@ -83,7 +85,7 @@ def choose_strategy(extract: ExtractSettings, corpus: str | Path, provider: str,
         return StrategyChoice("generate", "auto: the corpus is not a notes vault (a folder of .md notes)")
     small, why = small_model(extract, provider, model)
     if small:
-        return StrategyChoice("mentions", f"auto: a notes vault and a small model ({why})")
+        return StrategyChoice("terms", f"auto: a notes vault and a small model ({why})")
     return StrategyChoice("generate", f"auto: a notes vault, but not a small model ({why})")
 
 
@@ -107,10 +109,10 @@ def chosen_documents(paths: Sequence[str], corpus: str | Path, docs: Sequence[Ch
     everything under it), given inside the corpus or as paths on disk under it. A path that names no
     document of the corpus is an error (a typo would otherwise ask nothing and say nothing)."""
     if not ALL[strategy].asks_typed:
-        raise ConfigError(f"--relations-for adds typed relations to the mentions strategy, but the {strategy} "
+        raise ConfigError(f"--relations-for adds typed relations to the mentions and terms strategies, but the {strategy} "
                           f"strategy runs (GRAPHRAG_EXTRACTION): it already asks "
                           f"{'them for every note' if ALL[strategy].carries_examples else 'its own relations'}. Drop the "
-                          "flag, or set GRAPHRAG_EXTRACTION=mentions (and give the vault before the flag: "
+                          "flag, or set GRAPHRAG_EXTRACTION=terms (and give the vault before the flag: "
                           "build VAULT --relations-for PATH...).")
     root = Path(corpus)
     ids = [d.document.id for d in docs]

@@ -37,6 +37,7 @@ class ExtractionSummary:
     verification: str | None = None  # the verification step's line, when it ran
     classify: str | None = None  # the classify strategy's line: mentions, pairs asked, answered "none"
     mentions: str | None = None  # the mentions strategy's line: mentions, chunks per call, typed relations asked
+    terms: str | None = None  # the terms strategy's line: terms found, distinct, typed
     strategy: str = ""  # which strategy ran, and why
     usage: str = ""  # calls, tokens and cost of this run's model calls
     input_tokens: int = 0  # this run's model calls: prompt tokens
@@ -61,7 +62,7 @@ class ExtractionSummary:
             f"  model {self.model} · LLM calls {self.llm_calls} · cached {self.cache_hits}"
             + ((" · zero LLM calls (all cached" + (f", {self.failed_chunks} of them failures, see below)"
                                                     if self.failed_chunks else ")"))
-               if self.llm_calls == 0 and not self.revalidated else "")
+               if self.llm_calls == 0 and not self.revalidated and not self.terms else "")
             + (" · revalidated stored answers, no LLM call" if self.revalidated else ""),
             *([f"  calls: {self.runner}"] if self.runner else []),
             *([f"  {self.stalls}"] if self.stalls else []),
@@ -84,6 +85,8 @@ class ExtractionSummary:
             out.append(f"  {self.classify}")
         if self.mentions:
             out.append(f"  {self.mentions}")
+        if self.terms:
+            out.append(f"  {self.terms}")
         if self.verification:
             out.append(f"  {self.verification}")
         if self.skipped_files:

@@ -30,7 +30,7 @@ from graphrag_got.common.text_match import ChunkText
 from graphrag_got.extract.evidence import EvidenceRules
 from graphrag_got.extract.extraction import End, EntityRecord, Evidence, FactScore, Kind, Reason, Rejection, RelationRecord
 from graphrag_got.common.normalize import entity_uid, normalize_name
-from graphrag_got.ontology.model import Ontology, PropertySpec
+from graphrag_got.ontology.model import TERM_CLASS, Ontology, OntologyClass, PropertySpec
 
 __all__ = ["NAME_MAX", "VALUE_MAX", "ChunkValidation", "EvidenceRules", "Reason", "Rejection", "Validator",
            "known_entities", "validate_chunk"]
@@ -109,8 +109,11 @@ class Validator:
     """
 
     def __init__(self, ontology: Ontology, *, max_entities: int | None = None, max_relations: int | None = None,
-                 evidence: EvidenceRules | None = None, min_confidence: float = 0.0, min_probability: float = 0.0):
+                 evidence: EvidenceRules | None = None, min_confidence: float = 0.0, min_probability: float = 0.0,
+                 terms: bool = False):
         self.onto = ontology
+        # terms: the untyped key terms of the terms strategy (TERM_CLASS, no property) are entities too
+        self._classes = {**ontology.classes, **({TERM_CLASS: OntologyClass(name=TERM_CLASS)} if terms else {})}
         self.min_confidence = min_confidence
         self.min_probability = min_probability  # classify strategy: a chosen fact's least probability
         self.max_entities = max_entities
@@ -184,7 +187,7 @@ class Validator:
             reject("entity", Reason.NAME_TOO_LONG, f"entity name is {len(name)} characters long (max {NAME_MAX})",
                    entity_name=name[:NAME_MAX], entity_type=ctype)
             return None, rejections
-        if ctype is None or ctype not in self.onto.classes:
+        if ctype is None or ctype not in self._classes:
             reject("entity", Reason.UNKNOWN_CLASS,
                    f"entity {name!r} has type {ctype!r}, which is not a class of the ontology "
                    f"({', '.join(self.onto.classes)})", entity_name=name, entity_type=ctype,
@@ -207,7 +210,7 @@ class Validator:
                    f"{ctype} {name!r} is not mentioned in the text of its chunk (mention threshold "
                    f"{rules.threshold})", entity_name=name, entity_type=ctype)
             return None, rejections
-        klass = self.onto.classes[ctype]
+        klass = self._classes[ctype]
         given: dict[str, Any] = {k: v for k, v in raw.items() if k not in ENTITY_KEYS}
         if isinstance(raw.get("properties"), dict):
             given.update(raw["properties"])
@@ -236,7 +239,7 @@ class Validator:
                 continue
             if text is not None:
                 props[pname] = text
-        missing = [p for p in self._required[ctype] if p not in props]
+        missing = [p for p in self._required.get(ctype, ()) if p not in props]
         if missing:
             reject("entity", Reason.MISSING_REQUIRED_PROPERTY,
                    f"{ctype} {name!r} lacks required propert{'y' if len(missing) == 1 else 'ies'} "

@@ -86,7 +86,7 @@ from graphrag_got.graph.load_errors import unstorable_values as _unstorable_valu
 from graphrag_got.graph.load_write import TxResult, write_group
 from graphrag_got.graph.lock import graph_lock
 from graphrag_got.graph.schema import ensure_attribute_index, ensure_schema
-from graphrag_got.ontology.model import Ontology
+from graphrag_got.ontology.model import TERM_CLASS, Ontology
 
 logger = logging.getLogger(__name__)
 
@@ -403,7 +403,7 @@ def _load(driver: neo4j.Driver, db: Neo4jSettings, ext: Extraction, onto: Ontolo
     except (neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError) as exc:
         raise Neo4jError(f"cannot open a Neo4j session: {exc}") from exc
     with session:
-        ensure_schema(session, sorted(onto.classes))
+        ensure_schema(session, sorted({*onto.classes, TERM_CLASS}))
         ensure_attribute_index(session, onto)
         stored_docs = _read(session, load_cypher.existing_documents())
         stored = {rec["id"]: (rec["hash"], rec["ontology_hash"], rec["records_hash"]) for rec in stored_docs}

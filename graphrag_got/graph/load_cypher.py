@@ -470,6 +470,20 @@ def entity_violations() -> str:
     )
 
 
+def document_layers() -> str:
+    """What the documents' chunks hold (``stats``): documents naming a typed entity, an untyped key term
+    (``Term``), and documents a typed relation of ``$types`` comes from."""
+    return (
+        "MATCH (d:Document)\n"
+        "WITH d, EXISTS { (d)-[:HAS_CHUNK]->(:Chunk)-[:MENTIONS]->(e:Entity) WHERE NOT e:Term } AS typed,\n"
+        "     EXISTS { (d)-[:HAS_CHUNK]->(:Chunk)-[:MENTIONS]->(:Term) } AS terms\n"
+        "WITH count(CASE WHEN typed THEN 1 END) AS typed_entities, count(CASE WHEN terms THEN 1 END) AS terms\n"
+        "CALL () { MATCH (:Entity)-[r]->(:Entity) WHERE type(r) IN $types UNWIND r.doc_ids AS id\n"
+        "                   RETURN count(DISTINCT id) AS relations }\n"
+        "RETURN typed_entities, terms, coalesce(relations, 0) AS relations"
+    )
+
+
 def orphan_entities() -> str:
     """Entities with no relationship to another entity (CO_OCCURS does not count)."""
     return "MATCH (e:Entity) WHERE NOT EXISTS { (e)-[:!CO_OCCURS]-(:Entity) } RETURN count(e) AS count"

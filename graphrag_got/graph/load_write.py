@@ -20,7 +20,7 @@ import neo4j
 from graphrag_got.graph import cypher, load_cypher
 from graphrag_got.graph import notes as notes_graph
 from graphrag_got.graph.load_plan import Group, Rows
-from graphrag_got.ontology.model import RESERVED_PROPERTIES, RESERVED_RELATION_ATTRIBUTES, Ontology
+from graphrag_got.ontology.model import RESERVED_PROPERTIES, RESERVED_RELATION_ATTRIBUTES, TERM_CLASS, Ontology
 
 #: The fields the toolkit writes on entities and relations (never removed as stale record values).
 _RESERVED_PROPERTIES = sorted(RESERVED_PROPERTIES)
@@ -100,7 +100,7 @@ class _Tx:
 
 
 def _entity_allowed(onto: Ontology, labels: list[str]) -> bool:
-    return any(label in onto.classes for label in labels)
+    return any(label in onto.classes or label == TERM_CLASS for label in labels)
 
 
 def _relation_allowed(onto: Ontology, rtype: str, start_labels: list[str], end_labels: list[str]) -> bool:

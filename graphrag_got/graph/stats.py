@@ -20,7 +20,7 @@ from graphrag_got.graph import cypher, load_cypher
 from graphrag_got.graph.db import hang_hint
 from graphrag_got.graph.load import one_line
 from graphrag_got.graph.load_plan import graph_ontology
-from graphrag_got.ontology.model import Ontology
+from graphrag_got.ontology.model import TERM_CLASS, Ontology
 
 
 def graph_stats(driver: neo4j.Driver, db: Neo4jSettings, ontology: Ontology | str | Path) -> dict[str, Any]:
@@ -55,8 +55,9 @@ def graph_stats(driver: neo4j.Driver, db: Neo4jSettings, ontology: Ontology | st
     violations = {f"{r['type']}:{r['reason']}": r["count"]
                   for r in read(load_cypher.ontology_violations(), rules=rules)}
     entity_violations = {f"{r['type'] or '?'}:unknown_class": r["count"]
-                         for r in read(load_cypher.entity_violations(), classes=sorted(onto.classes))}  # fmt: skip
+                         for r in read(load_cypher.entity_violations(), classes=sorted({*onto.classes, TERM_CLASS}))}  # fmt: skip
     orphans = read(load_cypher.orphan_entities())[0]["count"]
+    layers = read(load_cypher.document_layers(), types=[r.name for r in onto.relations])[0]
     return {
         "nodes_by_label": nodes,
         "relations_by_type": rels,
@@ -71,4 +72,8 @@ def graph_stats(driver: neo4j.Driver, db: Neo4jSettings, ontology: Ontology | st
         "entity_violations": sum(entity_violations.values()),
         "entity_violations_by_class": entity_violations,
         "orphan_entities": orphans,
+        # the layers of a notes vault: which documents name typed entities, untyped key terms, typed relations
+        "untyped_terms": nodes.get(TERM_CLASS, 0),
+        "documents_by_layer": {"typed entities": layers["typed_entities"], "untyped terms": layers["terms"],
+                               "typed relations": layers["relations"]},
     }

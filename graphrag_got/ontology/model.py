@@ -35,7 +35,11 @@ from graphrag_got.ontology.spec import spec_fields
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # always used with fullmatch (``$`` accepts "X\n")
 # Labels and types of the graph's own structure (documents, chunks, communities, notes vaults).
-RESERVED_CLASSES = frozenset({"Entity", "Document", "Chunk", "Community", "Folder", "Tag", "MissingNote", "GraphLock"})
+#: The class of a key term no class of the ontology fits (the terms strategy, graphrag_got.extract.terms): an
+#: entity without properties that takes part in no typed relation; reserved, so it never means anything else.
+TERM_CLASS = "Term"
+RESERVED_CLASSES = frozenset({"Entity", "Document", "Chunk", "Community", "Folder", "Tag", "MissingNote", "GraphLock",
+                              TERM_CLASS})
 RESERVED_RELATIONS = frozenset({"HAS_CHUNK", "MENTIONS", "IN_COMMUNITY", "IN_FOLDER", "TAGGED", "LINKS_TO",
                                 "CO_OCCURS"})
 # Node fields the toolkit writes, and the keys of the answer forms the model fills

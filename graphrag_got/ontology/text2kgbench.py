@@ -56,7 +56,7 @@ from typing import Any
 from graphrag_got.errors import OntologyError
 from graphrag_got.common.files import write_json_atomic
 
-RESERVED_CLASSES = frozenset({"Entity", "Document", "Chunk", "Community"})
+RESERVED_CLASSES = frozenset({"Entity", "Document", "Chunk", "Community", "Term"})
 RESERVED_RELATIONS = frozenset({"HAS_CHUNK", "MENTIONS", "IN_COMMUNITY"})
 
 # Datatype names seen as ranges in Text2KGBench (and common XSD ones), lower case, without "xsd:".

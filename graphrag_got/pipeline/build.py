@@ -68,7 +68,7 @@ class BuildResult:
 
 
 def build_strategy(settings: Settings, corpus: str | Path, chat: Any = None) -> StrategyChoice:
-    """The extraction strategy of a build of ``corpus`` (``GRAPHRAG_EXTRACTION``; ``auto``: mentions for a
+    """The extraction strategy of a build of ``corpus`` (``GRAPHRAG_EXTRACTION``; ``auto``: terms for a
     notes vault with a small model), without loading the model."""
     if chat is not None or settings.extract.strategy != "auto":
         provider = "custom"

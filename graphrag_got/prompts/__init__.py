@@ -24,7 +24,7 @@ Language: ``language=None`` lets the answer follow the question (search) or the 
 from __future__ import annotations
 
 # Registration order is the import order below (extraction, communities, search, verification, classify,
-# mentions): it is the order `graphrag-got prompts export` and `prompts list` show.
+# mentions, terms): it is the order `graphrag-got prompts export` and `prompts list` show.
 from graphrag_got.common.prompt_files import PromptSet
 from graphrag_got.prompts.registry import *  # noqa: F403
 from graphrag_got.prompts.registry import __all__ as _registry
@@ -38,5 +38,7 @@ from graphrag_got.prompts.verify import *  # noqa: F403
 from graphrag_got.prompts.verify import __all__ as _verify
 from graphrag_got.prompts.classify import *  # noqa: F403
 from graphrag_got.prompts.classify import __all__ as _classify
+from graphrag_got.prompts.terms import *  # noqa: F403
+from graphrag_got.prompts.terms import __all__ as _terms
 
-__all__ = ["PromptSet", *_registry, *_extraction, *_communities, *_search, *_verify, *_classify]
+__all__ = ["PromptSet", *_registry, *_extraction, *_communities, *_search, *_verify, *_classify, *_terms]
