@@ -47,6 +47,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -54,6 +55,7 @@ from typing import Literal
 from graphrag_got.common.walk import TOO_LARGE, SkippedInput, walk_files
 from graphrag_got.errors import ConfigError, CorpusError
 from graphrag_got.ingest.front_matter import front_matter as _front_matter
+from graphrag_got.ingest.readers import ReadDocument, decode_text, document_suffixes, read_document
 from graphrag_got.ingest.split import Block as _Block
 from graphrag_got.ingest.split import Line as _Line
 from graphrag_got.ingest.split import lines_of as _lines
@@ -64,7 +66,13 @@ from graphrag_got.ingest.split import paragraph_blocks as _paragraph_blocks
 _log = logging.getLogger(__name__)
 
 ChunkerKind = Literal["paragraph", "markdown"]
-CORPUS_SUFFIXES = (".txt", ".md")
+#: the file name endings a corpus folder is searched for: those of every reader
+CORPUS_SUFFIXES = document_suffixes()
+_SUFFIXES_SHOWN = "/".join(CORPUS_SUFFIXES)
+_OTHER_SUFFIXES = ", ".join(s for s in CORPUS_SUFFIXES if s not in (".txt", ".md"))
+
+#: (heading, heading path, page, start, end) of one chunk-to-be
+_Span = tuple[str | None, tuple[str, ...], int | None, int, int]
 
 _HEADING = re.compile(r"^ {0,3}(#{1,3})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -74,8 +82,12 @@ _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 class Document:
     id: str  # path relative to the corpus root, POSIX
     path: str
-    hash: str  # sha256 hex of the text
+    hash: str  # sha256 hex of the text (.txt, .md) or of the file's bytes (PDF, DOCX, HTML)
     metadata: dict = field(default_factory=dict)  # YAML front matter for markdown, else {}
+    format: str = "text"  # the reader that read it (graphrag_got.ingest.readers)
+    pages: int | None = None  # PDF: its page count
+    lines_dropped: int = 0  # PDF: running headers, footers and page numbers left out
+    notes: tuple[str, ...] = ()  # what the reader wants a user to know (pages without text, a wrong name)
 
 
 @dataclass(frozen=True)
@@ -87,7 +99,19 @@ class Chunk:
     end: int
     hash: str  # sha256 hex of text
     text: str
-    heading: str | None = None
+    heading: str | None = None  # the innermost heading above the chunk (Markdown levels 1-3, DOCX, HTML)
+    page: int | None = None  # PDF: the 1-based page the chunk is on (a chunk never spans two pages)
+    section: tuple[str, ...] = ()  # the heading path, outermost first: ("Installation", "Network")
+
+    @property
+    def location(self) -> str:
+        """Where the chunk is inside its document: ``p. 12``, ``Installation > Network``, or ``""``."""
+        return location_label(self.page, self.section)
+
+
+def location_label(page: int | None, section: tuple[str, ...] | list[str] = ()) -> str:
+    """``p. 12`` for a page, ``A > B`` for a heading path (both: ``p. 12 > A > B``)."""
+    return " > ".join(([f"p. {page}"] if page else []) + [s for s in section if s])
 
 
 @dataclass
@@ -112,10 +136,10 @@ def _fence_closes(line: _Line, fence: str) -> bool:
     )
 
 
-def _markdown_sections(lines: list[_Line]) -> list[tuple[str | None, list[_Block]]]:
-    """Sections (heading text, blocks) of a Markdown body. A fence without a closing line runs to
-    the end of the document, as in CommonMark."""
-    sections: list[tuple[str | None, list[_Block]]] = [(None, [])]
+def _markdown_sections(lines: list[_Line]) -> list[tuple[str | None, int, list[_Block]]]:
+    """Sections (heading text, heading level, blocks) of a Markdown body. A fence without a closing
+    line runs to the end of the document, as in CommonMark."""
+    sections: list[tuple[str | None, int, list[_Block]]] = [(None, 0, [])]
     current: list[_Line] = []
     fence: str | None = None
     fence_start: _Line | None = None
@@ -123,14 +147,14 @@ def _markdown_sections(lines: list[_Line]) -> list[tuple[str | None, list[_Block
     def flush() -> None:
         nonlocal current
         if current:
-            sections[-1][1].append(_Block(current[0].start, current[-1].end, splittable=True))
+            sections[-1][2].append(_Block(current[0].start, current[-1].end, splittable=True))
             current = []
 
     for line in lines:
         if fence is not None:
             if _fence_closes(line, fence):
                 assert fence_start is not None
-                sections[-1][1].append(_Block(fence_start.start, line.end, splittable=False))
+                sections[-1][2].append(_Block(fence_start.start, line.end, splittable=False))
                 fence, fence_start = None, None
             continue
         opening = _FENCE_OPEN.match(line.text)
@@ -142,7 +166,7 @@ def _markdown_sections(lines: list[_Line]) -> list[tuple[str | None, list[_Block
         if heading:
             flush()
             title = (heading.group(2) or "").strip()
-            sections.append((title, [_Block(line.start, line.end, splittable=False)]))
+            sections.append((title, len(heading.group(1)), [_Block(line.start, line.end, splittable=False)]))
             continue
         if line.blank:
             flush()
@@ -150,7 +174,7 @@ def _markdown_sections(lines: list[_Line]) -> list[tuple[str | None, list[_Block
             current.append(line)
     flush()
     if fence is not None and fence_start is not None:
-        sections[-1][1].append(_Block(fence_start.start, lines[-1].end, splittable=False))
+        sections[-1][2].append(_Block(fence_start.start, lines[-1].end, splittable=False))
     return sections
 # --------------------------------------------------------------------------------------------
 
@@ -178,23 +202,66 @@ def chunk_text(
     lines = _lines(text)
     metadata: dict = {}
     if kind == "paragraph":
-        spans: list[tuple[str | None, int, int]] = [
-            (None, s, e) for s, e in _pack_each(text, _paragraph_blocks(lines), max_chars)
+        spans: list[tuple[str | None, tuple[str, ...], int, int]] = [
+            (None, (), s, e) for s, e in _pack_each(text, _paragraph_blocks(lines), max_chars)
         ]
     elif kind == "markdown":
         metadata, body = _front_matter(lines, name)
         spans = [
-            (heading, s, e)
-            for heading, blocks in _markdown_sections(lines[body:])
+            (heading, path, s, e)
+            for heading, path, blocks in _with_paths(_markdown_sections(lines[body:]))
             for s, e in _pack(text, blocks, max_chars)
         ]
     else:
         raise ConfigError(f"unknown chunker {kind!r}; use 'paragraph' or 'markdown'")
+    return _chunked(doc_id, text, [(h, p, None, s, e) for h, p, s, e in spans], min_chars,
+                    Document(id=doc_id, path=path or doc_id, hash=sha256_hex(text), metadata=metadata,
+                             format="markdown" if kind == "markdown" else "text"))
+
+
+def _with_paths(sections: list[tuple[str | None, int, list[_Block]]]
+                ) -> list[tuple[str | None, tuple[str, ...], list[_Block]]]:
+    """Each section with its heading path: the titles of the headings it sits under, outermost first."""
+    out: list[tuple[str | None, tuple[str, ...], list[_Block]]] = []
+    stack: list[tuple[int, str]] = []
+    for title, level, blocks in sections:
+        if level:
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, title or ""))
+        out.append((title, tuple(t for _, t in stack if t), blocks))
+    return out
+
+
+def _read_spans(text: str, read: ReadDocument, max_chars: int) -> list[_Span]:
+    """Spans of a document a structure-aware reader read: within each page (``pages``: a chunk never
+    spans a page break, so a change on one page leaves the other pages' chunks as they were) or within
+    each section between the reader's heading lines (``sections``)."""
+    lines = _lines(text)
+    starts = [line.start for line in lines]
+    if read.layout == "pages":
+        bounds = [(None, (), i + 1, start) for i, start in enumerate(read.page_starts)]
+    else:  # sections: the text before the first heading, then one section per heading line
+        sections = _with_paths([(h.title, h.level, []) for h in read.headings])
+        bounds = [(None, (), None, 0)] + [(title, path, None, h.start)
+                                           for (title, path, _), h in zip(sections, read.headings)]
+    spans: list[_Span] = []
+    ends = [b[3] for b in bounds[1:]] + [len(text) + 1]
+    for (heading, path, page, start), end in zip(bounds, ends):
+        inside = lines[bisect_left(starts, start):bisect_left(starts, end)]
+        blocks = _paragraph_blocks(inside)
+        if read.layout == "sections" and heading is not None and blocks:
+            blocks[0].splittable = False  # the heading line is its own block (a blank line follows it)
+        spans.extend((heading, path, page, s, e) for s, e in _pack(text, blocks, max_chars))
+    return spans
+
+
+def _chunked(doc_id: str, text: str, spans: list[_Span], min_chars: int, document: Document) -> ChunkedDocument:
 
     chunks: list[Chunk] = []
     dropped = 0
     seen: dict[str, int] = {}
-    for heading, s, e in spans:
+    for heading, section, page, s, e in spans:
         piece = text[s:e]
         if len(piece) < min_chars:
             dropped += 1
@@ -212,40 +279,40 @@ def chunk_text(
                 hash=digest,
                 text=piece,
                 heading=heading,
+                page=page,
+                section=section,
             )
         )
-    document = Document(id=doc_id, path=path or doc_id, hash=sha256_hex(text), metadata=metadata)
     return ChunkedDocument(document=document, chunks=chunks, dropped=dropped)
 
 
 def read_text(path: Path, name: str | None = None) -> str:
-    """A corpus file as text: strict UTF-8 (a leading BOM dropped), line breaks normalised to
-    ``\\n`` like Python's text mode, so offsets do not depend on the platform that wrote it.
-
-    A binary file (any NUL byte: no text file has one, and UTF-16 text has many), a UTF-16 file
-    or bytes that are not UTF-8 raise :class:`CorpusError` naming the file and line."""
+    """A text corpus file as text (:func:`graphrag_got.ingest.readers.decode_text`: strict UTF-8, ``\\n``
+    line breaks); :class:`CorpusError` naming the file and line when it is not."""
     name = name or str(path)
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise CorpusError(f"{name}: cannot read the file ({exc.strerror or exc})", "unreadable") from None
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise CorpusError(f"{name}: the file is UTF-16 (it starts with a UTF-16 byte order mark); "
-                          "re-save it as UTF-8", "utf16")
-    nul = raw.find(b"\x00")
-    if nul >= 0:
-        line = raw[:nul].count(b"\n") + 1
-        raise CorpusError(f"{name}, line {line}: a NUL byte at offset {nul}; this looks like a binary file, "
-                          "not text. Remove it from the corpus or convert it to UTF-8 text", "binary")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise CorpusError(
-            f"{name}, line {line}: not valid UTF-8 (byte {raw[exc.start]:#04x} at offset {exc.start}); "
-            "re-save the file as UTF-8", "not_utf8"
-        ) from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return decode_text(raw, name)
+
+
+def chunk_document(doc_id: str, read: ReadDocument, *, kind: str = "auto", min_chars: int, max_chars: int,
+                   path: str | None = None) -> ChunkedDocument:
+    """Chunk a document as its reader read it: text files with ``kind`` (auto: Markdown for ``.md``), other
+    formats by their pages (PDF) or headings (DOCX, HTML), whatever ``kind`` says."""
+    if read.layout in ("paragraph", "markdown"):
+        chunked = chunk_text(doc_id, read.text, kind=_kind_for(Path(path or doc_id), kind), min_chars=min_chars,
+                             max_chars=max_chars, path=path)
+        document = chunked.document
+    else:
+        _check_sizes(min_chars, max_chars)
+        document = Document(id=doc_id, path=path or doc_id, hash=read.digest)
+        chunked = _chunked(doc_id, read.text, _read_spans(read.text, read, max_chars), min_chars, document)
+    chunked.document = Document(id=doc_id, path=document.path, hash=read.digest, metadata=document.metadata,
+                                format=read.format, pages=read.pages, lines_dropped=read.lines_dropped,
+                                notes=read.notes)
+    return chunked
 
 
 def _kind_for(path: Path, kind: str) -> ChunkerKind:
@@ -258,8 +325,8 @@ def _kind_for(path: Path, kind: str) -> ChunkerKind:
 
 def corpus_files(path: str | Path, *, follow_outside_links: bool = False,
                  skipped: list[SkippedInput] | None = None) -> list[tuple[str, Path]]:
-    """(document id, file) pairs of a corpus: a single file, or every *.txt and *.md under a
-    folder (recursive, sorted by id; hidden files and folders skipped).
+    """(document id, file) pairs of a corpus: a single file, or every file of a known format (``.txt``, ``.md``,
+    ``.pdf``, ``.docx``, ``.html``, ``.htm``: :data:`CORPUS_SUFFIXES`) under a folder (recursive, sorted by id; hidden files and folders skipped).
 
     Nothing outside the folder is read: a link whose real path leaves it (``passwd.md ->
     /etc/passwd``), a broken link or something that is not a regular file is appended to
@@ -267,7 +334,7 @@ def corpus_files(path: str | Path, *, follow_outside_links: bool = False,
     ``follow_outside_links`` lets links leave the folder."""
     root = Path(path)
     if not root.exists():
-        raise CorpusError(f"corpus path {str(path)!r} does not exist; pass a file or a folder of .txt/.md files")
+        raise CorpusError(f"corpus path {str(path)!r} does not exist; pass a file or a folder of {_SUFFIXES_SHOWN} files")
     if root.is_file():
         return [(root.name, root)]
     found = walk_files(root, wanted=lambda name: not name.startswith(".") and name.lower().endswith(CORPUS_SUFFIXES),
@@ -275,7 +342,8 @@ def corpus_files(path: str | Path, *, follow_outside_links: bool = False,
                        skipped=skipped)
     if not found:
         refused = f" ({len(skipped)} refused: {skipped[0].message})" if skipped else ""
-        raise CorpusError(f"corpus folder {str(path)!r} holds no .txt or .md file{refused}")
+        raise CorpusError(f"corpus folder {str(path)!r} holds no .txt or .md file, nor any {_OTHER_SUFFIXES} "
+                          f"file{refused}")
     return found
 
 
@@ -321,16 +389,11 @@ def read_corpus(
         shown = file.as_posix()
         try:
             check_size(file, shown, max_bytes, max_chars)
-            out.append(
-                chunk_text(
-                    doc_id,
-                    read_text(file, shown),
-                    kind=_kind_for(file, kind),
-                    min_chars=min_chars,
-                    max_chars=max_chars,
-                    path=shown,
-                )
-            )
+            doc = chunk_document(doc_id, read_document(file, shown, max_bytes=max_bytes), kind=kind,
+                                 min_chars=min_chars, max_chars=max_chars, path=shown)
+            for note in doc.document.notes:
+                _log.info("%s: %s", shown, note)
+            out.append(doc)
         except CorpusError as exc:
             if asked_strict:
                 raise CorpusError(f"{exc} (--strict stops at the first input it cannot read; without it the file "

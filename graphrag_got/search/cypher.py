@@ -195,9 +195,10 @@ def chunk_expansion() -> str:
 
 
 def chunk_sources() -> str:
-    """Id, document, heading and text of the chunks ``$ids``."""
+    """Id, document, heading, location (``p. 12``, ``A > B``) and text of the chunks ``$ids``."""
     return ("MATCH (c:Chunk) WHERE c.id IN $ids\n"
-            "RETURN c.id AS id, c.document_id AS document_id, c.heading AS heading, c.text AS text")
+            "RETURN c.id AS id, c.document_id AS document_id, c.heading AS heading, c.location AS location,\n"
+            "       c.text AS text")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -162,14 +162,15 @@ def build_sources(facts: list[Fact], excerpts: list[Excerpt], meta: dict[str, di
         info = meta.get(chunk or "", {})
         evidence = " ".join(f.evidence[0].split())[:300] if f.evidence else None
         out.append(Citation(id="F0", kind="fact", text=f.line, chunk_id=chunk, document_id=info.get("document_id"),
-                            heading=info.get("heading"), evidence=evidence, entities=[f.start_name, f.end_name]))
+                            heading=info.get("heading"), location=info.get("location"), evidence=evidence,
+                            entities=[f.start_name, f.end_name]))
     names = [a.name for a in anchors]
     for e in excerpts:
         info = meta.get(e.chunk_id, {})
         low = normalize_words(e.text)
         out.append(Citation(id="C0", kind="chunk", text=e.text, chunk_id=e.chunk_id,
                             document_id=e.document_id or info.get("document_id"),
-                            heading=e.heading or info.get("heading"),
+                            heading=e.heading or info.get("heading"), location=info.get("location"),
                             entities=[n for n in names if normalize_words(n) in low]))
     return number_sources(out)
 
