@@ -208,8 +208,8 @@ def chunk_text(
     elif kind == "markdown":
         metadata, body = _front_matter(lines, name)
         spans = [
-            (heading, path, s, e)
-            for heading, path, blocks in _with_paths(_markdown_sections(lines[body:]))
+            (heading, trail, s, e)
+            for heading, trail, blocks in _with_paths(_markdown_sections(lines[body:]))
             for s, e in _pack(text, blocks, max_chars)
         ]
     else:
