@@ -362,3 +362,58 @@ def test_the_extract_summary_gives_each_skipped_file_and_reading_note_a_line() -
     assert "    skipped scan.pdf: no text layer ...; run `ocrmypdf in.pdf out.pdf`" in lines
     assert "    skipped locked.pdf: the PDF is encrypted ..." in lines
     assert "    corpus/chronicle.pdf: 8 running header, footer and page-number line(s) dropped" in lines
+
+
+class _CountingChat:
+    """A chat model that answers nothing found and counts its calls (no model runs in these tests)."""
+
+    @staticmethod
+    def make():  # type: ignore[no-untyped-def]
+        from langchain_core.language_models import BaseChatModel
+        from langchain_core.messages import AIMessage
+        from langchain_core.outputs import ChatGeneration, ChatResult
+
+        class Chat(BaseChatModel):
+            calls: int = 0
+
+            @property
+            def _llm_type(self) -> str:
+                return "test"
+
+            def _generate(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+                self.calls += 1
+                content = '{"entities": [], "relations": []}'
+                return ChatResult(generations=[ChatGeneration(message=AIMessage(content=content))])
+
+        return Chat()
+
+
+def test_extract_over_pdfs_skips_bad_ones_with_a_line_and_asks_again_only_for_a_changed_page(tmp_path: Path) -> None:
+    from graphrag_got.config import Settings
+    from graphrag_got.extract.extraction import Extraction
+    from graphrag_got.extract.run import run_extraction
+    from graphrag_got.ontology.model import Ontology
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    write(corpus, "chronicle.pdf", make_pdf(PAGES))
+    write(corpus, "locked.pdf", encrypted_pdf())
+    write(corpus, "scan.pdf", image_only_pdf())
+    onto = Ontology.from_file(Path(__file__).resolve().parent.parent / "ontology" / "got.json")
+    settings = Settings(home=tmp_path / "home", out_dir=tmp_path / "out", chunk_min_chars=20)
+    chat = _CountingChat.make()
+    summary = run_extraction(settings.extract, onto, corpus, chat=chat, files=settings.files,
+                             chunking=settings.chunking, llm=settings.llm)
+    assert chat.calls == 4 and summary.documents == 1  # one chunk a page; the bad files cost no call
+    lines = summary.lines()
+    assert any(line.startswith("    skipped locked.pdf: the PDF is encrypted") for line in lines), lines
+    assert any(line.startswith("    skipped scan.pdf: no text layer") and "ocrmypdf" in line for line in lines)
+    assert any("chronicle.pdf: 8 running header, footer and page-number line(s) dropped" in line for line in lines)
+    ext = Extraction.read(summary.out_path)
+    assert [c.page for c in ext.chunks] == [1, 2, 3, 4]
+    assert {s.path: s.reason for s in ext.skipped_files} == {"locked.pdf": "encrypted", "scan.pdf": "no_text"}
+
+    write(corpus, "chronicle.pdf", make_pdf(PAGES[:3] + ["Tyrion Lannister drinks and knows things in the Red Keep."]))
+    again = run_extraction(settings.extract, onto, corpus, chat=chat, files=settings.files,
+                           chunking=settings.chunking, llm=settings.llm)
+    assert chat.calls == 5 and again.llm_calls == 1 and again.cache_hits == 3  # only the changed page is asked
