@@ -417,3 +417,39 @@ def test_extract_over_pdfs_skips_bad_ones_with_a_line_and_asks_again_only_for_a_
     again = run_extraction(settings.extract, onto, corpus, chat=chat, files=settings.files,
                            chunking=settings.chunking, llm=settings.llm)
     assert chat.calls == 5 and again.llm_calls == 1 and again.cache_hits == 3  # only the changed page is asked
+
+
+@pytest.mark.neo4j
+def test_a_local_search_over_a_pdf_cites_the_page(tmp_path: Path, neo4j_driver, neo4j_settings, clean_graph) -> None:
+    from graphrag_got.common.normalize import entity_uid, normalize_name
+    from graphrag_got.graph.load import load_extraction
+    from graphrag_got.ontology.model import Ontology
+    from graphrag_got.search.local import local_search
+
+    pages = ["Eddard Stark rules Winterfell and is the Warden of the North.",
+             "Jon Snow swore his vows in the Guardia de la Noche at Castle Black.",
+             "Daenerys Targaryen crosses the Narrow Sea with three dragons."]
+    write(tmp_path, "chronicle.pdf", make_pdf(pages))
+    docs = read_corpus(tmp_path, **SIZES)
+    data = _extraction_of(docs).model_dump(mode="json")
+    onto = Ontology.from_file(Path(__file__).resolve().parent.parent / "ontology" / "got.json")
+    data["ontology"] = {"path": "ontology/got.json", "hash": onto.hash}
+    page2 = next(c.id for c in docs[0].chunks if c.page == 2)
+    people = [("Personaje", "Jon Snow"), ("Organizacion", "Guardia de la Noche")]
+    data["entities"] = [{"uid": entity_uid(t, n), "key": normalize_name(n), "name": n, "type": t, "properties": {},
+                         "chunk_ids": [page2]} for t, n in people]
+    data["relations"] = [{"subject": "Jon Snow", "subject_key": "jon snow", "subject_type": "Personaje",
+                          "relation": "ES_MIEMBRO_DE", "object": "Guardia de la Noche",
+                          "object_key": "guardia de la noche", "object_type": "Organizacion", "attributes": {},
+                          "symmetric": False, "chunk_ids": [page2]}]
+    cfg = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", local_retrieval="graph",
+                                        local_context_order="retrieval")
+    load_extraction(neo4j_driver, cfg.neo4j, data, onto, graph=cfg.graph, extract=cfg.extract,
+                    embedding=cfg.embedding, code=cfg.code, llm=cfg.llm, files=cfg.files)
+    res = local_search(neo4j_driver, cfg.neo4j, "¿A qué organización pertenece Jon Snow?", answer=False,
+                       llm_anchors=False, ontology=onto, search=cfg.search, llm=cfg.llm, files=cfg.files,
+                       embedding=cfg.embedding)
+    assert res.sources, "the question's entity brought no source"
+    assert {c.where() for c in res.sources if c.chunk_id == page2} == {"chronicle.pdf p. 2"}
+    chunk = next(c for c in res.sources if c.kind == "chunk")
+    assert chunk.context_line().endswith("(chronicle.pdf p. 2)")

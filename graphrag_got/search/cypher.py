@@ -159,7 +159,8 @@ def vector_chunks() -> str:
     """The ``$k`` chunks nearest to ``$vector`` in the index ``$index``, best first."""
     return (
         "CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score\n"
-        "RETURN node.id AS id, node.document_id AS document_id, node.heading AS heading, node.text AS text, score\n"
+        "RETURN node.id AS id, node.document_id AS document_id, node.heading AS heading, node.location AS location,\n"
+        "       node.text AS text, score\n"
         "ORDER BY score DESC, id"
     )
 
