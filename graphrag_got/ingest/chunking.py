@@ -10,7 +10,13 @@ Two chunkers, both line based:
   code blocks (````` ``` ````` or ``~~~``) are kept whole when they fit in ``max_chars``, and
   headings inside them are ignored.
 
-Size rules, the same for both chunkers. ``max_chars`` is a hard limit: no chunk is ever longer,
+Files are read by :mod:`graphrag_got.ingest.readers`, the reader chosen by the file's bytes. PDF,
+DOCX and HTML files are cut by their structure, whatever ``kind`` says: a PDF within each page (a
+chunk never spans a page break; ``Chunk.page`` is 1-based), a DOCX or HTML page at each heading line
+the reader found (``Chunk.heading`` the heading, ``Chunk.section`` the heading path). Markdown chunks
+get their heading path too. None of this enters a chunk id.
+
+Size rules, the same for every chunker. ``max_chars`` is a hard limit: no chunk is ever longer,
 whatever the text (a 5 MB file without a single full stop gives 5 MB / max_chars chunks, not one
 chunk no model could read).
 
