@@ -453,3 +453,19 @@ def test_a_local_search_over_a_pdf_cites_the_page(tmp_path: Path, neo4j_driver, 
     assert {c.where() for c in res.sources if c.chunk_id == page2} == {"chronicle.pdf p. 2"}
     chunk = next(c for c in res.sources if c.kind == "chunk")
     assert chunk.context_line().endswith("(chronicle.pdf p. 2)")
+
+
+def test_a_pdf_pypdf_repairs_is_read_without_its_warnings(tmp_path: Path, caplog) -> None:
+    import logging
+    import re
+
+    data = make_pdf(PAGES)
+    broken = re.sub(rb"startxref\s+\d+", b"startxref\n123", data)  # a wrong cross-reference offset
+    assert broken != data
+    caplog.set_level(logging.WARNING)
+    doc = read_one(write(tmp_path, "repaired.pdf", broken))
+    assert [c.page for c in doc.chunks] == [1, 2, 3, 4]
+    assert not [r for r in caplog.records if r.name.startswith("pypdf")]
+    caplog.set_level(logging.DEBUG)  # -vv shows them
+    read_one(write(tmp_path, "repaired.pdf", broken))
+    assert [r for r in caplog.records if r.name.startswith("pypdf")]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from graphrag_got.errors import CorpusError
 from graphrag_got.ingest.readers.base import ReadDocument, Reader, bytes_digest
@@ -19,6 +21,20 @@ _log = logging.getLogger(__name__)
 
 #: a page with fewer visible characters than this has no usable text layer
 _MIN_PAGE_CHARS = 3
+
+
+@contextmanager
+def _pypdf_quiet() -> Iterator[None]:
+    """pypdf logs each repair it makes to a damaged file (``incorrect startxref pointer``) as a warning; in a
+    corpus run they would bury the one line a document gets, so they are shown only at debug level (-vv)."""
+    log = logging.getLogger("pypdf")
+    before = log.level
+    if not _log.isEnabledFor(logging.DEBUG):
+        log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(before)
 
 
 def _page_list(pages: list[int]) -> str:
@@ -38,22 +54,23 @@ class PdfDocumentReader(Reader):
         from pypdf import PdfReader
         from pypdf.errors import FileNotDecryptedError
 
-        try:
-            pdf = PdfReader(io.BytesIO(data))
-            if pdf.is_encrypted and not pdf.decrypt(""):  # an owner password alone opens with no password
-                raise FileNotDecryptedError("a password is needed")
-            raw_pages = [page.extract_text() or "" for page in pdf.pages]
-        except FileNotDecryptedError:
-            raise CorpusError(f"{name}: the PDF is encrypted and needs a password to open; save a copy without "
-                              "the password (e.g. `qpdf --decrypt --password=PASSWORD in.pdf out.pdf`) and put "
-                              "that in the corpus", "encrypted") from None
-        except CorpusError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a damaged file may break pypdf anywhere, and one file never stops the run
-            _log.debug("%s: pypdf failed", name, exc_info=True)
-            raise CorpusError(f"{name}: the PDF is damaged and cannot be read ({type(exc).__name__}: "
-                              f"{str(exc)[:120]}); re-export or repair it (e.g. `qpdf in.pdf out.pdf`)",
-                              "corrupt") from None
+        with _pypdf_quiet():
+            try:
+                pdf = PdfReader(io.BytesIO(data))
+                if pdf.is_encrypted and not pdf.decrypt(""):  # an owner password alone opens with no password
+                    raise FileNotDecryptedError("a password is needed")
+                raw_pages = [page.extract_text() or "" for page in pdf.pages]
+            except FileNotDecryptedError:
+                raise CorpusError(f"{name}: the PDF is encrypted and needs a password to open; save a copy without "
+                                  "the password (e.g. `qpdf --decrypt --password=PASSWORD in.pdf out.pdf`) and put "
+                                  "that in the corpus", "encrypted") from None
+            except CorpusError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - damage breaks pypdf anywhere; one file never stops a run
+                _log.debug("%s: pypdf failed", name, exc_info=True)
+                raise CorpusError(f"{name}: the PDF is damaged and cannot be read ({type(exc).__name__}: "
+                                  f"{str(exc)[:120]}); re-export or repair it (e.g. `qpdf in.pdf out.pdf`)",
+                                  "corrupt") from None
         if not raw_pages:
             raise CorpusError(f"{name}: the PDF has no pages", "empty")
         pages = [[line.rstrip() for line in text.replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
