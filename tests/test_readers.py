@@ -251,6 +251,8 @@ def _zip(members: dict[str, str]) -> bytes:
 def test_html_is_sniffed_only_from_the_start_of_the_file() -> None:
     assert reader_for("a.txt", b"\xef\xbb\xbf  <!-- x -->\n<!doctype HTML><html>").name == "html"
     assert reader_for("a.md", b"# Title\n\nAn example: <html><body>...</body></html>\n").name == "text"
+    assert reader_for("fragment.html", b"<p>A page with no html element.</p>").name == "html"
+    assert reader_for("fragment.txt", b"<p>A page with no html element.</p>").name == "text"
 
 
 # ------------------------------------------------------------------------------------ text files

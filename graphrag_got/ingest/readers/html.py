@@ -27,8 +27,10 @@ class HtmlReader(Reader):
 
     def sniff(self, name: str, head: bytes, data: bytes) -> bool:
         # the page must start as HTML (after a BOM, white space, comments): a Markdown file that
-        # shows some HTML further down is still Markdown
-        return bool(_START.match(head.removeprefix(b"\xef\xbb\xbf")))
+        # shows some HTML further down is still Markdown. A fragment with no <html> (``<p>...``) is
+        # HTML when its name says so and it starts with a tag.
+        head = head.removeprefix(b"\xef\xbb\xbf")
+        return bool(_START.match(head)) or (name.lower().endswith(self.suffixes) and head.lstrip().startswith(b"<"))
 
     def read(self, name: str, data: bytes, *, max_bytes: int = 0) -> ReadDocument:
         from bs4 import BeautifulSoup
