@@ -231,6 +231,21 @@ def measure(folder: Path, parts: int) -> list[Row]:
     return rows
 
 
+def docx_runs(data: bytes) -> str:
+    """The text of every ``<w:t>`` run of a DOCX's main part, in order: what Word stores, as the ground truth
+    a real DOCX has (headers, footers and notes are other parts, which the reader does not read either)."""
+    import re
+    import zipfile
+    from html import unescape
+
+    xml = zipfile.ZipFile(io.BytesIO(data)).read("word/document.xml").decode("utf-8")
+    return "".join(unescape(m) for m in re.findall(r"<w:t(?:\s[^>]*)?>([^<]*)</w:t>", xml))
+
+
+def _bare(text: str) -> str:
+    return "".join(text.split()).replace("|", "")
+
+
 def real_files(folder: Path) -> list[str]:
     wanted = (".pdf", ".docx", ".html", ".htm")
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in wanted)
@@ -238,6 +253,7 @@ def real_files(folder: Path) -> list[str]:
     skipped: Counter[str] = Counter()
     example: dict[str, str] = {}
     pages = 0
+    fidelity: list[float] = []
     t0 = time.perf_counter()
     for path in files:
         try:
@@ -253,11 +269,18 @@ def real_files(folder: Path) -> list[str]:
             continue
         read[doc.format] += 1
         pages += doc.pages or 0
+        if doc.format == "docx":
+            from rapidfuzz.distance import Indel
+
+            fidelity.append(Indel.normalized_similarity(_bare(docx_runs(path.read_bytes())), _bare(doc.text)))
     seconds = time.perf_counter() - t0
     out = [f"{folder.name}: {len(files)} files, read {sum(read.values())} "
            f"({', '.join(f'{k} {v}' for k, v in sorted(read.items()))}), skipped {sum(skipped.values())}; "
            f"{pages} PDF pages, {seconds:.1f}s in all"]
     out += [f"  skipped {reason}: {n}, e.g. {example[reason]}" for reason, n in sorted(skipped.items())]
+    if fidelity:
+        out.append(f"  DOCX text against the file's own text runs (white space and table bars ignored): mean "
+                   f"similarity {sum(fidelity) / len(fidelity):.4f}, lowest {min(fidelity):.4f}, over {len(fidelity)} files")
     return out
 
 

@@ -471,3 +471,24 @@ def test_a_pdf_pypdf_repairs_is_read_without_its_warnings(tmp_path: Path, caplog
     caplog.set_level(logging.DEBUG)  # -vv shows them
     read_one(write(tmp_path, "repaired.pdf", broken))
     assert [r for r in caplog.records if r.name.startswith("pypdf")]
+
+
+def test_docx_tables_give_merged_cells_once_equal_neighbours_twice_and_nested_tables(tmp_path: Path) -> None:
+    import docx
+
+    d = docx.Document()
+    d.add_paragraph("The table below lists which stations are open.")
+    table = d.add_table(rows=3, cols=3)
+    values = [["Station", "Open", "Staffed"], ["North", "Yes", "Yes"], ["South", "No", "No"]]
+    for r, row in enumerate(values):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    table.cell(0, 1).merge(table.cell(0, 2)).text = "Open and staffed"  # across
+    table.cell(1, 0).merge(table.cell(2, 0)).text = "Both"  # down
+    inner = table.cell(2, 2).add_table(rows=1, cols=2)
+    inner.cell(0, 0).text, inner.cell(0, 1).text = "winter", "closed"
+    out = io.BytesIO()
+    d.save(out)
+    read = read_document(write(tmp_path, "stations.docx", out.getvalue()), "stations.docx")
+    assert read.text.split("\n\n")[1:] == ["Station | Open and staffed", "Both | Yes | Yes",
+                                           "No | No winter | closed"]

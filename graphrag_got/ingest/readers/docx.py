@@ -62,20 +62,40 @@ def _blocks(document) -> list[tuple[int, str]]:  # type: ignore[no-untyped-def]
     out: list[tuple[int, str]] = []
     for item in document.iter_inner_content():
         if isinstance(item, Table):
-            for row in item.rows:
-                cells: list[str] = []
-                for cell in row.cells:
-                    value = " ".join(cell.text.split())
-                    if not cells or value != cells[-1]:  # a merged cell is listed once per grid column
-                        cells.append(value)
-                line = " | ".join(cells)
-                if line.strip(" |"):
-                    out.append((0, line))
+            out += [(0, row) for row in _rows(item)]
         else:
             value = item.text.strip()
             if value:
                 out.append((_level(item), value))
     return out
+
+
+def _rows(table) -> list[str]:  # type: ignore[no-untyped-def]
+    """Each row of ``table`` as its cells' text joined by `` | ``. A merged cell is given once: python-docx
+    lists it at every grid position it covers (across and down), as the same XML cell (``_tc``, held
+    here so its identity stays valid: python-docx has no public cell identity)."""
+    seen: dict[int, object] = {}
+    rows: list[str] = []
+    for row in table.rows:
+        cells: list[str] = []
+        for cell in row.cells:
+            element = cell._tc  # noqa: SLF001
+            if id(element) in seen:
+                continue
+            seen[id(element)] = element
+            cells.append(_cell_text(cell))
+        line = " | ".join(cells)
+        if line.strip(" |"):
+            rows.append(line)
+    return rows
+
+
+def _cell_text(cell) -> str:  # type: ignore[no-untyped-def]
+    """A cell's paragraphs and the rows of the tables nested in it, white space collapsed."""
+    from docx.table import Table
+
+    parts = [" ".join(_rows(item)) if isinstance(item, Table) else item.text for item in cell.iter_inner_content()]
+    return " ".join(" ".join(parts).split())
 
 
 def join_blocks(blocks: list[tuple[int, str]]) -> tuple[str, tuple[Heading, ...]]:
