@@ -8,7 +8,7 @@ import logging
 import re
 
 from graphrag_got.errors import CorpusError
-from graphrag_got.ingest.readers.archive import CFB_MAGIC, ZIP_MAGIC, check_unpacked, open_zip
+from graphrag_got.ingest.readers.archive import ZIP_MAGIC, check_unpacked, open_zip
 from graphrag_got.ingest.readers.base import Heading, ReadDocument, Reader, bytes_digest
 
 _log = logging.getLogger(__name__)
