@@ -492,3 +492,11 @@ def test_docx_tables_give_merged_cells_once_equal_neighbours_twice_and_nested_ta
     read = read_document(write(tmp_path, "stations.docx", out.getvalue()), "stations.docx")
     assert read.text.split("\n\n")[1:] == ["Station | Open and staffed", "Both | Yes | Yes",
                                            "No | No winter | closed"]
+
+
+def test_html_in_another_encoding_is_decoded_by_its_meta_charset(tmp_path: Path) -> None:
+    page = ('<!DOCTYPE html><html><head><meta charset="windows-1252"></head><body><h1>Señales</h1>'
+            '<p>La estación del sur mide el cielo austral cada noche.</p></body></html>')
+    doc = read_one(write(tmp_path, "sur.html", page.encode("cp1252")))
+    assert doc.chunks[0].text == "Señales\n\nLa estación del sur mide el cielo austral cada noche."
+    assert doc.chunks[0].location == "Señales"
