@@ -401,8 +401,8 @@ def _unchanged_summary(out: Path, docs: list[ChunkedDocument], chunks: list[Chun
 
 
 def document_notes(docs: list[ChunkedDocument]) -> list[str]:
-    """``path: note`` for what the readers reported (headers dropped, pages without text, a wrong name)."""
-    return [f"{d.document.path}: {note}" for d in docs for note in d.document.notes]
+    """``document id: note`` for what the readers reported (headers dropped, pages without text, a wrong name)."""
+    return [f"{d.document.id}: {note}" for d in docs for note in d.document.notes]
 
 
 def runner_line(llm: LLMSettings, provider: str, chat: BaseChatModel, calls: int, why: str) -> str:

@@ -47,7 +47,7 @@ class ExtractionSummary:
     output_tokens: int = 0  # this run's model calls: answer tokens
     failed_by_reason: dict[str, int] = field(default_factory=dict)  # FailureReason value -> chunks
     skipped_files: list[SkippedInput] = field(default_factory=list)  # inputs not read, with why
-    document_notes: list[str] = field(default_factory=list)  # what the readers reported, "path: note"
+    document_notes: list[str] = field(default_factory=list)  # what the readers reported, "document id: note"
     retried_failures: int = 0  # cached failures asked again because their cause may be gone
     unchanged: bool = False  # inputs as when the file was written: the file was kept, not rebuilt
     validations_reused: int = 0  # chunks whose repair and validation came from the last run's memo
