@@ -74,7 +74,8 @@ class ChunkingSettings(Section):
 
     chunker: Literal["auto", "paragraph", "markdown"] = _env(
         "GRAPHRAG_CHUNKER", "auto",
-        "how the corpus is cut: `auto` (`markdown` for `.md` files, else `paragraph`), `paragraph`, `markdown`")
+        "how the corpus's text files are cut: `auto` (`markdown` for `.md` files, else `paragraph`), `paragraph`, "
+        "`markdown`; PDF files are always cut within pages, DOCX and HTML at their headings")
     min_chars: int = _env("GRAPHRAG_CHUNK_MIN_CHARS", 40, "chunks shorter than this are dropped", ge=0, flat="chunk_min_chars")
     max_chars: int = _env("GRAPHRAG_CHUNK_MAX_CHARS", 1500,
                                 "longer sections and paragraphs are split (at paragraphs, then sentences)", ge=100, flat="chunk_max_chars")
@@ -83,11 +84,12 @@ class ChunkingSettings(Section):
         "follow links (symlinks) in a corpus, vault or code folder that lead outside it (off: such links are "
         "refused, listed and warned about, so nothing outside the folder given is read)")
     max_document_bytes: int = _env("GRAPHRAG_MAX_DOCUMENT_BYTES", 5_000_000, "a corpus file or vault note larger than "
-                                   "this is skipped with a `too_large` record, not cut into thousands of LLM calls "
-                                   "(0: no limit)", ge=0)
+                                   "this is skipped with a `too_large` record, not cut into thousands of LLM calls; "
+                                   "a `.docx` whose parts unpack to more is skipped the same way (0: no limit)", ge=0)
     strict_inputs: bool = _env(
         "GRAPHRAG_STRICT_INPUTS", False,
-        "stop at the first corpus file that cannot be read (not UTF-8, binary, malformed front matter) instead of "
+        "stop at the first corpus file that cannot be read (not UTF-8, binary, malformed front matter, an "
+        "encrypted, scanned or damaged PDF...) instead of "
         "skipping it with a record (`--strict` on `extract` and `build`)")
 
 

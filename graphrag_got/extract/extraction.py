@@ -25,6 +25,7 @@ from pydantic_core import PydanticSerializationError
 
 from graphrag_got.errors import ExtractionFileError, format_problems
 from graphrag_got.common.files import write_json_atomic, write_text_atomic
+from graphrag_got.ingest.chunking import location_label
 from graphrag_got.ingest.note_record import NoteLink, NoteRecord  # noqa: F401 (the file contract, made by ingest)
 
 FORMAT = "graphrag_got.extraction/2"
@@ -156,6 +157,11 @@ class DocumentRecord(_Model):
     hash: str = Field(min_length=1)
     metadata: dict[str, Any] = Field(default_factory=dict)
     note: NoteRecord | None = None  # Markdown documents only (graphrag_got.ingest.notes)
+    # PDF, DOCX, HTML (graphrag_got.ingest.readers); text files keep the record shape they always had
+    format: str = Field(default="text", exclude_if=lambda v: v in ("text", "markdown"))
+    pages: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    lines_dropped: int = Field(default=0, exclude_if=lambda v: not v)  # running headers/footers left out
+    notes: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)  # what the reader reported
 
 
 class ChunkRecord(_Model):
@@ -167,6 +173,13 @@ class ChunkRecord(_Model):
     hash: str
     text: str
     heading: str | None = None
+    page: int | None = Field(default=None, exclude_if=lambda v: v is None)  # PDF: its 1-based page
+    section: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)  # heading path, outermost first
+
+    @property
+    def location(self) -> str:
+        """``p. 12`` or ``Installation > Network`` (:func:`graphrag_got.ingest.chunking.location_label`)."""
+        return location_label(self.page, self.section)
 
 
 class EntityRecord(_Model):

@@ -56,18 +56,20 @@ def file_digest(path: Path | None) -> str:
 
 
 def inputs_digest(*, settings: dict[str, Any], ontology_hash: str, model: str, form: str,
-                  chunks: Iterable[tuple[str, str, str | None]], skipped: Iterable[str], code_version: str,
+                  chunks: Iterable[tuple[str, str, str | None, str]], skipped: Iterable[str], code_version: str,
                   side_files: dict[str, str] | None = None) -> str:
     """sha256 of everything the extraction file is built from: the extraction and chunking settings,
     the ontology and the files read beside it (``side_files``: the alias file), the model and answer
-    form, each chunk (id, text hash, the stored answer's creation time) and the skipped inputs, plus
+    form, each chunk (id, text hash, the stored answer's creation time, its place in the document: a PDF
+    chunk that moved to another page is a change) and the skipped inputs, plus
     the package's source (code changes rebuild)."""
     h = hashlib.sha256()
     head = {"v": FINGERPRINT_VERSION, "code": code_version, "settings": settings, "ontology": ontology_hash,
             "model": model, "form": form, "side_files": side_files or {}}
     h.update(json.dumps(head, sort_keys=True, default=str).encode("utf-8"))
-    for chunk_id, chunk_hash, created in chunks:
-        h.update(f"\n{chunk_id}\t{chunk_hash}\t{created}".encode("utf-8"))
+    for chunk_id, chunk_hash, created, location in chunks:
+        place = f"\t{location}" if location else ""  # text chunks keep the digest they had
+        h.update(f"\n{chunk_id}\t{chunk_hash}\t{created}{place}".encode("utf-8"))
     for item in skipped:
         h.update(f"\nskipped\t{item}".encode("utf-8"))
     return h.hexdigest()

@@ -335,8 +335,8 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
         custom = "" if prompts.version(*names) == BUILTIN.version(*names) else f"|{prompts.version(*names)}"
         digest = fingerprint.inputs_digest(
             settings=context["settings"], ontology_hash=onto.hash, model=label, form=form + custom,
-            chunks=[(ch.id, ch.hash, records[ch.id].created if ch.id in records else None) for ch in chunks]
-            + ([("corpus pass", passed.digest, None)] if passed.digest else []),
+            chunks=[(ch.id, ch.hash, records[ch.id].created if ch.id in records else None, ch.location)
+                    for ch in chunks] + ([("corpus pass", passed.digest, None, "")] if passed.digest else []),
             skipped=[json.dumps(s.as_dict(), sort_keys=True) for s in skipped], code_version=context["code"],
             side_files={"aliases": context["aliases"]})
         if not todo and not found_here and not passed.calls and not revalidate and not export_replay and not extract.verify \
@@ -397,7 +397,7 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
         usage=run_usage, input_tokens=run_in, output_tokens=run_out,
         replay_path=replay_path, repairs=c.repairs, repairs_by_reason=dict(c.repairs_by_reason),
         failed_by_reason=dict(c.failed_by_reason), skipped_files=skipped, retried_failures=retried,
-        validations_reused=memo.hits, extraction=ext, runner=runner,
+        document_notes=document_notes(docs), validations_reused=memo.hits, extraction=ext, runner=runner,
         stalls=stream_stats.stall_line(stalls_before) if stream_stats is not None else "",
     )
 
@@ -416,7 +416,12 @@ def _unchanged_summary(out: Path, docs: list[ChunkedDocument], chunks: list[Chun
         merges=len(ext.merges), usage=usage, repairs=c.repairs,
         repairs_by_reason=dict(c.repairs_by_reason), failed_by_reason=dict(c.failed_by_reason),
         skipped_files=[SkippedInput(s.path, s.reason, s.message) for s in ext.skipped_files], unchanged=True,
-        strategy=strategy)
+        strategy=strategy, document_notes=document_notes(docs))
+
+
+def document_notes(docs: list[ChunkedDocument]) -> list[str]:
+    """``document id: note`` for what the readers reported (headers dropped, pages without text, a wrong name)."""
+    return [f"{d.document.id}: {note}" for d in docs for note in d.document.notes]
 
 
 def runner_line(llm: LLMSettings, provider: str, chat: BaseChatModel, calls: int, why: str) -> str:
@@ -468,9 +473,12 @@ def build_extraction(extract: ExtractSettings, onto: Ontology, docs: list[Chunke
         llm=LLMRef(provider=provider, model=model),
         prompt_version=prompt_version(extract, prompts or load_prompts(llm.prompts_dir)),
         documents=[DocumentRecord(id=d.document.id, path=d.document.path, hash=d.document.hash,
-                                  metadata=d.document.metadata, note=notes.get(d.document.id)) for d in docs],
+                                  metadata=d.document.metadata, note=notes.get(d.document.id),
+                                  format=d.document.format, pages=d.document.pages,
+                                  lines_dropped=d.document.lines_dropped, notes=list(d.document.notes)) for d in docs],
         chunks=[ChunkRecord(id=c.id, document_id=c.document_id, index=c.index, start=c.start, end=c.end,
-                            hash=c.hash, text=c.text, heading=c.heading) for d in docs for c in d.chunks],
+                            hash=c.hash, text=c.text, heading=c.heading, page=c.page, section=list(c.section))
+                for d in docs for c in d.chunks],
         entities=entities,
         relations=relations,
         rejections=[r for v in validations for r in v.rejections] + merged_away + orphans,

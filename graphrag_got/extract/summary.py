@@ -11,6 +11,10 @@ from graphrag_got.extract.cache import CacheRecord
 from graphrag_got.extract.extraction import Extraction, FailureReason
 
 
+#: skipped files and reading notes listed one a line in the summary; the rest are in the file
+_SHOWN = 20
+
+
 @dataclass
 class ExtractionSummary:
     out_path: Path
@@ -44,6 +48,7 @@ class ExtractionSummary:
     output_tokens: int = 0  # this run's model calls: answer tokens
     failed_by_reason: dict[str, int] = field(default_factory=dict)  # FailureReason value -> chunks
     skipped_files: list[SkippedInput] = field(default_factory=list)  # inputs not read, with why
+    document_notes: list[str] = field(default_factory=list)  # what the readers reported, "document id: note"
     retried_failures: int = 0  # cached failures asked again because their cause may be gone
     unchanged: bool = False  # inputs as when the file was written: the file was kept, not rebuilt
     validations_reused: int = 0  # chunks whose repair and validation came from the last run's memo
@@ -94,6 +99,14 @@ class ExtractionSummary:
                        "--strict stops instead): "
                        + "; ".join(f"{s.path} ({s.reason})" for s in self.skipped_files[:5])
                        + (f"; ... and {len(self.skipped_files) - 5} more" if len(self.skipped_files) > 5 else ""))
+            out.extend(f"    skipped {s.path}: {s.message}" for s in self.skipped_files[:_SHOWN])
+            if len(self.skipped_files) > _SHOWN:
+                out.append(f"    ... and {len(self.skipped_files) - _SHOWN} more skipped (skipped_files in the file)")
+        if self.document_notes:
+            out.append(f"  reading notes: {len(self.document_notes)} (notes of each document in the file)")
+            out.extend(f"    {note}" for note in self.document_notes[:_SHOWN])
+            if len(self.document_notes) > _SHOWN:
+                out.append(f"    ... and {len(self.document_notes) - _SHOWN} more")
         if self.failed_chunks:
             out.extend(failure_lines(self.failed_by_reason or {FailureReason.UNUSABLE_ANSWER.value: self.failed_chunks},
                                      self.retried_failures))

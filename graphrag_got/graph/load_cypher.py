@@ -101,13 +101,16 @@ def finalize_documents() -> str:
 
 
 def merge_chunks() -> str:
-    """Rows ``{id, document_id, index, start, end, hash, text, heading}``."""
+    """Rows ``{id, document_id, index, start, end, hash, text, heading, page, section, location}`` (``page``,
+    ``section``, ``location``: where in the document, :class:`graphrag_got.extract.extraction.ChunkRecord`;
+    null for a text file's chunk, as ``heading`` outside Markdown)."""
     return (
         "UNWIND $rows AS row\n"
         "MATCH (d:Document {id: row.document_id})\n"
         "MERGE (c:Chunk {id: row.id})\n"
         "SET c.document_id = row.document_id, c.index = row.index, c.start = row.start,\n"
-        "    c.end = row.end, c.hash = row.hash, c.text = row.text, c.heading = row.heading\n"
+        "    c.end = row.end, c.hash = row.hash, c.text = row.text, c.heading = row.heading,\n"
+        "    c.page = row.page, c.section = row.section, c.location = row.location\n"
         "MERGE (d)-[:HAS_CHUNK]->(c)"
     )
 

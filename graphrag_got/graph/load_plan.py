@@ -409,7 +409,8 @@ def group_rows(g: Group, plan: Plan, support: Support, written: set[str], ontolo
     chunk_doc = support.chunk_doc
     rows.documents = [{"id": d.id, "path": d.path, "metadata": json.dumps(d.metadata, ensure_ascii=False,
                                                                            sort_keys=True)} for d in g.write]  # fmt: skip
-    rows.chunks = [c.model_dump() for d in g.write for c in support.chunks[d.id]]
+    rows.chunks = [{**c.model_dump(), "page": c.page, "section": c.section or None, "location": c.location or None}
+                   for d in g.write for c in support.chunks[d.id]]
     rows.finalize = [{"id": d.id, "hash": d.hash, "ontology_hash": ontology_hash,
                       "records_hash": records.documents[d.id], "rootless_hash": records.rootless} for d in g.write]
 

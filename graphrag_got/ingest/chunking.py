@@ -10,7 +10,13 @@ Two chunkers, both line based:
   code blocks (````` ``` ````` or ``~~~``) are kept whole when they fit in ``max_chars``, and
   headings inside them are ignored.
 
-Size rules, the same for both chunkers. ``max_chars`` is a hard limit: no chunk is ever longer,
+Files are read by :mod:`graphrag_got.ingest.readers`, the reader chosen by the file's bytes. PDF,
+DOCX and HTML files are cut by their structure, whatever ``kind`` says: a PDF within each page (a
+chunk never spans a page break; ``Chunk.page`` is 1-based), a DOCX or HTML page at each heading line
+the reader found (``Chunk.heading`` the heading, ``Chunk.section`` the heading path). Markdown chunks
+get their heading path too. None of this enters a chunk id.
+
+Size rules, the same for every chunker. ``max_chars`` is a hard limit: no chunk is ever longer,
 whatever the text (a 5 MB file without a single full stop gives 5 MB / max_chars chunks, not one
 chunk no model could read).
 
@@ -47,7 +53,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-import unicodedata
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -55,23 +61,39 @@ from typing import Literal
 from graphrag_got.common.walk import TOO_LARGE, SkippedInput, walk_files
 from graphrag_got.errors import ConfigError, CorpusError
 from graphrag_got.ingest.front_matter import front_matter as _front_matter
+from graphrag_got.ingest.readers import ReadDocument, decode_text, document_suffixes, read_document
+from graphrag_got.ingest.split import Block as _Block
+from graphrag_got.ingest.split import Line as _Line
+from graphrag_got.ingest.split import lines_of as _lines
+from graphrag_got.ingest.split import pack as _pack
+from graphrag_got.ingest.split import pack_each as _pack_each
+from graphrag_got.ingest.split import paragraph_blocks as _paragraph_blocks
 
 _log = logging.getLogger(__name__)
 
 ChunkerKind = Literal["paragraph", "markdown"]
-CORPUS_SUFFIXES = (".txt", ".md")
+#: the file name endings a corpus folder is searched for: those of every reader
+CORPUS_SUFFIXES = document_suffixes()
+_SUFFIXES_SHOWN = "/".join(CORPUS_SUFFIXES)
+_OTHER_SUFFIXES = ", ".join(s for s in CORPUS_SUFFIXES if s not in (".txt", ".md"))
+
+#: (heading, heading path, page, start, end) of one chunk-to-be
+_Span = tuple[str | None, tuple[str, ...], int | None, int, int]
 
 _HEADING = re.compile(r"^ {0,3}(#{1,3})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_SENTENCE_END = re.compile(r"[.!?…][\"'»”’)\]]*(?=\s)")
 
 
 @dataclass(frozen=True)
 class Document:
     id: str  # path relative to the corpus root, POSIX
     path: str
-    hash: str  # sha256 hex of the text
+    hash: str  # sha256 hex of the text (.txt, .md) or of the file's bytes (PDF, DOCX, HTML)
     metadata: dict = field(default_factory=dict)  # YAML front matter for markdown, else {}
+    format: str = "text"  # the reader that read it (graphrag_got.ingest.readers)
+    pages: int | None = None  # PDF: its page count
+    lines_dropped: int = 0  # PDF: running headers, footers and page numbers left out
+    notes: tuple[str, ...] = ()  # what the reader wants a user to know (pages without text, a wrong name)
 
 
 @dataclass(frozen=True)
@@ -83,7 +105,19 @@ class Chunk:
     end: int
     hash: str  # sha256 hex of text
     text: str
-    heading: str | None = None
+    heading: str | None = None  # the innermost heading above the chunk (Markdown levels 1-3, DOCX, HTML)
+    page: int | None = None  # PDF: the 1-based page the chunk is on (a chunk never spans two pages)
+    section: tuple[str, ...] = ()  # the heading path, outermost first: ("Installation", "Network")
+
+    @property
+    def location(self) -> str:
+        """Where the chunk is inside its document: ``p. 12``, ``Installation > Network``, or ``""``."""
+        return location_label(self.page, self.section)
+
+
+def location_label(page: int | None, section: tuple[str, ...] | list[str] = ()) -> str:
+    """``p. 12`` for a page, ``A > B`` for a heading path (both: ``p. 12 > A > B``)."""
+    return " > ".join(([f"p. {page}"] if page else []) + [s for s in section if s])
 
 
 @dataclass
@@ -99,69 +133,6 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-# --------------------------------------------------------------------------------------------
-# Line model
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Line:
-    number: int  # 1-based line number in the document
-    start: int  # offset of the first character
-    end: int  # offset after the last character, line break excluded
-    text: str  # without the line break
-
-    @property
-    def blank(self) -> bool:
-        return not self.text.strip()
-
-
-def _lines(text: str) -> list[_Line]:
-    out: list[_Line] = []
-    pos = 0
-    for number, raw in enumerate(text.splitlines(keepends=True), start=1):
-        body = raw.rstrip("\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
-        out.append(_Line(number, pos, pos + len(body), body))
-        pos += len(raw)
-    return out
-
-
-@dataclass
-class _Block:
-    """A run of lines that is a paragraph, a heading line or a fenced code block."""
-
-    start: int
-    end: int
-    splittable: bool  # prose that may be cut at sentence ends
-
-
-def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
-# --------------------------------------------------------------------------------------------
-# Splitting
-# --------------------------------------------------------------------------------------------
-
-
-def _paragraph_blocks(lines: list[_Line]) -> list[_Block]:
-    """Blank-line separated paragraphs, no Markdown awareness."""
-    blocks: list[_Block] = []
-    current: list[_Line] = []
-    for line in lines + [None]:  # type: ignore[list-item]
-        if line is None or line.blank:
-            if current:
-                blocks.append(_Block(current[0].start, current[-1].end, splittable=True))
-                current = []
-        else:
-            current.append(line)
-    return blocks
-
-
 def _fence_closes(line: _Line, fence: str) -> bool:
     stripped = line.text.strip()
     return (
@@ -171,10 +142,10 @@ def _fence_closes(line: _Line, fence: str) -> bool:
     )
 
 
-def _markdown_sections(lines: list[_Line]) -> list[tuple[str | None, list[_Block]]]:
-    """Sections (heading text, blocks) of a Markdown body. A fence without a closing line runs to
-    the end of the document, as in CommonMark."""
-    sections: list[tuple[str | None, list[_Block]]] = [(None, [])]
+def _markdown_sections(lines: list[_Line]) -> list[tuple[str | None, int, list[_Block]]]:
+    """Sections (heading text, heading level, blocks) of a Markdown body. A fence without a closing
+    line runs to the end of the document, as in CommonMark."""
+    sections: list[tuple[str | None, int, list[_Block]]] = [(None, 0, [])]
     current: list[_Line] = []
     fence: str | None = None
     fence_start: _Line | None = None
@@ -182,14 +153,14 @@ def _markdown_sections(lines: list[_Line]) -> list[tuple[str | None, list[_Block
     def flush() -> None:
         nonlocal current
         if current:
-            sections[-1][1].append(_Block(current[0].start, current[-1].end, splittable=True))
+            sections[-1][2].append(_Block(current[0].start, current[-1].end, splittable=True))
             current = []
 
     for line in lines:
         if fence is not None:
             if _fence_closes(line, fence):
                 assert fence_start is not None
-                sections[-1][1].append(_Block(fence_start.start, line.end, splittable=False))
+                sections[-1][2].append(_Block(fence_start.start, line.end, splittable=False))
                 fence, fence_start = None, None
             continue
         opening = _FENCE_OPEN.match(line.text)
@@ -201,7 +172,7 @@ def _markdown_sections(lines: list[_Line]) -> list[tuple[str | None, list[_Block
         if heading:
             flush()
             title = (heading.group(2) or "").strip()
-            sections.append((title, [_Block(line.start, line.end, splittable=False)]))
+            sections.append((title, len(heading.group(1)), [_Block(line.start, line.end, splittable=False)]))
             continue
         if line.blank:
             flush()
@@ -209,97 +180,8 @@ def _markdown_sections(lines: list[_Line]) -> list[tuple[str | None, list[_Block
             current.append(line)
     flush()
     if fence is not None and fence_start is not None:
-        sections[-1][1].append(_Block(fence_start.start, lines[-1].end, splittable=False))
+        sections[-1][2].append(_Block(fence_start.start, lines[-1].end, splittable=False))
     return sections
-
-
-# Preferred cut points, strongest first. A cut is made after the match; white space around a cut
-# is trimmed from both pieces.
-_CLAUSE_END = re.compile(r"[;:,](?=\s)")
-_LINE_END = re.compile(r"\n")
-_WORD_END = re.compile(r"\s+")
-_PROSE_LEVELS: tuple[re.Pattern[str], ...] = (_SENTENCE_END, _CLAUSE_END, _LINE_END, _WORD_END)
-_CODE_LEVELS: tuple[re.Pattern[str], ...] = (_LINE_END, _WORD_END)
-
-
-def _fit(text: str, start: int, end: int, max_chars: int,
-         levels: tuple[re.Pattern[str], ...]) -> list[tuple[int, int]]:
-    """Trimmed spans of text[start:end], each at most max_chars, covering all its non-blank text.
-
-    The span is cut at matches of ``levels[0]`` and the pieces are packed (consecutive pieces
-    joined while they fit). A piece that is still too long is cut by the next level, and its
-    sub-pieces are packed among themselves only, so a long sentence never pulls its neighbours'
-    boundaries around. When no level is left the text is cut every max_chars characters.
-    """
-    s, e = _trimmed(text, start, end)
-    if s >= e:
-        return []
-    if e - s <= max_chars:
-        return [(s, e)]
-    if not levels:
-        return _hard_split(text, s, e, max_chars)
-    cuts = [m.end() for m in levels[0].finditer(text, s, e) if s < m.end() < e]
-    if not cuts:
-        return _fit(text, s, e, max_chars, levels[1:])
-    spans: list[tuple[int, int]] = []
-    open_span = False  # whether spans[-1] may still grow
-    prev = s
-    for cut in cuts + [e]:
-        ps, pe = _trimmed(text, prev, cut)
-        prev = cut
-        if ps >= pe:
-            continue
-        if pe - ps > max_chars:
-            spans.extend(_fit(text, ps, pe, max_chars, levels[1:]))
-            open_span = False
-        elif open_span and pe - spans[-1][0] <= max_chars:
-            spans[-1] = (spans[-1][0], pe)
-        else:
-            spans.append((ps, pe))
-            open_span = True
-    return spans
-
-
-def _hard_split(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
-    """Cut text[start:end] every max_chars characters, moving a cut back so that it does not
-    separate a character from the combining marks that follow it."""
-    spans: list[tuple[int, int]] = []
-    s = start
-    while s < end:
-        cut = min(s + max_chars, end)
-        if cut < end:
-            back = cut
-            while back > s + 1 and unicodedata.combining(text[back]):
-                back -= 1
-            if not unicodedata.combining(text[back]):  # else: only marks, no better place to cut
-                cut = back
-        ps, pe = _trimmed(text, s, cut)
-        if ps < pe:
-            spans.append((ps, pe))
-        s = cut
-    return spans
-
-
-def _pack(text: str, blocks: list[_Block], max_chars: int) -> list[tuple[int, int]]:
-    """Group consecutive blocks into spans of at most max_chars. A block longer than that is cut
-    first: prose at sentence ends, then clauses, lines and words; a code fence or a heading line
-    at lines, then words; as a last resort every max_chars characters."""
-    spans: list[tuple[int, int]] = []
-    for block in blocks:
-        pieces = _fit(text, block.start, block.end, max_chars,
-                      _PROSE_LEVELS if block.splittable else _CODE_LEVELS)
-        for i, (s, e) in enumerate(pieces):
-            # only a block's first piece may join the span before it: the pieces of one block
-            # are already packed by _fit
-            if i == 0 and spans and e - spans[-1][0] <= max_chars:
-                spans[-1] = (spans[-1][0], e)
-            else:
-                spans.append((s, e))
-    return spans
-
-
-# --------------------------------------------------------------------------------------------
-# Public API
 # --------------------------------------------------------------------------------------------
 
 
@@ -326,23 +208,66 @@ def chunk_text(
     lines = _lines(text)
     metadata: dict = {}
     if kind == "paragraph":
-        spans: list[tuple[str | None, int, int]] = [
-            (None, s, e) for s, e in _pack_each(text, _paragraph_blocks(lines), max_chars)
+        spans: list[tuple[str | None, tuple[str, ...], int, int]] = [
+            (None, (), s, e) for s, e in _pack_each(text, _paragraph_blocks(lines), max_chars)
         ]
     elif kind == "markdown":
         metadata, body = _front_matter(lines, name)
         spans = [
-            (heading, s, e)
-            for heading, blocks in _markdown_sections(lines[body:])
+            (heading, trail, s, e)
+            for heading, trail, blocks in _with_paths(_markdown_sections(lines[body:]))
             for s, e in _pack(text, blocks, max_chars)
         ]
     else:
         raise ConfigError(f"unknown chunker {kind!r}; use 'paragraph' or 'markdown'")
+    return _chunked(doc_id, text, [(h, p, None, s, e) for h, p, s, e in spans], min_chars,
+                    Document(id=doc_id, path=path or doc_id, hash=sha256_hex(text), metadata=metadata,
+                             format="markdown" if kind == "markdown" else "text"))
+
+
+def _with_paths(sections: list[tuple[str | None, int, list[_Block]]]
+                ) -> list[tuple[str | None, tuple[str, ...], list[_Block]]]:
+    """Each section with its heading path: the titles of the headings it sits under, outermost first."""
+    out: list[tuple[str | None, tuple[str, ...], list[_Block]]] = []
+    stack: list[tuple[int, str]] = []
+    for title, level, blocks in sections:
+        if level:
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, title or ""))
+        out.append((title, tuple(t for _, t in stack if t), blocks))
+    return out
+
+
+def _read_spans(text: str, read: ReadDocument, max_chars: int) -> list[_Span]:
+    """Spans of a document a structure-aware reader read: within each page (``pages``: a chunk never
+    spans a page break, so a change on one page leaves the other pages' chunks as they were) or within
+    each section between the reader's heading lines (``sections``)."""
+    lines = _lines(text)
+    starts = [line.start for line in lines]
+    if read.layout == "pages":
+        bounds = [(None, (), i + 1, start) for i, start in enumerate(read.page_starts)]
+    else:  # sections: the text before the first heading, then one section per heading line
+        sections = _with_paths([(h.title, h.level, []) for h in read.headings])
+        bounds = [(None, (), None, 0)] + [(title, path, None, h.start)
+                                           for (title, path, _), h in zip(sections, read.headings)]
+    spans: list[_Span] = []
+    ends = [b[3] for b in bounds[1:]] + [len(text) + 1]
+    for (heading, path, page, start), end in zip(bounds, ends):
+        inside = lines[bisect_left(starts, start):bisect_left(starts, end)]
+        blocks = _paragraph_blocks(inside)
+        if read.layout == "sections" and heading is not None and blocks:
+            blocks[0].splittable = False  # the heading line is its own block (a blank line follows it)
+        spans.extend((heading, path, page, s, e) for s, e in _pack(text, blocks, max_chars))
+    return spans
+
+
+def _chunked(doc_id: str, text: str, spans: list[_Span], min_chars: int, document: Document) -> ChunkedDocument:
 
     chunks: list[Chunk] = []
     dropped = 0
     seen: dict[str, int] = {}
-    for heading, s, e in spans:
+    for heading, section, page, s, e in spans:
         piece = text[s:e]
         if len(piece) < min_chars:
             dropped += 1
@@ -360,45 +285,40 @@ def chunk_text(
                 hash=digest,
                 text=piece,
                 heading=heading,
+                page=page,
+                section=section,
             )
         )
-    document = Document(id=doc_id, path=path or doc_id, hash=sha256_hex(text), metadata=metadata)
     return ChunkedDocument(document=document, chunks=chunks, dropped=dropped)
 
 
-def _pack_each(text: str, blocks: list[_Block], max_chars: int) -> list[tuple[int, int]]:
-    """Paragraph chunker: every paragraph is its own chunk (never merged with its neighbours)."""
-    return [span for block in blocks for span in _pack(text, [block], max_chars)]
-
-
 def read_text(path: Path, name: str | None = None) -> str:
-    """A corpus file as text: strict UTF-8 (a leading BOM dropped), line breaks normalised to
-    ``\\n`` like Python's text mode, so offsets do not depend on the platform that wrote it.
-
-    A binary file (any NUL byte: no text file has one, and UTF-16 text has many), a UTF-16 file
-    or bytes that are not UTF-8 raise :class:`CorpusError` naming the file and line."""
+    """A text corpus file as text (:func:`graphrag_got.ingest.readers.decode_text`: strict UTF-8, ``\\n``
+    line breaks); :class:`CorpusError` naming the file and line when it is not."""
     name = name or str(path)
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise CorpusError(f"{name}: cannot read the file ({exc.strerror or exc})", "unreadable") from None
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise CorpusError(f"{name}: the file is UTF-16 (it starts with a UTF-16 byte order mark); "
-                          "re-save it as UTF-8", "utf16")
-    nul = raw.find(b"\x00")
-    if nul >= 0:
-        line = raw[:nul].count(b"\n") + 1
-        raise CorpusError(f"{name}, line {line}: a NUL byte at offset {nul}; this looks like a binary file, "
-                          "not text. Remove it from the corpus or convert it to UTF-8 text", "binary")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise CorpusError(
-            f"{name}, line {line}: not valid UTF-8 (byte {raw[exc.start]:#04x} at offset {exc.start}); "
-            "re-save the file as UTF-8", "not_utf8"
-        ) from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return decode_text(raw, name)
+
+
+def chunk_document(doc_id: str, read: ReadDocument, *, kind: str = "auto", min_chars: int, max_chars: int,
+                   path: str | None = None) -> ChunkedDocument:
+    """Chunk a document as its reader read it: text files with ``kind`` (auto: Markdown for ``.md``), other
+    formats by their pages (PDF) or headings (DOCX, HTML), whatever ``kind`` says."""
+    if read.layout in ("paragraph", "markdown"):
+        chunked = chunk_text(doc_id, read.text, kind=_kind_for(Path(path or doc_id), kind), min_chars=min_chars,
+                             max_chars=max_chars, path=path)
+        document = chunked.document
+    else:
+        _check_sizes(min_chars, max_chars)
+        document = Document(id=doc_id, path=path or doc_id, hash=read.digest)
+        chunked = _chunked(doc_id, read.text, _read_spans(read.text, read, max_chars), min_chars, document)
+    chunked.document = Document(id=doc_id, path=document.path, hash=read.digest, metadata=document.metadata,
+                                format=read.format, pages=read.pages, lines_dropped=read.lines_dropped,
+                                notes=read.notes)
+    return chunked
 
 
 def _kind_for(path: Path, kind: str) -> ChunkerKind:
@@ -411,8 +331,8 @@ def _kind_for(path: Path, kind: str) -> ChunkerKind:
 
 def corpus_files(path: str | Path, *, follow_outside_links: bool = False,
                  skipped: list[SkippedInput] | None = None) -> list[tuple[str, Path]]:
-    """(document id, file) pairs of a corpus: a single file, or every *.txt and *.md under a
-    folder (recursive, sorted by id; hidden files and folders skipped).
+    """(document id, file) pairs of a corpus: a single file, or every file of a known format (``.txt``, ``.md``,
+    ``.pdf``, ``.docx``, ``.html``, ``.htm``: :data:`CORPUS_SUFFIXES`) under a folder (recursive, sorted by id; hidden files and folders skipped).
 
     Nothing outside the folder is read: a link whose real path leaves it (``passwd.md ->
     /etc/passwd``), a broken link or something that is not a regular file is appended to
@@ -420,7 +340,7 @@ def corpus_files(path: str | Path, *, follow_outside_links: bool = False,
     ``follow_outside_links`` lets links leave the folder."""
     root = Path(path)
     if not root.exists():
-        raise CorpusError(f"corpus path {str(path)!r} does not exist; pass a file or a folder of .txt/.md files")
+        raise CorpusError(f"corpus path {str(path)!r} does not exist; pass a file or a folder of {_SUFFIXES_SHOWN} files")
     if root.is_file():
         return [(root.name, root)]
     found = walk_files(root, wanted=lambda name: not name.startswith(".") and name.lower().endswith(CORPUS_SUFFIXES),
@@ -428,7 +348,8 @@ def corpus_files(path: str | Path, *, follow_outside_links: bool = False,
                        skipped=skipped)
     if not found:
         refused = f" ({len(skipped)} refused: {skipped[0].message})" if skipped else ""
-        raise CorpusError(f"corpus folder {str(path)!r} holds no .txt or .md file{refused}")
+        raise CorpusError(f"corpus folder {str(path)!r} holds no .txt or .md file, nor any {_OTHER_SUFFIXES} "
+                          f"file{refused}")
     return found
 
 
@@ -474,16 +395,11 @@ def read_corpus(
         shown = file.as_posix()
         try:
             check_size(file, shown, max_bytes, max_chars)
-            out.append(
-                chunk_text(
-                    doc_id,
-                    read_text(file, shown),
-                    kind=_kind_for(file, kind),
-                    min_chars=min_chars,
-                    max_chars=max_chars,
-                    path=shown,
-                )
-            )
+            doc = chunk_document(doc_id, read_document(file, shown, max_bytes=max_bytes), kind=kind,
+                                 min_chars=min_chars, max_chars=max_chars, path=shown)
+            for note in doc.document.notes:
+                _log.info("%s: %s", shown, note)
+            out.append(doc)
         except CorpusError as exc:
             if asked_strict:
                 raise CorpusError(f"{exc} (--strict stops at the first input it cannot read; without it the file "

@@ -387,7 +387,7 @@ def notes_of_documents(docs: Sequence[ChunkedDocument], cache: ScanCache | None 
     by_hash: dict[str, _Scan] = {}
     for d in docs:
         doc = d.document
-        if not is_note(doc.id):
+        if not is_note(doc.id) or doc.format not in ("text", "markdown"):  # a PDF named .md has no note text
             triples.append((doc.id, "", doc.metadata))
             continue
         scan = cache.get(doc.hash) if cache is not None else None

@@ -45,15 +45,25 @@ class Citation(BaseModel):
     document_id: str | None = None
     chunk_id: str | None = None
     heading: str | None = None
+    location: str | None = None  # where in the document: "p. 12" (PDF), "Installation > Network" (headings)
     evidence: str | None = None  # the sentence a fact was read from, when known
     community_id: str | None = None
     entities: list[str] = Field(default_factory=list)  # entity names the source is about (graph view)
     findings: list[Finding] = Field(default_factory=list)  # a report's key findings (what claims may cite it for)
 
+    def where(self) -> str:
+        """The source's document and place in it: ``report.pdf p. 12``, ``manual.docx > Installation >
+        Network``, ``notes.md > Heading``; ``""`` without a document."""
+        if not self.document_id:
+            return ""
+        place = self.location or self.heading
+        if not place:
+            return self.document_id
+        return f"{self.document_id} {place}" if place.startswith("p. ") else f"{self.document_id} > {place}"
+
     def context_line(self) -> str:
         """The line the answering model reads for this source."""
-        where = f" ({self.document_id}" + (f" > {self.heading}" if self.heading else "") + ")" \
-            if self.document_id and self.kind == "chunk" else ""
+        where = f" ({self.where()})" if self.document_id and self.kind == "chunk" else ""
         line = f"[{self.id}] {self.text}{where}"
         if self.evidence and self.kind == "fact":
             line += f' -- evidence: "{self.evidence}"'
@@ -62,7 +72,7 @@ class Citation(BaseModel):
     def reference_line(self) -> str:
         """The line printed under an answer for this source."""
         parts = [f"[{self.id}] {self.text}"]
-        where = " > ".join(p for p in (self.document_id, self.heading) if p)
+        where = self.where() or (self.heading or "")
         if where:
             parts.append(f"    {where}")
         if self.evidence and self.evidence != self.text:

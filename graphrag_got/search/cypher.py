@@ -159,7 +159,8 @@ def vector_chunks() -> str:
     """The ``$k`` chunks nearest to ``$vector`` in the index ``$index``, best first."""
     return (
         "CALL db.index.vector.queryNodes($index, $k, $vector) YIELD node, score\n"
-        "RETURN node.id AS id, node.document_id AS document_id, node.heading AS heading, node.text AS text, score\n"
+        "RETURN node.id AS id, node.document_id AS document_id, node.heading AS heading, node.location AS location,\n"
+        "       node.text AS text, score\n"
         "ORDER BY score DESC, id"
     )
 
@@ -195,9 +196,10 @@ def chunk_expansion() -> str:
 
 
 def chunk_sources() -> str:
-    """Id, document, heading and text of the chunks ``$ids``."""
+    """Id, document, heading, location (``p. 12``, ``A > B``) and text of the chunks ``$ids``."""
     return ("MATCH (c:Chunk) WHERE c.id IN $ids\n"
-            "RETURN c.id AS id, c.document_id AS document_id, c.heading AS heading, c.text AS text")
+            "RETURN c.id AS id, c.document_id AS document_id, c.heading AS heading, c.location AS location,\n"
+            "       c.text AS text")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -78,6 +78,7 @@ class Excerpt:
     heading: str | None = None
     score: float = 0.0  # fused (RRF) score in vector/hybrid retrieval
     via: list[str] = field(default_factory=list)  # the ranked lists that brought the chunk
+    location: str | None = None  # where in its document: "p. 12", "Installation > Network"
 
 
 def _facts(rows: list[dict[str, Any]], via: str) -> list[Fact]:
@@ -193,7 +194,7 @@ def sentence_units(excerpts: list[Excerpt]) -> list[Excerpt]:
             text = " ".join(sentence.split())
             if text and text not in seen:
                 seen.add(text)
-                out.append(Excerpt(e.chunk_id, text, e.document_id, e.heading, e.score, list(e.via)))
+                out.append(Excerpt(e.chunk_id, text, e.document_id, e.heading, e.score, list(e.via), e.location))
     return out
 
 

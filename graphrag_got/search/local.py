@@ -162,14 +162,15 @@ def build_sources(facts: list[Fact], excerpts: list[Excerpt], meta: dict[str, di
         info = meta.get(chunk or "", {})
         evidence = " ".join(f.evidence[0].split())[:300] if f.evidence else None
         out.append(Citation(id="F0", kind="fact", text=f.line, chunk_id=chunk, document_id=info.get("document_id"),
-                            heading=info.get("heading"), evidence=evidence, entities=[f.start_name, f.end_name]))
+                            heading=info.get("heading"), location=info.get("location"), evidence=evidence,
+                            entities=[f.start_name, f.end_name]))
     names = [a.name for a in anchors]
     for e in excerpts:
         info = meta.get(e.chunk_id, {})
         low = normalize_words(e.text)
         out.append(Citation(id="C0", kind="chunk", text=e.text, chunk_id=e.chunk_id,
                             document_id=e.document_id or info.get("document_id"),
-                            heading=e.heading or info.get("heading"),
+                            heading=e.heading or info.get("heading"), location=e.location or info.get("location"),
                             entities=[n for n in names if normalize_words(n) in low]))
     return number_sources(out)
 
@@ -191,7 +192,8 @@ def local_sources(res: Any) -> list[Citation]:
     names = [a.name for a in getattr(res, "anchors", []) or []]
     for e in getattr(res, "excerpts", []) or []:
         out.append(Citation(id="C0", kind="chunk", text=e.text, chunk_id=e.chunk_id,
-                            document_id=_document_of(e.chunk_id), entities=names))  # fmt: skip
+                            document_id=_document_of(e.chunk_id), location=getattr(e, "location", None),
+                            entities=names))  # fmt: skip
     return number_sources(out)
 
 
@@ -372,7 +374,7 @@ def _search(driver: neo4j.Driver, db: Neo4jSettings, res: LocalResult, onto: Ont
                 if row and (row.get("text") or "").strip():
                     res.excerpts.append(Excerpt(rc.chunk_id, sentence_excerpt(row["text"], names, CHUNK_EXCERPT_CHARS),
                                                 row.get("document_id"), row.get("heading"), round(rc.score, 6),
-                                                sorted(rc.ranks)))
+                                                sorted(rc.ranks), row.get("location")))
     clock.lap("fuse" if mode != "graph" else "excerpts")
     meta = _chunk_meta(driver, db, [f.chunk_ids[0] for f in res.facts if f.chunk_ids] +
                        [e.chunk_id for e in res.excerpts if e.document_id is None])

@@ -90,7 +90,10 @@ function showEvidence(id) {
   panel.append(el("p", {}, `[${c.id}] ${KIND[c.kind] || c.kind}`));
   panel.append(el("p", { class: "source-text" }, c.text));
   if (c.evidence && c.evidence !== c.text) panel.append(el("blockquote", { class: "evidence-sentence" }, c.evidence));
-  const where = [c.document_id, c.heading].filter(Boolean).join(" › ");
+  // where in the document: "report.pdf p. 12", "manual.docx › Installation › Network"
+  const place = (c.location || c.heading || "").split(" > ").join(" › ");
+  const where = !c.document_id ? "" : !place ? c.document_id
+    : place.startsWith("p. ") ? `${c.document_id} ${place}` : `${c.document_id} › ${place}`;
   if (where) panel.append(el("p", { class: "where document" }, `document: ${where}`));
   if (c.chunk_id) panel.append(el("p", { class: "where" }, `chunk: ${c.chunk_id}`));
   if (c.community_id !== null && c.community_id !== undefined) {
