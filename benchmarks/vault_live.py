@@ -16,7 +16,7 @@ Its source and commit are read from that clone and printed with the results. The
 are copied into a work folder, so the daily edits never touch the clone. The ontology is
 ``ontology/notes.json``; the model the embedded llama.cpp one (``--model``, default the project's
 default); the strategy ``--strategy`` (default ``auto``: ``terms`` for a vault with a small model;
-``--no-typing``: the terms layer without its model calls).
+``--typing``: the terms layer with its typing calls, ``--no-typing`` without; the default is the setting's).
 
 Steps, each timed, with the build's own lines kept:
 
@@ -358,7 +358,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sample", type=int, help="build only N notes (the time of all is extrapolated)")
     ap.add_argument("--model", default=None, help="embedded model (default: GRAPHRAG_LLAMACPP_MODEL)")
     ap.add_argument("--strategy", default="auto", choices=["auto", "mentions", "generate", "classify", "terms"])
-    ap.add_argument("--no-typing", action="store_true", help="terms: type no term (GRAPHRAG_TERM_TYPING=false)")
+    typing_flags = ap.add_mutually_exclusive_group()
+    typing_flags.add_argument("--typing", action="store_true", help="terms: type the shared terms (GRAPHRAG_TERM_TYPING=true)")
+    typing_flags.add_argument("--no-typing", action="store_true", help="terms: type no term (GRAPHRAG_TERM_TYPING=false)")
     ap.add_argument("--labels", type=Path, default=LABELS,
                     help=f"terms with typing: the labelled terms whose typing precision is scored (default {LABELS.name})")
     ap.add_argument("--batch-chars", type=int, help="GRAPHRAG_MENTIONS_BATCH_CHARS for this run")
@@ -408,8 +410,8 @@ def main(argv: list[str] | None = None) -> int:
                                      "models_path": base.models_dir.resolve(), "extraction": args.strategy}
         if args.batch_chars is not None:
             overrides["mentions_batch_chars"] = args.batch_chars
-        if args.no_typing:
-            overrides["term_typing"] = False
+        if args.typing or args.no_typing:
+            overrides["term_typing"] = bool(args.typing)
         settings = base.with_overrides(**overrides)
         driver = connect(settings.neo4j)
         clear(driver, settings.neo4j.database)
@@ -446,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
             say(f"\nall {len(all_notes)} notes, EXTRAPOLATED from the sample (extraction at the sample's pace per "
                 f"character, the other steps per note), not measured: first build ~{est:.0f}s "
                 f"({len(all_notes) / est:.3f} notes/s)")
-        if args.strategy in ("terms", "auto") and not args.no_typing and args.labels:
+        if args.strategy in ("terms", "auto") and settings.extract.term_typing and args.labels:
             say(f"\n## term typing precision on the labelled sample ({args.labels.name})")
             for line in typing_precision(settings, args.labels):
                 say(line)

@@ -295,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
             llm_provider="replay", replay_file=replay, embeddings=not args.no_embeddings)
         if args.terms:
             base = Settings.load()
-            settings = settings.with_overrides(extraction="terms", llm_provider="llamacpp",
+            settings = settings.with_overrides(extraction="terms", term_typing=True, llm_provider="llamacpp",
                                                models_path=base.models_dir.resolve())
         t = time.perf_counter()
         versions = {i: 0 for i in range(args.notes)}

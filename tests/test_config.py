@@ -63,7 +63,7 @@ OLD_DEFAULTS = {
     "min_fact_probability": 0.5, "classify_max_pairs": 60,
     # issue 39: "generate" before; "auto" is generate except mentions for a vault read with a small model (issue 53: terms)
     "extraction": "auto", "small_model_params": 3.0, "mentions_batch_chars": 1500,
-    "terms_per_chunk": 12, "term_typing": True, "term_typing_notes": 2,
+    "terms_per_chunk": 12, "term_typing": False, "term_typing_notes": 2,
     "term_typing_batch": 40,
     # embeddings and hybrid retrieval (issue 12)
     "embeddings": True, "embeddings_provider": "embedded", "embeddings_model": None, "embeddings_batch_size": 64,

@@ -75,7 +75,7 @@ def _vault(root: Path, notes: dict[str, str] = NOTES) -> Path:
 
 
 def _settings(tmp: Path, **kw: Any) -> Settings:
-    return Settings(**{"home": tmp / "home", "out_dir": tmp / "out", "extraction": "terms", **kw})
+    return Settings(**{"home": tmp / "home", "out_dir": tmp / "out", "extraction": "terms", "term_typing": True, **kw})
 
 
 def _onto() -> Ontology:
@@ -163,6 +163,7 @@ def test_shared_terms_are_typed_once_and_a_rerun_asks_nothing(tmp_path: Path) ->
 
 
 def test_without_typing_no_model_is_asked_and_every_term_is_untyped(tmp_path: Path) -> None:
+    assert Settings().extract.term_typing is False  # the default: typing is asked for
     vault = _vault(tmp_path / "vault")
     chat = TypingChat(down=True)
     summary = _extract(_settings(tmp_path, term_typing=False), vault, chat)
@@ -182,7 +183,7 @@ def test_a_terms_build_loads_typed_and_untyped_terms(clean_graph, neo4j_settings
     onto_file = tmp_path / "guilds.json"
     onto_file.write_text(json.dumps(ONTOLOGY), encoding="utf-8")
     settings = neo4j_settings.with_overrides(home=tmp_path / "home", out_dir=tmp_path / "out", ontology_path=onto_file,
-                                             extraction="terms", embeddings=False)
+                                             extraction="terms", term_typing=True, embeddings=False)
     lines: list[str] = []
     result = run_build(settings, vault, chat=TypingChat(), say=lines.append, communities=False)
     assert lines[0].startswith("extraction strategy: terms (") and result.llm_calls["extract"] == 1
