@@ -258,17 +258,18 @@ def main(argv: list[str] | None = None) -> int:
                          "vocabulary, a graph without community structure)")  # fmt: skip
     ap.add_argument("--no-embeddings", action="store_true", help="leave the embeddings step out")
     ap.add_argument("--no-communities", action="store_true", help="leave the communities step out")
-    ap.add_argument("--terms", action="store_true",
-                    help="the terms strategy with the embedded model (GRAPHRAG_LLAMACPP_MODEL) typing the shared terms "
-                         "for real; the typing precision against the vocabulary's classes is printed (needs "
-                         "--no-communities: the reports would be real model calls too)")
+    ap.add_argument("--terms", action="store_true", help="the terms strategy (no model call) instead of replayed answers")
+    ap.add_argument("--typing", action="store_true",
+                    help="with --terms: the embedded model (GRAPHRAG_LLAMACPP_MODEL) types the shared terms for real; "
+                         "the typing precision against the vocabulary's classes is printed (needs --no-communities: "
+                         "the reports would be real model calls too)")
     ap.add_argument("--out", type=Path, help="also write the report to this file")
     ap.add_argument("--profile", type=Path, help="write a cProfile file per step into this folder (slower)")
     ap.add_argument("--workdir", type=Path, help="build the vault, caches and outputs here and keep them (default: a "
                                                 "temporary folder, removed at the end); it must not exist yet")
     args = ap.parse_args(argv)
-    if args.terms and not args.no_communities:
-        ap.error("--terms needs --no-communities (a report per community would be a real model call)")
+    if args.typing and not (args.terms and args.no_communities):
+        ap.error("--typing needs --terms and --no-communities (a report per community would be a real model call)")
     from graphrag_got.pipeline.build import run_build
 
     rng = random.Random(args.seed)
@@ -294,8 +295,10 @@ def main(argv: list[str] | None = None) -> int:
             home=work / "home", out_dir=work / "out", ontology_path=ONTOLOGY, corpus_path=vault,
             llm_provider="replay", replay_file=replay, embeddings=not args.no_embeddings)
         if args.terms:
+            settings = settings.with_overrides(extraction="terms", term_typing=False)
+        if args.typing:
             base = Settings.load()
-            settings = settings.with_overrides(extraction="terms", term_typing=True, llm_provider="llamacpp",
+            settings = settings.with_overrides(term_typing=True, llm_provider="llamacpp",
                                                models_path=base.models_dir.resolve())
         t = time.perf_counter()
         versions = {i: 0 for i in range(args.notes)}
@@ -322,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
 
         driver = connect(settings.neo4j)
         clear(driver, settings.neo4j.database)  # relationships first: a 6,000-note graph is dense
-        chat = None if args.terms else stand_in_chat(replay)
+        chat = None if args.typing else stand_in_chat(replay)
         counter = WriteCounter()
         rows = []
         for step in ("first build", "no-change rebuild", "daily update"):
@@ -354,8 +357,8 @@ def main(argv: list[str] | None = None) -> int:
             say(f"  Neo4j writes: {counter.describe()}")
             say(f"  embeddings computed: {res.total_embedding_calls}; LLM calls: {llm} "
                 f"({', '.join(f'{k} {v}' for k, v in res.llm_calls.items()) or 'none'}, "
-                + (f"the embedded model, tokens in/out {res.tokens[0]}/{res.tokens[1]})" if args.terms
-                   else "replayed: no model time)"))
+                + (f"the embedded model, tokens in/out {res.tokens[0]}/{res.tokens[1]})" if args.typing
+                   else "no model time)" if args.terms else "replayed: no model time)"))
             for line in res.lines.get("extract", []) if args.terms else []:
                 if line.strip().startswith(("terms:", "this run:")):
                     say(f"  extract: {line.strip()}")
@@ -364,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
                     say(f"  {name}: {line}")
         if not args.no_communities:
             say(compare_fresh(driver, settings))
-        if args.terms:
+        if args.typing:
             say(vocabulary_typing(settings, vocab))
         driver.close()
     say(f"\nload average at the end {os.getloadavg()[0]:.1f} (the machine is shared: other jobs slow every step)")
