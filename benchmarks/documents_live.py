@@ -33,7 +33,7 @@ from graphrag_got.common.files import write_text_atomic  # noqa: E402
 from graphrag_got.config import Settings  # noqa: E402
 
 GOT = ROOT / "corpus" / "got.txt"
-ONTOLOGY = ROOT / "ontology" / "ontology.json"
+ONTOLOGY = ROOT / "ontology" / "got.json"
 QUESTIONS = ["¿A qué casa pertenece Jon Snow?", "¿Quién es el padre de Daenerys Targaryen?"]
 
 

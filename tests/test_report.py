@@ -441,3 +441,14 @@ def test_entity_merges_are_listed_with_their_rule(extraction):
     assert "Entity merges" in page and XSS not in page and "&lt;script&gt;" in page
     extraction["merges"] = []
     assert "No entity was merged." in to_markdown(build_report(extraction, ONTOLOGY))
+
+
+def test_an_excerpt_names_the_page_or_heading_path_of_its_chunk(extraction, onto) -> None:
+    extraction["chunks"][0] = {**extraction["chunks"][0], "page": 12}
+    extraction["chunks"][1] = {**extraction["chunks"][1], "section": ["Installation", "Network"]}
+    rep = build_report(extraction, onto)
+    places = {ex.excerpt.location for g in rep.relation_groups for ex in g.examples if ex.excerpt is not None}
+    assert places == {"p. 12", "Installation > Network"}
+    md, html = to_markdown(rep), to_html(rep)
+    assert "(p. 12)" in md and "(Installation &gt; Network)" in md  # Markdown text is escaped as everywhere
+    assert "<cite>p. 12</cite>" in html and "<cite>Installation &gt; Network</cite>" in html

@@ -349,3 +349,10 @@ def test_a_corrected_passage_is_stored(served: Settings) -> None:
     assert got.json()["id"] == example.id and example.chunk_id == chunk["id"] and example.document == "got.txt"
     assert example.text == chunk["text"] and [e.name for e in example.entities] == ["Eddard Stark", "Casa Stark"]
     assert [e["id"] for e in listed["examples"]] == [example.id]
+
+
+def test_a_passage_names_its_page(extraction: Extraction) -> None:
+    extraction.chunks[0] = extraction.chunks[0].model_copy(update={"page": 7})
+    book = build_review(extraction, ONTO)
+    assert book.documents[0].chunks[0].location == "p. 7"
+    assert "Passage 1 · p. 7</h2>" in _document_page(extraction)

@@ -49,13 +49,19 @@ CLASSIFY_CHOICE = template(
 CLASSIFY_PROMPTS = (CLASSIFY_SYSTEM, CLASSIFY_TEXT, CLASSIFY_MENTIONS, CLASSIFY_CHOICE)
 
 
+def class_lines(onto: Ontology) -> list[str]:
+    """One line per class of ``onto``: ``- <name> (a kind of <parents>): <comment>``."""
+    lines = []
+    for cname, klass in onto.classes.items():
+        kind = f" (a kind of {', '.join(klass.parents)})" if klass.parents else ""
+        lines.append(f"- {cname}{kind}: {klass.comment}".rstrip(": "))
+    return lines
+
+
 def classify_system_prompt(onto: Ontology, *, prompts: PromptSet | None = None) -> str:
     """The shared prefix of every classify question: the classes and relations (names, meanings,
     domain and range), without properties or examples. It depends on the ontology only."""
-    classes = []
-    for cname, klass in onto.classes.items():
-        kind = f" (a kind of {', '.join(klass.parents)})" if klass.parents else ""
-        classes.append(f"- {cname}{kind}: {klass.comment}".rstrip(": "))
+    classes = class_lines(onto)
     relations = []
     for rel in onto.relations:
         sym = ", either direction" if rel.symmetric else ""
@@ -82,7 +88,7 @@ def classify_choice_question(passage: str, options: Sequence[tuple[str, str]], *
                                 options="\n".join(f"{label}. {option}" for label, option in options))
 
 
-__all__ += ["CLASSIFY_CHOICE", "CLASSIFY_MENTIONS", "CLASSIFY_PROMPTS", "CLASSIFY_SYSTEM", "CLASSIFY_TEXT",
+__all__ += ["class_lines", "CLASSIFY_CHOICE", "CLASSIFY_MENTIONS", "CLASSIFY_PROMPTS", "CLASSIFY_SYSTEM", "CLASSIFY_TEXT",
             "CLASSIFY_VERSION", "NO_RELATION", "classify_choice_question", "classify_mentions_task",
             "classify_system_prompt", "classify_text_block"]  # fmt: skip
 
@@ -114,10 +120,7 @@ MENTIONS_PROMPTS = (MENTIONS_SYSTEM, MENTIONS_BATCH, CLASSIFY_TEXT, CLASSIFY_MEN
 def mentions_system_prompt(onto: Ontology, *, prompts: PromptSet | None = None) -> str:
     """The shared prefix of every mentions question: the entity classes (names and meanings) and the
     entities of the ontology's annotated examples; no relation is asked. It depends on the ontology only."""
-    classes = []
-    for cname, klass in onto.classes.items():
-        kind = f" (a kind of {', '.join(klass.parents)})" if klass.parents else ""
-        classes.append(f"- {cname}{kind}: {klass.comment}".rstrip(": "))
+    classes = class_lines(onto)
     examples = []
     for example in onto.examples:  # the ontology's annotated examples, their entities only
         examples += ["", "EXAMPLE TEXT:", f'"""\n{example.text}\n"""', "Its entities:"]

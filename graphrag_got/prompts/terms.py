@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from graphrag_got.common.prompt_files import PromptSet
 from graphrag_got.ontology.model import Ontology
+from graphrag_got.prompts.classify import class_lines
 from graphrag_got.prompts.registry import VERSIONS, _set, template
 
 __all__: list[str] = []
@@ -36,11 +37,7 @@ TERMS_PROMPTS = (TERMS_SYSTEM, TERMS_BATCH)
 
 def terms_system_prompt(onto: Ontology, *, prompts: PromptSet | None = None) -> str:
     """The shared prefix of every typing call: the classes (names and meanings). The ontology only."""
-    classes = []
-    for cname, klass in onto.classes.items():
-        kind = f" (a kind of {', '.join(klass.parents)})" if klass.parents else ""
-        classes.append(f"- {cname}{kind}: {klass.comment}".rstrip(": "))
-    return _set(prompts).render(TERMS_SYSTEM, classes="\n".join(classes), none=NO_CLASS)
+    return _set(prompts).render(TERMS_SYSTEM, classes="\n".join(class_lines(onto)), none=NO_CLASS)
 
 
 def terms_user_prompt(items: Sequence[tuple[str, str]], *, prompts: PromptSet | None = None) -> str:

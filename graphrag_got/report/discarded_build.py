@@ -104,6 +104,7 @@ def build_report(
     onto = _resolve_ontology(ontology, ext, notes)
     onto_path = onto.source if onto is not None else None
     chunk_text = {c.id: c.text for c in ext.chunks}
+    chunk_place = {c.id: c.location for c in ext.chunks}
     entity_types: dict[str, set[str]] = {}
     for ent in ext.entities:
         entity_types.setdefault(fold(WS.sub(" ", ent.name).strip()), set()).add(ent.type)
@@ -111,7 +112,10 @@ def build_report(
     def excerpt_for(chunk_id: str, names: Sequence[str]) -> Excerpt | None:
         if chunk_id not in chunk_text:
             return None
-        return make_excerpt(chunk_text[chunk_id], names, max_chars=excerpt_chars)
+        found = make_excerpt(chunk_text[chunk_id], names, max_chars=excerpt_chars)
+        if found is not None and chunk_place.get(chunk_id):
+            found.location = chunk_place[chunk_id]
+        return found
 
     rows: list[Row] = []
     # ---- relations

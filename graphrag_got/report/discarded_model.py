@@ -23,6 +23,7 @@ class Excerpt:
     text: str
     highlights: list[tuple[int, int]] = field(default_factory=list)
     truncated: bool = False
+    location: str = ""  # where in its document: "p. 12" (PDF), "Installation > Network" (headings), or ""
 
 
 @dataclass

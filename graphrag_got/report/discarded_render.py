@@ -48,7 +48,7 @@ def _md_excerpt(ex: Excerpt) -> str:
         out.append("**" + _md(ex.text[a:b], 10**6, strip=False) + "**")
         pos = b
     out.append(_md(ex.text[pos:], 10**6, strip=False))
-    return "".join(out)
+    return "".join(out) + (f" ({_md(ex.location, 200)})" if ex.location else "")
 
 
 def _pct(x: float) -> str:

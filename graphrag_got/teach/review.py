@@ -115,6 +115,7 @@ class ReviewChunk(_Model):
     document_id: str
     index: int
     heading: str | None = None
+    location: str = ""  # where in its document: "p. 12" (PDF), "Installation > Network" (headings)
     text: str
     highlights: tuple[Highlight, ...] = ()
     entities: tuple[ReviewEntity, ...] = ()
@@ -344,6 +345,7 @@ def build_chunk(chunk: ChunkRecord, entities: list[EntityRecord], relations: lis
     facts = tuple(_fact(text, chunk.id, r, i, names, (cues or {}).get(r.relation, ()))
                   for i, r in enumerate(relations, 1))
     return ReviewChunk(id=chunk.id, document_id=chunk.document_id, index=chunk.index, heading=chunk.heading,
+                       location=chunk.location,
                        text=chunk.text, highlights=tuple(highlights), entities=people, facts=facts,
                        refusals=tuple(refusal(r) for r in rejections), failure=failure)
 
