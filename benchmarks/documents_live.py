@@ -52,6 +52,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--paragraphs", type=int, default=12, help="paragraphs of corpus/got.txt in the PDF")
     ap.add_argument("--out", type=Path, help="also write the report to this file")
     args = ap.parse_args(argv)
+    from graphrag_got.llm.server import scope
+
+    with scope():  # the llama-server the build and the answers start is stopped at the end
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from graphrag_got.graph.db import connect
     from graphrag_got.pipeline.build import run_build
     from graphrag_got.search.local import local_search
