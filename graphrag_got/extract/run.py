@@ -372,7 +372,8 @@ def _run_extraction(extract: ExtractSettings, onto: Ontology, corpus: str | Path
             run_in += verifier.summary.input_tokens
             run_out += verifier.summary.output_tokens
         ext.usage = Usage(calls=sum(r.calls for r in stored) + passed.calls, input_tokens=total_in,
-                          output_tokens=total_out, tokens_estimated=any(r.tokens_estimated for r in stored),
+                          output_tokens=total_out,
+                          tokens_estimated=any(r.tokens_estimated for r in stored) or passed.estimated,
                           cost_usd=cost_usd(llm, provider, total_in, total_out))
         ext.write(out)
     if not extract.verify and not revalidate:  # verdicts and revalidation have inputs the digest omits

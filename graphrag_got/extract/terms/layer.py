@@ -38,6 +38,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from graphrag_got.common.normalize import normalize_name
 from graphrag_got.config import ExtractSettings, FilesSettings
 from graphrag_got.extract.cache import CacheRecord
 from graphrag_got.extract.terms.find import FoundTerm, TermSource, find_terms
@@ -171,17 +172,15 @@ def corpus_pass(p: CorpusPass) -> PassResult:
 
 def _types(p: CorpusPass, candidates: Sequence[FoundTerm], result: PassResult) -> dict[str, str]:
     """The class of each candidate given one (stored, else asked when ``p.chat`` allows); the cost in ``result``."""
-    first = {t.key: t for t in candidates}
-    wanted = list(first)
     cache = TermTypeCache(p.files.cache_dir, p.label, p.onto, p.prompts)
     types: dict[str, str | None] = {}
     missing: list[FoundTerm] = []
-    for k in wanted:
-        stored, cls = cache.type_of(k)
+    for term in candidates:
+        stored, cls = cache.type_of(term.key)
         if stored:
-            types[k] = cls
+            types[term.key] = cls
         else:
-            missing.append(first[k])
+            missing.append(term)
     if missing and p.chat is not None:
         chat, workers = p.chat()
         p.note(f"typing {len(missing)} term(s) written in {p.extract.term_typing_notes}+ notes, "
@@ -209,7 +208,7 @@ def terms_line(records: Sequence[CacheRecord]) -> str:
         for e in parsed.get("entities") or []:
             if isinstance(e, dict) and isinstance(e.get("name"), str):
                 cls = str(e.get("type"))
-                classes.setdefault(FoundTerm(e["name"], TermSource.NAME, "").key, cls)
+                classes.setdefault(normalize_name(e["name"]), cls)
                 notes["typed terms" if cls != TERM_CLASS else "untyped terms"].add(doc)
         if parsed.get("relations"):
             notes["typed relations"].add(doc)
